@@ -1,0 +1,281 @@
+// Package protocol is labmate's Asynchronous State Sync Protocol: the EnhancedMessage every
+// client sees, the payloads of each message type, the observations kernels stream, the
+// operation state machine, and the append-only per-session log that makes streams resumable.
+//
+// It is pure: no I/O, no goroutines, imported by every other package.
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Type is the kind of an EnhancedMessage.
+type Type string
+
+// The message types of PROTOCOL.md.
+const (
+	TypeRequest   Type = "operation_request"   // client → server
+	TypeAck       Type = "operation_ack"       // server → client
+	TypeStart     Type = "operation_start"     // server → client
+	TypeProgress  Type = "operation_progress"  // server → client
+	TypeComplete  Type = "operation_complete"  // server → client
+	TypeFailed    Type = "operation_failed"    // server → client
+	TypeInterrupt Type = "operation_interrupt" // client → server (extension: the stop action)
+)
+
+// Valid reports whether t is one of the protocol's message types.
+func (t Type) Valid() bool {
+	switch t {
+	case TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether a message of type t ends its operation.
+func (t Type) Terminal() bool { return t == TypeComplete || t == TypeFailed }
+
+// EnhancedMessage is one protocol message: a WebSocket text frame, or one NDJSON line on the CLI.
+type EnhancedMessage struct {
+	ID          string          `json:"id"`
+	Type        Type            `json:"type"`
+	Payload     json.RawMessage `json:"payload"`
+	Timestamp   float64         `json:"timestamp"` // Unix seconds, sub-millisecond
+	SessionID   string          `json:"session_id"`
+	OperationID string          `json:"operation_id"`
+	Seq         int64           `json:"seq"` // position in the session's log; 0 until appended
+}
+
+// NewMessage builds a message with a fresh id and the current time, marshalling payload.
+func NewMessage(t Type, sessionID, operationID string, payload any) (*EnhancedMessage, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: encoding %s payload: %w", t, err)
+	}
+	return &EnhancedMessage{
+		ID:          uuid.NewString(),
+		Type:        t,
+		Payload:     raw,
+		Timestamp:   UnixSeconds(time.Now()),
+		SessionID:   sessionID,
+		OperationID: operationID,
+	}, nil
+}
+
+// Decode unmarshals the payload into v.
+func (m *EnhancedMessage) Decode(v any) error {
+	if err := json.Unmarshal(m.Payload, v); err != nil {
+		return fmt.Errorf("protocol: decoding %s payload of operation %s: %w", m.Type, m.OperationID, err)
+	}
+	return nil
+}
+
+// UnixSeconds is t as float Unix seconds, the protocol's timestamp unit.
+func UnixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// Hotfix is an operation's Hot-Fix policy: when perception may interrupt it.
+type Hotfix string
+
+// Hot-Fix policies (PERCEPTION.md).
+const (
+	HotfixOff       Hotfix = "off"
+	HotfixOnError   Hotfix = "on_error" // the default
+	HotfixOnWarning Hotfix = "on_warning"
+)
+
+// Request is the payload of operation_request.
+type Request struct {
+	Kind     string   `json:"kind"` // "exec", …
+	Kernel   string   `json:"kernel,omitempty"`
+	Code     string   `json:"code,omitempty"`
+	TimeoutS float64  `json:"timeout_s,omitempty"`
+	Hotfix   Hotfix   `json:"hotfix,omitempty"`
+	Watch    []string `json:"watch,omitempty"`
+}
+
+// StatePayload is the payload of operation_ack and operation_start.
+type StatePayload struct {
+	State State `json:"state"`
+}
+
+// Progress is the payload of operation_progress: an observation and/or a verdict.
+type Progress struct {
+	Observation *Observation `json:"observation,omitempty"`
+	Verdict     *Verdict     `json:"verdict,omitempty"`
+}
+
+// Complete is the payload of operation_complete.
+type Complete struct {
+	Result *Result `json:"result"`
+}
+
+// Reason says why an operation failed.
+type Reason string
+
+// Failure reasons (PROTOCOL.md).
+const (
+	ReasonError         Reason = "error"
+	ReasonTimeout       Reason = "timeout"
+	ReasonInterrupted   Reason = "interrupted"
+	ReasonRejected      Reason = "rejected"
+	ReasonServerRestart Reason = "server_restart"
+	ReasonCrashed       Reason = "crashed" // the interpreter died; its workspace is lost
+)
+
+// Failed is the payload of operation_failed.
+type Failed struct {
+	Reason  Reason   `json:"reason"`
+	Error   string   `json:"error,omitempty"`
+	Verdict *Verdict `json:"verdict,omitempty"` // the evidence when perception interrupted the run
+	Result  *Result  `json:"result,omitempty"`  // the partial result
+}
+
+// Interrupt is the payload of operation_interrupt.
+type Interrupt struct {
+	Why string `json:"why,omitempty"`
+}
+
+// Status is how one cell ended.
+type Status string
+
+// Cell statuses.
+const (
+	StatusOK          Status = "ok"
+	StatusError       Status = "error"
+	StatusInterrupted Status = "interrupted"
+	StatusTimeout     Status = "timeout"
+	StatusCrashed     Status = "crashed"
+)
+
+// Result is how a cell (or another operation) ended.
+type Result struct {
+	Status      Status  `json:"status"`
+	DurationS   float64 `json:"duration_s"`
+	Error       string  `json:"error,omitempty"`     // the error message for error/crashed/timeout
+	Line        int     `json:"line,omitempty"`      // the cell line the error points at, when known
+	OutputBytes int64   `json:"output_bytes"`        // stdout+stderr bytes the cell wrote
+	Truncated   bool    `json:"truncated,omitempty"` // output beyond the cap was dropped
+	ExitCode    *int    `json:"exit_code,omitempty"` // the interpreter's exit code when it died
+	WorkspaceOK bool    `json:"workspace_kept"`      // variables survive for the next cell
+}
+
+// ObservationKind says what an Observation carries.
+type ObservationKind string
+
+// Observation kinds.
+const (
+	ObsStdout    ObservationKind = "stdout"
+	ObsStderr    ObservationKind = "stderr"
+	ObsTelemetry ObservationKind = "telemetry"
+	ObsResource  ObservationKind = "resource"
+	ObsEvent     ObservationKind = "event"
+)
+
+// Observation is one thing seen while an operation runs.
+type Observation struct {
+	Kind ObservationKind `json:"kind"`
+	// Time is when labmate read it (wall clock with Go's monotonic reading in-process).
+	Time     time.Time `json:"time"`
+	Line     string    `json:"line,omitempty"` // stdout / stderr, without the newline
+	Sample   *Sample   `json:"sample,omitempty"`
+	Resource *Resource `json:"resource,omitempty"`
+	Event    *Event    `json:"event,omitempty"`
+}
+
+// SampleSource says where a telemetry sample came from.
+type SampleSource string
+
+// Sample sources.
+const (
+	FromHelper SampleSource = "helper" // labmate_log / labmate.log, via the side channel
+	FromStdout SampleSource = "stdout" // parsed from a `name = value` line
+)
+
+// Sample is one telemetry value. Value holds a scalar; Values a vector (then Value is its first element).
+type Sample struct {
+	Name   string       `json:"name"`
+	Value  float64      `json:"value"`
+	Values []float64    `json:"values,omitempty"`
+	T      *float64     `json:"t,omitempty"` // simulation time, when given
+	Source SampleSource `json:"source"`
+}
+
+// Resource is a resource sample of the interpreter process tree.
+type Resource struct {
+	CPUSeconds  float64 `json:"cpu_s"`
+	RSSBytes    int64   `json:"rss_bytes"`
+	WallSeconds float64 `json:"wall_s"`
+	OutputBytes int64   `json:"output_bytes"`
+	MemoryLimit int64   `json:"memory_limit_bytes,omitempty"`
+	OutputLimit int64   `json:"output_limit_bytes,omitempty"`
+}
+
+// EventName names a kernel event.
+type EventName string
+
+// Kernel events.
+const (
+	EventStarted     EventName = "started"
+	EventFinished    EventName = "finished"
+	EventInterrupted EventName = "interrupted"
+	EventCrashed     EventName = "crashed"
+	EventTruncated   EventName = "truncated"
+	EventRestarted   EventName = "restarted"
+)
+
+// Event is a kernel lifecycle event.
+type Event struct {
+	Name   EventName `json:"name"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Verdict is perception's judgement of the stream (PERCEPTION.md).
+type Verdict struct {
+	State    VerdictState `json:"state"`
+	Detector string       `json:"detector"`
+	Message  string       `json:"message"`
+	Evidence []string     `json:"evidence,omitempty"`
+	Severity float64      `json:"severity"`
+	Action   Action       `json:"action"`
+}
+
+// VerdictState is Normal, Warning or Error.
+type VerdictState string
+
+// Verdict states.
+const (
+	Normal  VerdictState = "Normal"
+	Warning VerdictState = "Warning"
+	Error   VerdictState = "Error"
+)
+
+// Action is what a verdict suggests.
+type Action string
+
+// Suggested actions.
+const (
+	ActionContinue  Action = "continue"
+	ActionInterrupt Action = "interrupt"
+	ActionAnnotate  Action = "annotate"
+)
+
+// Outcome is the terminal message type and payload that report a cell's result:
+// operation_complete for ok, operation_failed with the matching reason otherwise.
+func Outcome(r *Result) (Type, any) {
+	reason := ReasonError
+	switch r.Status {
+	case StatusOK:
+		return TypeComplete, &Complete{Result: r}
+	case StatusTimeout:
+		reason = ReasonTimeout
+	case StatusInterrupted:
+		reason = ReasonInterrupted
+	case StatusCrashed:
+		reason = ReasonCrashed
+	}
+	return TypeFailed, &Failed{Reason: reason, Error: r.Error, Result: r}
+}

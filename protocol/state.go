@@ -1,0 +1,76 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+)
+
+// State is where an operation is in its lifecycle. The zero value "" means the operation is not
+// known yet (no operation_request has been seen).
+type State string
+
+// Operation states (PROTOCOL.md). FailedState is not called Failed because Failed is the
+// operation_failed payload.
+const (
+	Pending      State = "PENDING"
+	Acknowledged State = "ACKNOWLEDGED"
+	Started      State = "STARTED"
+	InProgress   State = "IN_PROGRESS"
+	Completed    State = "COMPLETED"
+	FailedState  State = "FAILED"
+)
+
+// Terminal reports whether s ends the operation: no message may follow it.
+func (s State) Terminal() bool { return s == Completed || s == FailedState }
+
+// Errors Next returns, wrapped.
+var (
+	ErrIllegalTransition = errors.New("protocol: illegal transition")
+	ErrUnknownType       = errors.New("protocol: unknown message type")
+)
+
+// transitions lists every legal move; anything absent is illegal. Terminal states have no entry,
+// so they absorb. An interrupt asks for a stop and leaves the state alone: the operation_failed
+// that follows records the outcome.
+var transitions = map[State]map[Type]State{
+	"": {TypeRequest: Pending},
+	Pending: {
+		TypeAck:       Acknowledged,
+		TypeFailed:    FailedState,
+		TypeInterrupt: Pending,
+	},
+	Acknowledged: {
+		TypeStart:     Started,
+		TypeFailed:    FailedState,
+		TypeInterrupt: Acknowledged,
+	},
+	Started: {
+		TypeProgress:  InProgress,
+		TypeComplete:  Completed, // a cell with no output
+		TypeFailed:    FailedState,
+		TypeInterrupt: Started,
+	},
+	InProgress: {
+		TypeProgress:  InProgress,
+		TypeComplete:  Completed,
+		TypeFailed:    FailedState,
+		TypeInterrupt: InProgress,
+	},
+}
+
+// Next returns the state an operation in state from moves to when a message of type t is applied.
+// An illegal move returns from and an error wrapping ErrIllegalTransition; a type that is not
+// Valid returns from and an error wrapping ErrUnknownType.
+func Next(from State, t Type) (State, error) {
+	if !t.Valid() {
+		return from, fmt.Errorf("%w %q", ErrUnknownType, t)
+	}
+	to, ok := transitions[from][t]
+	if !ok {
+		if from == "" {
+			return from, fmt.Errorf("%w: %s for unknown operation", ErrIllegalTransition, t)
+		}
+		return from, fmt.Errorf("%w: %s in state %s", ErrIllegalTransition, t, from)
+	}
+	return to, nil
+}

@@ -1,0 +1,327 @@
+// Package engine runs an interpreter as a kernel.Kernel: it starts the interpreter in a
+// sandbox with a small driver, frames each cell, turns the interpreter's stdout, stderr and
+// telemetry side channel into Observations as they are written, and handles interrupts,
+// timeouts, output caps and crashes. A Dialect says how one language does the framing.
+//
+// Framing: the driver ends every cell by printing a per-cell tag on its own line on stdout
+// and stderr, and an end record ("E\ttag\tstatus\tline\tmessage") on the side channel
+// (fd 3). A cell is finished when the tag has arrived on all three.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/labmate/labmate/kernel"
+)
+
+// Dialect is what differs between interpreters.
+type Dialect struct {
+	Name string
+	Ext  string // cell file extension, e.g. ".m"
+	// CellFile, when set, is the one file name every cell is written to (see octave);
+	// otherwise cell N goes to "cell_N"+Ext.
+	CellFile string
+	// Argv is the interpreter's command line; rt is the runtime directory holding Files.
+	Argv func(rt string) []string
+	// Files are driver files written into the runtime directory before start.
+	Files map[string]string
+	// Env is added to the kernel's base environment.
+	Env []string
+	// Boot is written to stdin after start; it must make the driver emit tag's markers
+	// with status "ready".
+	Boot func(rt, tag string) string
+	// Frame is written to stdin to run the cell file at path and then emit tag's markers.
+	// rehash asks the driver to refresh its view of changed source files first.
+	Frame func(tag, path string, rehash bool) string
+	// Recover, when set, is written to stdin after an interrupt: the interpreter has
+	// returned to its prompt and Recover must restart the driver loop and emit tag's
+	// markers (Octave, bash). When nil the driver itself ends the interrupted cell (Python).
+	Recover func(tag string) string
+	// SignalTree sends SIGINT to every descendant of the interpreter too, not only to the
+	// interpreter (a shell waits for its foreground child).
+	SignalTree bool
+	// Rehash reports whether source files in the workspace changed since the last cell
+	// must be announced to the interpreter (Octave caches functions between prompts).
+	Rehash bool
+}
+
+const (
+	defaultMaxOutput = 8 << 20
+	defaultGrace     = 2 * time.Second
+	bootTimeout      = 30 * time.Second
+	resendEvery      = 250 * time.Millisecond
+	resourceEvery    = 500 * time.Millisecond
+)
+
+// Kernel is a kernel.Kernel running one interpreter process at a time.
+type Kernel struct {
+	d    *Dialect
+	opts kernel.Options
+	rt   string // runtime directory: driver files and cell files
+	ws   string
+	own  bool // ws was created by us and is removed on Close
+	tags string
+
+	busy      atomic.Bool
+	interrupt chan struct{}
+	n         atomic.Int64 // tag counter
+
+	mu        sync.Mutex
+	p         *proc
+	closed    bool
+	lastCell  time.Time
+	version   string
+	cellCount int
+}
+
+var _ kernel.Kernel = (*Kernel)(nil)
+
+// Start starts a kernel of dialect d.
+func Start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, error) {
+	k := &Kernel{d: d, interrupt: make(chan struct{}, 1)}
+	if opts != nil {
+		k.opts = *opts
+	}
+	if k.opts.Sandbox == nil {
+		return nil, fmt.Errorf("%w: starting %s: Options.Sandbox is nil", kernel.ErrNoSandbox, d.Name)
+	}
+	if k.opts.MaxOutput <= 0 {
+		k.opts.MaxOutput = defaultMaxOutput
+	}
+	if k.opts.Grace <= 0 {
+		k.opts.Grace = defaultGrace
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	k.tags = "__labmate_" + hex.EncodeToString(b[:]) + "_"
+	var err error
+	if k.rt, err = os.MkdirTemp("", "labmate-"+d.Name+"-rt-"); err != nil {
+		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
+	}
+	// Cells go to their own directory, off Octave's load path: a new file in a directory on
+	// the path makes Octave rescan it (≈3 ms a cell).
+	if err := os.Mkdir(filepath.Join(k.rt, "cells"), 0o755); err != nil {
+		os.RemoveAll(k.rt)
+		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
+	}
+	for name, body := range d.Files {
+		if err := os.WriteFile(filepath.Join(k.rt, name), []byte(body), 0o644); err != nil {
+			os.RemoveAll(k.rt)
+			return nil, fmt.Errorf("%s kernel: writing driver %s: %w", d.Name, name, err)
+		}
+	}
+	k.ws = k.opts.Workspace
+	if k.ws == "" {
+		if k.ws, err = os.MkdirTemp("", "labmate-"+d.Name+"-ws-"); err != nil {
+			os.RemoveAll(k.rt)
+			return nil, fmt.Errorf("%s kernel: workspace: %w", d.Name, err)
+		}
+		k.own = true
+	} else if fi, err := os.Stat(k.ws); err != nil || !fi.IsDir() {
+		os.RemoveAll(k.rt)
+		return nil, fmt.Errorf("%s kernel: workspace %q is not a directory: %w", d.Name, k.ws, errors.Join(err, os.ErrNotExist))
+	}
+	if k.ws, err = filepath.Abs(k.ws); err != nil {
+		return nil, fmt.Errorf("%s kernel: workspace: %w", d.Name, err)
+	}
+	if err := k.Restart(ctx); err != nil {
+		k.cleanup()
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *Kernel) tag() string { return k.tags + strconv.FormatInt(k.n.Add(1), 10) }
+
+func (k *Kernel) env() []string {
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + k.ws,
+		"TMPDIR=/tmp",
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"OPENBLAS_NUM_THREADS=1",
+		"OMP_NUM_THREADS=1",
+		"MKL_NUM_THREADS=1",
+	}
+	// Some processors need these for OpenBLAS to compute correctly; pass them through.
+	for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} {
+		if s, ok := os.LookupEnv(v); ok {
+			env = append(env, v+"="+s)
+		}
+	}
+	return append(env, k.d.Env...)
+}
+
+// Restart kills the current interpreter, if any, and starts a fresh one.
+func (k *Kernel) Restart(ctx context.Context) error {
+	if k.busy.Load() {
+		return fmt.Errorf("%s kernel: restart: %w", k.d.Name, kernel.ErrBusy)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return fmt.Errorf("%s kernel: restart: %w", k.d.Name, kernel.ErrClosed)
+	}
+	if k.p != nil {
+		k.p.kill()
+		k.p = nil
+	}
+	p, err := k.spawn(ctx)
+	if err != nil {
+		return err
+	}
+	k.p = p
+	return nil
+}
+
+func (k *Kernel) spawn(ctx context.Context) (*proc, error) {
+	cmd, err := k.opts.Sandbox.Command(k.d.Argv(k.rt), k.env(), k.ws, k.rt)
+	if err != nil {
+		return nil, fmt.Errorf("%s kernel: %w", k.d.Name, err)
+	}
+	p, err := startProc(cmd, k.opts.Sandbox, k.tags)
+	if err != nil {
+		return nil, fmt.Errorf("%s kernel: starting %s: %w", k.d.Name, cmd.Args[0], err)
+	}
+	tag := k.tag()
+	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
+	defer cancel()
+	p.active.Store(true)
+	defer p.active.Store(false)
+	if _, err := p.stdin.WriteString(k.d.Boot(k.rt, tag)); err != nil {
+		p.kill()
+		return nil, fmt.Errorf("%s kernel: booting: %w", k.d.Name, err)
+	}
+	var seen int
+	var out []string
+	for seen != allStreams {
+		select {
+		case it := <-p.items:
+			switch {
+			case it.mark != nil && it.mark.tag == tag:
+				seen |= it.mark.stream
+			case it.obs != nil && it.obs.Line != "" && len(out) < 20:
+				out = append(out, it.obs.Line)
+			}
+		case <-p.exited:
+			drain(p, &out)
+			return nil, fmt.Errorf("%s kernel: interpreter exited while starting (%s): %s", k.d.Name, p.exitDetail(), strings.Join(out, " | "))
+		case <-ctx.Done():
+			p.kill()
+			return nil, fmt.Errorf("%s kernel: interpreter did not start: %w; output: %s", k.d.Name, ctx.Err(), strings.Join(out, " | "))
+		}
+	}
+	return p, nil
+}
+
+// drain collects what the readers still deliver after the process exited.
+func drain(p *proc, out *[]string) {
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case it := <-p.items:
+			if it.obs != nil && it.obs.Line != "" && len(*out) < 20 {
+				*out = append(*out, it.obs.Line)
+			}
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// Info describes the kernel.
+func (k *Kernel) Info() kernel.Info {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	info := kernel.Info{Name: k.d.Name, Sandbox: k.opts.Sandbox.Describe(), Workspace: k.ws}
+	if k.p != nil {
+		info.PID = k.p.pid
+	}
+	return info
+}
+
+// Interrupt stops the running cell; the workspace is kept. A no-op when idle.
+func (k *Kernel) Interrupt() error {
+	if !k.busy.Load() {
+		return nil
+	}
+	select {
+	case k.interrupt <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Close kills the interpreter's process tree and removes the runtime directory (and the
+// workspace when the kernel created it).
+func (k *Kernel) Close() error {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil
+	}
+	k.closed = true
+	p := k.p
+	k.p = nil
+	k.mu.Unlock()
+	if p != nil {
+		p.kill()
+	}
+	k.cleanup()
+	return nil
+}
+
+func (k *Kernel) cleanup() {
+	os.RemoveAll(k.rt)
+	if k.own {
+		os.RemoveAll(k.ws)
+	}
+}
+
+// wsChanged reports whether a source file in the workspace was modified since the last cell.
+func (k *Kernel) wsChanged(since time.Time) bool {
+	entries, err := os.ReadDir(k.ws)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), k.d.Ext) {
+			if fi, err := e.Info(); err == nil && !fi.ModTime().Before(since) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// signal sends SIGINT to the interpreter (and, for shells, its descendants).
+func (k *Kernel) signal(p *proc) {
+	if k.d.SignalTree {
+		for _, pid := range descendants(p.pid) {
+			syscall.Kill(pid, syscall.SIGINT)
+		}
+	}
+	syscall.Kill(p.pid, syscall.SIGINT)
+}
+
+func exitStatus(p *proc) *int {
+	if p.cmd.ProcessState == nil {
+		return nil
+	}
+	c := p.cmd.ProcessState.ExitCode()
+	return &c
+}

@@ -1,0 +1,115 @@
+// Package kernel defines a live interpreter session: a Kernel runs code cell by cell, streams
+// every line, telemetry sample and event while the code runs, and can be interrupted without
+// losing its workspace. Implementations live in octave/, python/ and shell/; all of them pass
+// the shared suite in kerneltest/.
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os/exec"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// Errors a Kernel returns (wrapped); cell failures are Results, not errors.
+var (
+	ErrClosed    = errors.New("kernel: closed")
+	ErrDead      = errors.New("kernel: interpreter is not running (crashed or killed); Restart it")
+	ErrBusy      = errors.New("kernel: a cell is already running")
+	ErrBadCell   = errors.New("kernel: bad cell")
+	ErrNoSandbox = errors.New("kernel: no sandbox")
+)
+
+// Kernel is a live interpreter session. Variables persist between cells.
+type Kernel interface {
+	// Exec runs one cell. It yields each Observation as it happens and, last, the Result.
+	// A Go error means the plumbing broke (closed kernel, busy, bad cell); how the cell
+	// ended (ok, error, interrupted, timeout, crashed) is in the Result. Cancelling ctx
+	// interrupts the cell. Exec never blocks forever on a dead or wedged interpreter.
+	Exec(ctx context.Context, c *Cell) iter.Seq2[*Step, error]
+	// Interrupt stops the running cell, keeping the workspace. It is a no-op when idle.
+	Interrupt() error
+	// Restart replaces the interpreter with a fresh one; the workspace variables are lost.
+	Restart(ctx context.Context) error
+	// Info describes the kernel.
+	Info() Info
+	// Close ends the session and its whole process tree.
+	Close() error
+}
+
+// Step is one item of an Exec stream: exactly one of Observation or Result is set.
+type Step struct {
+	Observation *protocol.Observation
+	Result      *protocol.Result
+}
+
+// Cell is one unit of code to run.
+type Cell struct {
+	Code string
+	// Timeout is the wall-clock limit: when it passes the cell is interrupted, then killed.
+	// Zero means Options.Timeout.
+	Timeout time.Duration
+}
+
+// Validate reports a cell that cannot be run: nil, not UTF-8 text, a NUL byte, a negative
+// timeout. The error wraps ErrBadCell and says what and where.
+func (c *Cell) Validate() error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("%w: nil cell", ErrBadCell)
+	case !utf8.ValidString(c.Code):
+		i := 0
+		for i < len(c.Code) {
+			r, n := utf8.DecodeRuneInString(c.Code[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return fmt.Errorf("%w: code is not UTF-8 text (binary data?): invalid byte 0x%02x at offset %d", ErrBadCell, c.Code[i], i)
+	case strings.IndexByte(c.Code, 0) >= 0:
+		return fmt.Errorf("%w: code contains a NUL byte at offset %d (binary data?)", ErrBadCell, strings.IndexByte(c.Code, 0))
+	case c.Timeout < 0:
+		return fmt.Errorf("%w: negative timeout %v", ErrBadCell, c.Timeout)
+	}
+	return nil
+}
+
+// Info describes a running kernel.
+type Info struct {
+	Name      string `json:"name"`      // "octave", "python", "shell"
+	Version   string `json:"version"`   // the interpreter's version
+	Sandbox   string `json:"sandbox"`   // the isolation in use
+	Workspace string `json:"workspace"` // the session's writable directory
+	PID       int    `json:"pid"`       // the interpreter's pid (host namespace)
+}
+
+// Sandbox starts interpreter processes in isolation. sandbox.Sandbox implements it.
+type Sandbox interface {
+	// Command returns an unstarted command that runs argv with env, isolated so that only
+	// workspace is writable; readOnly paths are made visible read-only.
+	Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error)
+	// Target returns the pid of the interpreter inside a started command: the process
+	// that receives SIGINT (never a wrapper such as bwrap).
+	Target(cmd *exec.Cmd) (int, error)
+	// Kill ends the started command's whole process tree.
+	Kill(cmd *exec.Cmd) error
+	// Describe names the isolation in use, e.g. "bubblewrap (no network, rlimits …)".
+	Describe() string
+}
+
+// Options configure a kernel. A nil *Options means defaults; Sandbox is required.
+type Options struct {
+	Sandbox   Sandbox
+	Workspace string        // the writable working directory; default: a new temporary directory
+	Timeout   time.Duration // default per-cell wall clock limit; 0 means none
+	MaxOutput int64         // stdout+stderr bytes kept per cell; default 8 MiB
+	// Grace is how long an interrupted cell may take to stop before the interpreter is killed.
+	Grace time.Duration // default 2s
+}

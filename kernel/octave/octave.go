@@ -1,0 +1,76 @@
+// Package octave is the GNU Octave kernel: a persistent octave-cli session whose cells run
+// in the base workspace, with labmate_log(name, value[, t]) for telemetry.
+package octave
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/internal/engine"
+)
+
+// Binary is the interpreter labmate starts.
+const Binary = "octave-cli"
+
+//go:embed driver/*.m
+var driverFS embed.FS
+
+var dialect = &engine.Dialect{
+	Name:     "octave",
+	Ext:      ".m",
+	CellFile: "__labmate_cell__.m",
+	Files:    files(),
+	Argv: func(string) []string {
+		return []string{Binary, "--no-gui", "--no-window-system", "--quiet", "--norc", "--no-history", "--interactive", "--no-line-editing"}
+	},
+	Boot: func(rt, tag string) string {
+		// Without these, core dumps are written on signals and errors can stop at a debug> prompt.
+		return `PS1(""); PS2(""); more off; beep_on_error(false); crash_dumps_octave_core(false); ` +
+			`sigterm_dumps_octave_core(false); sighup_dumps_octave_core(false); debug_on_error(false); ` +
+			`debug_on_warning(false); debug_on_interrupt(false); addpath(` + quote(rt) + `); __labmate_loop__(` + quote(tag) + ")\n"
+	},
+	Frame: func(tag, path string, rehash bool) string {
+		return fmt.Sprintf("__labmate_run__(%s, %s, %t)\n", quote(tag), quote(path), rehash)
+	},
+	Recover: func(tag string) string { return "__labmate_loop__(" + quote(tag) + ")\n" },
+	Rehash:  true,
+}
+
+func files() map[string]string {
+	entries, _ := driverFS.ReadDir("driver")
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		b, _ := driverFS.ReadFile("driver/" + e.Name())
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+// quote is an Octave single-quoted string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Start starts an Octave kernel.
+func Start(ctx context.Context, opts *kernel.Options) (kernel.Kernel, error) {
+	k, err := engine.Start(ctx, dialect, opts)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Version is the installed Octave's version, e.g. "7.3.0".
+func Version(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, Binary, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("octave: %s --version: %w (install the Debian package octave)", Binary, err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	if _, v, ok := strings.Cut(first, "version "); ok {
+		return strings.TrimSpace(v), nil
+	}
+	return strings.TrimSpace(first), nil
+}

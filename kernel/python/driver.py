@@ -1,0 +1,142 @@
+"""labmate's Python driver: runs framed cells in one persistent namespace.
+
+Frames arrive on the original stdin: "R <tag> <path>\n" runs the cell in the file at path,
+"B <tag>\n" only answers with tag's markers (start-up).
+Every cell ends with <tag> alone on a line on stdout and stderr and an end record
+"E\t<tag>\t<status>\t<line>\t<message>" on the side channel (fd 3). SIGINT raises
+KeyboardInterrupt only while a cell runs; between cells it is ignored so framing never breaks.
+"""
+import ast
+import builtins
+import linecache
+import os
+import signal
+import sys
+import traceback
+import types
+
+_side = os.fdopen(3, "w", buffering=1)
+_frames = os.fdopen(os.dup(0), "r")
+# Cells and their subprocesses must not read labmate's frames: give them /dev/null as stdin.
+_null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+sys.stdin = open(os.devnull)
+
+_in_cell = False
+
+
+def _on_sigint(signum, frame):
+    if _in_cell:
+        raise KeyboardInterrupt
+
+
+signal.signal(signal.SIGINT, _on_sigint)
+
+
+def _esc(s):
+    return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
+
+
+def log(name, value, t=None):
+    """Record a telemetry sample: value is a number or a sequence/array of numbers,
+    t an optional simulation time. Samples go to labmate's side channel, never to stdout."""
+    if not isinstance(name, str) or not name:
+        raise TypeError("labmate.log: name must be a non-empty string")
+    flat = getattr(value, "ravel", None)
+    if flat is not None:
+        value = flat().tolist()
+    vals = value if isinstance(value, (list, tuple)) else [value]
+    if not vals:
+        raise ValueError("labmate.log: value of %r is empty" % name)
+    text = " ".join(repr(float(v)) for v in vals)
+    ts = "" if t is None else repr(float(t))
+    _side.write("S\t%s\t%s\t%s\n" % ("_".join(name.split()), ts, text))
+
+
+labmate = types.ModuleType("labmate", "labmate's helpers inside a kernel.")
+labmate.log = log
+sys.modules["labmate"] = labmate
+ns = {"__name__": "__main__", "__builtins__": builtins, "labmate": labmate}
+
+
+def _mark(tag, status, line, msg):
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+            stream.write("\n%s\n" % tag)
+            stream.flush()
+        except Exception:
+            pass
+    _side.write("E\t%s\t%s\t%d\t%s\n" % (tag, status, line, _esc(msg)))
+
+
+def _error_line(exc, path):
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        return exc.lineno or 0
+    line = 0
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if fs.filename == path:
+            line = fs.lineno
+    return line
+
+
+def _run(path):
+    """Run the cell; return (status, line, message)."""
+    global _in_cell
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
+    # Tracebacks name the cell "<cell N>"; linecache keeps its source (mtime None: never stale).
+    path = "<cell %s>" % os.path.basename(path).split("_")[-1].split(".")[0]
+    linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+    try:
+        _in_cell = True
+        try:
+            tree = ast.parse(src, path)
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, path, "exec"), ns)
+            if last is not None:
+                value = eval(compile(last, path, "eval"), ns)
+                if value is not None:
+                    ns["_"] = value
+                    print(repr(value))
+        finally:
+            _in_cell = False
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", file=sys.__stderr__)
+        return "interrupted", 0, "KeyboardInterrupt"
+    except BaseException as exc:  # SystemExit too: a cell must not end the kernel
+        tb = exc.__traceback__
+        if isinstance(exc, SyntaxError):
+            tb = None  # the frames are the parser's, not the cell's
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb, file=sys.__stderr__)
+        msg = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return "error", _error_line(exc, path), msg
+    return "ok", 0, ""
+
+
+def main():
+    sys.path[0] = ""  # import from the workspace, like an interactive session
+    for frame in _frames:
+        parts = frame.rstrip("\n").split(" ", 2)
+        if len(parts) == 2 and parts[0] == "B":
+            _mark(parts[1], "ready", 0, "")
+            continue
+        if len(parts) != 3 or parts[0] != "R":
+            print("labmate driver: bad frame %r" % frame, file=sys.__stderr__)
+            continue
+        _, tag, path = parts
+        try:
+            status, line, msg = _run(path)
+        except KeyboardInterrupt:  # raced with the end of the cell
+            status, line, msg = "interrupted", 0, "KeyboardInterrupt"
+        except BaseException as exc:
+            status, line, msg = "error", 0, "labmate driver: %s" % exc
+        _mark(tag, status, line, msg)
+
+
+main()

@@ -1,0 +1,63 @@
+// Package python is the Python 3 kernel: a persistent /usr/bin/python3 session (numpy and
+// scipy from Debian) whose cells share one namespace, echo a trailing expression like a
+// REPL, and have labmate.log(name, value, t=None) for telemetry.
+package python
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/internal/engine"
+)
+
+// Binary is the interpreter labmate starts: Debian's, which has numpy and scipy.
+const Binary = "/usr/bin/python3"
+
+//go:embed driver.py
+var driver string
+
+var dialect = &engine.Dialect{
+	Name:  "python",
+	Ext:   ".py",
+	Files: map[string]string{"labmate_driver.py": driver},
+	Env:   []string{"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"},
+	Argv: func(rt string) []string {
+		return []string{Binary, "-u", "-s", rt + "/labmate_driver.py"}
+	},
+	Boot: func(_, tag string) string { return "B " + tag + "\n" },
+	Frame: func(tag, path string, _ bool) string {
+		return "R " + tag + " " + path + "\n"
+	},
+}
+
+// Start starts a Python kernel.
+func Start(ctx context.Context, opts *kernel.Options) (kernel.Kernel, error) {
+	k, err := engine.Start(ctx, dialect, opts)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Version is the installed Python's version with numpy's and scipy's, e.g.
+// "3.11.2 (numpy 1.24.2, scipy 1.10.1)".
+func Version(ctx context.Context) (string, error) {
+	const probe = `import sys
+v = sys.version.split()[0]
+mods = []
+for m in ("numpy", "scipy"):
+    try:
+        mods.append(m + " " + __import__(m).__version__)
+    except ImportError:
+        mods.append(m + " missing")
+print(v + " (" + ", ".join(mods) + ")")`
+	out, err := exec.CommandContext(ctx, Binary, "-I", "-c", probe).Output()
+	if err != nil {
+		return "", fmt.Errorf("python: %s: %w (install the Debian package python3)", Binary, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

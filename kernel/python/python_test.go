@@ -1,0 +1,46 @@
+package python_test
+
+import (
+	"testing"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel/kerneltest"
+	"github.com/labmate/labmate/kernel/python"
+)
+
+var lang = kerneltest.Lang{
+	Start:  python.Start,
+	SetA:   "a = 42",
+	PrintA: "print(a)",
+	Loop:   "k = 0\nwhile True:\n    k += 1",
+	PrintK: "print(k)",
+	Ticks:  "import time\nfor i in range(1, 6):\n    print('tick', i)\n    time.sleep(0.1)",
+	Count:  "for i in range(1, %d + 1):\n    print(i)",
+	Log:    "labmate.log('energy', 2.5)",
+	Errors: []kerneltest.ErrorCell{
+		{Name: "name", Code: "x = 1\ny = undefined_name + 1", Want: "NameError: name 'undefined_name' is not defined", Line: 2},
+		{Name: "syntax", Code: "a = 1\nb = (2 +\nc = 3", Want: "SyntaxError", Line: 2},
+		{Name: "unterminated", Code: "for i in range(3):\n", Want: "IndentationError"},
+		{Name: "inFunction", Code: "def f(x):\n    return x / 0\n\nf(1)", Want: "ZeroDivisionError: division by zero", Line: 2},
+		{Name: "numpyShapes", Code: "import numpy as np\nnp.ones(3) @ np.ones(4)", Want: "ValueError", Line: 2},
+		{Name: "systemExit", Code: "import sys\nsys.exit(3)", Want: "SystemExit: 3", Line: 2},
+	},
+	Connect:   "import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d), timeout=2).close()\n    print('CONNECTED')\nexcept OSError:\n    print('BLOCKED')",
+	WriteFile: "try:\n    open(%q, 'w').write('x')\n    print('WROTE')\nexcept OSError:\n    print('BLOCKED')",
+	BigAlloc:  "try:\n    b = bytearray(10 * 2**30)\n    print('ALLOCATED')\nexcept MemoryError:\n    print('RECOVERED')",
+	ForkBomb:  "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+	Flood:     "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(1 << 20):\n    sys.stdout.write(line)",
+}
+
+func TestKernel(t *testing.T) { kerneltest.Run(t, lang, testutil.KernelOptions(t)) }
+
+func BenchmarkKernel(b *testing.B) {
+	kerneltest.Bench(b, kerneltest.BenchLang{
+		Lang:      lang,
+		Trivial:   "x = 1",
+		Stamps:    "import time\nfor _ in range(%d):\n    print('%%.6f' %% time.time())\n    time.sleep(0.001)",
+		BareArgv:  []string{python.Binary, "-u", "-i", "-q"},
+		BareSetup: "import sys; sys.ps1 = sys.ps2 = ''",
+		BareCell:  "x = 1; print('BARE_DONE')",
+	}, testutil.KernelOptions(b))
+}

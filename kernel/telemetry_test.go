@@ -1,0 +1,58 @@
+package kernel_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
+)
+
+func TestParseSamples(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	s := func(name string, v float64, t *float64) *protocol.Sample {
+		return &protocol.Sample{Name: name, Value: v, T: t, Source: protocol.FromStdout}
+	}
+	for _, c := range []struct {
+		line string
+		want []*protocol.Sample
+	}{
+		{"x = 3.2", []*protocol.Sample{s("x", 3.2, nil)}},
+		{"x: 3.2", []*protocol.Sample{s("x", 3.2, nil)}},
+		{"x = 3.2000", []*protocol.Sample{s("x", 3.2, nil)}}, // Octave's display
+		{"t=0.1 y=2e5", []*protocol.Sample{s("y", 2e5, f(0.1))}},
+		{"time: 2, energy: -1.5e-3; err_norm=4", []*protocol.Sample{s("energy", -1.5e-3, f(2)), s("err_norm", 4, f(2))}},
+		{"t = 5", []*protocol.Sample{s("t", 5, nil)}},
+		{"iter 12: residual = 1e-8", []*protocol.Sample{s("residual", 1e-8, nil)}},
+		{"x = Inf", []*protocol.Sample{s("x", math.Inf(1), nil)}},
+		{"step(3) dt=0.5", []*protocol.Sample{s("dt", 0.5, nil)}},
+		{"", nil},
+		{"no separators here", nil},
+		{"error: 'f' undefined near line 1, column 5", nil},
+		{"a == 3", nil},
+		{"x = [1 2 3]", nil},
+		{"x =", nil},
+		{"ratio = 3/4", nil},
+		{"url: http://example.org", nil},
+		{"2x = 5", nil},
+	} {
+		got := kernel.ParseSamples(c.line)
+		if d := cmp.Diff(c.want, got, cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })); d != "" {
+			t.Errorf("ParseSamples(%q) (-want +got):\n%s", c.line, d)
+		}
+	}
+}
+
+func TestParseSamplesNoAllocWithoutPairs(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { kernel.ParseSamples("plain output line with no pairs") }); n != 0 {
+		t.Errorf("%v allocations for a line without pairs", n)
+	}
+}
+
+func BenchmarkParseSamples(b *testing.B) {
+	for b.Loop() {
+		kernel.ParseSamples("t=0.1 y=2e5 residual = 1.5e-3")
+	}
+}

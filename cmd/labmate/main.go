@@ -1,0 +1,27 @@
+// Command labmate is the AI lab partner's command line: live sandboxed kernels (GNU Octave,
+// Python with numpy/scipy, bash) that stream as they run and can be interrupted.
+//
+// It is the only place that picks concrete implementations (kernels, sandbox) and wires them.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		var ex exitError
+		if errors.As(err, &ex) {
+			os.Exit(ex.code)
+		}
+		fmt.Fprintln(os.Stderr, "labmate:", err)
+		os.Exit(2)
+	}
+}
+
+// exitError ends labmate with a status code after the command already reported why.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }

@@ -6,13 +6,11 @@ Every cell ends with <tag> alone on a line on stdout and stderr and an end recor
 "E\t<tag>\t<status>\t<line>\t<message>" on the side channel (fd 3). SIGINT raises
 KeyboardInterrupt only while a cell runs; between cells it is ignored so framing never breaks.
 """
-import ast
 import builtins
-import linecache
 import os
 import signal
 import sys
-import traceback
+import threading
 import types
 
 _side = os.fdopen(3, "w", buffering=1)
@@ -71,6 +69,18 @@ def _mark(tag, status, line, msg):
     _side.write("E\t%s\t%s\t%d\t%s\n" % (tag, status, line, _esc(msg)))
 
 
+def _warm_up():
+    # ast, traceback and linecache cost ≈15 ms to import: load them while the kernel waits
+    # for its first cell instead of before it answers "ready".
+    global ast, linecache, traceback
+    import ast
+    import linecache
+    import traceback
+
+
+_warming = threading.Thread(target=_warm_up, daemon=True)
+
+
 def _error_line(exc, path):
     if isinstance(exc, SyntaxError) and exc.filename == path:
         return exc.lineno or 0
@@ -84,6 +94,7 @@ def _error_line(exc, path):
 def _run(path):
     """Run the cell; return (status, line, message)."""
     global _in_cell
+    _warming.join()
     with open(path, encoding="utf-8") as f:
         src = f.read()
     # Tracebacks name the cell "<cell N>"; linecache keeps its source (mtime None: never stale).
@@ -125,6 +136,8 @@ def main():
         parts = frame.rstrip("\n").split(" ", 2)
         if len(parts) == 2 and parts[0] == "B":
             _mark(parts[1], "ready", 0, "")
+            if _warming.ident is None:
+                _warming.start()
             continue
         if len(parts) != 3 or parts[0] != "R":
             print("labmate driver: bad frame %r" % frame, file=sys.__stderr__)

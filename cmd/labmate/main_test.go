@@ -35,7 +35,14 @@ func TestMain(m *testing.M) {
 // labmate runs the built binary in dir with stdin and returns stdout, stderr and the exit code.
 func labmate(t *testing.T, dir, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return labmateEnv(t, nil, dir, stdin, args...)
+}
+
+// labmateEnv is labmate with extra environment variables.
+func labmateEnv(t *testing.T, env []string, dir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
@@ -225,5 +232,17 @@ func TestExecCtrlCInterrupts(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("stderr %q does not say interrupted", errb.String())
+	}
+}
+
+func TestRefusesWithoutSandbox(t *testing.T) {
+	noTools := []string{"PATH=" + t.TempDir()} // neither bwrap nor prlimit can be found
+	out, _, code := labmateEnv(t, noTools, t.TempDir(), "", "kernels")
+	if code != 1 || !strings.Contains(out, "SANDBOX: NONE AVAILABLE") || !strings.Contains(out, "--no-sandbox") {
+		t.Errorf("kernels without isolation: exit %d\n%s", code, out)
+	}
+	_, errOut, code := labmateEnv(t, noTools, t.TempDir(), "print(1)", "exec", "--kernel", "python", "-")
+	if code != 2 || !strings.Contains(errOut, "refuses to run code") {
+		t.Errorf("exec without isolation: exit %d, stderr %q", code, errOut)
 	}
 }

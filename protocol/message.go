@@ -95,6 +95,8 @@ type Request struct {
 	TimeoutS float64  `json:"timeout_s,omitempty"`
 	Hotfix   Hotfix   `json:"hotfix,omitempty"`
 	Watch    []string `json:"watch,omitempty"`
+	// ExpectSilenceS declares how long the code may legitimately compute without output.
+	ExpectSilenceS float64 `json:"expect_silence_s,omitempty"`
 }
 
 // StatePayload is the payload of operation_ack and operation_start.

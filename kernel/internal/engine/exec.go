@@ -130,8 +130,8 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 		}
 	}()
 	stop := func(w why) {
-		if r.stopped != notStopped {
-			return
+		if r.stopped != notStopped || r.end != nil {
+			return // already stopping, or the cell has ended and only its markers are due
 		}
 		r.stopped = w
 		k.signal(p)
@@ -238,17 +238,16 @@ func (r *run) finish() {
 	switch {
 	case end != nil && end.status == "ok":
 		r.res.Status = protocol.StatusOK
+	case end != nil && end.status == "error":
+		// The cell failed on its own; an interrupt that came after did not change that.
+		r.res.Status = protocol.StatusError
+		r.res.Error, r.res.Line = end.msg, end.line
 	case r.stopped == byTimeout:
 		r.res.Status = protocol.StatusTimeout
 		r.res.Error = fmt.Sprintf("cell exceeded its time limit and was interrupted after %s; the workspace is kept", time.Since(r.start).Round(time.Millisecond))
-	case r.stopped == byInterrupt:
+	default: // interrupted by us, or the code raised KeyboardInterrupt itself
 		r.res.Status = protocol.StatusInterrupted
 		r.res.Error = "interrupted; the workspace is kept"
-	default:
-		r.res.Status = protocol.StatusError
-		if end != nil {
-			r.res.Error, r.res.Line = end.msg, end.line
-		}
 	}
 	switch r.res.Status {
 	case protocol.StatusOK, protocol.StatusError:

@@ -3,7 +3,8 @@
 ## rescans its whole load path after every prompt line (about 5 ms), the loop does not.
 ## An interrupt unwinds to the prompt; labmate then sends __labmate_loop__ again.
 function __labmate_loop__ (tag)
-  __labmate_mark__ (tag, "ready", 0, "");
+  __labmate_end__ (tag, "ready", 0, "");
+  __labmate_mark__ (tag);
   if (numel (dbstack ()) > 1)
     return;  # a repeated recovery line read by a running loop: answered, do not nest
   endif

@@ -4,13 +4,9 @@ function __labmate_run__ (tag, file, rehash_first)
   if (rehash_first)
     rehash ();  # the cell may call function files the previous cells changed
   endif
-  status = "ok";
-  line = 0;
-  msg = "";
   try
     evalin ("base", ["source ('" strrep(file, "'", "''") "');"]);
   catch err
-    status = "error";
     msg = err.message;
     if (strncmp (msg, "source: error sourcing file", 27))
       try  # Octave 7's source hides the parse error: parse again to get it
@@ -20,8 +16,24 @@ function __labmate_run__ (tag, file, rehash_first)
       end_try_catch
     endif
     msg = strtrim (strrep (msg, ["of file " file], "of the cell"));
-    fprintf (stderr, "error: %s\n", msg);
     frames = err.stack(! strncmp ({err.stack.name}, "__labmate_", 10));
+    line = 0;
+    for i = 1:numel (frames)
+      if (strcmp (frames(i).file, file))
+        line = frames(i).line;  # the innermost frame in the cell
+        break;
+      endif
+    endfor
+    if (line == 0)
+      tok = regexp (msg, 'near line (\d+)', "tokens", "once");
+      if (! isempty (tok))
+        line = str2double (tok{1});
+      endif
+    endif
+    # The end record goes first: the error text below may make labmate interrupt (hot-fix),
+    # and the record must already say that the cell failed on its own.
+    __labmate_end__ (tag, "error", line, msg);
+    fprintf (stderr, "error: %s\n", msg);
     if (! isempty (frames))
       fprintf (stderr, "error: called from\n");
       for i = 1:numel (frames)
@@ -29,18 +41,12 @@ function __labmate_run__ (tag, file, rehash_first)
         if (strcmp (name, file))
           name = "cell";  # the cell script itself; functions it defines keep their names
         endif
-        if (line == 0 && strcmp (frames(i).file, file))
-          line = frames(i).line;  # the innermost frame in the cell
-        endif
         fprintf (stderr, "    %s at line %d column %d\n", name, frames(i).line, frames(i).column);
       endfor
     endif
-    if (line == 0)
-      tok = regexp (msg, 'near line (\d+)', "tokens", "once");
-      if (! isempty (tok))
-        line = str2double (tok{1});
-      endif
-    endif
+    __labmate_mark__ (tag);
+    return;
   end_try_catch
-  __labmate_mark__ (tag, status, line, msg);
+  __labmate_end__ (tag, "ok", 0, "");
+  __labmate_mark__ (tag);
 endfunction

@@ -100,6 +100,9 @@ def _run(path):
     # Tracebacks name the cell "<cell N>"; linecache keeps its source (mtime None: never stale).
     path = "<cell %s>" % os.path.basename(path).split("_")[-1].split(".")[0]
     linecache.cache[path] = (len(src), None, src.splitlines(True), path)
+    # Warnings are shown once per location and the registry lives in the shared namespace:
+    # forget it, so that a warning the previous cell showed is seen (and judged) again.
+    ns.pop("__warningregistry__", None)
     try:
         _in_cell = True
         try:

@@ -1,9 +1,12 @@
 package python_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
 	"github.com/labmate/labmate/kernel/python"
 )
@@ -43,4 +46,20 @@ func BenchmarkKernel(b *testing.B) {
 		BareSetup: "import sys; sys.ps1 = sys.ps2 = ''",
 		BareCell:  "x = 1; print('BARE_DONE')",
 	}, testutil.KernelOptions(b))
+}
+
+func TestWarningsRepeatAcrossCells(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	for i := 0; i < 2; i++ {
+		r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "import numpy as np\nnp.float64(1e308) * 10"})
+		if !strings.Contains(strings.Join(r.Stderr, "\n"), "RuntimeWarning: overflow") {
+			t.Errorf("cell %d: the overflow warning was not shown:\n%s", i+1, r.Output())
+		}
+	}
 }

@@ -10,31 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/labmate/labmate/internal/procfs"
 )
-
-// stat is what we need of /proc/<pid>/stat.
-type stat struct {
-	state byte   // R, S, D, Z, X, …
-	start uint64 // start time in clock ticks since boot: with the pid, a process's identity
-}
-
-func readStat(pid int) (stat, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return stat{}, false
-	}
-	// "pid (comm) state ppid …": comm may contain spaces and parentheses; it ends at the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return stat{}, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return stat{}, false
-	}
-	start, _ := strconv.ParseUint(f[19], 10, 64) // field 22 of the whole line
-	return stat{state: f[0][0], start: start}, true
-}
 
 // procID names one process, immune to pid reuse.
 type procID struct {
@@ -44,44 +22,17 @@ type procID struct {
 
 // alive reports whether the process still runs (a zombie has finished).
 func (p procID) alive() bool {
-	st, ok := readStat(p.pid)
-	return ok && st.start == p.start && st.state != 'Z' && st.state != 'X'
+	st, ok := procfs.ReadStat(p.pid)
+	return ok && st.Start == p.start && st.State != 'Z' && st.State != 'X'
 }
 
-// children lists the children of every thread of pid, oldest first.
-func children(pid int) []int {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	var kids []int
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if k, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, k)
-			}
-		}
-	}
-	return kids
-}
-
-// descendants returns pid and everything below it.
-func descendants(pid int) []procID {
+// tree returns pid and everything below it.
+func tree(pid int) []procID {
 	var out []procID
-	seen := map[int]bool{}
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
+	for _, p := range append([]int{pid}, procfs.Descendants(pid)...) {
+		if st, ok := procfs.ReadStat(p); ok {
+			out = append(out, procID{p, st.Start})
 		}
-		seen[p] = true
-		if st, ok := readStat(p); ok {
-			out = append(out, procID{p, st.start})
-		}
-		queue = append(queue, children(p)...)
 	}
 	return out
 }
@@ -125,7 +76,7 @@ func pidsParent() (string, error) {
 	for _, e := range entries {
 		owner, _, _ := strings.Cut(e.Name(), "-")
 		if pid, err := strconv.Atoi(owner); e.IsDir() && err == nil && pid != os.Getpid() {
-			if _, ok := readStat(pid); !ok {
+			if _, ok := procfs.ReadStat(pid); !ok {
 				_ = os.Remove(filepath.Join(dir, e.Name())) // fails harmlessly if not empty
 			}
 		}

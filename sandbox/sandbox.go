@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/labmate/labmate/internal/procfs"
 )
 
 // Mode is an isolation mechanism.
@@ -454,7 +456,7 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 		case "exited":
 			return 0, fmt.Errorf("sandbox: process %d (started as %d) exited before its interpreter could be found", pid, cmd.Process.Pid)
 		case "bwrap":
-			if kids := children(pid); len(kids) > 0 {
+			if kids := procfs.Children(pid); len(kids) > 0 {
 				pid = kids[0] // the oldest: bwrap forks one child
 				continue
 			}
@@ -469,7 +471,7 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 // classify says what pid is now: "exited" (or a zombie), "bwrap", "the wrapper shell",
 // "prlimit" or "interpreter".
 func (s *Sandbox) classify(pid int) string {
-	if st, ok := readStat(pid); !ok || st.state == 'Z' || st.state == 'X' {
+	if st, ok := procfs.ReadStat(pid); !ok || st.State == 'Z' || st.State == 'X' {
 		return "exited"
 	}
 	exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
@@ -508,15 +510,15 @@ func (s *Sandbox) Kill(cmd *exec.Cmd) error {
 		// Forbid new processes first, so that a fork bomb cannot outrun the killing.
 		_ = os.WriteFile(filepath.Join(cg, "pids.max"), []byte("0"), 0)
 	}
-	var tree []procID
+	var procs []procID
 	if cmd.Process != nil {
 		pid := cmd.Process.Pid
-		tree = descendants(pid)
+		procs = tree(pid)
 		_ = cmd.Process.Kill() // by pidfd: never hits a reused pid
 		// The group outlives its leader only while members hold it, so its id cannot be reused
 		// before it is empty.
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		for _, p := range tree {
+		for _, p := range procs {
 			if p.alive() {
 				_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			}
@@ -528,13 +530,13 @@ func (s *Sandbox) Kill(cmd *exec.Cmd) error {
 		left := 0
 		if cg != "" {
 			for _, pid := range cgroupProcs(cg) {
-				if st, ok := readStat(pid); ok && st.state != 'Z' {
+				if st, ok := procfs.ReadStat(pid); ok && st.State != 'Z' {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 					left++
 				}
 			}
 		}
-		for _, p := range tree {
+		for _, p := range procs {
 			if p.alive() {
 				left++
 			}

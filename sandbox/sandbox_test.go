@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/kernel"
 )
 
@@ -178,7 +180,7 @@ func live(marker string) []int {
 		if err != nil || !bytes.Contains(b, []byte(marker)) {
 			continue
 		}
-		if st, ok := readStat(pid); ok && st.state != 'Z' && st.state != 'X' {
+		if st, ok := procfs.ReadStat(pid); ok && st.State != 'Z' && st.State != 'X' {
 			pids = append(pids, pid)
 		}
 	}
@@ -462,7 +464,7 @@ while time.monotonic() < end:
 			// of processes that fork without pause takes seconds (each fork holds mmap_lock).
 			pythons := map[int]bool{}
 			var pids []int
-			for _, p := range descendants(r.cmd.Process.Pid) {
+			for _, p := range tree(r.cmd.Process.Pid) {
 				pids = append(pids, p.pid)
 			}
 			if cg := cgroupOf(s, r.cmd); cg != "" {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/labmate/labmate/kernel"
@@ -55,22 +54,14 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 
 // Start starts an Octave kernel.
 func Start(ctx context.Context, opts *kernel.Options) (kernel.Kernel, error) {
-	k, err := engine.Start(ctx, dialect, opts)
-	if err != nil {
-		return nil, err
-	}
-	return k, nil
+	return engine.Start(ctx, dialect, opts)
 }
 
 // Version is the installed Octave's version, e.g. "7.3.0".
 func Version(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, Binary, "--version").Output()
+	v, err := engine.Version(ctx, Binary, "--version")
 	if err != nil {
-		return "", fmt.Errorf("octave: %s --version: %w (install the Debian package octave)", Binary, err)
+		return "", fmt.Errorf("octave: %w (install the Debian package octave)", err)
 	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	if _, v, ok := strings.Cut(first, "version "); ok {
-		return strings.TrimSpace(v), nil
-	}
-	return strings.TrimSpace(first), nil
+	return v, nil
 }

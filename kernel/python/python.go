@@ -36,11 +36,7 @@ var dialect = &engine.Dialect{
 
 // Start starts a Python kernel.
 func Start(ctx context.Context, opts *kernel.Options) (kernel.Kernel, error) {
-	k, err := engine.Start(ctx, dialect, opts)
-	if err != nil {
-		return nil, err
-	}
-	return k, nil
+	return engine.Start(ctx, dialect, opts)
 }
 
 // Version is the installed Python's version with numpy's and scipy's, e.g.

@@ -6,8 +6,6 @@ package shell
 import (
 	"context"
 	_ "embed"
-	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/labmate/labmate/kernel"
@@ -43,23 +41,10 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 
 // Start starts a shell kernel.
 func Start(ctx context.Context, opts *kernel.Options) (kernel.Kernel, error) {
-	k, err := engine.Start(ctx, dialect, opts)
-	if err != nil {
-		return nil, err
-	}
-	return k, nil
+	return engine.Start(ctx, dialect, opts)
 }
 
 // Version is the installed bash's version, e.g. "5.2.15".
 func Version(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, Binary, "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("shell: %s --version: %w", Binary, err)
-	}
-	first, _, _ := strings.Cut(string(out), "\n")
-	if _, v, ok := strings.Cut(first, "version "); ok {
-		v, _, _ = strings.Cut(v, "(")
-		return v, nil
-	}
-	return first, nil
+	return engine.Version(ctx, Binary, "--version")
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/kernel"
 )
 
@@ -89,7 +91,33 @@ type Kernel struct {
 var _ kernel.Kernel = (*Kernel)(nil)
 
 // Start starts a kernel of dialect d.
-func Start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, error) {
+func Start(ctx context.Context, d *Dialect, opts *kernel.Options) (kernel.Kernel, error) {
+	k, err := start(ctx, d, opts)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return k, nil
+}
+
+// Version runs argv (an interpreter's --version) and returns the version number that follows
+// "version " on the first line of its output, e.g. "7.3.0" or "5.2.15".
+func Version(ctx context.Context, argv ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	_, v, ok := strings.Cut(first, "version ")
+	if !ok {
+		return strings.TrimSpace(first), nil
+	}
+	if i := strings.IndexAny(v, " ("); i >= 0 {
+		v = v[:i]
+	}
+	return v, nil
+}
+
+func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, error) {
 	k := &Kernel{d: d, interrupt: make(chan struct{}, 1)}
 	if opts != nil {
 		k.opts = *opts
@@ -311,7 +339,7 @@ func (k *Kernel) wsChanged(since time.Time) bool {
 // signal sends SIGINT to the interpreter (and, for shells, its descendants).
 func (k *Kernel) signal(p *proc) {
 	if k.d.SignalTree {
-		for _, pid := range descendants(p.pid) {
+		for _, pid := range procfs.Descendants(p.pid) {
 			syscall.Kill(pid, syscall.SIGINT)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol"
 )
@@ -285,6 +286,17 @@ func (r *run) result() {
 	if !r.quiet {
 		r.yield(&kernel.Step{Result: &r.res}, nil)
 	}
+}
+
+// usage sums CPU seconds and resident bytes over pid and its descendants.
+func usage(pid int) (cpu float64, rss int64) {
+	for _, p := range append([]int{pid}, procfs.Descendants(pid)...) {
+		if st, ok := procfs.ReadStat(p); ok {
+			cpu += st.CPUSeconds
+			rss += st.RSSBytes
+		}
+	}
+	return cpu, rss
 }
 
 func bytesHuman(n int64) string {

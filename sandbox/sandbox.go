@@ -452,7 +452,12 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 		what := s.classify(pid)
 		switch what {
 		case "interpreter":
-			return pid, nil
+			// Under bubblewrap the interpreter is never the started process itself: seeing it
+			// "as the interpreter" means it was caught mid-exec from the wrapper shell to bwrap
+			// (exe and cmdline change at different moments). Signalling it would kill bwrap.
+			if s.mode != ModeBubblewrap || pid != cmd.Process.Pid {
+				return pid, nil
+			}
 		case "exited":
 			return 0, fmt.Errorf("sandbox: process %d (started as %d) exited before its interpreter could be found", pid, cmd.Process.Pid)
 		case "bwrap":

@@ -1,0 +1,143 @@
+package perception
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// healthyStream is a realistic healthy operation as a kernel streams it: a simulation printing
+// `t=… x=… v=… energy=…` lines (each also parsed into three printed samples), logging x and
+// energy with the helper, a progress line on stderr now and then, and a resource sample every
+// 100 observations. Nothing in it is anomalous, so the monitor's steady path is what runs.
+func healthyStream(n int) []*protocol.Observation {
+	obs := make([]*protocol.Observation, 0, n)
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := 0; len(obs) < n; i++ {
+		at := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		tt := float64(i) * 0.01
+		x := math.Cos(3*tt) * (1 + 0.2*math.Sin(0.01*tt))
+		v := -3 * math.Sin(3*tt)
+		e := 0.5*v*v + 4.5*x*x
+		line := fmt.Sprintf("t=%.2f x=%+.6f v=%+.6f energy=%.6e", tt, x, v, e)
+		obs = append(obs, &protocol.Observation{Kind: protocol.ObsStdout, Time: at, Line: line})
+		for _, s := range []struct {
+			name string
+			v    float64
+		}{{"x", x}, {"v", v}, {"energy", e}} {
+			obs = append(obs, &protocol.Observation{Kind: protocol.ObsTelemetry, Time: at,
+				Sample: &protocol.Sample{Name: s.name, Value: s.v, T: &tt, Source: protocol.FromStdout}})
+		}
+		obs = append(obs,
+			&protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: "x", Value: x, T: &tt, Source: protocol.FromHelper}},
+			&protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: "energy", Value: e, T: &tt, Source: protocol.FromHelper}},
+		)
+		if i%20 == 0 {
+			obs = append(obs, &protocol.Observation{Kind: protocol.ObsStderr, Time: at, Line: fmt.Sprintf("progress: step %d of 100000", i)})
+		}
+		if i%17 == 0 {
+			obs = append(obs, &protocol.Observation{Kind: protocol.ObsResource, Time: at,
+				Resource: &protocol.Resource{CPUSeconds: tt, RSSBytes: 200 << 20, WallSeconds: tt, OutputBytes: int64(i * 60), MemoryLimit: 4 << 30, OutputLimit: 64 << 20}})
+		}
+	}
+	return obs[:n]
+}
+
+// telemetryStream is the steady path of the numeric detectors: helper samples of a few
+// existing series (a damped oscillator's state, a vector, a residual), nothing else.
+func telemetryStream(n int) []*protocol.Observation {
+	obs := make([]*protocol.Observation, 0, n)
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := 0; len(obs) < n; i++ {
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		tt := float64(i) * 0.001
+		x := math.Exp(-0.01*tt) * math.Cos(5*tt)
+		obs = append(obs,
+			&protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: "x", Value: x, Source: protocol.FromHelper}},
+			&protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: "state", Value: x, Values: []float64{x, -x / 2, x * x}, Source: protocol.FromHelper}},
+			&protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: "residual", Value: 1 / (1 + tt), Source: protocol.FromHelper}},
+		)
+	}
+	return obs[:n]
+}
+
+// linesOnly keeps the stdout and stderr lines of obs.
+func linesOnly(obs []*protocol.Observation) []*protocol.Observation {
+	var out []*protocol.Observation
+	for _, o := range obs {
+		if o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// warmMonitor is a monitor that has seen the stream once, so every series exists; it fails
+// the benchmark if the stream (healthy by construction) raised anything.
+func warmMonitor(tb testing.TB, cfg *Config, obs []*protocol.Observation) *Monitor {
+	tb.Helper()
+	m := newMonitor(tb, cfg)
+	for _, o := range obs {
+		m.Observe(o)
+	}
+	if v := m.Verdict(); v.State != protocol.Normal {
+		tb.Fatalf("the healthy stream raised %+v", v)
+	}
+	return m
+}
+
+// BenchmarkMonitor is the cost of one observation through the whole monitor: on the mixed
+// stream of a healthy run, on telemetry alone (the numeric detectors' steady path) and on
+// output lines alone (language patterns and the non-finite scan).
+func BenchmarkMonitor(b *testing.B) {
+	cfg := &Config{Watch: []string{"finite(x)", "energy < 100", "residual decreasing"}}
+	for _, bm := range []struct {
+		name string
+		obs  []*protocol.Observation
+	}{
+		{"mixed", healthyStream(1 << 14)},
+		{"telemetry", telemetryStream(1 << 14)},
+		{"lines", linesOnly(healthyStream(1 << 15))},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			m := warmMonitor(b, cfg, bm.obs)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				m.Observe(bm.obs[i%len(bm.obs)])
+				i++
+			}
+			b.StopTimer()
+			if v := m.Verdict(); v.State != protocol.Normal {
+				b.Fatalf("the healthy stream raised %+v", v)
+			}
+		})
+	}
+}
+
+// TestSteadyPathAllocations: observations of existing series, and ordinary lines, allocate
+// nothing.
+func TestSteadyPathAllocations(t *testing.T) {
+	cfg := &Config{Watch: []string{"finite(x)", "energy < 100", "residual decreasing"}}
+	for name, obs := range map[string][]*protocol.Observation{
+		"telemetry": telemetryStream(3000),
+		"mixed":     healthyStream(3000),
+	} {
+		m := warmMonitor(t, cfg, obs)
+		i := 0
+		allocs := testing.AllocsPerRun(len(obs), func() {
+			m.Observe(obs[i%len(obs)])
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per observation, want 0", name, allocs)
+		}
+		if v := m.Verdict(); v.State != protocol.Normal {
+			t.Errorf("%s: the healthy stream raised %+v", name, v)
+		}
+	}
+}

@@ -1,0 +1,413 @@
+package perception
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// Detector names, as they appear in Verdict.Detector.
+const (
+	DetectorLanguage    = "language"
+	DetectorNonFinite   = "nonfinite"
+	DetectorConstraint  = "constraint"
+	DetectorDivergence  = "divergence"
+	DetectorOscillation = "oscillation"
+	DetectorStagnation  = "stagnation"
+	DetectorResources   = "resources"
+)
+
+// detector indexes the Monitor's slots; the order breaks ties between detectors that report
+// the same state at the same time.
+type detector int
+
+const (
+	detLanguage detector = iota
+	detNonFinite
+	detConstraint
+	detDivergence
+	detOscillation
+	detStagnation
+	detResources
+	numDetectors
+)
+
+var detectorNames = [numDetectors]string{
+	DetectorLanguage, DetectorNonFinite, DetectorConstraint, DetectorDivergence,
+	DetectorOscillation, DetectorStagnation, DetectorResources,
+}
+
+// Evidence bounds: a verdict carries at most maxEvidence items of at most maxEvidenceLen bytes.
+const (
+	maxEvidence    = 5
+	maxEvidenceLen = 200
+	// maxSeries bounds the telemetry series tracked per operation; samples of further series
+	// (unless watched) only go through the non-finite check.
+	maxSeries = 256
+	// windowSize is how many recent observations Window returns for a Judge.
+	windowSize = 32
+)
+
+// finding is one detector's report.
+type finding struct {
+	state    protocol.VerdictState
+	message  string
+	evidence string
+	severity float64
+}
+
+// slot is one detector's current state within the Monitor.
+type slot struct {
+	state    protocol.VerdictState
+	message  string
+	severity float64
+	evidence []string
+}
+
+// Monitor judges the observation stream of one operation. It is pure (no I/O, no clock of
+// its own: every time comes from an Observation or from Tick) and not safe for concurrent
+// use: feed it from the one goroutine that reads the operation's stream.
+type Monitor struct {
+	th          Thresholds
+	constraints []*Constraint
+	byName      map[string][]*Constraint // watched series name → its constraints
+
+	series map[seriesKey]*series
+
+	lang  language
+	nf    nonFinite
+	div   divergence
+	osc   oscillation
+	stag  stagnation
+	res   resources
+	slots [numDetectors]slot
+	dirty bool // a slot changed since the last resolve
+
+	cur      detector              // the detector of the current verdict; -1 when Normal
+	reported protocol.VerdictState // the state of the current verdict
+	latched  *protocol.Verdict     // the Error verdict, once there is one
+
+	window [windowSize]*protocol.Observation
+	wn     int // observations seen
+}
+
+// ErrConfig reports an unusable Config.
+var ErrConfig = errors.New("perception: bad config")
+
+// New returns the Monitor for one operation. It fails when a Watch expression is malformed
+// (every malformed one is reported; each error wraps ErrBadConstraint).
+func New(cfg *Config) (*Monitor, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	if cfg.Expect.Silence < 0 {
+		return nil, fmt.Errorf("%w: negative expected silence %v", ErrConfig, cfg.Expect.Silence)
+	}
+	th := cfg.Thresholds.withDefaults(cfg.Expect)
+	m := &Monitor{
+		th:     th,
+		byName: make(map[string][]*Constraint),
+		series: make(map[seriesKey]*series),
+		div:    divergence{window: th.DivergenceWindow, bound: th.DivergenceBound},
+		osc:    oscillation{growth: th.SwingGrowth, swings: th.GrowingSwings},
+		stag: stagnation{
+			warnAfter: th.Silence, errAfter: th.SilenceError,
+			frozen: th.Frozen, frozenFor: th.FrozenFor,
+		},
+		res: resources{memWarn: th.MemoryWarning, memErr: th.MemoryError, outWarn: th.OutputWarning, memLimit: th.MemoryLimit},
+		cur: -1,
+	}
+	var errs []error
+	for _, expr := range cfg.Watch {
+		c, err := ParseConstraint(expr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m.constraints = append(m.constraints, &c)
+		m.byName[c.Name] = append(m.byName[c.Name], &c)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return m, nil
+}
+
+// Constraints returns the parsed Watch constraints.
+func (m *Monitor) Constraints() []Constraint {
+	out := make([]Constraint, len(m.constraints))
+	for i, c := range m.constraints {
+		out[i] = *c
+	}
+	return out
+}
+
+// Observe judges one observation. It returns a verdict only when the overall verdict changes
+// (its state or its detector), never per line; nil otherwise. Once the verdict is Error it
+// stays Error (latched) and Observe returns nil, though later evidence from the same detector
+// still reaches Verdict.
+func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
+	if o == nil {
+		return nil
+	}
+	m.window[m.wn%windowSize] = o
+	m.wn++
+	switch o.Kind {
+	case protocol.ObsStdout, protocol.ObsStderr:
+		m.stag.activity(o.Time, m)
+		if f, ok := m.lang.line(o.Kind, o.Line); ok {
+			m.raise(detLanguage, f)
+		}
+		if f, ok := m.nf.line(o.Kind, o.Line); ok {
+			m.raise(detNonFinite, f)
+		}
+	case protocol.ObsTelemetry:
+		m.stag.activity(o.Time, m)
+		if o.Sample != nil {
+			m.sample(o.Time, o.Sample)
+		}
+	case protocol.ObsResource:
+		if o.Resource != nil {
+			m.set(detResources, m.res.sample(o.Resource))
+			m.stag.resource(o.Time, o.Resource.CPUSeconds)
+			m.stag.silence(o.Time, m)
+		}
+	case protocol.ObsEvent:
+		if o.Event != nil {
+			m.stag.event(o.Time, o.Event.Name, m)
+		}
+	}
+	return m.resolve()
+}
+
+// Tick runs the time-based detectors (a silent but busy process) at now, when no observation
+// arrived. Like Observe it returns a verdict only on change.
+func (m *Monitor) Tick(now time.Time) *protocol.Verdict {
+	m.stag.silence(now, m)
+	return m.resolve()
+}
+
+// Verdict is the current overall verdict: the worst state any detector reports.
+func (m *Monitor) Verdict() protocol.Verdict {
+	if m.latched != nil {
+		v := *m.latched
+		v.Evidence = append([]string(nil), v.Evidence...)
+		return v
+	}
+	if m.cur < 0 {
+		return normalVerdict()
+	}
+	return m.build(m.cur)
+}
+
+// Window returns the most recent observations (at most 32), oldest first: the context a
+// Judge gets for an ambiguous verdict.
+func (m *Monitor) Window() []*protocol.Observation {
+	n := min(m.wn, windowSize)
+	out := make([]*protocol.Observation, 0, n)
+	for i := m.wn - n; i < m.wn; i++ {
+		out = append(out, m.window[i%windowSize])
+	}
+	return out
+}
+
+// sample routes one telemetry sample through the numeric detectors.
+func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
+	if f, ok := m.nf.sample(s); ok {
+		m.raise(detNonFinite, f)
+	}
+	sr := m.lookup(s)
+	if sr == nil {
+		return
+	}
+	v, norm, finite := sampleValues(s)
+	for i := range sr.cons {
+		if f, ok := sr.cons[i].check(s, norm); ok {
+			m.raise(detConstraint, f)
+		}
+	}
+	if f, ok := m.stag.sample(t, sr, s); ok {
+		m.raise(detStagnation, f)
+	}
+	if !finite {
+		return // the non-finite detector has spoken; NaN would poison the numeric state
+	}
+	if f, ok := m.div.sample(sr, norm); ok {
+		m.raise(detDivergence, f)
+	}
+	if f, ok := m.osc.sample(sr, v); ok {
+		m.raise(detOscillation, f)
+	}
+}
+
+// lookup finds or creates the state of the sample's series; nil past maxSeries.
+func (m *Monitor) lookup(s *protocol.Sample) *series {
+	k := seriesKey{s.Name, s.Source}
+	if sr := m.series[k]; sr != nil {
+		return sr
+	}
+	cons := m.byName[s.Name]
+	if len(m.series) >= maxSeries && len(cons) == 0 {
+		return nil
+	}
+	sr := newSeries(s.Name, s.Source, m.th.DivergenceWindow, cons)
+	m.series[k] = sr
+	return sr
+}
+
+// raise reports a sticky finding: a detector's state only rises. A finding of the slot's
+// current state adds its evidence.
+func (m *Monitor) raise(d detector, f finding) {
+	sl := &m.slots[d]
+	switch r, cur := rank(f.state), rank(sl.state); {
+	case r > cur:
+		sl.state, sl.message, sl.severity = f.state, f.message, f.severity
+		sl.evidence = append(sl.evidence[:0], truncate(f.evidence))
+		m.dirty = true
+	case r == cur && r > 0:
+		if len(sl.evidence) < maxEvidence && f.evidence != "" {
+			sl.evidence = append(sl.evidence, truncate(f.evidence))
+			if m.latched != nil && m.cur == d && len(m.latched.Evidence) < maxEvidence {
+				m.latched.Evidence = append(m.latched.Evidence, truncate(f.evidence))
+			}
+		}
+	}
+}
+
+// set reports a condition: the detector's state is exactly f's, and may fall back.
+func (m *Monitor) set(d detector, f finding) {
+	sl := &m.slots[d]
+	if f.state == sl.state && f.message == sl.message {
+		return
+	}
+	if f.state == protocol.Normal || f.state == "" {
+		if sl.state != protocol.Normal && sl.state != "" {
+			*sl = slot{evidence: sl.evidence[:0]}
+			m.dirty = true
+		}
+		return
+	}
+	sl.state, sl.message, sl.severity = f.state, f.message, f.severity
+	sl.evidence = append(sl.evidence[:0], truncate(f.evidence))
+	m.dirty = true
+}
+
+// resolve recomputes the overall verdict and returns it when it changed.
+func (m *Monitor) resolve() *protocol.Verdict {
+	if !m.dirty || m.latched != nil {
+		return nil
+	}
+	m.dirty = false
+	worst, det := 0, detector(-1)
+	for d := range numDetectors {
+		if r := rank(m.slots[d].state); r > worst {
+			worst, det = r, d
+		}
+	}
+	if m.cur >= 0 && worst > 0 && rank(m.slots[m.cur].state) == worst {
+		det = m.cur // on a tie keep the detector already reported
+	}
+	if det == m.cur && (det < 0 || m.reported == m.slots[det].state) {
+		return nil
+	}
+	m.cur = det
+	var v protocol.Verdict
+	if det < 0 {
+		m.reported = protocol.Normal
+		v = normalVerdict()
+	} else {
+		m.reported = m.slots[det].state
+		v = m.build(det)
+	}
+	if v.State == protocol.Error {
+		l := v
+		l.Evidence = append([]string(nil), v.Evidence...)
+		m.latched = &l
+	}
+	return &v
+}
+
+func (m *Monitor) build(d detector) protocol.Verdict {
+	sl := &m.slots[d]
+	return protocol.Verdict{
+		State:    sl.state,
+		Detector: detectorNames[d],
+		Message:  sl.message,
+		Evidence: append([]string(nil), sl.evidence...),
+		Severity: clampSeverity(sl.state, sl.severity),
+		Action:   actionFor(sl.state),
+	}
+}
+
+func normalVerdict() protocol.Verdict {
+	return protocol.Verdict{State: protocol.Normal, Message: "no anomaly", Action: protocol.ActionContinue}
+}
+
+// Interrupts is the Hot-Fix policy: whether verdict v should interrupt an operation run under
+// policy p. off never interrupts; on_error (the default, also for an empty or unknown policy)
+// interrupts on Error; on_warning on Warning or Error.
+func Interrupts(p protocol.Hotfix, v *protocol.Verdict) bool {
+	if v == nil {
+		return false
+	}
+	switch p {
+	case protocol.HotfixOff:
+		return false
+	case protocol.HotfixOnWarning:
+		return v.State == protocol.Warning || v.State == protocol.Error
+	default:
+		return v.State == protocol.Error
+	}
+}
+
+func rank(s protocol.VerdictState) int {
+	switch s {
+	case protocol.Warning:
+		return 1
+	case protocol.Error:
+		return 2
+	}
+	return 0
+}
+
+func actionFor(s protocol.VerdictState) protocol.Action {
+	switch s {
+	case protocol.Error:
+		return protocol.ActionInterrupt
+	case protocol.Warning:
+		return protocol.ActionAnnotate
+	}
+	return protocol.ActionContinue
+}
+
+// clampSeverity keeps a detector's severity inside its state's band: Normal 0, Warning
+// [0.3, 0.6], Error [0.7, 1]. A zero severity takes the band's middle.
+func clampSeverity(s protocol.VerdictState, v float64) float64 {
+	var lo, mid, hi float64
+	switch s {
+	case protocol.Warning:
+		lo, mid, hi = 0.3, 0.45, 0.6
+	case protocol.Error:
+		lo, mid, hi = 0.7, 0.85, 1
+	default:
+		return 0
+	}
+	if v == 0 {
+		return mid
+	}
+	return min(max(v, lo), hi)
+}
+
+// truncate bounds one evidence item, cutting at a UTF-8 boundary.
+func truncate(s string) string {
+	if len(s) <= maxEvidenceLen {
+		return s
+	}
+	i := maxEvidenceLen - len("…")
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}

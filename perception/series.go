@@ -1,0 +1,90 @@
+package perception
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// seriesKey identifies a telemetry series. The source is part of the key: the same quantity
+// logged with the helper and printed as `name = value` arrives twice per step (the printed
+// copy rounded), and the two copies must not be mistaken for a value repeating itself.
+type seriesKey struct {
+	name string
+	src  protocol.SampleSource
+}
+
+// series is the per-series state of the numeric detectors. It is allocated once, when the
+// series first appears; judging later samples allocates nothing.
+type series struct {
+	name string
+	src  protocol.SampleSource
+	div  divergenceState
+	osc  oscillationState
+	stag freezeState
+	cons []constraintState
+}
+
+func newSeries(name string, src protocol.SampleSource, window int, cons []*Constraint) *series {
+	s := &series{name: name, src: src, div: divergenceState{ring: make([]float64, window)}}
+	if len(cons) > 0 {
+		s.cons = make([]constraintState, len(cons))
+		for i, c := range cons {
+			s.cons[i].c = c
+		}
+	}
+	return s
+}
+
+// label names the series in evidence: "y", or "y (printed)" for samples parsed from stdout.
+func (s *series) label() string {
+	if s.src == protocol.FromStdout {
+		return s.name + " (printed)"
+	}
+	return s.name
+}
+
+// sampleValues returns the sample's scalar (its Value: the first element of a vector), its
+// magnitude (|Value|, or the largest |element| of a vector) and whether every element is finite.
+func sampleValues(s *protocol.Sample) (v, norm float64, finite bool) {
+	v = s.Value
+	if len(s.Values) == 0 {
+		return v, math.Abs(v), isFinite(v)
+	}
+	finite = true
+	for _, x := range s.Values {
+		if !isFinite(x) {
+			finite = false
+			continue
+		}
+		norm = max(norm, math.Abs(x))
+	}
+	return v, norm, finite
+}
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// fingerprint identifies a sample's value exactly (bit for bit, so NaN repeats too).
+func fingerprint(s *protocol.Sample) uint64 {
+	if len(s.Values) == 0 {
+		return math.Float64bits(s.Value)
+	}
+	h := uint64(14695981039346656037) // FNV-1a over the elements' bits
+	for _, x := range s.Values {
+		h ^= math.Float64bits(x)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// num formats a number for evidence.
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+// at formats a sample's simulation time for evidence: " at t=1.5", or "".
+func at(s *protocol.Sample) string {
+	if s.T == nil {
+		return ""
+	}
+	return " at t=" + num(*s.T)
+}

@@ -1,0 +1,179 @@
+package perception
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/labmate/labmate/protocol"
+)
+
+// silentRun is a run that prints one line at 0 s, then only resource samples every 0.5 s up
+// to end seconds, burning cpuPerSec CPU seconds per second.
+func silentRun(end, cpuPerSec float64) []*protocol.Observation {
+	obs := []*protocol.Observation{event(0, protocol.EventStarted), stdout(0, "computing…")}
+	for s := 0.5; s <= end+1e-9; s += 0.5 {
+		obs = append(obs, resource(s, cpuPerSec*s, 100<<20, 0))
+	}
+	return obs
+}
+
+// lastAt is the index in obs of the resource sample at sec seconds.
+func lastAt(sec float64) int { return 1 + int(sec/0.5) }
+
+func TestSilence(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    *Config
+		end    float64
+		cpu    float64
+		want   []emitted
+		extras []*protocol.Observation // appended after the silent run
+	}{
+		{"busy, just under 10 s", nil, 9.5, 1, nil, nil},
+		{"busy, 10 s", nil, 10, 1, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
+		{"busy, 30 s", nil, 30, 1, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}, {lastAt(30), protocol.Error, DetectorStagnation}}, nil},
+		{"multithreaded BLAS", nil, 10, 3.5, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
+		// Busy means at least half a CPU second per second of silence.
+		{"half busy", nil, 12, 0.5, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
+		{"sleeping", nil, 40, 0.45, nil, nil},
+		// A declared silence moves both limits.
+		{"declared 30 s, at 29.5 s", &Config{Expect: Expectation{Silence: 30 * time.Second}}, 29.5, 1, nil, nil},
+		{"declared 30 s, at 30 s", &Config{Expect: Expectation{Silence: 30 * time.Second}}, 59.5, 1, []emitted{{lastAt(30), protocol.Warning, DetectorStagnation}}, nil},
+		{"declared 30 s, at 60 s", &Config{Expect: Expectation{Silence: 30 * time.Second}}, 60, 1, []emitted{{lastAt(30), protocol.Warning, DetectorStagnation}, {lastAt(60), protocol.Error, DetectorStagnation}}, nil},
+		{"declared 5 s: the default still applies", &Config{Expect: Expectation{Silence: 5 * time.Second}}, 9.5, 1, nil, nil},
+		{"thresholds", &Config{Thresholds: Thresholds{Silence: 2 * time.Second, SilenceError: 4 * time.Second}}, 4, 1,
+			[]emitted{{lastAt(2), protocol.Warning, DetectorStagnation}, {lastAt(4), protocol.Error, DetectorStagnation}}, nil},
+		// Output resumes: the Warning clears.
+		{"resumes", nil, 11, 1, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}, {lastAt(11) + 1, protocol.Normal, ""}},
+			[]*protocol.Observation{stdout(11.2, "done")}},
+		// The run ended: silence is no longer judged.
+		{"finished", nil, 5, 1, nil, append([]*protocol.Observation{event(5.1, protocol.EventFinished)}, silentRun(40, 1)[2:]...)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := append(silentRun(tt.end, tt.cpu), tt.extras...)
+			got := feed(newMonitor(t, tt.cfg), obs)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSilenceIdleInterpreter: CPU seconds are cumulative over the interpreter's life; CPU used
+// by earlier cells does not make an idle, silent cell busy.
+func TestSilenceIdleInterpreter(t *testing.T) {
+	obs := []*protocol.Observation{event(0, protocol.EventStarted), stdout(0, "waiting for the instrument…")}
+	for s := 0.5; s <= 40; s += 0.5 {
+		obs = append(obs, resource(s, 30+0.01*s, 100<<20, 0))
+	}
+	if got := feed(newMonitor(t, nil), obs); got != nil {
+		t.Errorf("verdicts %v, want none", got)
+	}
+}
+
+func TestSilenceTick(t *testing.T) {
+	m := newMonitor(t, nil)
+	feed(m, silentRun(9, 1)) // the last resource sample at 9 s shows a busy process
+	if v := m.Tick(ts(9.9)); v != nil {
+		t.Errorf("Tick(9.9 s) = %+v, want nil", v)
+	}
+	v := m.Tick(ts(10))
+	if v == nil || v.State != protocol.Warning || v.Detector != DetectorStagnation {
+		t.Fatalf("Tick(10 s) = %+v, want a stagnation Warning", v)
+	}
+	if want := "no output or telemetry for 10s while busy (limit 10s)"; v.Message != want {
+		t.Errorf("message %q, want %q", v.Message, want)
+	}
+	if v := m.Tick(ts(20)); v != nil {
+		t.Errorf("Tick(20 s) = %+v, want nil (no change)", v)
+	}
+	if v := m.Tick(ts(30)); v == nil || v.State != protocol.Error {
+		t.Errorf("Tick(30 s) = %+v, want an Error", v)
+	}
+	// Without resource samples nothing is known about CPU: silence is not judged.
+	m = newMonitor(t, nil)
+	m.Observe(stdout(0, "computing…"))
+	if v := m.Tick(ts(100)); v != nil {
+		t.Errorf("Tick without resource samples = %+v, want nil", v)
+	}
+}
+
+// frozenRun: samples of x every dt seconds: changing for `moving` samples, then constant.
+func frozenRun(dt float64, moving, frozen int) []*protocol.Observation {
+	var obs []*protocol.Observation
+	for i := range moving + frozen {
+		v := 0.739085133215161 + 1/float64(min(i, moving-1)+1)
+		obs = append(obs, tel(float64(i)*dt, "x", v))
+	}
+	return obs
+}
+
+func TestFrozen(t *testing.T) {
+	err := func(i int) []emitted { return []emitted{{i, protocol.Error, DetectorStagnation}} }
+	withT := func(obs []*protocol.Observation) []*protocol.Observation {
+		for i, o := range obs {
+			tv := float64(i)
+			o.Sample.T = &tv
+		}
+		return obs
+	}
+	counter := func(obs []*protocol.Observation) []*protocol.Observation {
+		var out []*protocol.Observation
+		for i, o := range obs {
+			out = append(out, printed(o.Time.Sub(t0).Seconds(), "iter", float64(i+1)), o)
+		}
+		return out
+	}
+	changing := func(obs []*protocol.Observation) []*protocol.Observation {
+		var out []*protocol.Observation
+		for i, o := range obs {
+			out = append(out, o, tel(o.Time.Sub(t0).Seconds(), "noise", float64(i*i%7)))
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		obs  []*protocol.Observation
+		want []emitted
+	}{
+		// 20 samples a second: the 50th repeat (sample 10+50) comes 2.45 s after the first.
+		{"49 repeats", frozenRun(0.05, 10, 49), nil},
+		{"50 repeats", frozenRun(0.05, 10, 50), err(59)},
+		// 50 repeats in a quick burst are a converged method printing its result; a second's
+		// worth is not.
+		{"50 repeats in 0.98 s", frozenRun(0.02, 10, 50), nil},
+		{"repeats for 1 s", frozenRun(0.02, 10, 51), err(60)},
+		{"a constant is not frozen", frozenRun(0.05, 1, 500), nil},
+		{"simulation time advances", withT(frozenRun(0.05, 10, 100)), nil},
+		// An iteration counter changes but is a clock: it does not hide the stagnation.
+		{"counter", counter(frozenRun(0.05, 10, 60)), err(2*59 + 1)},
+		// Another series changing is progress.
+		{"another series changes", changing(frozenRun(0.05, 10, 100)), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := feed(newMonitor(t, nil), tt.obs)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFrozenEvidence(t *testing.T) {
+	m := newMonitor(t, nil)
+	feed(m, frozenRun(0.05, 10, 60))
+	want := protocol.Verdict{
+		State:    protocol.Error,
+		Detector: DetectorStagnation,
+		Message:  "no progress: 50 samples in 2.45s repeated their previous value and no series changed",
+		Evidence: []string{"x stuck at 0.839085"},
+		Severity: 0.8,
+		Action:   protocol.ActionInterrupt,
+	}
+	if diff := cmp.Diff(want, m.Verdict()); diff != "" {
+		t.Errorf("verdict mismatch (-want +got):\n%s", diff)
+	}
+}

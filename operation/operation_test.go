@@ -1,0 +1,224 @@
+package operation_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/protocol"
+)
+
+func TestCheck(t *testing.T) {
+	ok := protocol.Request{Kind: "exec", Kernel: "python", Code: "x = 1"}
+	if p, err := operation.Check(&ok); err != nil || p.Hotfix != protocol.HotfixOnError {
+		t.Fatalf("Check(%+v) = %+v, %v; want on_error by default", ok, p, err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*protocol.Request)
+		want string
+	}{
+		{"kind", func(r *protocol.Request) { r.Kind = "job" }, `kind "job"`},
+		{"kernel", func(r *protocol.Request) { r.Kernel = "" }, "kernel: missing"},
+		{"timeout", func(r *protocol.Request) { r.TimeoutS = -1 }, "timeout_s: -1"},
+		{"silence", func(r *protocol.Request) { r.ExpectSilenceS = -2 }, "expect_silence_s: -2"},
+		{"hotfix", func(r *protocol.Request) { r.Hotfix = "sometimes" }, `hotfix "sometimes"`},
+		{"binary", func(r *protocol.Request) { r.Code = "\xff\xfe" }, "not UTF-8"},
+		{"watch", func(r *protocol.Request) { r.Watch = []string{"x <"} }, "watch"},
+	} {
+		r := ok
+		c.edit(&r)
+		_, err := operation.Check(&r)
+		if !errors.Is(err, operation.ErrRejected) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrRejected mentioning %q", c.name, err, c.want)
+		}
+	}
+	if _, err := operation.Check(nil); !errors.Is(err, operation.ErrRejected) {
+		t.Errorf("Check(nil) = %v", err)
+	}
+}
+
+// diverging prints a value that grows tenfold every 50 ms for ten seconds.
+const diverging = "import time\nx = 1.0\nfor i in range(200):\n    x *= 10\n    print('x =', x, flush=True)\n    time.sleep(0.05)\nprint('done')"
+
+func start(t testing.TB) kernel.Kernel {
+	t.Helper()
+	o := testutil.KernelOptions(t)
+	o.Workspace = t.TempDir()
+	k, err := python.Start(context.Background(), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k
+}
+
+func run(t *testing.T, k kernel.Kernel, req *protocol.Request) []*operation.Message {
+	t.Helper()
+	p, err := operation.Check(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Collect(operation.Exec(context.Background(), k, p, nil))
+}
+
+func TestHotfixStopsDivergence(t *testing.T) {
+	k := start(t)
+	begin := time.Now()
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: diverging})
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("a diverging run took %v: not stopped", d)
+	}
+	if msgs[0].Type != protocol.TypeStart {
+		t.Errorf("first message %s, want operation_start", msgs[0].Type)
+	}
+	last := msgs[len(msgs)-1]
+	f, ok := last.Payload.(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonInterrupted || f.Verdict == nil || f.Verdict.State != protocol.Error || !f.Result.WorkspaceOK {
+		t.Fatalf("terminal %s %+v, want failed/interrupted with an Error verdict and the workspace kept", last.Type, last.Payload)
+	}
+	var verdicts int
+	for _, m := range msgs[1 : len(msgs)-1] {
+		if m.Type != protocol.TypeProgress {
+			t.Fatalf("%s between start and the terminal message", m.Type)
+		}
+		if m.Payload.(*protocol.Progress).Verdict != nil {
+			verdicts++
+		}
+	}
+	if verdicts == 0 || verdicts > 3 {
+		t.Errorf("%d verdicts: want them on change, not per line", verdicts)
+	}
+	// The workspace survived the hot-fix: x is still there.
+	msgs = run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(x > 1)"})
+	if msgs[len(msgs)-1].Type != protocol.TypeComplete {
+		t.Errorf("next cell: %+v", msgs[len(msgs)-1].Payload)
+	}
+}
+
+func TestHotfixOffObservesOnly(t *testing.T) {
+	k := start(t)
+	code := "import math\nfor i in range(5):\n    print('x =', math.nan if i == 2 else i)\nprint('done')"
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: code, Hotfix: protocol.HotfixOff})
+	var sawError, sawDone bool
+	for _, m := range msgs {
+		if p, ok := m.Payload.(*protocol.Progress); ok {
+			sawError = sawError || (p.Verdict != nil && p.Verdict.State == protocol.Error)
+			sawDone = sawDone || p.Observation.Line == "done"
+		}
+	}
+	if !sawError || !sawDone || msgs[len(msgs)-1].Type != protocol.TypeComplete {
+		t.Errorf("hotfix off: error verdict %v, ran to the end %v, terminal %s", sawError, sawDone, msgs[len(msgs)-1].Type)
+	}
+}
+
+func TestWatchConstraint(t *testing.T) {
+	k := start(t)
+	code := "import time\nfor i in range(100):\n    labmate.log('temperature', 300 + 10 * i)\n    time.sleep(0.02)"
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: code, Watch: []string{"temperature < 400"}})
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Verdict == nil || f.Verdict.Detector != "constraint" {
+		t.Fatalf("terminal %+v, want a failure by the constraint", msgs[len(msgs)-1].Payload)
+	}
+	if !strings.Contains(strings.Join(f.Verdict.Evidence, " "), "400") {
+		t.Errorf("evidence %q does not show the offending value", f.Verdict.Evidence)
+	}
+}
+
+func TestErrorCarriesVerdict(t *testing.T) {
+	k := start(t)
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: "x = [1]\nx[3]", Hotfix: protocol.HotfixOff})
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonError || f.Verdict == nil || f.Result.Line != 2 {
+		t.Fatalf("terminal %+v, want an error at line 2 with perception's verdict", msgs[len(msgs)-1].Payload)
+	}
+}
+
+func TestDeadKernelFails(t *testing.T) {
+	k := start(t)
+	k.Close()
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: "x = 1"})
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonError || !strings.Contains(f.Error, "closed") {
+		t.Fatalf("terminal %+v, want failed: kernel closed", msgs[len(msgs)-1].Payload)
+	}
+}
+
+// BenchmarkHotfixLatency measures the time from the offending line being printed (the
+// line carries its own time stamp) to the Hot-Fix's interrupt being sent.
+func BenchmarkHotfixLatency(b *testing.B) {
+	k := start(b)
+	code := "import time\ntime.sleep(0.01)\nprint('at %.6f x = nan' % time.time(), flush=True)\ntime.sleep(30)"
+	p, err := operation.Check(&protocol.Request{Kind: "exec", Kernel: "python", Code: code})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		rec := &recorder{Kernel: k}
+		var printed time.Time
+		for m := range operation.Exec(context.Background(), rec, p, nil) {
+			if pr, ok := m.Payload.(*protocol.Progress); ok && strings.HasPrefix(pr.Observation.Line, "at ") {
+				f := strings.Fields(pr.Observation.Line)
+				sec, err := strconv.ParseFloat(f[1], 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				printed = time.Unix(0, int64(sec*1e9))
+			}
+		}
+		if rec.at.IsZero() || printed.IsZero() {
+			b.Fatal("the NaN line did not trigger the hot-fix")
+		}
+		lat = append(lat, rec.at.Sub(printed))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
+}
+
+// judgeFunc is a scripted Judge.
+type judgeFunc func(window []*protocol.Observation, v *protocol.Verdict) *protocol.Verdict
+
+func (f judgeFunc) Judge(_ context.Context, window []*protocol.Observation, v *protocol.Verdict) (*protocol.Verdict, error) {
+	return f(window, v), nil
+}
+
+func TestJudgeEscalation(t *testing.T) {
+	// A RuntimeWarning is a Warning: ambiguous. Without a judge the run completes.
+	code := "import numpy as np, time\nnp.float64(1e308) * 10\nfor i in range(30):\n    print('step', i, flush=True)\n    time.sleep(0.05)"
+	req := &protocol.Request{Kind: "exec", Kernel: "python", Code: code}
+	k := start(t)
+	msgs := run(t, k, req)
+	if last := msgs[len(msgs)-1]; last.Type != protocol.TypeComplete {
+		t.Fatalf("without a judge: %s %+v", last.Type, last.Payload)
+	}
+	// A judge that reads the window and calls it an Error stops the run.
+	var asked []string
+	judge := judgeFunc(func(window []*protocol.Observation, v *protocol.Verdict) *protocol.Verdict {
+		for _, o := range window {
+			asked = append(asked, o.Line)
+		}
+		return &protocol.Verdict{State: protocol.Error, Message: "overflow poisons the run", Action: protocol.ActionInterrupt}
+	})
+	p, err := operation.Check(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = slices.Collect(operation.Exec(context.Background(), k, p, &operation.Options{Judge: judge}))
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Verdict == nil || f.Verdict.Detector != "judge" || f.Reason != protocol.ReasonInterrupted {
+		t.Fatalf("with a judge: %+v", msgs[len(msgs)-1].Payload)
+	}
+	if !strings.Contains(strings.Join(asked, "\n"), "RuntimeWarning: overflow") {
+		t.Errorf("the judge's window lacks the warning: %q", asked)
+	}
+}

@@ -281,3 +281,26 @@ func Outcome(r *Result) (Type, any) {
 	}
 	return TypeFailed, &Failed{Reason: reason, Error: r.Error, Result: r}
 }
+
+// DecodePayload returns m's payload as its typed value: *Request, *StatePayload, *Progress,
+// *Complete, *Failed or *Interrupt.
+func DecodePayload(m *EnhancedMessage) (any, error) {
+	var v any
+	switch m.Type {
+	case TypeRequest:
+		v = &Request{}
+	case TypeAck, TypeStart:
+		v = &StatePayload{}
+	case TypeProgress:
+		v = &Progress{}
+	case TypeComplete:
+		v = &Complete{}
+	case TypeFailed:
+		v = &Failed{}
+	case TypeInterrupt:
+		v = &Interrupt{}
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownType, m.Type)
+	}
+	return v, m.Decode(v)
+}

@@ -4,18 +4,23 @@ BIN := bin/labmate
 
 .PHONY: run test build deps bench vet clean
 
-## run: install dependencies, build labmate, list its kernels and run the streaming demo
+## run: install dependencies, build labmate and start the server on 127.0.0.1:7878
 run: deps build
 	$(BIN) kernels
-	$(BIN) exec examples/damped.m
+	$(BIN) serve
 
 ## test: install dependencies, vet, and run every test with real interpreters
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 20s ./server
 
-## bench: the kernel benchmarks (start, per-cell overhead, interrupt and line latency)
+## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
+## per observation, and the print-to-interrupt latency of the Hot-Fix
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/...
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
+	$(GO) test -run '^$$' -bench . -benchmem ./perception
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
+	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

@@ -16,31 +16,53 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server/client"
 )
 
 func newExecCmd() *cobra.Command {
 	var (
 		kernelName string
 		timeout    time.Duration
+		hotfix     string
+		watch      []string
+		silence    time.Duration
 		asJSON     bool
 		workspace  string
+		serverURL  string
+		session    string
+		token      string
 		sf         sandboxFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "exec [flags] FILE|-",
-		Short: "Run a file (or stdin) as one cell in a fresh sandboxed kernel, streaming its output",
+		Short: "Run a file (or stdin) as one cell in a fresh sandboxed kernel, streaming and watching it",
 		Long: `Run a file (or - for stdin) as one cell in a fresh sandboxed kernel and print its output
 live as it arrives. The kernel is chosen by --kernel or the file's extension (.m octave,
 .py python, .sh shell). The workspace — the only writable directory — is the current
 directory unless --workspace says otherwise.
 
+While it runs, perception judges the stream (errors and warnings, NaN/Inf, divergence,
+growing oscillation, stagnation, resource pressure, --watch constraints). Verdicts are
+printed as they change. With --hotfix on_error (the default) an Error verdict interrupts
+the run at once; on_warning also a Warning; off only observes.
+
+--watch takes a constraint on a telemetry series (labmate_log / labmate.log, or printed
+"name = value" lines): NAME OP NUMBER with OP one of < <= > >= == != (x < 1e6,
+overshoot_pct <= 5), finite(NAME), NAME decreasing, NAME increasing, NAME in [LO, HI].
+
+With --server URL the operation runs on a labmate server (in --session, default a new one)
+instead of a local kernel; a dropped connection is resumed without losing messages.
+
 With --json, the run is printed as NDJSON protocol messages: operation_request,
-operation_ack, operation_start, one operation_progress per observation, and
-operation_complete or operation_failed.
+operation_ack, operation_start, one operation_progress per observation (with the verdict
+when it changes), and operation_complete or operation_failed.
 
 Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an error or crash,
-124 on a timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
+3 when perception stopped it (hot-fix), 124 on a timeout, 130 when interrupted, 2 when
+labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code, err := readCode(cmd.InOrStdin(), args[0])
@@ -57,9 +79,21 @@ Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an erro
 			if err != nil {
 				return err
 			}
-			cell := &kernel.Cell{Code: code, Timeout: timeout}
-			if err := cell.Validate(); err != nil {
+			req := &protocol.Request{Kind: "exec", Kernel: name, Code: code, TimeoutS: timeout.Seconds(),
+				Hotfix: protocol.Hotfix(hotfix), Watch: watch, ExpectSilenceS: silence.Seconds()}
+			plan, err := operation.Check(req)
+			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var out reporter = &textReporter{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), hotfix: plan.Hotfix}
+			if serverURL != "" {
+				var raw *json.Encoder // the server's messages print as they came, seq and all
+				if asJSON {
+					raw = json.NewEncoder(cmd.OutOrStdout())
+				}
+				return execRemote(ctx, out, raw, serverURL, token, session, req)
 			}
 			if workspace == "" {
 				if workspace, err = os.Getwd(); err != nil {
@@ -70,13 +104,9 @@ Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an erro
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			var out reporter = &textReporter{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 			if asJSON {
 				out = newJSONReporter(cmd.OutOrStdout())
 			}
-			req := &protocol.Request{Kind: "exec", Kernel: name, Code: code, TimeoutS: timeout.Seconds()}
 			if err := out.message(protocol.TypeRequest, req); err != nil {
 				return err
 			}
@@ -89,29 +119,27 @@ Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an erro
 				return exitError{2}
 			}
 			defer k.Close()
-			out.message(protocol.TypeStart, &protocol.StatePayload{State: protocol.Started})
-			var res *protocol.Result
-			for step, err := range k.Exec(ctx, cell) {
-				switch {
-				case err != nil:
-					out.message(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
-					return exitError{2}
-				case step.Result != nil:
-					res = step.Result
-				default:
-					out.message(protocol.TypeProgress, &protocol.Progress{Observation: step.Observation})
+			var last *operation.Message
+			for m := range operation.Exec(ctx, k, plan, nil) {
+				if err := out.message(m.Type, m.Payload); err != nil {
+					return err
 				}
+				last = m
 			}
-			t, payload := protocol.Outcome(res)
-			out.message(t, payload)
-			return exitCode(res)
+			return exitCode(last)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&kernelName, "kernel", "k", "", "kernel: octave, python or shell (default: from the file extension)")
 	f.DurationVar(&timeout, "timeout", 0, "wall-clock limit for the cell, e.g. 30s or 5m (default: none); then interrupt, then kill")
+	f.StringVar(&hotfix, "hotfix", string(protocol.HotfixOnError), "when perception interrupts the run: off, on_error or on_warning")
+	f.StringArrayVar(&watch, "watch", nil, "a constraint to watch, e.g. 'x < 1e6' or 'residual decreasing' (repeatable)")
+	f.DurationVar(&silence, "expect-silence", 0, "how long the code may legitimately compute without output, e.g. 2m")
 	f.BoolVar(&asJSON, "json", false, "print the operation as NDJSON protocol messages")
 	f.StringVar(&workspace, "workspace", "", "the kernel's working directory, the only writable one (default: the current directory)")
+	f.StringVar(&serverURL, "server", "", "run on a labmate server, e.g. http://127.0.0.1:7878, instead of locally")
+	f.StringVar(&session, "session", "", "with --server: the session to run in (default: a new one)")
+	f.StringVar(&token, "token", "", "with --server: the bearer token (default $LABMATE_TOKEN)")
 	sf.add(cmd)
 	return cmd
 }
@@ -145,13 +173,57 @@ func kernelFor(path string) (string, error) {
 	return "", fmt.Errorf("%s: cannot tell the kernel from the extension %q: pass --kernel octave|python|shell", path, ext)
 }
 
-func exitCode(r *protocol.Result) error {
-	switch r.Status {
-	case protocol.StatusOK:
+// execRemote runs req on a server through the client package and reports its messages:
+// to raw as NDJSON when it is set, else through out.
+func execRemote(ctx context.Context, out reporter, raw *json.Encoder, serverURL, token, session string, req *protocol.Request) error {
+	if token == "" {
+		token = os.Getenv("LABMATE_TOKEN")
+	}
+	if session == "" {
+		session = uuid.NewString()
+	}
+	c, err := client.New(serverURL, token)
+	if err != nil {
+		return err
+	}
+	var last *operation.Message
+	for m, err := range c.Exec(ctx, session, req) {
+		if err != nil {
+			return err
+		}
+		payload, err := protocol.DecodePayload(m)
+		if err != nil {
+			return err
+		}
+		if raw != nil {
+			err = raw.Encode(m)
+		} else {
+			err = out.message(m.Type, payload)
+		}
+		if err != nil {
+			return err
+		}
+		last = &operation.Message{Type: m.Type, Payload: payload}
+	}
+	if last == nil || !last.Type.Terminal() {
+		return exitError{2}
+	}
+	return exitCode(last)
+}
+
+// exitCode maps the terminal message to labmate exec's exit status.
+func exitCode(m *operation.Message) error {
+	f, ok := m.Payload.(*protocol.Failed)
+	switch {
+	case m.Type == protocol.TypeComplete:
 		return nil
-	case protocol.StatusTimeout:
+	case !ok || f.Result == nil:
+		return exitError{2}
+	case f.Reason == protocol.ReasonInterrupted && f.Verdict != nil:
+		return exitError{3}
+	case f.Reason == protocol.ReasonTimeout:
 		return exitError{124}
-	case protocol.StatusInterrupted:
+	case f.Reason == protocol.ReasonInterrupted:
 		return exitError{130}
 	}
 	return exitError{1}
@@ -186,14 +258,24 @@ func (r *jsonReporter) message(t protocol.Type, payload any) error {
 }
 
 // textReporter prints output as a terminal user expects: stdout lines to stdout, stderr
-// lines to stderr, labmate's own notes to stderr prefixed "labmate:".
-type textReporter struct{ stdout, stderr io.Writer }
+// lines to stderr, labmate's own notes (verdicts, the outcome) to stderr prefixed "labmate:".
+type textReporter struct {
+	stdout, stderr io.Writer
+	hotfix         protocol.Hotfix
+}
 
 func (r *textReporter) message(t protocol.Type, payload any) error {
 	switch p := payload.(type) {
 	case *protocol.Progress:
+		if v := p.Verdict; v != nil {
+			fmt.Fprintf(r.stderr, "labmate: [%s] %s\n", v.State, verdictText(v))
+			if perception.Interrupts(r.hotfix, v) {
+				fmt.Fprintf(r.stderr, "labmate: hot-fix (%s): interrupting\n", r.hotfix)
+			}
+		}
 		o := p.Observation
 		switch {
+		case o == nil:
 		case o.Kind == protocol.ObsStdout:
 			fmt.Fprintln(r.stdout, o.Line)
 		case o.Kind == protocol.ObsStderr:
@@ -205,6 +287,8 @@ func (r *textReporter) message(t protocol.Type, payload any) error {
 		fmt.Fprintf(r.stderr, "labmate: ok in %.3fs\n", p.Result.DurationS)
 	case *protocol.Failed:
 		switch {
+		case p.Result != nil && p.Verdict != nil && p.Reason == protocol.ReasonInterrupted:
+			fmt.Fprintf(r.stderr, "labmate: stopped by perception after %.3fs (%s); the workspace is kept\n", p.Result.DurationS, verdictText(p.Verdict))
 		case p.Result == nil:
 			fmt.Fprintf(r.stderr, "labmate: failed: %s\n", p.Error)
 		case p.Result.Line > 0:
@@ -214,6 +298,13 @@ func (r *textReporter) message(t protocol.Type, payload any) error {
 		}
 	}
 	return nil
+}
+
+func verdictText(v *protocol.Verdict) string {
+	if v.State == protocol.Normal {
+		return "back to normal"
+	}
+	return v.Detector + ": " + v.Message
 }
 
 func firstLine(s string) string {

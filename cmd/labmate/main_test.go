@@ -175,6 +175,7 @@ func TestExecExitCodes(t *testing.T) {
 	write(t, dir, "unterminated.py", "for i in range(3):\n")
 	write(t, dir, "garbage.py", "\x7fELF\x02\x01\x01\x00\xff\xfe")
 	write(t, dir, "notes.txt", "x = 1")
+	write(t, dir, "diverge.py", "import time\nx = 1.0\nfor i in range(100):\n    x *= 3\n    print('x =', x, flush=True)\n    time.sleep(0.05)\n")
 	for _, c := range []struct {
 		name  string
 		stdin string
@@ -191,6 +192,11 @@ func TestExecExitCodes(t *testing.T) {
 		{"stdinNeedsKernel", "x = 1", []string{"exec", "-"}, 2, "--kernel"},
 		{"binary", "", []string{"exec", "garbage.py"}, 2, "not UTF-8"},
 		{"noFile", "", []string{"exec"}, 2, "accepts 1 arg"},
+		{"hotfix", "", []string{"exec", "diverge.py"}, 3, "stopped by perception"},
+		{"hotfixOff", "", []string{"exec", "--hotfix", "off", "--timeout", "1s", "diverge.py"}, 124, "] divergence"},
+		{"watch", "", []string{"exec", "--watch", "x < 100", "diverge.py"}, 3, "constraint"},
+		{"badWatch", "", []string{"exec", "--watch", "x <", "diverge.py"}, 2, "watch"},
+		{"badHotfix", "", []string{"exec", "--hotfix", "maybe", "diverge.py"}, 2, `hotfix "maybe"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := labmate(t, dir, c.stdin, c.args...)

@@ -51,7 +51,7 @@ interrupted without losing their workspace.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd())
+	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
 	return root
 }
 

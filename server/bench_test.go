@@ -1,0 +1,173 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/server"
+)
+
+// lines is an in-process kernel that prints n lines as fast as it can: it isolates the
+// protocol (store, fan-out, WebSocket) from interpreter speed in the load test.
+type lines struct{ n int }
+
+func (l lines) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Step, error] {
+	return func(yield func(*kernel.Step, error) bool) {
+		for i := range l.n {
+			o := &protocol.Observation{Kind: protocol.ObsStdout, Time: time.Now(), Line: fmt.Sprintf("line %d of the run", i)}
+			if !yield(&kernel.Step{Observation: o}, nil) {
+				return
+			}
+		}
+		yield(&kernel.Step{Result: &protocol.Result{Status: protocol.StatusOK, WorkspaceOK: true}}, nil)
+	}
+}
+func (lines) Interrupt() error              { return nil }
+func (lines) Restart(context.Context) error { return nil }
+func (lines) Info() kernel.Info             { return kernel.Info{Name: "lines"} }
+func (lines) Close() error                  { return nil }
+
+func benchServer(b *testing.B, n int) (*httptest.Server, func()) {
+	store, err := sqlite.Open(filepath.Join(b.TempDir(), "labmate.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(context.Background(), server.Config{
+		Store:            store,
+		Start:            func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil },
+		Workspaces:       b.TempDir(),
+		SubscriberBuffer: 1 << 16,
+		Logf:             b.Logf,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	return hs, func() { hs.Close(); srv.Close(); store.Close() }
+}
+
+// BenchmarkProtocol: 200 concurrent operations, each streaming 1,000 lines to 2 WebSocket
+// subscribers, through the SQLite store. Reports delivered messages per second, the p99
+// latency from a message's creation to its delivery, and lost messages (must be 0).
+func BenchmarkProtocol(b *testing.B) {
+	const ops, perOp, subs = 200, 1000, 2
+	for b.Loop() {
+		b.StopTimer()
+		hs, stop := benchServer(b, perOp)
+		ws := strings.Replace(hs.URL, "http", "ws", 1)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var lat []time.Duration
+		delivered, lost := 0, 0
+		ready := make(chan struct{}, ops*subs)
+		for i := range ops {
+			for range subs {
+				wg.Go(func() {
+					c, _, err := websocket.Dial(context.Background(), fmt.Sprintf("%s/v1/sessions/s%d/ws", ws, i), nil)
+					if err != nil {
+						b.Error(err)
+						ready <- struct{}{}
+						return
+					}
+					defer c.CloseNow()
+					c.SetReadLimit(1 << 20)
+					ready <- struct{}{}
+					var mine []time.Duration
+					var last int64
+					for {
+						_, data, err := c.Read(context.Background())
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						now := time.Now()
+						var m protocol.EnhancedMessage
+						json.Unmarshal(data, &m)
+						if m.Seq != last+1 {
+							mu.Lock()
+							lost += int(m.Seq - last - 1)
+							mu.Unlock()
+						}
+						last = m.Seq
+						mine = append(mine, now.Sub(time.Unix(0, int64(m.Timestamp*1e9))))
+						if m.Type.Terminal() {
+							break
+						}
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					delivered += len(mine)
+					mu.Unlock()
+				})
+			}
+		}
+		for range ops * subs {
+			<-ready
+		}
+		b.StartTimer()
+		begin := time.Now()
+		for i := range ops {
+			body, _ := json.Marshal(&protocol.Request{Kind: "exec", Kernel: "lines", Code: "-"})
+			resp, err := http.Post(fmt.Sprintf("%s/v1/sessions/s%d/operations", hs.URL, i), "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		wg.Wait()
+		elapsed := time.Since(begin)
+		b.StopTimer()
+		stop()
+		slices.Sort(lat)
+		b.ReportMetric(float64(delivered)/elapsed.Seconds(), "msgs/s")
+		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
+		b.ReportMetric(float64(lost), "lost")
+		b.StartTimer()
+	}
+}
+
+// BenchmarkIdleSession reports the server memory one idle session costs (one finished
+// operation in its log, no subscriber).
+func BenchmarkIdleSession(b *testing.B) {
+	const n = 500
+	for b.Loop() {
+		b.StopTimer()
+		hs, stop := benchServer(b, 10)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		for i := range n {
+			body, _ := json.Marshal(&protocol.Request{Kind: "exec", Kernel: "lines", Code: "-"})
+			resp, err := http.Post(fmt.Sprintf("%s/v1/sessions/idle%d/operations", hs.URL, i), "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		time.Sleep(500 * time.Millisecond) // let the operations finish
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/session")
+		stop()
+		b.StartTimer()
+	}
+}

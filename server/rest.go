@@ -1,0 +1,124 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	s.mux.HandleFunc("GET /v1/sessions", s.listSessions)
+	s.mux.HandleFunc("POST /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusCreated, map[string]string{"id": uuid.NewString()})
+	})
+	s.mux.HandleFunc("GET /v1/sessions/{id}/ws", s.handleWS)
+	s.mux.HandleFunc("GET /v1/sessions/{id}/messages", s.sessionMessages)
+	s.mux.HandleFunc("GET /v1/sessions/{id}/operations", s.listOperations)
+	s.mux.HandleFunc("POST /v1/sessions/{id}/operations", s.postOperation)
+	s.mux.HandleFunc("GET /v1/sessions/{id}/operations/{op}/messages", s.operationMessages)
+	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.Sessions(r.Context())
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.Operations(r.Context(), r.PathValue("id"))
+	if err != nil {
+		storeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
+	after, err := afterParam(r)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	collect(w, s.store.After(r.Context(), r.PathValue("id"), after))
+}
+
+func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
+	collect(w, s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op")))
+}
+
+func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, error) bool)) {
+	list := []*protocol.EnhancedMessage{}
+	for m, err := range seq {
+		if err != nil {
+			storeError(w, err)
+			return
+		}
+		list = append(list, m)
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// postOperation submits an operation_request payload; the reply names the operation, whose
+// messages then arrive on the session's stream.
+func (s *Server) postOperation(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+	var req protocol.Request
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		httpError(w, http.StatusBadRequest, "operation_request payload: "+err.Error())
+		return
+	}
+	id, err := s.session(r.PathValue("id")).submit(r.Context(), r.URL.Query().Get("operation_id"), &req)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"operation_id": id})
+}
+
+func (s *Server) postInterrupt(w http.ResponseWriter, r *http.Request) {
+	var in protocol.Interrupt
+	if r.ContentLength != 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			httpError(w, http.StatusBadRequest, "operation_interrupt payload: "+err.Error())
+			return
+		}
+	}
+	if err := s.session(r.PathValue("id")).interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
+		httpError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"operation_id": r.PathValue("op")})
+}
+
+func storeError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
+		code = http.StatusNotFound
+	}
+	httpError(w, code, err.Error())
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,401 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/client"
+)
+
+type fixture struct {
+	srv   *server.Server
+	http  *httptest.Server
+	store protocol.Store
+}
+
+func newFixture(t *testing.T, store protocol.Store, edit func(*server.Config)) *fixture {
+	t.Helper()
+	opts := testutil.KernelOptions(t)
+	cfg := server.Config{
+		Store: store,
+		Start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+			if name != "python" {
+				return nil, fmt.Errorf("unknown kernel %q", name)
+			}
+			o := opts
+			o.Workspace = ws
+			return python.Start(ctx, &o)
+		},
+		Workspaces: t.TempDir(),
+		Prewarm:    []string{"python"},
+		Logf:       t.Logf,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := server.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv, http: httptest.NewServer(srv), store: store}
+	t.Cleanup(func() { f.http.Close(); srv.Close() })
+	return f
+}
+
+func (f *fixture) dial(t *testing.T, session string, after int64) *websocket.Conn {
+	t.Helper()
+	url := strings.Replace(f.http.URL, "http", "ws", 1) + fmt.Sprintf("/v1/sessions/%s/ws?after=%d", session, after)
+	c, _, err := websocket.Dial(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(16 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func send(t *testing.T, c *websocket.Conn, typ protocol.Type, session, op string, payload any) {
+	t.Helper()
+	m, err := protocol.NewMessage(typ, session, op, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(m)
+	if err := c.Write(context.Background(), websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read returns the next frame as a message, or the error reply's text.
+func read(t *testing.T, c *websocket.Conn) (*protocol.EnhancedMessage, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, data, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	var probe struct{ Type, Error string }
+	json.Unmarshal(data, &probe)
+	if probe.Type == "error" {
+		return nil, probe.Error
+	}
+	var m protocol.EnhancedMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return &m, ""
+}
+
+// until reads until op's terminal message, checking gap-free seq and causal order.
+func until(t *testing.T, c *websocket.Conn, op string, last *int64) []*protocol.EnhancedMessage {
+	t.Helper()
+	var got []*protocol.EnhancedMessage
+	for {
+		m, e := read(t, c)
+		if e != "" {
+			t.Fatalf("error reply: %s", e)
+		}
+		if *last != 0 && m.Seq != *last+1 {
+			t.Fatalf("seq %d after %d: not gap-free", m.Seq, *last)
+		}
+		*last = m.Seq
+		if m.OperationID != op {
+			continue
+		}
+		got = append(got, m)
+		if m.Type.Terminal() {
+			return got
+		}
+	}
+}
+
+func replay(t *testing.T, msgs []*protocol.EnhancedMessage) {
+	t.Helper()
+	log := protocol.NewLog(msgs[0].SessionID)
+	for _, m := range msgs {
+		if _, err := log.Append(m); err != nil {
+			t.Fatalf("stream breaks the state machine at %s: %v", m.Type, err)
+		}
+	}
+}
+
+func TestExecOverWebSocket(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	c := f.dial(t, "s1", 0)
+	send(t, c, protocol.TypeRequest, "s1", "op1", &protocol.Request{Kind: "exec", Kernel: "python", Code: "a = 41\nfor i in range(3):\n    print('line', i)"})
+	var last int64
+	msgs := until(t, c, "op1", &last)
+	replay(t, msgs)
+	if msgs[0].Type != protocol.TypeRequest || msgs[1].Type != protocol.TypeAck || msgs[2].Type != protocol.TypeStart || msgs[len(msgs)-1].Type != protocol.TypeComplete {
+		t.Fatalf("types %v", types(msgs))
+	}
+	// The workspace persists: a second operation in the session sees a.
+	send(t, c, protocol.TypeRequest, "s1", "op2", &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(a + 1)"})
+	msgs = until(t, c, "op2", &last)
+	if !hasLine(msgs, "42") {
+		t.Errorf("second operation did not see the first one's variable: %v", types(msgs))
+	}
+}
+
+func TestResumeAfterDisconnect(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	c := f.dial(t, "s", 0)
+	send(t, c, protocol.TypeRequest, "s", "op", &protocol.Request{Kind: "exec", Kernel: "python",
+		Code: "import time\nfor i in range(40):\n    print(i, flush=True)\n    time.sleep(0.01)"})
+	var seen []*protocol.EnhancedMessage
+	for len(seen) < 8 {
+		m, _ := read(t, c)
+		seen = append(seen, m)
+	}
+	c.CloseNow() // drop the connection mid-stream
+	time.Sleep(100 * time.Millisecond)
+	c2 := f.dial(t, "s", seen[len(seen)-1].Seq)
+	last := seen[len(seen)-1].Seq
+	seen = append(seen, until(t, c2, "op", &last)...)
+	for i, m := range seen {
+		if m.Seq != int64(i+1) {
+			t.Fatalf("message %d has seq %d: lost or repeated across the reconnect", i, m.Seq)
+		}
+	}
+	replay(t, seen)
+	var lines int
+	for _, m := range seen {
+		if p, _ := protocol.DecodePayload(m); p != nil {
+			if pr, ok := p.(*protocol.Progress); ok && pr.Observation != nil && pr.Observation.Kind == protocol.ObsStdout {
+				lines++
+			}
+		}
+	}
+	if lines != 40 {
+		t.Errorf("%d stdout lines across the reconnect, want 40", lines)
+	}
+}
+
+func TestInterruptAndBadMessages(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	c := f.dial(t, "s", 0)
+	for _, bad := range []struct{ frame, want string }{
+		{"{not json", "malformed message"},
+		{`{"type":"operation_teleport","operation_id":"x"}`, `type "operation_teleport"`},
+		{`{"type":"operation_complete","operation_id":"x"}`, `type "operation_complete"`},
+		{`{"type":"operation_request","operation_id":"x","payload":{"kind":7}}`, "operation_request payload"},
+		{`{"type":"operation_interrupt","operation_id":"nope"}`, "illegal transition"},
+	} {
+		c.Write(context.Background(), websocket.MessageText, []byte(bad.frame))
+		if _, e := read(t, c); !strings.Contains(e, bad.want) {
+			t.Errorf("%s: reply %q, want it to mention %q", bad.frame, e, bad.want)
+		}
+	}
+	// A rejected request is logged and failed, and the session stays usable.
+	send(t, c, protocol.TypeRequest, "s", "bad", &protocol.Request{Kind: "exec", Kernel: "python", Code: "x", Hotfix: "sometimes"})
+	var last int64
+	msgs := until(t, c, "bad", &last)
+	if p, _ := protocol.DecodePayload(msgs[len(msgs)-1]); p.(*protocol.Failed).Reason != protocol.ReasonRejected {
+		t.Errorf("bad hotfix: %+v", p)
+	}
+	send(t, c, protocol.TypeRequest, "s", "loop", &protocol.Request{Kind: "exec", Kernel: "python", Code: "k = 0\nwhile True:\n    k += 1"})
+	time.Sleep(500 * time.Millisecond)
+	send(t, c, protocol.TypeInterrupt, "s", "loop", &protocol.Interrupt{Why: "test"})
+	msgs = until(t, c, "loop", &last)
+	p, _ := protocol.DecodePayload(msgs[len(msgs)-1])
+	if fl, ok := p.(*protocol.Failed); !ok || fl.Reason != protocol.ReasonInterrupted || !fl.Result.WorkspaceOK {
+		t.Fatalf("interrupted loop: %+v", p)
+	}
+	send(t, c, protocol.TypeRequest, "s", "after", &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(k > 0)"})
+	if msgs := until(t, c, "after", &last); !hasLine(msgs, "True") {
+		t.Errorf("workspace lost after the interrupt: %v", types(msgs))
+	}
+}
+
+func TestSlowSubscriberIsCutOff(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.SubscriberBuffer = 256 })
+	slow := f.dial(t, "s", 0) // never reads while the operation runs
+	c, _ := client.New(f.http.URL, "")
+	begin := time.Now()
+	var got []*protocol.EnhancedMessage
+	for m, err := range c.Exec(context.Background(), "s", &protocol.Request{Kind: "exec", Kernel: "python", Code: "for i in range(20000):\n    print(i)"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	if d := time.Since(begin); d > 20*time.Second {
+		t.Errorf("the operation took %v with a stalled subscriber", d)
+	}
+	if got[len(got)-1].Type != protocol.TypeComplete || !hasLine(got, "19999") {
+		t.Fatalf("the other subscriber: %d messages ending %s", len(got), got[len(got)-1].Type)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq <= got[i-1].Seq {
+			t.Fatalf("seq %d after %d: repeated", got[i].Seq, got[i-1].Seq)
+		}
+	}
+	// The slow one finds its connection closed with a reason that says where to resume…
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var err error
+	var last int64
+	for err == nil {
+		var data []byte
+		if _, data, err = slow.Read(ctx); err == nil {
+			var m protocol.EnhancedMessage
+			json.Unmarshal(data, &m)
+			last = m.Seq
+		}
+	}
+	if websocket.CloseStatus(err) != websocket.StatusTryAgainLater || !strings.Contains(err.Error(), fmt.Sprintf("after=%d", last)) {
+		t.Fatalf("slow subscriber (last seq %d): %v", last, err)
+	}
+	// … and resumes from the log without a gap.
+	again := f.dial(t, "s", last)
+	until(t, again, got[0].OperationID, &last)
+}
+
+func TestParallelSessionsAndClient(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	c, err := client.New(f.http.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for i := range 3 {
+		wg.Go(func() {
+			var n int
+			for m, err := range c.Exec(context.Background(), fmt.Sprint("p", i), &protocol.Request{Kind: "exec", Kernel: "python", Code: "import time\ntime.sleep(1)\nprint('ok')"}) {
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n++
+				if m.Type.Terminal() && m.Type != protocol.TypeComplete {
+					t.Errorf("session %d: %s", i, m.Payload)
+				}
+			}
+			if n < 4 {
+				t.Errorf("session %d: %d messages", i, n)
+			}
+		})
+	}
+	wg.Wait()
+	if d := time.Since(begin); d > 2900*time.Millisecond {
+		t.Errorf("3 sessions of 1 s each took %v: not in parallel", d)
+	}
+}
+
+func TestRESTAndToken(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = "s3cret" })
+	get := func(path, token string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, f.http.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return resp, b.String()
+	}
+	if r, _ := get("/healthz", ""); r.StatusCode != 200 {
+		t.Errorf("healthz: %d", r.StatusCode)
+	}
+	if r, _ := get("/v1/sessions", ""); r.StatusCode != 401 {
+		t.Errorf("no token: %d", r.StatusCode)
+	}
+	if r, _ := get("/v1/sessions", "wrong"); r.StatusCode != 401 {
+		t.Errorf("wrong token: %d", r.StatusCode)
+	}
+	c, _ := client.New(f.http.URL, "s3cret")
+	for _, err := range c.Exec(context.Background(), "rest", &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(1)"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, body := get("/v1/sessions/rest/operations", "s3cret"); r.StatusCode != 200 || !strings.Contains(body, `"state":"COMPLETED"`) {
+		t.Errorf("operations: %d %s", r.StatusCode, body)
+	}
+	if r, body := get("/v1/sessions/nope/operations", "s3cret"); r.StatusCode != 404 {
+		t.Errorf("unknown session: %d %s", r.StatusCode, body)
+	}
+	if r, body := get("/v1/sessions/rest/messages?after=x", "s3cret"); r.StatusCode != 400 {
+		t.Errorf("bad after: %d %s", r.StatusCode, body)
+	}
+}
+
+func TestRecoverOnStart(t *testing.T) {
+	store := protocol.NewMemStore()
+	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
+		m, _ := protocol.NewMessage(typ, "crashed", "op", &protocol.Request{Kind: "exec"})
+		if _, err := store.Append(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newFixture(t, store, nil)
+	ops, err := store.Operations(context.Background(), "crashed")
+	if err != nil || len(ops) != 1 || ops[0].State != protocol.FailedState {
+		t.Fatalf("after restart: %+v %v", ops, err)
+	}
+}
+
+func types(msgs []*protocol.EnhancedMessage) []protocol.Type {
+	var out []protocol.Type
+	for _, m := range msgs {
+		out = append(out, m.Type)
+	}
+	return out
+}
+
+func hasLine(msgs []*protocol.EnhancedMessage, line string) bool {
+	for _, m := range msgs {
+		if p, _ := protocol.DecodePayload(m); p != nil {
+			if pr, ok := p.(*protocol.Progress); ok && pr.Observation != nil && pr.Observation.Line == line {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestOversizedFrame(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.MaxMessageBytes = 4096 })
+	c := f.dial(t, "big", 0)
+	send(t, c, protocol.TypeRequest, "big", "op", &protocol.Request{Kind: "exec", Kernel: "python", Code: strings.Repeat("x = 1\n", 2000)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := c.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Fatalf("oversized frame: %v, want close status 1009 (message too big)", err)
+	}
+	// The session stays usable on a new connection.
+	c = f.dial(t, "big", 0)
+	send(t, c, protocol.TypeRequest, "big", "small", &protocol.Request{Kind: "exec", Kernel: "python", Code: "print('fine')"})
+	var last int64
+	if msgs := until(t, c, "small", &last); !hasLine(msgs, "fine") {
+		t.Errorf("session unusable after an oversized frame: %v", types(msgs))
+	}
+}

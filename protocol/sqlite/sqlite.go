@@ -10,21 +10,26 @@
 // returns once its transaction has committed. Other messages are committed in groups by one
 // writer goroutine — whatever arrived while the previous transaction was being written — always
 // in seq order, so a crash loses at most a tail of a session, never a message in the middle,
-// and Close commits everything. Validation and seq assignment happen in memory: each session's
-// last seq and operation states are loaded once, when it is first used; Append does not read
-// the file afterwards. One process at a time may use a file.
+// and Close commits everything. At most a thousand or so messages wait for the writer (about
+// 10 ms of its work); beyond that Append blocks. A failed write (a full disk) is final: the store
+// refuses further appends, and a restart recovers from what was committed.
+//
+// Validation and seq assignment happen in memory: each session's last seq and operation states
+// are loaded once, when it is first used; Append does not read the file afterwards. One process
+// at a time may use a file.
 //
 // # Schema (version 1, kept in PRAGMA user_version)
 //
 //	messages(session_id, seq, id, type, operation_id, timestamp, payload BLOB,
 //	         PRIMARY KEY(session_id, seq))
-//	         index (session_id, operation_id, seq) for one operation's history
-//	operations(session_id, operation_id, kind, state, created, updated,
+//	operations(session_id, operation_id, kind, state, created, updated, first_seq, last_seq,
 //	           PRIMARY KEY(session_id, operation_id))
 //
-// timestamp, created and updated are Unix seconds (REAL); state is a protocol.State; every
-// message references its operation, which is written in the same transaction. A file with a
-// newer schema version is refused with ErrNewerSchema.
+// A message references its operation, which is written in the same transaction. timestamp,
+// created and updated are Unix seconds (REAL); state is a protocol.State; first_seq and last_seq
+// bound the operation's messages in its session, so reading one operation's history needs no
+// index of its own (each index costs every append). A file with a newer schema version is
+// refused with ErrNewerSchema.
 package sqlite
 
 import (
@@ -38,6 +43,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,6 +63,8 @@ CREATE TABLE operations (
 	state        TEXT NOT NULL,
 	created      REAL NOT NULL,
 	updated      REAL NOT NULL,
+	first_seq    INTEGER NOT NULL,
+	last_seq     INTEGER NOT NULL,
 	PRIMARY KEY (session_id, operation_id)
 );
 CREATE TABLE messages (
@@ -70,7 +78,6 @@ CREATE TABLE messages (
 	PRIMARY KEY (session_id, seq),
 	FOREIGN KEY (session_id, operation_id) REFERENCES operations
 );
-CREATE INDEX messages_operation ON messages (session_id, operation_id, seq);
 `
 
 // lastSeq is the query of a session's last seq.
@@ -79,16 +86,20 @@ const lastSeq = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?
 // ErrNewerSchema is wrapped by Open for a file written by a newer labmate.
 var ErrNewerSchema = errors.New("sqlite: the store has a newer schema than this labmate knows")
 
+// ErrInUse reports a store file another process has open.
+var ErrInUse = errors.New("sqlite: store in use")
+
 const (
-	queueLen  = 1024 // appends waiting for the writer; Append blocks beyond
-	maxBatch  = 512  // messages per transaction
-	readChunk = 256  // rows per read query, so a slow reader holds no transaction open
+	queueLen  = 512 // appends waiting for the writer; Append blocks beyond
+	maxBatch  = 512 // messages per transaction
+	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
 	readBytes = 4 << 20
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
 	path string
+	lock *os.File  // path+".lock", flocked: one process per store file
 	db   *sql.DB   // readers
 	w    *sql.Conn // the writer's own connection
 	// The writer's statements.
@@ -134,15 +145,26 @@ func Open(path string) (*Store, error) {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	// Sequence numbers are assigned in memory, so two processes on one file would clash.
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("%w: %s is in use by another process (another labmate serve?): %w", ErrInUse, path, err)
+	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
 	s := &Store{
 		path:     path,
+		lock:     lock,
 		db:       db,
 		sessions: make(map[string]*session),
 		writes:   make(chan write, queueLen),
@@ -181,8 +203,8 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	for stmt, query := range map[**sql.Stmt]string{
-		&s.insertOp:  "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?)",
-		&s.updateOp:  "UPDATE operations SET state = ?, updated = ? WHERE session_id = ? AND operation_id = ?",
+		&s.insertOp:  "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		&s.updateOp:  "UPDATE operations SET state = ?, updated = ?, last_seq = ? WHERE session_id = ? AND operation_id = ?",
 		&s.insertMsg: "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
 	} {
 		if *stmt, err = s.w.PrepareContext(ctx, query); err != nil {
@@ -402,7 +424,7 @@ func (s *Store) commit(batch []write) (err error) {
 			begun = true
 		}
 		if m.Type == protocol.TypeRequest {
-			if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, w.state, m.Timestamp, m.Timestamp); err != nil {
+			if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, w.state, m.Timestamp, m.Timestamp, m.Seq, m.Seq); err != nil {
 				return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
 			}
 		} else {
@@ -421,7 +443,7 @@ func (s *Store) commit(batch []write) (err error) {
 	}
 	for _, w := range updates {
 		m := w.m
-		if _, err := s.updateOp.ExecContext(ctx, w.state, m.Timestamp, m.SessionID, m.OperationID); err != nil {
+		if _, err := s.updateOp.ExecContext(ctx, w.state, m.Timestamp, m.Seq, m.SessionID, m.OperationID); err != nil {
 			return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
 		}
 	}
@@ -501,23 +523,30 @@ func (s *Store) After(ctx context.Context, sessionID string, after int64) iter.S
 	}
 }
 
-// Operation implements protocol.Store.
+// Operation implements protocol.Store. An operation's messages lie between its first and last
+// seq, mostly alone when the session runs its operations one after the other.
 func (s *Store) Operation(ctx context.Context, sessionID, operationID string) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
-		last, err := s.snapshot(ctx, sessionID)
-		if err != nil {
+		if _, err := s.snapshot(ctx, sessionID); err != nil {
 			yield(nil, err)
 			return
 		}
-		found := false
-		for m, err := range s.messages(ctx, sessionID, operationID, 0, last) {
-			found = true
+		var first, last int64
+		err := s.db.QueryRowContext(ctx,
+			"SELECT first_seq, last_seq FROM operations WHERE session_id = ? AND operation_id = ?",
+			sessionID, operationID).Scan(&first, &last)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			yield(nil, fmt.Errorf("%w %q in session %s", protocol.ErrUnknownOperation, operationID, sessionID))
+			return
+		case err != nil:
+			yield(nil, fmt.Errorf("sqlite: reading operation %s of session %s from %s: %w", operationID, sessionID, s.path, err))
+			return
+		}
+		for m, err := range s.messages(ctx, sessionID, operationID, first-1, last) {
 			if !yield(m, err) {
 				return
 			}
-		}
-		if !found {
-			yield(nil, fmt.Errorf("%w %q in session %s", protocol.ErrUnknownOperation, operationID, sessionID))
 		}
 	}
 }
@@ -525,20 +554,11 @@ func (s *Store) Operation(ctx context.Context, sessionID, operationID string) it
 // messages yields the session's messages with after < seq <= last, only operation op's unless
 // op is empty. It reads them in chunks, holding no transaction open while yielding.
 func (s *Store) messages(ctx context.Context, sessionID, op string, after, last int64) iter.Seq2[*protocol.EnhancedMessage, error] {
-	const cols = "SELECT seq, id, type, operation_id, timestamp, payload FROM messages "
-	query := cols + "WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4"
-	if op != "" {
-		// Without statistics the planner would scan the session's messages.
-		query = cols + "INDEXED BY messages_operation " +
-			"WHERE session_id = ?1 AND operation_id = ?5 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4"
-	}
+	query := "SELECT seq, id, type, operation_id, timestamp, payload FROM messages " +
+		"WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 AND (?5 = '' OR operation_id = ?5) ORDER BY seq LIMIT ?4"
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		for after < last {
-			args := []any{sessionID, after, last, readChunk}
-			if op != "" {
-				args = append(args, op)
-			}
-			chunk, err := s.read(ctx, query, args...)
+			chunk, err := s.read(ctx, query, sessionID, after, last, readChunk, op)
 			if err != nil {
 				yield(nil, fmt.Errorf("sqlite: reading session %s from %s: %w", sessionID, s.path, err))
 				return
@@ -618,7 +638,7 @@ func (s *Store) Operations(ctx context.Context, sessionID string) ([]protocol.Op
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT operation_id, kind, state, created, updated FROM operations WHERE session_id = ? ORDER BY rowid", sessionID)
+		"SELECT operation_id, kind, state, created, updated FROM operations WHERE session_id = ? ORDER BY first_seq", sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: listing the operations of session %s in %s: %w", sessionID, s.path, err)
 	}
@@ -721,5 +741,6 @@ func (s *Store) release() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	return errors.Join(append(errs, s.db.Close())...)
+	errs = append(errs, s.db.Close())
+	return errors.Join(append(errs, s.lock.Close())...)
 }

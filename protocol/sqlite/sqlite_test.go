@@ -245,3 +245,58 @@ func readOnly(t *testing.T, dir string) {
 		}
 	})
 }
+
+// TestWriteFailure breaks the file under the store: the terminal append that cannot be
+// committed fails, and so does every append after it, since seqs were handed out for what is lost.
+func TestWriteFailure(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s := open(t, path)
+	appendMsg := func(op string, typ protocol.Type) error {
+		_, err := s.Append(ctx, &protocol.EnhancedMessage{Type: typ, SessionID: "s1", OperationID: op, Payload: json.RawMessage(`{}`)})
+		return err
+	}
+	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
+		if err := appendMsg("a", typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Operations(ctx, "s1"); err != nil { // commits them
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("DROP TABLE messages"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	if err := appendMsg("a", protocol.TypeComplete); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("terminal Append on a broken file = %v, want an error naming the file", err)
+	}
+	if err := appendMsg("b", protocol.TypeRequest); err == nil || !strings.Contains(err.Error(), "no such table") {
+		t.Errorf("Append after a failed write = %v, want the write error", err)
+	}
+	if err := s.Close(); err == nil {
+		t.Error("Close after a failed write = nil, want the write error")
+	}
+}
+
+func TestOneProcessPerFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(path); !errors.Is(err, sqlite.ErrInUse) {
+		t.Fatalf("second Open of a file in use: %v, want sqlite.ErrInUse", err)
+	}
+	s.Close()
+	s, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s.Close()
+}

@@ -66,9 +66,15 @@ func (ss *session) append(ctx context.Context, t protocol.Type, opID string, pay
 	if err != nil {
 		return nil, err
 	}
-	for sub := range ss.subs {
-		if !sub.offer(stored) {
-			delete(ss.subs, sub)
+	if len(ss.subs) > 0 {
+		data, err := json.Marshal(stored)
+		if err != nil {
+			return nil, err
+		}
+		for sub := range ss.subs {
+			if !sub.offer(frame{stored.Seq, data}) {
+				delete(ss.subs, sub)
+			}
 		}
 	}
 	return stored, nil

@@ -18,15 +18,21 @@ import (
 // its buffer is full it is dropped and told to resume from the log (messages here are only
 // ever dropped together with the subscriber, never silently).
 type subscriber struct {
-	ch      chan *protocol.EnhancedMessage
+	ch      chan frame
 	dropped chan struct{}
 	once    sync.Once
 }
 
-// offer hands m to the subscriber; false when it was too slow and has been cut off.
-func (sub *subscriber) offer(m *protocol.EnhancedMessage) bool {
+// frame is one message as sent: encoded once, however many subscribers it goes to.
+type frame struct {
+	seq  int64
+	data []byte
+}
+
+// offer hands f to the subscriber; false when it was too slow and has been cut off.
+func (sub *subscriber) offer(f frame) bool {
 	select {
-	case sub.ch <- m:
+	case sub.ch <- f:
 		return true
 	default:
 		sub.once.Do(func() { close(sub.dropped) })
@@ -35,7 +41,7 @@ func (sub *subscriber) offer(m *protocol.EnhancedMessage) bool {
 }
 
 func (ss *session) subscribe(buffer int) *subscriber {
-	sub := &subscriber{ch: make(chan *protocol.EnhancedMessage, buffer), dropped: make(chan struct{})}
+	sub := &subscriber{ch: make(chan frame, buffer), dropped: make(chan struct{})}
 	ss.mu.Lock()
 	ss.subs[sub] = struct{}{}
 	ss.mu.Unlock()
@@ -109,14 +115,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	for {
 		select {
-		case m := <-sub.ch:
-			if m.Seq <= last {
+		case f := <-sub.ch:
+			if f.seq <= last {
 				continue
 			}
-			if write(ctx, conn, m) != nil {
+			if conn.Write(ctx, websocket.MessageText, f.data) != nil {
 				return
 			}
-			last = m.Seq
+			last = f.seq
 		case <-sub.dropped:
 			conn.Close(websocket.StatusTryAgainLater, fmt.Sprintf("too slow for the live stream: reconnect with after=%d", last))
 			return
@@ -126,8 +132,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			}
 			for { // the server is shutting down: deliver what was published, then say so
 				select {
-				case m := <-sub.ch:
-					if m.Seq > last && write(context.Background(), conn, m) != nil {
+				case f := <-sub.ch:
+					if f.seq > last && conn.Write(context.Background(), websocket.MessageText, f.data) != nil {
 						return
 					}
 				default:

@@ -84,7 +84,6 @@ func (c *Cell) Validate() error {
 // Info describes a running kernel.
 type Info struct {
 	Name      string `json:"name"`      // "octave", "python", "shell"
-	Version   string `json:"version"`   // the interpreter's version
 	Sandbox   string `json:"sandbox"`   // the isolation in use
 	Workspace string `json:"workspace"` // the session's writable directory
 	PID       int    `json:"pid"`       // the interpreter's pid (host namespace)

@@ -84,7 +84,6 @@ type Kernel struct {
 	p         *proc
 	closed    bool
 	lastCell  time.Time
-	version   string
 	cellCount int
 }
 

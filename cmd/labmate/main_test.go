@@ -252,3 +252,10 @@ func TestRefusesWithoutSandbox(t *testing.T) {
 		t.Errorf("exec without isolation: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestExecJSONNonFinite(t *testing.T) {
+	out, errOut, code := labmate(t, t.TempDir(), "import math\nlabmate.log('y', math.nan)\nprint('x = inf')\n", "exec", "--json", "--hotfix", "off", "--kernel", "python", "-")
+	if code != 0 || !strings.Contains(out, `"value":"NaN"`) || !strings.Contains(out, `"value":"Inf"`) || !strings.Contains(out, `"operation_complete"`) {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+}

@@ -1,6 +1,6 @@
 % label: faulty
 % fault: memory
-% runtime: 2
+% runtime: 3
 % what: midpoint-rule integration of x^2 on grids refined 4x every level, keeping every level's node vector "for a later Richardson extrapolation"; memory quadruples each level until Octave fails with "out of memory or dimension too large for Octave's index type".
 keep = {};
 printf('integrating x^2 on [0, 1] with 4x more nodes per level (exact value 1/3)\n');

@@ -2,7 +2,7 @@
 # fault: singular
 # watch: amplitude < 1e3
 # runtime: 22
-# what: frequency sweep of an undamped 3-storey shear building, solving (K - w^2 M) x = f with scipy.linalg.solve at each frequency; the grid hits the first natural frequency, the matrix is singular to machine precision (LinAlgWarning: Ill-conditioned matrix), the amplitude jumps to ~1e15 and the sweep carries on with nonsense around each resonance.
+# what: frequency sweep of an undamped 3-storey shear building, solving (K - w^2 M) x = f with scipy.linalg.solve at each frequency; the grid hits the first natural frequency, the matrix is singular to machine precision (LinAlgWarning: Ill-conditioned matrix), the amplitude jumps to ~1e13 and the sweep carries on with nonsense around each resonance.
 import time
 import numpy as np
 import scipy.linalg as sl

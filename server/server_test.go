@@ -399,3 +399,12 @@ func TestOversizedFrame(t *testing.T) {
 		t.Errorf("session unusable after an oversized frame: %v", types(msgs))
 	}
 }
+
+func TestCrossOriginRefused(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	url := strings.Replace(f.http.URL, "http", "ws", 1) + "/v1/sessions/x/ws"
+	_, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://evil.example"}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin WebSocket: %v (%v), want 403", err, resp)
+	}
+}

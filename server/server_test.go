@@ -408,3 +408,33 @@ func TestCrossOriginRefused(t *testing.T) {
 		t.Fatalf("cross-origin WebSocket: %v (%v), want 403", err, resp)
 	}
 }
+
+func TestQueueOrderAndReaping(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.IdleTimeout = 200 * time.Millisecond })
+	c := f.dial(t, "q", 0)
+	for i := range 3 {
+		send(t, c, protocol.TypeRequest, "q", fmt.Sprint("op", i), &protocol.Request{Kind: "exec", Kernel: "python", Code: fmt.Sprintf("import time\ntime.sleep(0.1)\nv = %d", i)})
+	}
+	// Operations of one session run one after the other, in the order they were sent.
+	var order []string
+	for len(order) < 6 {
+		m, e := read(t, c)
+		if e != "" {
+			t.Fatal(e)
+		}
+		if m.Type == protocol.TypeStart || m.Type.Terminal() {
+			order = append(order, fmt.Sprint(m.OperationID, " ", m.Type))
+		}
+	}
+	want := []string{"op0 operation_start", "op0 operation_complete", "op1 operation_start", "op1 operation_complete", "op2 operation_start", "op2 operation_complete"}
+	if strings.Join(order, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("order %q, want %q", order, want)
+	}
+	// An idle session's kernels are reaped: the next operation gets a fresh interpreter.
+	time.Sleep(time.Second)
+	send(t, c, protocol.TypeRequest, "q", "after", &protocol.Request{Kind: "exec", Kernel: "python", Code: "print('v' in globals())"})
+	var last int64
+	if msgs := until(t, c, "after", &last); !hasLine(msgs, "False") {
+		t.Errorf("the kernel survived its idle timeout: %v", types(msgs))
+	}
+}

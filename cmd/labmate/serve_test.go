@@ -165,3 +165,20 @@ func getJSON(t *testing.T, url string, v any) {
 		t.Fatal(err)
 	}
 }
+
+func TestExecThroughServer(t *testing.T) {
+	_, url := serve(t, t.TempDir())
+	dir := t.TempDir()
+	write(t, dir, "run.py", "for i in range(3):\n    print('remote', i)\n")
+	out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "run.py")
+	if code != 0 || out != "remote 0\nremote 1\nremote 2\n" {
+		t.Errorf("exec --server: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, _, code = labmate(t, dir, "", "exec", "--server", url, "--json", "run.py")
+	if code != 0 || strings.Count(out, "\n") < 6 || !strings.Contains(out, `"operation_complete"`) {
+		t.Errorf("exec --server --json: exit %d\n%s", code, out)
+	}
+	if _, errOut, code := labmate(t, dir, "", "serve", "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(errOut, "--token") {
+		t.Errorf("serve on all interfaces without a token: exit %d, %q", code, errOut)
+	}
+}

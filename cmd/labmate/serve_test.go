@@ -182,3 +182,31 @@ func TestExecThroughServer(t *testing.T) {
 		t.Errorf("serve on all interfaces without a token: exit %d, %q", code, errOut)
 	}
 }
+
+// TestServeGracefulShutdown: SIGTERM ends a running operation FAILED, saying why, before the
+// server exits, and the client sees that terminal message.
+func TestServeGracefulShutdown(t *testing.T) {
+	cmd, url := serve(t, t.TempDir())
+	c, _ := client.New(url, "")
+	var last *protocol.EnhancedMessage
+	lines := 0
+	for m, err := range c.Exec(context.Background(), "g", &protocol.Request{Kind: "exec", Kernel: "python",
+		Code: "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)"}) {
+		if err != nil {
+			t.Fatalf("after %d lines: %v", lines, err)
+		}
+		if m.Type == protocol.TypeProgress {
+			if lines++; lines == 5 {
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+		}
+		last = m
+	}
+	var f protocol.Failed
+	if err := last.Decode(&f); err != nil || last.Type != protocol.TypeFailed || !strings.Contains(f.Error, "server shut down") {
+		t.Fatalf("terminal %s %+v, want failed: the server shut down", last.Type, f)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve exited with %v after SIGTERM", err)
+	}
+}

@@ -86,7 +86,25 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 	if opID == "" {
 		opID = uuid.NewString()
 	}
+	// Registered before the request is logged, so that an interrupt racing the request finds it.
+	o := &op{id: opID}
+	o.ctx, o.cancel = context.WithCancel(ss.s.ctx)
+	ss.mu.Lock()
+	if ss.running[opID] != nil {
+		ss.mu.Unlock()
+		o.cancel()
+		return "", fmt.Errorf("operation %s: already running", opID)
+	}
+	ss.running[opID] = o
+	ss.mu.Unlock()
+	forget := func() {
+		ss.mu.Lock()
+		delete(ss.running, opID)
+		ss.mu.Unlock()
+		o.cancel()
+	}
 	if _, err := ss.append(ctx, protocol.TypeRequest, opID, req); err != nil {
+		forget()
 		return "", err
 	}
 	plan, err := operation.Check(req)
@@ -94,15 +112,13 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
 	}
 	if err != nil {
+		forget()
 		_, aerr := ss.append(ctx, protocol.TypeFailed, opID, &protocol.Failed{Reason: protocol.ReasonRejected, Error: err.Error()})
 		return opID, aerr
 	}
-	o := &op{id: opID, plan: plan}
-	o.ctx, o.cancel = context.WithCancel(ss.s.ctx)
-	ss.mu.Lock()
-	ss.running[opID] = o
-	ss.mu.Unlock()
+	o.plan = plan
 	if _, err := ss.append(ctx, protocol.TypeAck, opID, &protocol.StatePayload{State: protocol.Acknowledged}); err != nil {
+		forget()
 		return opID, err
 	}
 	select {
@@ -148,7 +164,6 @@ func (ss *session) work() {
 }
 
 func (ss *session) run(o *op) {
-	defer o.cancel()
 	if o.ctx.Err() != nil { // interrupted or shut down while queued
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: ss.s.stopReason("before the operation started")})
 		return
@@ -187,6 +202,7 @@ func (ss *session) done(o *op, t protocol.Type, payload any) {
 	delete(ss.running, o.id)
 	ss.used = time.Now()
 	ss.mu.Unlock()
+	o.cancel()
 }
 
 // kernel returns the session's kernel of that kind, starting it on first use. The session's

@@ -1,5 +1,7 @@
 // Command labmate is the AI lab partner's command line: live sandboxed kernels (GNU Octave,
-// Python with numpy/scipy, bash) that stream as they run and can be interrupted.
+// Python with numpy/scipy, bash) that stream as they run, are watched by perception and
+// stopped by the Hot-Fix when they go wrong (labmate exec), and the protocol server that
+// streams every operation to any client (labmate serve).
 //
 // It is the only place that picks concrete implementations (kernels, sandbox) and wires them.
 package main

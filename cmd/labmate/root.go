@@ -47,7 +47,12 @@ func newRoot() *cobra.Command {
 		Short: "An AI lab partner that runs science in live, sandboxed kernels",
 		Long: `labmate runs code in live, sandboxed interpreter sessions (GNU Octave, Python with
 numpy/scipy, bash) that stream every line as it is printed, record telemetry, and can be
-interrupted without losing their workspace.`,
+interrupted without losing their workspace. While code runs, perception judges the stream
+and the Hot-Fix stops a run that diverges, turns NaN, oscillates out of control, stalls or
+breaks a --watch constraint. labmate serve streams every operation to any client over
+WebSocket, resumable from a durable log.
+
+Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -101,6 +101,8 @@ type Sandbox interface {
 	Kill(cmd *exec.Cmd) error
 	// Describe names the isolation in use, e.g. "bubblewrap (no network, rlimits …)".
 	Describe() string
+	// MemoryLimit is the address-space limit each interpreter runs under, in bytes; 0: none.
+	MemoryLimit() int64
 }
 
 // Options configure a kernel. A nil *Options means defaults; Sandbox is required.

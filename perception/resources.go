@@ -9,9 +9,9 @@ import (
 // resources reports a run approaching its sandbox's limits, from resource samples.
 //
 // Resident memory at MemoryWarning (default 80%) of the memory limit is a Warning, at
-// MemoryError (default 95%) an Error. The Error comes before the limit on purpose: past it the
-// kernel is killed and its workspace lost, while an interrupt at 95% keeps the workspace (and
-// the agent learns which allocation blew up). 80% leaves room for the ordinary ups and downs
+// MemoryError (default 95%) an Error. The Error comes before the limit on purpose: past it
+// allocations fail wherever the code happens to be (or the machine swaps), while an interrupt at
+// 95% stops the run cleanly with its workspace (and the agent learns which step blew up). 80% leaves room for the ordinary ups and downs
 // of a run that allocates and frees temporaries, yet with resource samples every half-second
 // still warns a few samples before a steadily growing run reaches the Error. The limit is the
 // sample's MemoryLimit, else Thresholds.MemoryLimit; with neither, memory is not judged.

@@ -171,6 +171,9 @@ func resolve(p *Policy) Policy {
 // Mode returns the isolation mode in use.
 func (s *Sandbox) Mode() Mode { return s.mode }
 
+// MemoryLimit is the address-space limit (RLIMIT_AS) of every command, in bytes; 0: none.
+func (s *Sandbox) MemoryLimit() int64 { return max(s.policy.MemoryBytes, 0) }
+
 // Describe names the mode and the limits really in force, in one line, e.g.
 // "bubblewrap 0.8.0: no network, read-only host, private /tmp, writable workspace, 4.0 GiB memory,
 // 256 processes, 1.0 GiB files".

@@ -258,6 +258,23 @@ func Run(t *testing.T, l Lang, opts kernel.Options) {
 		}
 	})
 
+	t.Run("ResourceSamples", func(t *testing.T) {
+		k := start(t)
+		r := run(t, k, l.Loop, 1200*time.Millisecond) // samples come every half second
+		var n int
+		for _, o := range r.Obs {
+			if res := o.Resource; res != nil {
+				n++
+				if res.RSSBytes <= 0 || res.WallSeconds <= 0 || res.MemoryLimit != opts.Sandbox.MemoryLimit() || res.OutputLimit <= 0 {
+					t.Errorf("resource sample %+v", res)
+				}
+			}
+		}
+		if n == 0 {
+			t.Error("no resource sample during a 1.2 s cell")
+		}
+	})
+
 	t.Run("Timeout", func(t *testing.T) {
 		k := start(t)
 		begin := time.Now()

@@ -171,7 +171,7 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 			cpu, rss := usage(p.pid)
 			r.emit(&protocol.Observation{Kind: protocol.ObsResource, Time: time.Now(), Resource: &protocol.Resource{
 				CPUSeconds: cpu, RSSBytes: rss, WallSeconds: time.Since(r.start).Seconds(),
-				OutputBytes: r.out, OutputLimit: k.opts.MaxOutput,
+				OutputBytes: r.out, OutputLimit: k.opts.MaxOutput, MemoryLimit: k.opts.Sandbox.MemoryLimit(),
 			}})
 		case <-p.exited:
 			r.drainExited(cellTag)

@@ -228,7 +228,7 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 	c, _ := client.New(f.http.URL, "")
 	begin := time.Now()
 	var got []*protocol.EnhancedMessage
-	for m, err := range c.Exec(context.Background(), "s", &protocol.Request{Kind: "exec", Kernel: "python", Code: "for i in range(20000):\n    print(i)"}) {
+	for m, err := range c.Exec(context.Background(), "s", &protocol.Request{Kind: "exec", Kernel: "python", Code: "for i in range(60000):\n    print(i)"}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 	if d := time.Since(begin); d > 20*time.Second {
 		t.Errorf("the operation took %v with a stalled subscriber", d)
 	}
-	if got[len(got)-1].Type != protocol.TypeComplete || !hasLine(got, "19999") {
+	if got[len(got)-1].Type != protocol.TypeComplete || !hasLine(got, "59999") {
 		t.Fatalf("the other subscriber: %d messages ending %s", len(got), got[len(got)-1].Type)
 	}
 	for i := 1; i < len(got); i++ {

@@ -234,7 +234,7 @@ func TestSlowSubscriberIsCutOff(t *testing.T) {
 		}
 		got = append(got, m)
 	}
-	if d := time.Since(begin); d > 20*time.Second {
+	if d := time.Since(begin); d > 60*time.Second {
 		t.Errorf("the operation took %v with a stalled subscriber", d)
 	}
 	if got[len(got)-1].Type != protocol.TypeComplete || !hasLine(got, "59999") {

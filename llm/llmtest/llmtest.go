@@ -125,8 +125,8 @@ type Server struct {
 	key    string
 	models []string
 	turns  []Turn
-	next  int
-	calls []*Call
+	next   int
+	calls  []*Call
 }
 
 // NewServer starts a server that answers with turns, in order, and stops it when the test ends.

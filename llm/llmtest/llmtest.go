@@ -53,6 +53,10 @@ const (
 	NoDrop          Drop = iota
 	DropBeforeReply      // close the connection without answering: the client sees a reset/EOF
 	DropMidStream        // stream half of the text, then close the connection
+	// ErrorMidStream streams half of the text, then an error event (the provider failing
+	// mid-answer, e.g. Anthropic's overloaded_error) built from Status (default 529) and
+	// ErrorMessage, and ends the stream. A non-streaming request gets the error status instead.
+	ErrorMidStream
 )
 
 // Turn is one scripted reply. The zero Turn answers an empty text.
@@ -272,7 +276,10 @@ func prepare(w http.ResponseWriter, r *http.Request, c *Call, turn Turn) bool {
 		hijackClose(w)
 		return false
 	}
-	if turn.Status != 0 {
+	if turn.Drop == ErrorMidStream && turn.Status == 0 {
+		turn.Status = 529
+	}
+	if turn.Status != 0 && (turn.Drop != ErrorMidStream || !c.Stream) {
 		msg := turn.ErrorMessage
 		if msg == "" {
 			msg = http.StatusText(turn.Status)
@@ -290,6 +297,27 @@ func prepare(w http.ResponseWriter, r *http.Request, c *Call, turn Turn) bool {
 		return false
 	}
 	return true
+}
+
+// cut ends a stream at the point the turn says: it drops the connection or sends an error event.
+func (s *sse) cut(f Format, turn Turn) {
+	if turn.Drop == DropMidStream {
+		hijackClose(s.w)
+		return
+	}
+	status := turn.Status
+	if status == 0 {
+		status = 529
+	}
+	msg := turn.ErrorMessage
+	if msg == "" {
+		msg = "Overloaded"
+	}
+	if f == Anthropic {
+		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": msg}})
+		return
+	}
+	s.event("", map[string]any{"error": map[string]any{"message": msg, "type": openAIErrorType(status), "param": nil, "code": nil}})
 }
 
 func hijackClose(w http.ResponseWriter) {

@@ -163,14 +163,14 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	out.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	parts := pieces(turn.Text)
 	for i, p := range parts {
-		if turn.Drop == DropMidStream && i >= (len(parts)+1)/2 {
-			hijackClose(w)
+		if (turn.Drop == DropMidStream || turn.Drop == ErrorMidStream) && i >= (len(parts)+1)/2 {
+			out.cut(OpenAI, turn)
 			return
 		}
 		out.event("", chunk(map[string]any{"content": p}, nil))
 	}
-	if turn.Drop == DropMidStream {
-		hijackClose(w)
+	if turn.Drop == DropMidStream || turn.Drop == ErrorMidStream {
+		out.cut(OpenAI, turn)
 		return
 	}
 	for i, tc := range calls {

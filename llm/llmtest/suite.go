@@ -25,7 +25,15 @@ func TestModel(t *testing.T, format Format, newModel func(*Server) llm.Model) {
 	t.Run("OutputSchema", func(t *testing.T) { testOutput(t, newModel) })
 	t.Run("MaxTokensStop", func(t *testing.T) { testMaxTokensStop(t, newModel) })
 	t.Run("Errors", func(t *testing.T) { testErrors(t, newModel) })
-	t.Run("DropMidStream", func(t *testing.T) { testDropMidStream(t, newModel) })
+	t.Run("DropMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: DropMidStream}, llm.ErrUnavailable)
+	})
+	t.Run("OverloadedMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: ErrorMidStream, Status: 529, ErrorMessage: "Overloaded"}, llm.ErrUnavailable)
+	})
+	t.Run("RateLimitedMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: ErrorMidStream, Status: 429, ErrorMessage: "slow down"}, llm.ErrRateLimited)
+	})
 	t.Run("ProviderDown", func(t *testing.T) { testProviderDown(t, newModel) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, newModel) })
 	t.Run("BadRequestBeforeSending", func(t *testing.T) { testBadRequest(t, newModel) })
@@ -253,8 +261,8 @@ func testErrors(t *testing.T, newModel func(*Server) llm.Model) {
 	}
 }
 
-func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model) {
-	srv := NewServer(t, Turn{Text: strings.Repeat("a long answer ", 10), Drop: DropMidStream})
+func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model, turn Turn, kind error) {
+	srv := NewServer(t, turn)
 	var deltas []string
 	var err error
 	for c, e := range newModel(srv).Stream(context.Background(), hi()) {
@@ -270,8 +278,11 @@ func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model) {
 	if len(deltas) == 0 {
 		t.Error("no text before the cut")
 	}
-	if !errors.Is(err, llm.ErrUnavailable) {
-		t.Errorf("err = %v; want ErrUnavailable", err)
+	if !errors.Is(err, kind) {
+		t.Errorf("err = %v; want %v", err, kind)
+	}
+	if turn.ErrorMessage != "" && !strings.Contains(err.Error(), turn.ErrorMessage) {
+		t.Errorf("err = %v; want the provider's message %q", err, turn.ErrorMessage)
 	}
 }
 

@@ -368,3 +368,32 @@ func TestReplay(t *testing.T, format Format, path string, newModel func(baseURL 
 		t.Errorf("second answer = %+v", second)
 	}
 }
+
+// BenchmarkModel measures one streamed call through an adapter over loopback HTTP: a request
+// with a system prompt, a short history and two tools, answered with about 300 bytes of text
+// in 16-byte deltas. The fake server's own work is included; model latency is not.
+func BenchmarkModel(b *testing.B, newModel func(*Server) llm.Model) {
+	srv := NewServer(b)
+	m := newModel(srv)
+	schema := json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"},"watch":{"type":"array","items":{"type":"string"}}},"required":["code"]}`)
+	req := &llm.Request{
+		System: strings.Repeat("You are a careful lab partner. ", 20),
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "Integrate the pendulum for 10 s and report the period."},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "run", Arguments: json.RawMessage(`{"code":"[t,y]=ode45(@f,[0 10],[1 0]);"}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: strings.Repeat("t = 0.1 y = 0.99\n", 20)},
+		},
+		Tools: []llm.ToolSpec{{Name: "run", Description: "Run code in the kernel.", InputSchema: schema}, {Name: "search", Description: "Search memory.", InputSchema: schema}},
+	}
+	answer := Text(strings.Repeat("The period is 2.006 s. ", 13))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		srv.Add(answer)
+		b.StartTimer()
+		if _, err := llm.Generate(ctx, m, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -68,3 +68,9 @@ func TestReplay(t *testing.T) {
 		return openai.New("gpt-4.1", &openai.Options{BaseURL: base + "/v1", APIKey: "sk-never-stored", HTTPClient: hc})
 	})
 }
+
+func BenchmarkStream(b *testing.B) {
+	llmtest.BenchmarkModel(b, func(srv *llmtest.Server) llm.Model {
+		return openai.New("gpt-test", &openai.Options{BaseURL: srv.OpenAIBaseURL()})
+	})
+}

@@ -66,9 +66,11 @@ type Turn struct {
 	// ToolCalls are tool calls the model makes; Arguments are sent verbatim, valid JSON or not.
 	// An empty ID gets a generated one.
 	ToolCalls []llm.ToolCall
-	// Usage is reported with the answer; zero means an estimate from the request and the text
-	// (about four bytes a token), so token counts stay meaningful.
+	// Usage is reported with the answer; zero means llm.EstimateUsage of the request and the
+	// answer (about four bytes a token), so token counts stay meaningful.
 	Usage llm.Usage
+	// NoUsage leaves usage out of the answer, as some older OpenAI-compatible servers do.
+	NoUsage bool
 	// Stop overrides the stop reason (StopMaxTokens to simulate a cut answer).
 	Stop llm.StopReason
 
@@ -382,29 +384,14 @@ func anthropicErrorType(status int) string {
 	return "invalid_request_error"
 }
 
-// usage is the turn's usage, or an estimate: about four bytes a token.
+// usage is the turn's usage, or llm.EstimateUsage of the request and the answer (at least one
+// token each way).
 func usage(turn Turn, req *llm.Request) llm.Usage {
 	if turn.Usage != (llm.Usage{}) {
 		return turn.Usage
 	}
-	in := len(req.System)
-	for _, m := range req.Messages {
-		in += len(m.Content) + 8
-		for _, tc := range m.ToolCalls {
-			in += len(tc.Name) + len(tc.Arguments)
-		}
-	}
-	for _, t := range req.Tools {
-		in += len(t.Name) + len(t.Description) + len(t.InputSchema)
-	}
-	if req.Output != nil {
-		in += len(req.Output.Schema)
-	}
-	out := len(turn.Text)
-	for _, tc := range turn.ToolCalls {
-		out += len(tc.Name) + len(tc.Arguments)
-	}
-	return llm.Usage{InputTokens: int64(max(1, (in+3)/4)), OutputTokens: int64(max(1, (out+3)/4))}
+	u := llm.EstimateUsage(req, &llm.Message{Content: turn.Text, ToolCalls: turn.ToolCalls})
+	return llm.Usage{InputTokens: max(1, u.InputTokens), OutputTokens: max(1, u.OutputTokens)}
 }
 
 func stopReason(turn Turn) llm.StopReason {

@@ -2,7 +2,9 @@
 // official github.com/openai/openai-go SDK: OpenAI itself and, with a base URL, Ollama, vLLM, the
 // llama.cpp server, LM Studio and OpenRouter.
 //
-// Requests always stream (with stream_options.include_usage, so every Response carries usage).
+// Requests always stream, with stream_options.include_usage so every Response carries usage; a
+// server that ignores it gets its usage estimated with llm.EstimateUsage (about four bytes a
+// token) rather than none.
 // Tools become function tools, an llm.OutputSchema becomes response_format json_schema, and tool
 // results become tool messages. The chat-completions wire has no error flag on a tool result, so
 // a failed call's content is sent prefixed with "Error: ". Provider errors come back as
@@ -168,10 +170,6 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 			yield(nil, &llm.APIError{Kind: llm.ErrUnavailable, Provider: m.opts.Provider, Message: "the stream ended before the answer finished"})
 			return
 		}
-		if !gotUsage {
-			yield(nil, &llm.APIError{Kind: llm.ErrProvider, Provider: m.opts.Provider, Message: "the stream reported no usage (stream_options.include_usage unsupported?)"})
-			return
-		}
 		resp := &llm.Response{
 			Message: llm.Message{Role: llm.RoleAssistant, Content: text.String()},
 			Usage:   usage,
@@ -185,6 +183,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 				tc.Arguments = json.RawMessage("{}")
 			}
 			resp.Message.ToolCalls = append(resp.Message.ToolCalls, *tc)
+		}
+		if !gotUsage {
+			// An older server that ignores stream_options.include_usage: estimate, so that
+			// budgets and per-module counts still mean something.
+			resp.Usage = llm.EstimateUsage(req, &resp.Message)
 		}
 		switch {
 		case finish == "length":

@@ -74,3 +74,17 @@ func BenchmarkStream(b *testing.B) {
 		return openai.New("gpt-test", &openai.Options{BaseURL: srv.OpenAIBaseURL()})
 	})
 }
+
+// TestUsageEstimatedWhenNotReported: a server that ignores stream_options.include_usage still
+// yields a Response with usage, estimated from the sizes.
+func TestUsageEstimatedWhenNotReported(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Turn{Text: strings.Repeat("abcd", 10), NoUsage: true})
+	req := &llm.Request{System: strings.Repeat("s", 40), Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("u", 36)}}}
+	resp, err := llm.Generate(context.Background(), openai.New("old", &openai.Options{Provider: "llamacpp", BaseURL: srv.OpenAIBaseURL()}), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (llm.Usage{InputTokens: 20, OutputTokens: 10}); resp.Usage != want {
+		t.Errorf("usage = %+v; want the estimate %+v", resp.Usage, want)
+	}
+}

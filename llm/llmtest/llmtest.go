@@ -18,6 +18,19 @@
 // an optional Retry-After, a malformed body, a dropped connection, a delay. Turn.Reply picks the
 // reply from the request. When the script runs out, the server fails the test and answers 500.
 //
+// A typical agent test:
+//
+//	srv := llmtest.NewServer(t,
+//		llmtest.JSON(plan),                              // the plan module answers with JSON
+//		llmtest.CallTool("run_code", `{"code": "x = 1"}`), // the code module calls a tool
+//		llmtest.Fail(429, "slow down"),                  // the provider refuses once
+//		llmtest.Text("x is 1"),                          // and then answers
+//	)
+//	m := openai.New("gpt-test", &openai.Options{BaseURL: srv.OpenAIBaseURL()})
+//	// or: anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL()})
+//	... run the agent on m ...
+//	got := srv.Calls()[1].Request // what the code module was told
+//
 // TestModel is the suite every adapter passes. Recorder records real provider traffic to a
 // cassette in testdata (keys and auth headers never stored) when LLMTEST_RECORD=1, and replays
 // it offline otherwise; TestReplay runs a recorded tool session through an adapter.
@@ -105,7 +118,7 @@ func JSON(v any) Turn {
 	return Turn{Text: string(b)}
 }
 
-// Call returns a Turn that calls one tool with args (a JSON string, sent verbatim).
+// CallTool returns a Turn that calls one tool with args (a JSON string, sent verbatim).
 func CallTool(name, args string) Turn {
 	return Turn{ToolCalls: []llm.ToolCall{{Name: name, Arguments: json.RawMessage(args)}}}
 }

@@ -144,14 +144,20 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 						yield(nil, &llm.APIError{Kind: llm.ErrProvider, Provider: m.opts.Provider, Message: fmt.Sprintf("tool call delta with index %d after %d calls", i, len(calls))})
 						return
 					}
+					// Some compatible servers number every call 0; a new id means a new call.
+					if i < len(calls) && d.ID != "" && calls[i].ID != "" && d.ID != calls[i].ID {
+						i = len(calls)
+					}
 					if i == len(calls) {
 						calls = append(calls, &llm.ToolCall{})
 					}
 					tc := calls[i]
-					if d.ID != "" {
+					if tc.ID == "" {
 						tc.ID = d.ID
 					}
-					tc.Name += d.Function.Name
+					if tc.Name == "" { // sent once by OpenAI, repeated by some servers
+						tc.Name = d.Function.Name
+					}
 					tc.Arguments = append(tc.Arguments, d.Function.Arguments...)
 				}
 				if d := ch.Delta.Content; d != "" {

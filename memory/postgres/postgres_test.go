@@ -87,4 +87,3 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("unreachable server: %v", err)
 	}
 }
-

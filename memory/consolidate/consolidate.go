@@ -191,11 +191,11 @@ func verbatim(ctx context.Context, s memory.Store, in *Input, o *Options) (*Repo
 		if err != nil {
 			return rep, err
 		}
-		ev := memory.EventAdd
+		a := Action{Event: memory.EventAdd, ID: r.Fact.ID, Text: g.Text}
 		if r.Merged {
-			ev = memory.EventMerge
+			a.Event, a.Old, a.Reason = memory.EventMerge, r.Fact.Text, "exact duplicate"
 		}
-		rep.Actions = append(rep.Actions, Action{Event: ev, ID: r.Fact.ID, Text: g.Text})
+		rep.Actions = append(rep.Actions, a)
 	}
 	return rep, nil
 }

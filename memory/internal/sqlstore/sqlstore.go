@@ -450,7 +450,7 @@ func (s *Store) AddFact(ctx context.Context, p *memory.AddFactParams) (*memory.A
 			New: g.Text, Actor: p.Actor, Reason: p.Reason, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: adding a fact to %s: %w", f.Namespace, err)
+		return nil, fmt.Errorf("adding a fact to %s: %w", f.Namespace, err)
 	}
 	return &res, nil
 }
@@ -529,7 +529,7 @@ func (s *Store) UpdateFact(ctx context.Context, p *memory.UpdateFactParams) (*me
 			Old: old, New: f.Text, Actor: p.Actor, Reason: p.Reason, Time: f.UpdatedAt})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: updating fact %s: %w", p.ID, err)
+		return nil, fmt.Errorf("updating fact %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -591,7 +591,7 @@ func (s *Store) Invalidate(ctx context.Context, p *memory.InvalidateParams) (*me
 			Old: text, Actor: p.Actor, Reason: p.Reason, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: invalidating %s: %w", p.ID, err)
+		return nil, fmt.Errorf("invalidating %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -670,7 +670,7 @@ func (s *Store) PutSkill(ctx context.Context, p *memory.PutSkillParams) (*memory
 			Old: cur.Body, New: sk.Body, Actor: p.Actor, Reason: orDefault(p.Reason, fmt.Sprintf("version %d", sk.Version)), Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: storing skill %s/%s: %w", in.Namespace, in.Name, err)
+		return nil, fmt.Errorf("storing skill %s/%s: %w", in.Namespace, in.Name, err)
 	}
 	return &res, nil
 }
@@ -719,7 +719,7 @@ func (s *Store) Use(ctx context.Context, p *memory.UseParams) (*memory.Entry, er
 			Actor: p.Actor, Reason: outcome, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: recording a use of %s: %w", p.ID, err)
+		return nil, fmt.Errorf("recording a use of %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -1250,7 +1250,7 @@ func (s *Store) Import(ctx context.Context, p *memory.ImportParams) (*memory.Imp
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: import (nothing was written): %w", err)
+		return nil, fmt.Errorf("import (nothing was written): %w", err)
 	}
 	return &res, nil
 }

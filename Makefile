@@ -16,12 +16,16 @@ test: deps vet
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
-## per observation, and the print-to-interrupt latency of the Hot-Fix
+## per observation, the print-to-interrupt latency of the Hot-Fix, and memory (ingest, search
+## latency and size at 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
+	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
+	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
+	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

@@ -14,7 +14,8 @@
 //	entry_tags(entry_id, tag), vectors(entry_id, model, vec), history(seq, …),
 //	namespaces(name, frozen), memory_meta(key, value)
 //
-// Exact duplicates are kept out by a unique index on (namespace, norm) over active facts, skill
+// Exact duplicates are kept out by a unique index on (namespace, norm) over active facts (norm
+// is a digest of the normalised text), skill
 // names by one on (namespace, name).
 package sqlite
 

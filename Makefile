@@ -9,20 +9,25 @@ run: deps build
 	$(BIN) kernels
 	$(BIN) serve
 
-## test: install dependencies, vet, and run every test with real interpreters
+## test: install dependencies, vet, and run every test with real interpreters and a throw-away
+## PostgreSQL (scripts/postgres-test starts it, exports LABMATE_TEST_POSTGRES, and stops it)
 test: deps vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
-## per observation, the print-to-interrupt latency of the Hot-Fix, and one streamed model call
-## through each LLM adapter over loopback
+## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
+## through each LLM adapter over loopback, and memory (ingest, search latency and size at
+## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 	$(GO) test -run '^$$' -bench . -benchmem ./llm/openai ./llm/anthropic
+	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
+	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
+	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

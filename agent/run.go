@@ -144,8 +144,11 @@ func (r *run) partial() *Answer {
 	return a
 }
 
+// finish emits the stop event. A cancelled run keeps its phase, so that it can be resumed.
 func (r *run) finish(ctx context.Context, s *Stop) {
-	r.st.Phase = PhaseDone
+	if s.Reason != StopCancelled {
+		r.st.Phase = PhaseDone
+	}
 	r.st.Elapsed = r.before + time.Since(r.start)
 	s.Stats = r.stats()
 	r.st.Stop = s

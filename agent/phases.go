@@ -280,6 +280,7 @@ func (r *run) reflect(ctx context.Context) error {
 		return err
 	}
 	f := &Reflection{Decision: out.Decision, Reasons: out.Reasons, Summary: out.Summary, Fix: out.Fix}
+	step, attempt := st.Step, st.Attempts
 	switch f.Decision {
 	case Accept:
 		sum := f.Summary
@@ -312,7 +313,7 @@ func (r *run) reflect(ctx context.Context) error {
 	case Replan:
 		r.replan(f)
 	}
-	if err := r.emit(ctx, &Event{Type: EventReflection, Reflection: f}, true); err != nil {
+	if err := r.emitAt(ctx, &Event{Type: EventReflection, Reflection: f}, true, step, attempt); err != nil {
 		return err
 	}
 	if st.Phase == PhasePlan && st.Replans > r.a.opts.MaxReplans {

@@ -168,11 +168,17 @@ func (r *run) stats() Stats {
 
 // emit stamps ev, checkpoints it (with the state when withState), and yields it.
 func (r *run) emit(ctx context.Context, ev *Event, withState bool) error {
+	return r.emitAt(ctx, ev, withState, r.st.Step, r.st.Attempts)
+}
+
+// emitAt is emit for an event about a given step and attempt (a reflection, emitted once the
+// state has moved on).
+func (r *run) emitAt(ctx context.Context, ev *Event, withState bool, step, attempt int) error {
 	if r.ended {
 		return errEnded
 	}
 	r.st.Seq++
-	ev.RunID, ev.Seq, ev.Time, ev.Step, ev.Attempt = r.st.RunID, r.st.Seq, time.Now(), r.st.Step, r.st.Attempts
+	ev.RunID, ev.Seq, ev.Time, ev.Step, ev.Attempt = r.st.RunID, r.st.Seq, time.Now(), step, attempt
 	if s := r.a.opts.Store; s != nil {
 		var st *State
 		if withState {

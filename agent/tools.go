@@ -76,7 +76,9 @@ func (o *Outcome) text() string {
 	if v := o.Verdict; v != nil && v.State != protocol.Normal {
 		fmt.Fprintf(&b, "perception: %s from %s: %s\n", v.State, v.Detector, v.Message)
 		for _, e := range v.Evidence {
-			fmt.Fprintf(&b, "  evidence: %s\n", head(e, 200))
+			if !strings.Contains(o.Output, strings.TrimPrefix(e, "stderr: ")) { // said once is enough
+				fmt.Fprintf(&b, "  evidence: %s\n", head(e, 200))
+			}
 		}
 	}
 	if o.Output != "" {

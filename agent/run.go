@@ -146,6 +146,7 @@ func (r *run) partial() *Answer {
 
 // finish emits the stop event. A cancelled run keeps its phase, so that it can be resumed.
 func (r *run) finish(ctx context.Context, s *Stop) {
+	r.drainJudge(ctx) // a judgement that ended with its operation still counts
 	if s.Reason != StopCancelled {
 		r.st.Phase = PhaseDone
 	}

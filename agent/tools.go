@@ -59,6 +59,7 @@ type Outcome struct {
 func (o *Outcome) text() string {
 	var b strings.Builder
 	switch {
+	case o.OperationID == "": // a claim the coding module made without running code
 	case o.OK:
 		fmt.Fprintf(&b, "operation %s completed in %.2fs.\n", o.OperationID, o.DurationS)
 	case o.HotFix:

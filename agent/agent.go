@@ -112,7 +112,7 @@ type Options struct {
 	Memory Memory
 
 	MaxRepairs  int           // repairs per step (inner loop); default 3
-	MaxReplans  int           // re-plans per run (outer loop); default 2
+	MaxReplans  int           // re-plans per run (outer loop); default 2, negative: none
 	MaxTurns    int           // model calls per run; default 40
 	Budget      int64         // tokens per run; 0: unlimited
 	Timeout     time.Duration // wall time per run; 0: unlimited

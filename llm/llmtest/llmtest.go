@@ -132,6 +132,7 @@ func NewServer(t testing.TB, turns ...Turn) *Server {
 	s := &Server{t: t, turns: turns}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveOpenAI)
+	mux.HandleFunc("POST /v1/messages", s.serveAnthropic)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/llm/anthropic"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
 )
@@ -22,6 +23,11 @@ import (
 // openAIModel is the real OpenAI-compatible adapter talking to the fake server over HTTP.
 func openAIModel(srv *llmtest.Server) llm.Model {
 	return openai.New("fake-model", &openai.Options{Provider: "fake", BaseURL: srv.OpenAIBaseURL()})
+}
+
+// anthropicModel is the real Anthropic adapter talking to the fake server over HTTP.
+func anthropicModel(srv *llmtest.Server) llm.Model {
+	return anthropic.New("fake-claude", &anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
 }
 
 // kernels starts real, sandboxed kernels in one workspace for the test.

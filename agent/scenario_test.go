@@ -68,6 +68,65 @@ func TestBugErrorRepairSuccess(t *testing.T) {
 	})
 }
 
+// Must hold 8: both wire formats drive the same scenario — the Anthropic adapter on the
+// Messages API, like the OpenAI-compatible one above.
+func TestBothWireFormats(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		model func(*llmtest.Server) llm.Model
+	}{{"openai", openAIModel}, {"anthropic", anthropicModel}} {
+		t.Run(c.name, func(t *testing.T) {
+			evs := bugThenFix(t, c.model, "python", "x = undefined_thing + 1\nprint('x =', x)", "NameError", "x = 41 + 1\nprint('x =', x)")
+			recordPrompts(t, "8-wire("+c.name+")", evs)
+		})
+	}
+}
+
+// Must hold 5a: the provider rate-limits (429 with Retry-After) and then answers; later a 503
+// mid-run: the retries are invisible to the run, which completes.
+func TestRateLimitedThenSuccess(t *testing.T) {
+	limited := llmtest.Fail(429, "rate limit reached for requests")
+	limited.RetryAfter = 300 * time.Millisecond
+	srv := llmtest.NewServer(t,
+		limited,
+		onePlan("compute x", "compute x = 41 + 1 and print it", "x = 42"),
+		llmtest.Fail(503, "overloaded"),
+		runCode("x = 41 + 1\nprint('x =', x)"),
+		accept("x = 42"),
+		finalAnswer("x = 42"),
+	)
+	model := llm.WithRetry(openAIModel(srv), &llm.RetryOptions{BaseDelay: 20 * time.Millisecond, MaxAttempts: 3})
+	a, err := agent.New(model, &agent.Options{StartKernel: kernels(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	evs, err := run(t, a, &agent.Task{Goal: "What is 41 + 1?", Kernel: "python"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stopOf(t, evs); s.Reason != agent.StopAnswered || s.Result.Text != "x = 42" || s.Stats.Turns != 4 {
+		t.Fatalf("stop = %+v, want answered in 4 turns (the retries inside them)", s)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("the run took %v: the Retry-After of 300ms was not honoured", d)
+	}
+	if n := len(srv.Calls()); n != 6 {
+		t.Errorf("%d HTTP calls, want 6 (4 turns + 2 retries)", n)
+	}
+	// Down for good: the retries give up and the run fails cleanly, saying why.
+	down := llmtest.NewServer(t)
+	down.Close()
+	a, err = agent.New(llm.WithRetry(openAIModel(down), &llm.RetryOptions{BaseDelay: 10 * time.Millisecond, MaxAttempts: 2}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err = run(t, a, &agent.Task{Goal: "anything"})
+	if !errors.Is(err, llm.ErrUnavailable) || stopOf(t, evs).Reason != agent.StopError {
+		t.Errorf("provider down: %v, stop %+v", err, stopOf(t, evs))
+	}
+}
+
 // An explicit Euler integration of y' = -50 y, 300 steps of 10 ms each: unstable at dt = 0.06
 // (|1 - 50 dt| = 2, so |y| doubles every step), stable at dt = 0.01.
 const (

@@ -415,3 +415,52 @@ func TestBaselines(t *testing.T) {
 	}
 	recordPrompts(t, "codeact", evs)
 }
+
+// Keeping context lean: a long output reaches the model as its first and last lines, and in a
+// step's repairs only the two latest results stay whole.
+func TestContextStaysLean(t *testing.T) {
+	noisy := "for i in range(500):\n    print('line', i, 'of a long and noisy output')\nraise ValueError('bad')"
+	var sizes []int
+	measure := func(turn llmtest.Turn) llmtest.Turn {
+		return llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+			n := 0
+			for _, m := range c.Request.Messages {
+				n += len(m.Content)
+			}
+			sizes = append(sizes, n)
+			if n := strings.Count(lastMessage(c).Content, "lines elided"); n != 1 {
+				t.Errorf("call %d: the last result has %d elision markers, want 1", c.N, n)
+			}
+			return turn
+		}}
+	}
+	srv := llmtest.NewServer(t,
+		onePlan("noise", "print a lot", "no error"),
+		runCode(noisy),
+		measure(runCode(noisy)),
+		measure(runCode(noisy)),
+		measure(runCode(noisy)),
+		measure(runCode("print('quiet')")),
+		accept("quiet"),
+		finalAnswer("quiet"),
+	)
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), MaxRepairs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := run(t, a, &agent.Task{Goal: "print a lot", Kernel: "python"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stopOf(t, evs); s.Reason != agent.StopAnswered {
+		t.Fatalf("stop %+v", s)
+	}
+	// A failed run's result costs its full size while it is among the two latest; from the third
+	// on, each new result is offset by the oldest shrinking to a few lines.
+	full, later := sizes[1]-sizes[0], max(sizes[2]-sizes[1], sizes[3]-sizes[2])
+	if sizes[0] > 4000 || later > full/2 {
+		t.Errorf("code prompt sizes %v bytes: a result costs %d, later ones %d — older results are not shortened", sizes, full, later)
+	}
+	t.Logf("code prompt bytes across four repairs: %v", sizes)
+	recordPrompts(t, "lean(4 repairs)", evs)
+}

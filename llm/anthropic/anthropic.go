@@ -336,3 +336,17 @@ func mapError(ctx context.Context, err error) error {
 	}
 	return llm.TransportError(ctx, provider, err)
 }
+
+// Models lists the models the key may use (GET /v1/models, first 1000). labmate calls it as a
+// preflight: it proves the API is reachable and the key accepted before any work starts.
+func (m *Model) Models(ctx context.Context) ([]string, error) {
+	page, err := m.client.Models.List(ctx, sdk.ModelListParams{Limit: sdk.Int(1000)})
+	if err != nil {
+		return nil, mapError(ctx, err)
+	}
+	ids := make([]string, len(page.Data))
+	for i, d := range page.Data {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}

@@ -9,9 +9,10 @@ run: deps build
 	$(BIN) kernels
 	$(BIN) serve
 
-## test: install dependencies, vet, and run every test with real interpreters
+## test: install dependencies, vet, and run every test with real interpreters and a throw-away
+## PostgreSQL (scripts/postgres-test starts it, exports LABMATE_TEST_POSTGRES, and stops it)
 test: deps vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost

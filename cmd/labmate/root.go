@@ -59,6 +59,7 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
 	root.AddCommand(newModelCmd())
 	root.AddCommand(newRunCmd())
+	root.AddCommand(newMemoryCmd())
 	return root
 }
 

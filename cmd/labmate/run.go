@@ -27,7 +27,8 @@ import (
 func newRunCmd() *cobra.Command {
 	var (
 		modelSpec, kernelName, mode, resume, workspace, data string
-		asJSON, stats                                        bool
+		memoryStore, namespace                               string
+		asJSON, stats, noMemory                              bool
 		maxTurns, maxRepairs, maxReplans                     int
 		budget                                               int64
 		timeout, cellTimeout                                 time.Duration
@@ -50,6 +51,11 @@ Progress is printed to stderr as it happens and the answer to stdout; --json pri
 NDJSON to stdout instead (run_start, memory, plan, model_call, operation, verdict, tool_result,
 reflection, answer, stop). --stats adds a table of tokens and calls per module, hot-fixes, repairs
 and re-plans.
+
+In agent mode, memory (--memory-store, default ~/.local/share/labmate/memory.db; see labmate
+memory) is searched for facts and skills relevant to the task before planning, and every accepted
+step is written back as a fact, with the cell that did it as a skill, linked to the run and its
+operations (--no-memory turns both off).
 
 Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
 continues with --resume ID, without repeating the operations it finished; the kernels are new, so
@@ -110,7 +116,17 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				}
 				sb = s
 			}
+			var mem agent.Memory
+			if !noMemory && mode == string(agent.ModeAgent) {
+				ms, err := (&memoryFlags{store: memoryStore}).open(ctx)
+				if err != nil {
+					return err
+				}
+				defer ms.Close()
+				mem = &agentMemory{store: ms, namespace: namespace, model: model.Name()}
+			}
 			a, err := agent.New(model, &agent.Options{
+				Memory: mem,
 				StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 					kk, err := findKernel(name)
 					if err != nil {
@@ -188,6 +204,9 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.DurationVar(&timeout, "timeout", 0, "wall-time limit of the run, e.g. 10m; 0: none")
 	f.DurationVar(&cellTimeout, "cell-timeout", 5*time.Minute, "default wall-time limit of one cell")
 	f.StringVar(&workspace, "workspace", "", "the kernels' working directory, the only writable one (default: the current directory)")
+	f.StringVar(&memoryStore, "memory-store", defaultMemoryStore(), "memory: a SQLite file or a postgres:// URL (env LABMATE_MEMORY)")
+	f.StringVar(&namespace, "namespace", "user", "the memory namespace recalled and written (skills go to NAMESPACE/skills)")
+	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
 	f.StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
 	return cmd

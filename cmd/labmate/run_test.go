@@ -14,9 +14,10 @@ import (
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
-// fakeModelEnv points labmate at the fake model server.
-func fakeModelEnv(srv *llmtest.Server) []string {
-	return []string{"LABMATE_MODEL=openai:fake-model", "OPENAI_BASE_URL=" + srv.OpenAIBaseURL(), "OPENAI_API_KEY=test-key"}
+// fakeModelEnv points labmate at the fake model server, with a memory of its own.
+func fakeModelEnv(t *testing.T, srv *llmtest.Server) []string {
+	return []string{"LABMATE_MODEL=openai:fake-model", "OPENAI_BASE_URL=" + srv.OpenAIBaseURL(), "OPENAI_API_KEY=test-key",
+		"LABMATE_MEMORY=" + filepath.Join(t.TempDir(), "memory.db")}
 }
 
 func ndjson(t *testing.T, out string) []*agent.Event {
@@ -85,7 +86,7 @@ func TestRunKilledAndResumed(t *testing.T) {
 			return call(agent.ToolFinalAnswer, `{"answer": "a = 1, b = 2"}`)
 		}},
 	)
-	env := append(fakeModelEnv(srv), "XDG_DATA_HOME="+data)
+	env := append(fakeModelEnv(t, srv), "XDG_DATA_HOME="+data)
 	cmd := exec.Command(bin, "run", "--json", "compute a and b")
 	cmd.Env, cmd.Dir = append(os.Environ(), env...), dir
 	stdout, err := cmd.StdoutPipe()
@@ -164,7 +165,7 @@ func TestRunTextProgressAndStats(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "x = 42 as required", "summary": "x = 42"}),
 		call(agent.ToolFinalAnswer, `{"answer": "x = 42"}`),
 	)
-	env := append(fakeModelEnv(srv), "XDG_DATA_HOME="+t.TempDir())
+	env := append(fakeModelEnv(t, srv), "XDG_DATA_HOME="+t.TempDir())
 	out, errOut, code := labmateEnv(t, env, dir, "", "run", "--stats", "What is 41 + 1?")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -189,7 +190,7 @@ func TestRunTextProgressAndStats(t *testing.T) {
 func TestRunModesAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	srv := llmtest.NewServer(t, llmtest.Text("42"))
-	env := append(fakeModelEnv(srv), "XDG_DATA_HOME="+t.TempDir())
+	env := append(fakeModelEnv(t, srv), "XDG_DATA_HOME="+t.TempDir())
 	out, errOut, code := labmateEnv(t, env, dir, "", "run", "--mode", "direct", "--json", "What is 6 * 7?")
 	evs := ndjson(t, out)
 	if code != 0 || evs[len(evs)-1].Stop.Result.Text != "42" || len(srv.Calls()[0].Request.Tools) != 0 {
@@ -212,7 +213,7 @@ func TestRunModesAndErrors(t *testing.T) {
 	}
 	down := llmtest.NewServer(t)
 	down.Close()
-	_, errOut, code = labmateEnv(t, append(fakeModelEnv(down), "XDG_DATA_HOME="+t.TempDir()), dir, "", "run", "x")
+	_, errOut, code = labmateEnv(t, append(fakeModelEnv(t, down), "XDG_DATA_HOME="+t.TempDir()), dir, "", "run", "x")
 	if code != 2 || !strings.Contains(errOut, down.OpenAIBaseURL()) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 		t.Errorf("provider down: exit %d, stderr %q; want one line naming the URL", code, errOut)
 	}

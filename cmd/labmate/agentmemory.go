@@ -9,6 +9,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/tool"
 )
 
 // agentMemory is the agent's view of a memory.Store: before planning it recalls the facts and
@@ -122,4 +123,39 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// searchMemoryIn is the input of the search_memory tool.
+type searchMemoryIn struct {
+	Query string   `json:"query" jsonschema:"what to look for: a method, a failure, a parameter, a material"`
+	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds: observation, warning, boundary, parameter, reference, skill"`
+}
+
+// tool is search_memory: it lets the code module look memory up while it works.
+func (m *agentMemory) tool() tool.Tool {
+	return tool.Must("search_memory", "Search long-term memory for facts (observations, warnings, boundaries, parameters, reference values) and skills (procedures with code) from earlier runs.",
+		func(ctx context.Context, in searchMemoryIn) (*tool.Result, error) {
+			q := &memory.Query{Text: in.Query, Namespaces: []string{m.namespace}, Limit: 8}
+			for _, k := range in.Kinds {
+				q.Kinds = append(q.Kinds, memory.Kind(k))
+			}
+			var b strings.Builder
+			var hits []string
+			for r, err := range m.store.Search(ctx, q) {
+				if err != nil {
+					return nil, err
+				}
+				hits = append(hits, r.ID())
+				switch {
+				case r.Fact != nil:
+					fmt.Fprintf(&b, "- [%s %s] %s\n", r.Fact.Kind, r.Fact.ID, r.Fact.Text)
+				case r.Skill != nil:
+					fmt.Fprintf(&b, "- [skill %s] %s\n%s\n", r.Skill.Name, r.Skill.Description, clip(r.Skill.Body, 1500))
+				}
+			}
+			if len(hits) == 0 {
+				return &tool.Result{Content: "nothing in memory matches " + fmt.Sprintf("%q", in.Query)}, nil
+			}
+			return &tool.Result{Content: b.String(), Sources: hits}, nil
+		})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/tool"
 )
 
 func newRunCmd() *cobra.Command {
@@ -117,16 +118,22 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				sb = s
 			}
 			var mem agent.Memory
+			var tools *tool.Set
 			if !noMemory && mode == string(agent.ModeAgent) {
 				ms, err := (&memoryFlags{store: memoryStore}).open(ctx)
 				if err != nil {
 					return err
 				}
 				defer ms.Close()
-				mem = &agentMemory{store: ms, namespace: namespace, model: model.Name()}
+				am := &agentMemory{store: ms, namespace: namespace, model: model.Name()}
+				if tools, err = tool.NewSet(am.tool()); err != nil {
+					return err
+				}
+				mem = am
 			}
 			a, err := agent.New(model, &agent.Options{
 				Memory: mem,
+				Tools:  tools,
 				StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 					kk, err := findKernel(name)
 					if err != nil {

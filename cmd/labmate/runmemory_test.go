@@ -14,7 +14,7 @@ import (
 
 // Memory end to end: a first run's accepted step is written to memory (a fact and the cell as a
 // skill, linked to the run and its operation); a second run on a related task recalls both
-// before it plans.
+// before it plans, and its code module finds them with search_memory.
 func TestRunLearnsAndRecalls(t *testing.T) {
 	dir := t.TempDir()
 	memPath := filepath.Join(t.TempDir(), "memory.db")
@@ -37,7 +37,17 @@ func TestRunLearnsAndRecalls(t *testing.T) {
 					t.Errorf("the second run's plan prompt lacks %q:\n%s", want, m)
 				}
 			}
-			return llmtest.Text("the answer needs no code")
+			if !strings.Contains(c.Request.System, "search_memory") {
+				t.Errorf("the planner is not told of search_memory:\n%s", c.Request.System)
+			}
+			return llmtest.JSON(agent.Plan{Goal: "dt", Steps: []agent.Step{{Title: "look up", Action: "search memory", Tool: "search_memory", Checkpoint: "a bound on dt"}}})
+		}},
+		call("search_memory", `{"query": "stiff decay explicit Euler dt"}`),
+		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+			if m := c.Request.Messages[len(c.Request.Messages)-1]; m.IsError || !strings.Contains(m.Content, "dt must stay below 0.04") || !strings.Contains(m.Content, "[skill integrate-stiff-decay]") {
+				t.Errorf("search_memory returned %+v", m)
+			}
+			return call(agent.ToolFinalAnswer, `{"answer": "dt < 0.04"}`)
 		}},
 	)
 	env := append(fakeModelEnv(t, srv), "XDG_DATA_HOME="+t.TempDir(), "LABMATE_MEMORY="+memPath)
@@ -54,10 +64,9 @@ func TestRunLearnsAndRecalls(t *testing.T) {
 		}
 	}
 
-	// The second run's plan answer is unusable: it stops after the recall we came for.
-	labmateEnv(t, env, dir, "", "run", "--max-turns", "1", "explicit Euler step size for stiff decay y' = -50 y")
-	if srv.Remaining() != 0 {
-		t.Fatalf("the second run did not plan")
+	out, errOut, code = labmateEnv(t, env, dir, "", "run", "explicit Euler step size for stiff decay y' = -50 y")
+	if code != 0 || !strings.HasPrefix(out, "dt < 0.04") || srv.Remaining() != 0 {
+		t.Fatalf("second run: exit %d, stdout %q, %d turns unused\n%s", code, out, srv.Remaining(), errOut)
 	}
 
 	ms, err := memsqlite.Open(context.Background(), memPath, nil)

@@ -16,12 +16,14 @@ test: deps vet
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
-## per observation, the print-to-interrupt latency of the Hot-Fix, and the agent's overhead per turn
+## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
+## through each LLM adapter over loopback, and the agent's overhead per turn
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
+	$(GO) test -run '^$$' -bench . -benchmem ./llm/openai ./llm/anthropic
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 
 build:

@@ -17,8 +17,8 @@ test: deps vet
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
-## through each LLM adapter over loopback, and memory (ingest, search latency and size at
-## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
+## through each LLM adapter over loopback, memory (ingest, search latency and size at 100,000
+## facts on SQLite and PostgreSQL, LoCoMo recall), and the agent's overhead per turn
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
@@ -28,6 +28,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
+	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

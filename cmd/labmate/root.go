@@ -57,8 +57,9 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
-	root.AddCommand(newMemoryCmd())
 	root.AddCommand(newModelCmd())
+	root.AddCommand(newRunCmd())
+	root.AddCommand(newMemoryCmd())
 	return root
 }
 

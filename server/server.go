@@ -28,6 +28,9 @@ type Config struct {
 	// Start starts a kernel by name ("octave", "python", "shell") in a workspace; it is where
 	// the sandbox is chosen. Nil: the server accepts no operations.
 	Start func(ctx context.Context, kernel, workspace string) (kernel.Kernel, error)
+	// Kernels lists the kernels Start can start, with their interpreter versions (GET
+	// /v1/kernels, the MCP kernels tool). Nil: none are listed.
+	Kernels func(ctx context.Context) []KernelInfo
 	// Workspaces is the directory under which each session gets its workspace.
 	Workspaces string
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first
@@ -45,6 +48,13 @@ type Config struct {
 	SubscriberBuffer int
 	// Logf receives operational log lines (default log.Printf).
 	Logf func(format string, args ...any)
+}
+
+// KernelInfo describes one kernel a server can start.
+type KernelInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty" jsonschema:"why the kernel is not available"`
 }
 
 // Server is the protocol server. Create it with New; stop it with Close.

@@ -56,7 +56,7 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
+	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
 	return root
 }
 

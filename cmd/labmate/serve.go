@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
 )
 
 func newServeCmd() *cobra.Command {
@@ -35,7 +35,8 @@ code, timeout_s, hotfix, watch) and operation_interrupt, and receive every messa
 session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
 GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
-payload), POST /v1/sessions/ID/operations/OP/interrupt; GET /healthz.
+payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
+MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp).
 
 State lives in DATA/labmate.db (SQLite) and session workspaces in DATA/workspaces.
 The server binds loopback by default; any other address needs a bearer token (--token or
@@ -69,23 +70,13 @@ gracefully: running operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := server.New(ctx, server.Config{
-				Store: store,
-				Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-					kk, err := findKernel(name)
-					if err != nil {
-						return nil, err
-					}
-					return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
-				},
-				Workspaces:  filepath.Join(data, "workspaces"),
-				Prewarm:     prewarm,
-				Token:       token,
-				IdleTimeout: idle,
-			})
+			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
+			cfg.Token, cfg.IdleTimeout = token, idle
+			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/sandbox"
+	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
+)
+
+func newMCPCmd() *cobra.Command {
+	var (
+		logPath, workspaces string
+		prewarm             []string
+		sf                  sandboxFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the lab to an MCP client (IDE agent, desktop assistant) over stdio",
+		Long: `Serve labmate as a Model Context Protocol server on stdin/stdout, for clients that
+start it as a subprocess. Tools: exec (kernel, code, watch, hotfix, timeout_s; output lines and
+perception's verdicts stream as progress notifications; cancelling the call interrupts the
+kernel and keeps its workspace), interrupt, kernels. Each client connection gets its own
+session, whose kernel workspaces persist across exec calls.
+
+The same tools are served over streamable HTTP at /mcp by labmate serve.
+
+The operations log is kept in memory unless --log names a SQLite file. Workspaces are made
+under --workspaces (default: a temporary directory removed on exit). Kernels run sandboxed
+unless --no-sandbox. stdout carries only the protocol; information goes to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sb, err := sf.open()
+			if err != nil {
+				return err
+			}
+			var store protocol.Store = protocol.NewMemStore()
+			if logPath != "" {
+				if store, err = sqlite.Open(logPath); err != nil {
+					return err
+				}
+			}
+			defer store.Close()
+			if workspaces == "" {
+				if workspaces, err = os.MkdirTemp("", "labmate-mcp-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(workspaces)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			srv, err := server.New(ctx, serverConfig(store, sb, workspaces, prewarm))
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (sandbox: %s)\n", sb.Describe())
+			err = mcp.New(srv, &mcp.Options{Version: version}).Run(ctx, &sdk.StdioTransport{})
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&logPath, "log", "", "keep the operations log in this SQLite file (default: in memory)")
+	f.StringVar(&workspaces, "workspaces", "", "directory for session workspaces (default: a temporary one)")
+	f.StringSliceVar(&prewarm, "prewarm", []string{"python"}, "kernels kept started ahead of use")
+	sf.add(cmd)
+	return cmd
+}
+
+// serverConfig is the protocol server's configuration shared by serve and mcp.
+func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
+	return server.Config{
+		Store: store,
+		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+			kk, err := findKernel(name)
+			if err != nil {
+				return nil, err
+			}
+			return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+		},
+		Kernels:    kernelInfos,
+		Workspaces: filepath.Clean(workspaces),
+		Prewarm:    prewarm,
+	}
+}
+
+// kernelInfos lists the kernels with their interpreter versions.
+func kernelInfos(ctx context.Context) []server.KernelInfo {
+	rows := make([]server.KernelInfo, len(kernels))
+	var wg sync.WaitGroup
+	for i, k := range kernels {
+		wg.Go(func() {
+			rows[i].Name = k.name
+			v, err := k.version(ctx)
+			rows[i].Version = v
+			if err != nil {
+				rows[i].Error = err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	return rows
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpExec runs one cell through an MCP client session and returns the tool's text.
+func mcpExec(t *testing.T, cs *sdk.ClientSession, code string) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "exec",
+		Arguments: map[string]any{"kernel": "python", "code": code}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		t.Fatalf("exec %q: %s", code, b.String())
+	}
+	return b.String()
+}
+
+func TestMCPStdio(t *testing.T) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cmd := exec.Command(bin, "mcp", "--workspaces", t.TempDir())
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "kernels", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("kernels: %v %v", err, res)
+	}
+	mcpExec(t, cs, "a = 6 * 7")
+	if out := mcpExec(t, cs, "print(a)"); !strings.Contains(out, "\n42\n") {
+		t.Errorf("the workspace did not persist across calls: %s", out)
+	}
+}
+
+func TestServeMCP(t *testing.T) {
+	_, url := serve(t, t.TempDir())
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if out := mcpExec(t, cs, "print('over http')"); !strings.Contains(out, "over http") {
+		t.Errorf("exec over /mcp: %s", out)
+	}
+}

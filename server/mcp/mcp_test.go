@@ -1,0 +1,327 @@
+package mcp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
+)
+
+// progress records the progress notifications a client receives, per progress token.
+type progress struct {
+	mu   sync.Mutex
+	msgs map[string][]string
+	seen chan struct{} // signalled (without blocking) on every notification
+}
+
+func (p *progress) handle(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+	p.mu.Lock()
+	key := fmt.Sprint(r.Params.ProgressToken)
+	p.msgs[key] = append(p.msgs[key], r.Params.Message)
+	p.mu.Unlock()
+	select {
+	case p.seen <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progress) get(token string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.msgs[token])
+}
+
+// waitFor waits until a notification of token matches re and returns its submatches.
+func (p *progress) waitFor(t *testing.T, token string, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		for _, m := range p.get(token) {
+			if sm := re.FindStringSubmatch(m); sm != nil {
+				return sm
+			}
+		}
+		select {
+		case <-p.seen:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no progress notification of %s matches %s; got %q", token, re, p.get(token))
+		}
+	}
+}
+
+type fixture struct {
+	srv   *server.Server
+	store protocol.Store
+	lab   *mcp.Lab
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	opts := testutil.KernelOptions(t)
+	store := protocol.NewMemStore()
+	srv, err := server.New(context.Background(), server.Config{
+		Store: store,
+		Start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+			if name != "python" {
+				return nil, fmt.Errorf("unknown kernel %q", name)
+			}
+			o := opts
+			o.Workspace = ws
+			return python.Start(ctx, &o)
+		},
+		Kernels: func(ctx context.Context) []server.KernelInfo {
+			v, err := python.Version(ctx)
+			ki := server.KernelInfo{Name: "python", Version: v}
+			if err != nil {
+				ki.Error = err.Error()
+			}
+			return []server.KernelInfo{ki}
+		},
+		Workspaces: t.TempDir(),
+		Prewarm:    []string{"python"},
+		Logf:       t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &fixture{srv: srv, store: store, lab: mcp.New(srv, &mcp.Options{Version: "test"})}
+}
+
+// connect returns a client session over the named transport: "memory" (in-process pipes)
+// or "http" (streamable HTTP over loopback, mounted at /mcp of the protocol server).
+func (f *fixture) connect(t *testing.T, transport string) (*sdk.ClientSession, *progress) {
+	t.Helper()
+	p := &progress{msgs: map[string][]string{}, seen: make(chan struct{}, 1)}
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"},
+		&sdk.ClientOptions{ProgressNotificationHandler: p.handle})
+	var ct sdk.Transport
+	switch transport {
+	case "memory":
+		st, c := sdk.NewInMemoryTransports()
+		ss, err := f.lab.Server().Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		ct = c
+	case "http":
+		f.srv.Handle("/mcp", f.lab.Handler())
+		hs := httptest.NewServer(f.srv)
+		t.Cleanup(hs.Close)
+		ct = &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}
+	}
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, p
+}
+
+func call(t *testing.T, ctx context.Context, cs *sdk.ClientSession, token, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	if token != "" {
+		params.SetProgressToken(token)
+	}
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	return res
+}
+
+func text(r *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func structured(t *testing.T, r *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	m, ok := r.StructuredContent.(map[string]any)
+	if !ok {
+		t.Fatalf("structured content %T, want an object; content: %s", r.StructuredContent, text(r))
+	}
+	return m
+}
+
+func TestMCP(t *testing.T) {
+	for _, transport := range []string{"memory", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			cs, p := f.connect(t, transport)
+			ctx := context.Background()
+
+			t.Run("tools", func(t *testing.T) {
+				var names []string
+				for tool, err := range cs.Tools(ctx, nil) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					names = append(names, tool.Name)
+					if tool.InputSchema == nil {
+						t.Errorf("%s: no input schema", tool.Name)
+					}
+				}
+				for _, want := range []string{"exec", "interrupt", "kernels"} {
+					if !slices.Contains(names, want) {
+						t.Errorf("tools %v: %s is missing", names, want)
+					}
+				}
+			})
+
+			t.Run("kernels", func(t *testing.T) {
+				r := call(t, ctx, cs, "", "kernels", map[string]any{})
+				if r.IsError {
+					t.Fatalf("kernels: %s", text(r))
+				}
+				ks := structured(t, r)["kernels"].([]any)
+				k := ks[0].(map[string]any)
+				if k["name"] != "python" || !strings.HasPrefix(fmt.Sprint(k["version"]), "3.") {
+					t.Errorf("kernels = %v, want python 3.x", ks)
+				}
+			})
+
+			t.Run("exec streams progress", func(t *testing.T) {
+				r := call(t, ctx, cs, "run1", "exec", map[string]any{"kernel": "python",
+					"code": "x = 41\nimport time\nfor i in range(3):\n    print('line', i, flush=True)\n    time.sleep(0.05)\n"})
+				if r.IsError {
+					t.Fatalf("exec: %s", text(r))
+				}
+				out := structured(t, r)
+				if out["status"] != "completed" || out["output"] != "line 0\nline 1\nline 2\n" {
+					t.Errorf("exec = %v", out)
+				}
+				got := p.get("run1")
+				if !slices.Contains(got, "line 1") || !strings.Contains(got[0], "acknowledged") {
+					t.Errorf("progress notifications %q: want the ack, then each line", got)
+				}
+				if !strings.Contains(text(r), "line 2") {
+					t.Errorf("text content lacks the output: %s", text(r))
+				}
+			})
+
+			t.Run("cell error is a tool error", func(t *testing.T) {
+				r := call(t, ctx, cs, "", "exec", map[string]any{"kernel": "python", "code": "raise ValueError('boom')"})
+				if !r.IsError || !strings.Contains(text(r), "ValueError") {
+					t.Errorf("exec raising: isError=%t, %s", r.IsError, text(r))
+				}
+			})
+
+			t.Run("bad arguments are tool errors", func(t *testing.T) {
+				for _, args := range []map[string]any{
+					{"kernel": "python"},                      // no code
+					{"kernel": 3, "code": "print(1)"},         // wrong type
+					{"kernel": "fortran", "code": "print(1)"}, // unknown kernel
+					{"kernel": "python", "code": "print(1)", "hotfix": "sometimes"},
+					{"kernel": "python", "code": "print(1)", "watch": []string{"x <<< 3"}},
+				} {
+					r := call(t, ctx, cs, "", "exec", args)
+					if !r.IsError || text(r) == "" {
+						t.Errorf("exec %v: isError=%t %q, want a tool error saying why", args, r.IsError, text(r))
+					}
+				}
+				r := call(t, ctx, cs, "", "interrupt", map[string]any{"operation_id": "no-such-op"})
+				if !r.IsError || !strings.Contains(text(r), "no-such-op") {
+					t.Errorf("interrupt of an unknown operation: isError=%t %q", r.IsError, text(r))
+				}
+			})
+
+			t.Run("cancel interrupts and keeps the workspace", func(t *testing.T) {
+				cctx, cancel := context.WithCancel(ctx)
+				errc := make(chan error, 1)
+				go func() {
+					params := &sdk.CallToolParams{Name: "exec", Arguments: map[string]any{"kernel": "python",
+						"code": "import time\ny = 7\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)\n"}}
+					params.SetProgressToken("long")
+					_, err := cs.CallTool(cctx, params)
+					errc <- err
+				}()
+				op := p.waitFor(t, "long", regexp.MustCompile(`operation (\S+) of session (\S+) acknowledged`))
+				p.waitFor(t, "long", regexp.MustCompile(`^tick 2$`))
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled call returned %v", err)
+				}
+				waitTerminal(t, f.store, op[2], op[1], protocol.ReasonInterrupted)
+				r := call(t, ctx, cs, "", "exec", map[string]any{"kernel": "python", "code": "print(x + 1, y)"})
+				if r.IsError || structured(t, r)["output"] != "42 7\n" {
+					t.Errorf("after the interrupt: %s", text(r))
+				}
+			})
+
+			t.Run("interrupt tool", func(t *testing.T) {
+				done := make(chan *sdk.CallToolResult, 1)
+				go func() {
+					params := &sdk.CallToolParams{Name: "exec", Arguments: map[string]any{"kernel": "python", "session": "shared-" + transport,
+						"code": "import time\nfor i in range(600):\n    print('tock', i, flush=True)\n    time.sleep(0.05)\n"}}
+					params.SetProgressToken("other")
+					r, err := cs.CallTool(ctx, params)
+					if err != nil {
+						t.Error(err)
+					}
+					done <- r
+				}()
+				op := p.waitFor(t, "other", regexp.MustCompile(`operation (\S+) of session (\S+) acknowledged`))
+				p.waitFor(t, "other", regexp.MustCompile(`^tock 1$`))
+				r := call(t, ctx, cs, "", "interrupt", map[string]any{"operation_id": op[1], "session": op[2], "why": "test"})
+				if r.IsError {
+					t.Fatalf("interrupt: %s", text(r))
+				}
+				res := <-done
+				if res == nil || !res.IsError || structured(t, res)["reason"] != "interrupted" {
+					t.Fatalf("interrupted exec: %v", res)
+				}
+			})
+		})
+	}
+}
+
+// waitTerminal waits until the operation's terminal message is in the log and checks its reason.
+func waitTerminal(t *testing.T, store protocol.Store, session, op string, reason protocol.Reason) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for m, err := range store.Operation(context.Background(), session, op) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Type == protocol.TypeFailed {
+				var f protocol.Failed
+				m.Decode(&f)
+				if f.Reason != reason || f.Result == nil || !f.Result.WorkspaceOK {
+					t.Fatalf("operation ended %+v, want %s with the workspace kept", f, reason)
+				}
+				return
+			}
+			if m.Type == protocol.TypeComplete {
+				t.Fatalf("operation completed, want it %s", reason)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("operation %s did not end", op)
+}

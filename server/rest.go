@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
+	s.dashboardRoutes()
 	s.mux.HandleFunc("GET /v1/kernels", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Kernels(r.Context()))
 	})

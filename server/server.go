@@ -1,6 +1,8 @@
 // Package server is labmate serve: the Asynchronous State Sync Protocol over WebSocket
 // (resumable with after=SEQ), REST for sessions, operations and their histories, and a
-// health endpoint — one http.Handler over a durable protocol.Store. Sessions own kernels
+// health endpoint and the embedded web dashboard — one http.Handler over a durable
+// protocol.Store. In-process callers (the MCP server, package server/mcp) run operations
+// with Exec and Interrupt and mount their endpoints with Handle. Sessions own kernels
 // (the first one pre-warmed), run their operations in order through package operation, and
 // fan their log out to every subscriber; a subscriber too slow for the live stream is cut
 // off with a close reason that says where to resume.
@@ -73,6 +75,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	closing  bool
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -119,9 +122,9 @@ func (s *Server) stopReason(when string) string {
 	return "interrupted " + when
 }
 
-// ServeHTTP serves the protocol, REST and health endpoints.
+// ServeHTTP serves the protocol, REST, health endpoints and the dashboard.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/healthz" && !s.authorized(r) {
+	if !public(r) && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="labmate"`)
 		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
@@ -134,6 +137,10 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && strings.HasSuffix(r.URL.Path, "/ws") {
+		// A browser's WebSocket cannot send headers: the dashboard passes the token here.
+		got, ok = r.URL.Query().Get("access_token"), true
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
 }
 
@@ -162,6 +169,9 @@ func (s *Server) janitor() {
 // Close stops the server: running operations end FAILED (the server shut down), queued ones
 // too, every stream ends, kernels close. The store stays open; closing it is the caller's.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing = true // no session worker joins wg from now on
+	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
 	s.pool.close()

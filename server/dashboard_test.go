@@ -1,0 +1,201 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+)
+
+// browser starts a headless Chromium (Debian's chromium, installed by scripts/deps) for
+// the test and returns a chromedp context bounded by timeout.
+func browser(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	path := os.Getenv("LABMATE_CHROMIUM")
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		t.Fatal("no Chromium to drive the dashboard: install it (scripts/deps does: apt-get install chromium) or set LABMATE_CHROMIUM")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1366, 900), // a laptop screen
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	// The first action starts the browser, in a context without a deadline (one would stop it).
+	if err := chromedp.Do(bctx); err != nil {
+		cancelCtx()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(bctx, timeout)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// waitJS polls a JavaScript expression until it is true.
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+			t.Fatalf("timed out waiting until %s; the page says:\n%s", what, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func evalString(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return s
+}
+
+// lastOp is the newest operation card's text.
+const lastOp = `(document.querySelector("#stream article.op:last-of-type") || {innerText: ""}).innerText`
+
+// runCell types code into the cell runner and runs it with the keyboard (Ctrl+Enter).
+func runCell(t *testing.T, ctx context.Context, code string) {
+	t.Helper()
+	n := evalString(t, ctx, `String(document.querySelectorAll("#stream article.op").length)`)
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS("#code"), code),
+		chromedp.Focus(chromedp.CSS("#code")),
+		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the cell's card appears", fmt.Sprintf(`document.querySelectorAll("#stream article.op").length > %s`, n))
+}
+
+// TestDashboard drives the dashboard in a real headless Chromium: it runs a cell and sees
+// its lines arrive while it runs, interrupts a long loop, reloads (the stream comes back
+// from the log), finds the workspace kept, and saves a screenshot as a test artifact.
+func TestDashboard(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+	})
+	ctx := browser(t, 90*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
+
+	// Lines appear while the cell runs.
+	runCell(t, ctx, "import time\nfor i in range(8):\n    print('row', i, flush=True)\n    time.sleep(0.25)\n")
+	waitJS(t, ctx, "the first lines arrive", lastOp+`.includes("row 1")`)
+	if mid := evalString(t, ctx, lastOp); strings.Contains(mid, "row 7") || !strings.Contains(mid, "running") {
+		t.Errorf("the first lines should show while the cell still runs; the card says:\n%s", mid)
+	}
+	waitJS(t, ctx, "the cell completes", lastOp+`.includes("row 7") && `+lastOp+`.includes("completed in")`)
+
+	// The interrupt button stops a long loop; the workspace is kept.
+	runCell(t, ctx, "import time\nk = 21\nfor i in range(100000):\n    print('spin', i, flush=True)\n    time.sleep(0.05)\n")
+	waitJS(t, ctx, "the loop runs", lastOp+`.includes("spin 3")`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#stream article.op:last-of-type header button`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the loop is interrupted", lastOp+`.includes("failed: interrupted") && `+lastOp+`.includes("workspace is kept")`)
+
+	// A broken watch constraint: perception's Error verdict is highlighted and the Hot-Fix stops the run.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#watch"), "x < 5")); err != nil {
+		t.Fatal(err)
+	}
+	runCell(t, ctx, "import time\nfor i in range(200):\n    print('x =', i, flush=True)\n    time.sleep(0.02)\n")
+	waitJS(t, ctx, "the Error verdict shows and the run is stopped",
+		`document.querySelector("#stream article.op:last-of-type").classList.contains("v-Error") && `+
+			`document.querySelector("#stream article.op:last-of-type .verdict.Error") !== null && `+lastOp+`.includes("failed:")`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector("#watch").value = "", true)`)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A reload replays the session from the log.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the reloaded page replays the stream",
+		`document.querySelectorAll("#stream article.op").length === 3 && document.querySelector("#stream").innerText.includes("row 7")`)
+	waitJS(t, ctx, "the reloaded page is live", `document.querySelector("#conn").textContent === "live"`)
+
+	runCell(t, ctx, "print('k is', k * 2)")
+	waitJS(t, ctx, "the workspace persisted", lastOp+`.includes("k is 42")`)
+	waitJS(t, ctx, "the history lists the operations", `document.querySelectorAll("#history li").length === 4`)
+
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.ArtifactDir()
+	if d := os.Getenv("LABMATE_ARTIFACTS"); d != "" {
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "dashboard.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// TestDashboardAndToken: the page and its assets need no token (they hold no data), the
+// API does, and a browser's WebSocket may carry it as access_token.
+func TestDashboardAndToken(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = "s3cret"; c.Prewarm = nil })
+	for path, want := range map[string]int{"/": 200, "/static/app.js": 200, "/static/style.css": 200, "/v1/kernels": 401, "/static/nope.js": 404} {
+		resp, err := http.Get(f.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s without a token: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	ws := strings.Replace(f.http.URL, "http", "ws", 1) + "/v1/sessions/tok/ws"
+	if _, _, err := websocket.Dial(context.Background(), ws+"?access_token=wrong", nil); err == nil {
+		t.Error("a WebSocket with a wrong access_token was accepted")
+	}
+	c, _, err := websocket.Dial(context.Background(), ws+"?access_token=s3cret", nil)
+	if err != nil {
+		t.Fatalf("a WebSocket with the right access_token: %v", err)
+	}
+	c.CloseNow()
+}

@@ -1,0 +1,329 @@
+// labmate dashboard: the protocol's sessions and operations, live over the WebSocket
+// (resumed with after=SEQ when the connection drops; a reload replays the session's log),
+// and a cell runner. Plain JS, no build step, nothing from the network but this server.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const MAX_LINES = 4000; // per operation in the page; the whole stream is in the log
+
+const state = {
+  token: sessionStorage.getItem("labmate.token") || "",
+  session: "",     // the session shown
+  lastSeq: 0,      // the last seq rendered
+  ws: null,
+  retry: 0,
+  ops: new Map(),  // operation id → its card
+};
+
+// ---------- HTTP ----------
+
+async function api(method, path, body) {
+  const headers = {};
+  if (state.token) headers["Authorization"] = "Bearer " + state.token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status === 401) {
+    $("#auth").hidden = false;
+    $("#token").focus();
+    throw new Error("this server needs its bearer token");
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error || method + " " + path + ": HTTP " + res.status);
+  return data;
+}
+
+function showError(err) {
+  const a = $("#alert");
+  a.textContent = String(err && err.message ? err.message : err);
+  a.hidden = false;
+}
+
+function clearError() { $("#alert").hidden = true; }
+
+function uuid() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40; b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const short = (id) => id.slice(0, 8);
+
+// ---------- sessions ----------
+
+async function loadKernels() {
+  const sel = $("#kernel");
+  const list = (await api("GET", "/v1/kernels")) || [];
+  sel.replaceChildren();
+  for (const k of list) {
+    const o = document.createElement("option");
+    o.value = k.name;
+    o.textContent = k.error ? `${k.name} (not available)` : `${k.name} ${k.version || ""}`.trim();
+    o.disabled = !!k.error;
+    sel.append(o);
+  }
+  const saved = localStorage.getItem("labmate.kernel");
+  if (saved && list.some((k) => k.name === saved && !k.error)) sel.value = saved;
+}
+
+async function loadSessions() {
+  const list = (await api("GET", "/v1/sessions")) || [];
+  const ul = $("#sessions");
+  ul.replaceChildren();
+  for (const s of list.slice().reverse()) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.session = s.id;
+    b.textContent = `${short(s.id)} · ${s.operations} op${s.operations === 1 ? "" : "s"}`;
+    b.title = s.id;
+    b.setAttribute("aria-label", `session ${s.id}, ${s.operations} operations`);
+    if (s.id === state.session) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => openSession(s.id));
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+function openSession(id) {
+  if (state.ws) { state.ws.onclose = null; state.ws.close(); state.ws = null; }
+  state.session = id;
+  state.lastSeq = 0;
+  state.retry = 0;
+  state.ops.clear();
+  sessionStorage.setItem("labmate.session", id);
+  history.replaceState(null, "", "#lab/" + id);
+  $("#stream").replaceChildren();
+  $("#history").replaceChildren();
+  $("#session-name").textContent = "in session " + id;
+  for (const b of document.querySelectorAll("#sessions button")) {
+    if (b.dataset.session === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+  connect();
+}
+
+async function newSession() {
+  try {
+    const { id } = await api("POST", "/v1/sessions");
+    openSession(id);
+    await loadSessions();
+    $("#code").focus();
+  } catch (e) { showError(e); }
+}
+
+// ---------- the live stream ----------
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  let url = `${proto}//${location.host}/v1/sessions/${encodeURIComponent(state.session)}/ws?after=${state.lastSeq}`;
+  if (state.token) url += "&access_token=" + encodeURIComponent(state.token);
+  const ws = new WebSocket(url);
+  state.ws = ws;
+  const conn = $("#conn");
+  conn.textContent = "connecting…";
+  conn.className = "conn";
+  ws.onopen = () => { state.retry = 0; conn.textContent = "live"; conn.className = "conn live"; };
+  ws.onmessage = (ev) => {
+    let m;
+    try { m = JSON.parse(ev.data); } catch { return; }
+    if (m.type === "error") { showError("the server refused a message: " + m.error); return; }
+    if (m.seq <= state.lastSeq) return;
+    state.lastSeq = m.seq;
+    render(m);
+  };
+  ws.onclose = (ev) => {
+    if (state.ws !== ws) return;
+    conn.textContent = `disconnected${ev.reason ? " (" + ev.reason + ")" : ""}; resuming…`;
+    conn.className = "conn down";
+    const delay = Math.min(5000, 200 * 2 ** state.retry++);
+    setTimeout(() => { if (state.ws === ws) connect(); }, delay);
+  };
+}
+
+function send(type, opID, payload) {
+  if (!state.ws || state.ws.readyState !== WebSocket.OPEN) {
+    showError("not connected to the session yet; try again in a moment");
+    return false;
+  }
+  state.ws.send(JSON.stringify({ id: uuid(), type, payload, timestamp: Date.now() / 1000,
+    session_id: state.session, operation_id: opID }));
+  return true;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// card returns the operation's card, making it (and its history entry) on first sight.
+function card(m) {
+  let c = state.ops.get(m.operation_id);
+  if (c) return c;
+  const root = el("article", "op");
+  root.id = "op-" + m.operation_id;
+  root.setAttribute("aria-label", "operation " + m.operation_id);
+  const head = el("header");
+  const title = el("h3", "", short(m.operation_id));
+  title.title = m.operation_id;
+  const badge = el("span", "badge", "requested");
+  const kernel = el("span", "muted");
+  const stop = el("button", "danger", "Interrupt");
+  stop.type = "button";
+  stop.hidden = true;
+  stop.setAttribute("aria-label", "Interrupt operation " + short(m.operation_id));
+  stop.addEventListener("click", () => {
+    if (send("operation_interrupt", m.operation_id, { why: "interrupted from the dashboard" })) stop.disabled = true;
+  });
+  head.append(title, kernel, badge, stop);
+  const code = el("pre", "code");
+  const verdicts = el("div", "verdicts");
+  const tele = el("div", "telemetry");
+  const out = el("pre", "out");
+  out.setAttribute("aria-label", "output of " + short(m.operation_id));
+  const end = el("p", "end");
+  root.append(head, code, verdicts, tele, out, end);
+  $("#stream").append(root);
+
+  const li = document.createElement("li");
+  const a = el("a", "", short(m.operation_id) + " ");
+  a.href = "#op-" + m.operation_id;
+  const hs = el("span", "state", "requested");
+  a.append(hs);
+  a.addEventListener("click", (ev) => { ev.preventDefault(); root.scrollIntoView({ block: "start" }); title.tabIndex = -1; title.focus(); });
+  li.append(a);
+  $("#history").append(li);
+
+  c = { root, badge, kernel, stop, code, verdicts, tele, out, end, hs, lines: 0, hidden: 0, samples: new Map() };
+  state.ops.set(m.operation_id, c);
+  return c;
+}
+
+function setState(c, label, cls) {
+  c.badge.textContent = label;
+  c.badge.className = "badge " + (cls || "");
+  c.hs.textContent = label;
+}
+
+function addLine(c, text, cls) {
+  if (c.lines >= MAX_LINES) {
+    c.out.firstChild.remove();
+    c.hidden++;
+  } else c.lines++;
+  const span = el("span", cls, text + "\n");
+  c.out.append(span);
+  if (c.hidden) c.out.dataset.hidden = c.hidden;
+  if (c.out.scrollHeight - c.out.scrollTop - c.out.clientHeight < 80) c.out.scrollTop = c.out.scrollHeight;
+}
+
+function addVerdict(c, v) {
+  const p = el("p", "verdict " + v.state, `${v.state} · ${v.detector}: ${v.message}`);
+  if (v.evidence && v.evidence.length) p.title = v.evidence.join("\n");
+  c.verdicts.append(p);
+  c.root.classList.remove("v-Normal", "v-Warning", "v-Error");
+  c.root.classList.add("v-" + v.state);
+}
+
+function render(m) {
+  const c = card(m);
+  const p = m.payload || {};
+  switch (m.type) {
+    case "operation_request":
+      c.kernel.textContent = p.kernel || p.kind || "";
+      c.code.textContent = p.code || JSON.stringify(p);
+      setState(c, "requested");
+      break;
+    case "operation_ack":
+      setState(c, "queued");
+      c.stop.hidden = false;
+      break;
+    case "operation_start":
+      setState(c, "running", "s-running");
+      c.stop.hidden = false;
+      break;
+    case "operation_progress": {
+      const o = p.observation;
+      if (o) {
+        if (o.kind === "stdout") addLine(c, o.line, "");
+        else if (o.kind === "stderr") addLine(c, o.line, "stderr");
+        else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
+        else if (o.kind === "telemetry" && o.sample) {
+          c.samples.set(o.sample.name, o.sample.value);
+          c.tele.textContent = [...c.samples].map(([k, v]) => `${k} = ${v}`).join("   ");
+        }
+      }
+      if (p.verdict) addVerdict(c, p.verdict);
+      break;
+    }
+    case "operation_interrupt":
+      addLine(c, `[interrupt requested${p.why ? ": " + p.why : ""}]`, "event");
+      break;
+    case "operation_complete": {
+      setState(c, "completed", "s-completed");
+      c.stop.hidden = true;
+      const r = p.result || {};
+      c.end.className = "end";
+      c.end.textContent = `completed in ${(r.duration_s || 0).toFixed(2)} s`;
+      break;
+    }
+    case "operation_failed": {
+      setState(c, "failed: " + p.reason, "s-failed");
+      c.stop.hidden = true;
+      if (p.verdict) addVerdict(c, p.verdict);
+      const r = p.result || {};
+      c.end.className = "end failed";
+      c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}` +
+        (r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "");
+      break;
+    }
+  }
+}
+
+// ---------- the cell runner ----------
+
+function runCell(ev) {
+  ev.preventDefault();
+  clearError();
+  const code = $("#code").value;
+  if (!code.trim()) { showError("the cell is empty"); return; }
+  if (!state.session) { showError("open or create a session first"); return; }
+  const kernel = $("#kernel").value;
+  localStorage.setItem("labmate.kernel", kernel);
+  const watch = $("#watch").value.split(";").map((s) => s.trim()).filter(Boolean);
+  const req = { kind: "exec", kernel, code, hotfix: $("#hotfix").value };
+  if (watch.length) req.watch = watch;
+  send("operation_request", uuid(), req);
+}
+
+// ---------- start ----------
+
+async function start() {
+  $("#cell").addEventListener("submit", runCell);
+  $("#code").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) runCell(ev);
+  });
+  $("#new-session").addEventListener("click", newSession);
+  $("#auth").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.token = $("#token").value;
+    sessionStorage.setItem("labmate.token", state.token);
+    $("#auth").hidden = true;
+    start2();
+  });
+  start2();
+}
+
+async function start2() {
+  try {
+    await loadKernels();
+    await loadSessions();
+    const fromHash = location.hash.startsWith("#lab/") ? decodeURIComponent(location.hash.slice(5)) : "";
+    const id = fromHash || sessionStorage.getItem("labmate.session");
+    if (id) openSession(id); else await newSession();
+    if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
+  } catch (e) { showError(e); }
+}
+
+start();

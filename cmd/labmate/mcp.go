@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/kernel"
+	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/sandbox"
@@ -22,9 +23,9 @@ import (
 
 func newMCPCmd() *cobra.Command {
 	var (
-		logPath, workspaces string
-		prewarm             []string
-		sf                  sandboxFlags
+		logPath, workspaces, data string
+		prewarm                   []string
+		sf                        sandboxFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -32,8 +33,10 @@ func newMCPCmd() *cobra.Command {
 		Long: `Serve labmate as a Model Context Protocol server on stdin/stdout, for clients that
 start it as a subprocess. Tools: exec (kernel, code, watch, hotfix, timeout_s; output lines and
 perception's verdicts stream as progress notifications; cancelling the call interrupts the
-kernel and keeps its workspace), interrupt, kernels. Each client connection gets its own
-session, whose kernel workspaces persist across exec calls.
+kernel and keeps its workspace), interrupt, kernels; memory_search, memory_add_fact,
+skill_search, skill_get and skill_save over the memory in DATA/memory.db (shared with
+labmate serve), each write linked to the operations it came from. Each client connection
+gets its own session, whose kernel workspaces persist across exec calls.
 
 The same tools are served over streamable HTTP at /mcp by labmate serve.
 
@@ -61,13 +64,18 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			mem, err := openMemory(ctx, data)
+			if err != nil {
+				return err
+			}
+			defer mem.Close()
 			srv, err := server.New(ctx, serverConfig(store, sb, workspaces, prewarm))
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (sandbox: %s)\n", sb.Describe())
-			err = mcp.New(srv, &mcp.Options{Version: version}).Run(ctx, &sdk.StdioTransport{})
+			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", mem.Path(), sb.Describe())
+			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -75,6 +83,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&data, "data", "", "data directory holding the memory, DATA/memory.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	f.StringVar(&logPath, "log", "", "keep the operations log in this SQLite file (default: in memory)")
 	f.StringVar(&workspaces, "workspaces", "", "directory for session workspaces (default: a temporary one)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python"}, "kernels kept started ahead of use")
@@ -115,4 +124,18 @@ func kernelInfos(ctx context.Context) []server.KernelInfo {
 	}
 	wg.Wait()
 	return rows
+}
+
+// openMemory opens the memory store in the data directory (default: the user's).
+func openMemory(ctx context.Context, data string) (*memsqlite.Store, error) {
+	if data == "" {
+		var err error
+		if data, err = defaultDataDir(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	return memsqlite.Open(ctx, filepath.Join(data, "memory.db"), nil)
 }

@@ -31,7 +31,7 @@ func mcpExec(t *testing.T, cs *sdk.ClientSession, code string) string {
 
 func TestMCPStdio(t *testing.T) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cmd := exec.Command(bin, "mcp", "--workspaces", t.TempDir())
+	cmd := exec.Command(bin, "mcp", "--workspaces", t.TempDir(), "--data", t.TempDir())
 	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +44,11 @@ func TestMCPStdio(t *testing.T) {
 	mcpExec(t, cs, "a = 6 * 7")
 	if out := mcpExec(t, cs, "print(a)"); !strings.Contains(out, "\n42\n") {
 		t.Errorf("the workspace did not persist across calls: %s", out)
+	}
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_add_fact",
+		Arguments: map[string]any{"text": "six times seven is 42"}})
+	if err != nil || res.IsError {
+		t.Fatalf("memory_add_fact: %v %v", err, res)
 	}
 }
 

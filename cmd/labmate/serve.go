@@ -70,13 +70,18 @@ gracefully: running operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			mem, err := openMemory(ctx, data)
+			if err != nil {
+				return err
+			}
+			defer mem.Close()
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			cfg.Token, cfg.IdleTimeout = token, idle
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version}).Handler())
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

@@ -2,7 +2,8 @@
 // assistants, other agent frameworks) with the official go-sdk: tools to run code in live,
 // sandboxed kernels (exec streams its observations and perception's verdicts as progress
 // notifications; cancelling the call interrupts the kernel and keeps its workspace), to
-// interrupt an operation and to list the kernels. Every operation runs through the protocol
+// interrupt an operation and to list the kernels; with a memory store, tools to search and
+// write facts and skills, linked to the operations they were learned from. Every operation runs through the protocol
 // server, so the dashboard and WebSocket clients see it live in the same log.
 //
 // A tool failure (bad arguments, a cell that raised, an interrupted run) is a tool result
@@ -21,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 )
@@ -32,6 +34,12 @@ type Options struct {
 	// MaxOutputBytes caps the output an exec result carries (default 64 KiB); the whole
 	// stream is in the log and went out as progress notifications.
 	MaxOutputBytes int
+	// Memory, when set, adds the memory tools (memory_search, memory_add_fact, skill_search,
+	// skill_get, skill_save).
+	Memory memory.Store
+	// FactNamespace and SkillNamespace are where facts and skills are written when a call
+	// names no namespace (defaults "user" and "user/skills").
+	FactNamespace, SkillNamespace string
 }
 
 // Lab is the MCP face of a protocol server. Create it with New; serve it with Run (stdio or
@@ -41,13 +49,19 @@ type Lab struct {
 	opts Options
 	mcp  *sdk.Server
 
-	mu       sync.Mutex
-	sessions map[*sdk.ServerSession]string // MCP connection → its labmate session
+	mu    sync.Mutex
+	conns map[*sdk.ServerSession]*conn
+}
+
+// conn is what the lab keeps of one MCP connection.
+type conn struct {
+	session string // its labmate session
+	lastOp  string // its last exec operation: the default provenance of what it writes
 }
 
 // New returns the MCP server over srv, with every tool registered.
 func New(srv *server.Server, opts *Options) *Lab {
-	l := &Lab{srv: srv, sessions: map[*sdk.ServerSession]string{}}
+	l := &Lab{srv: srv, conns: map[*sdk.ServerSession]*conn{}}
 	if opts != nil {
 		l.opts = *opts
 	}
@@ -57,9 +71,18 @@ func New(srv *server.Server, opts *Options) *Lab {
 	if l.opts.MaxOutputBytes <= 0 {
 		l.opts.MaxOutputBytes = 64 << 10
 	}
+	if l.opts.FactNamespace == "" {
+		l.opts.FactNamespace = "user"
+	}
+	if l.opts.SkillNamespace == "" {
+		l.opts.SkillNamespace = "user/skills"
+	}
 	l.mcp = sdk.NewServer(&sdk.Implementation{Name: "labmate", Title: "labmate lab partner", Version: l.opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	l.addKernelTools()
+	if l.opts.Memory != nil {
+		l.addMemoryTools()
+	}
 	return l
 }
 
@@ -87,22 +110,45 @@ func (l *Lab) session(ss *sdk.ServerSession, explicit string) string {
 	if explicit != "" {
 		return explicit
 	}
+	return l.conn(ss).session
+}
+
+func (l *Lab) conn(ss *sdk.ServerSession) *conn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	id, ok := l.sessions[ss]
+	c, ok := l.conns[ss]
 	if !ok {
-		id = "mcp-" + uuid.NewString()
-		l.sessions[ss] = id
+		c = &conn{session: "mcp-" + uuid.NewString()}
+		l.conns[ss] = c
 		if ss != nil {
 			go func() {
 				ss.Wait()
 				l.mu.Lock()
-				delete(l.sessions, ss)
+				delete(l.conns, ss)
 				l.mu.Unlock()
 			}()
 		}
 	}
-	return id
+	return c
+}
+
+// ran records the connection's last exec operation.
+func (l *Lab) ran(ss *sdk.ServerSession, opID string) {
+	c := l.conn(ss)
+	l.mu.Lock()
+	c.lastOp = opID
+	l.mu.Unlock()
+}
+
+// lastOps is the default provenance of a write: the connection's last exec, if any.
+func (l *Lab) lastOps(ss *sdk.ServerSession) []string {
+	c := l.conn(ss)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.lastOp == "" {
+		return nil
+	}
+	return []string{c.lastOp}
 }
 
 // errResult is a tool error the model can read.
@@ -249,6 +295,9 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		}
 	}
 	out.Output = output.String()
+	if out.OperationID != "" {
+		l.ran(req.Session, out.OperationID)
+	}
 	if out.Status == "" {
 		return nil, out, errors.New("exec: the operation's stream ended without its terminal message")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/memory"
+	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -68,6 +71,7 @@ func (p *progress) waitFor(t *testing.T, token string, re *regexp.Regexp) []stri
 type fixture struct {
 	srv   *server.Server
 	store protocol.Store
+	mem   memory.Store
 	lab   *mcp.Lab
 }
 
@@ -101,7 +105,12 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &fixture{srv: srv, store: store, lab: mcp.New(srv, &mcp.Options{Version: "test"})}
+	mem, err := memsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	return &fixture{srv: srv, store: store, mem: mem, lab: mcp.New(srv, &mcp.Options{Version: "test", Memory: mem})}
 }
 
 // connect returns a client session over the named transport: "memory" (in-process pipes)
@@ -186,7 +195,7 @@ func TestMCP(t *testing.T) {
 						t.Errorf("%s: no input schema", tool.Name)
 					}
 				}
-				for _, want := range []string{"exec", "interrupt", "kernels"} {
+				for _, want := range []string{"exec", "interrupt", "kernels", "memory_search", "memory_add_fact", "skill_search", "skill_get", "skill_save"} {
 					if !slices.Contains(names, want) {
 						t.Errorf("tools %v: %s is missing", names, want)
 					}
@@ -294,6 +303,64 @@ func TestMCP(t *testing.T) {
 				res := <-done
 				if res == nil || !res.IsError || structured(t, res)["reason"] != "interrupted" {
 					t.Fatalf("interrupted exec: %v", res)
+				}
+			})
+
+			t.Run("memory", func(t *testing.T) {
+				r := call(t, ctx, cs, "", "exec", map[string]any{"kernel": "python", "code": "print('overshoot 31%')"})
+				if r.IsError {
+					t.Fatal(text(r))
+				}
+				op := structured(t, r)["operation_id"]
+				r = call(t, ctx, cs, "", "memory_add_fact", map[string]any{"text": "Kp above 4 overshoots the maglev plant by 30%",
+					"kind": "boundary", "tags": []string{"maglev"}, "evidence": []string{"overshoot 31%"}})
+				if r.IsError {
+					t.Fatalf("memory_add_fact: %s", text(r))
+				}
+				fact := structured(t, r)["fact"].(map[string]any)
+				if fmt.Sprint(fact["operations"]) != fmt.Sprintf("[%v]", op) || fact["namespace"] != "user" {
+					t.Errorf("fact %v: want it in namespace user, linked to operation %v", fact, op)
+				}
+				r = call(t, ctx, cs, "", "memory_search", map[string]any{"query": "maglev overshoot"})
+				facts := structured(t, r)["facts"].([]any)
+				if r.IsError || len(facts) != 1 || facts[0].(map[string]any)["id"] != fact["id"] {
+					t.Errorf("memory_search: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "skill_save", map[string]any{"name": "tune-pid", "description": "Tune a PID loop by stepping Kp down",
+					"body": "1. step response\n2. lower Kp until overshoot < 5%\n", "tags": []string{"control"}})
+				if r.IsError || structured(t, r)["created"] != true {
+					t.Fatalf("skill_save: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "skill_search", map[string]any{"query": "PID overshoot"})
+				skills := structured(t, r)["skills"].([]any)
+				if r.IsError || len(skills) != 1 || skills[0].(map[string]any)["name"] != "tune-pid" {
+					t.Errorf("skill_search: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "skill_get", map[string]any{"name": "tune-pid"})
+				if r.IsError || !strings.Contains(structured(t, r)["body"].(string), "lower Kp") || !strings.Contains(text(r), "lower Kp") {
+					t.Errorf("skill_get: %s", text(r))
+				}
+				if err := f.mem.Freeze(ctx, &memory.FreezeParams{Namespace: "frozen", Frozen: true, Actor: "test"}); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []struct {
+					tool string
+					args map[string]any
+					want string
+				}{
+					{"memory_add_fact", map[string]any{"text": "x", "kind": "rumour"}, "rumour"},
+					{"memory_add_fact", map[string]any{"text": "  "}, "empty text"},
+					{"memory_add_fact", map[string]any{"text": "x", "namespace": "frozen"}, "frozen"},
+					{"memory_add_fact", map[string]any{"text": "x", "namespace": "Bad NS"}, "namespace"},
+					{"memory_search", map[string]any{"query": "x", "kinds": []string{"skill"}}, "not a fact kind"},
+					{"skill_save", map[string]any{"name": "Bad Name", "description": "d", "body": "b"}, "Bad Name"},
+					{"skill_get", map[string]any{"name": "no-such-skill"}, "not found"},
+					{"skill_get", map[string]any{}, "name"},
+				} {
+					r := call(t, ctx, cs, "", c.tool, c.args)
+					if !r.IsError || !strings.Contains(text(r), c.want) {
+						t.Errorf("%s %v: isError=%t %q; want a tool error mentioning %q", c.tool, c.args, r.IsError, text(r), c.want)
+					}
 				}
 			})
 		})

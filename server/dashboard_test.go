@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
+	"github.com/labmate/labmate/memory"
+	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 )
@@ -57,12 +60,16 @@ func browser(t *testing.T, timeout time.Duration) context.Context {
 	return ctx
 }
 
+// shownJS defines shown(sel) for waitJS's expressions: the element is rendered (neither it nor
+// an ancestor is display:none).
+const shownJS = `window.shown = (sel) => document.querySelector(sel).getClientRects().length > 0; `
+
 // waitJS polls a JavaScript expression until it is true.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](shownJS+expr))
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -86,6 +93,16 @@ func evalString(t *testing.T, ctx context.Context, expr string) string {
 	return s
 }
 
+// jsClick clicks an element from JavaScript. (chromedp's Click resolves a DOM node first,
+// which the page's periodic re-rendering of its session list can invalidate.)
+func jsClick(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	expr := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return "no element"; e.click(); return ""; })()`, sel)
+	if msg := evalString(t, ctx, expr); msg != "" {
+		t.Fatalf("click %s: %s", sel, msg)
+	}
+}
+
 // lastOp is the newest operation card's text.
 const lastOp = `(document.querySelector("#stream article.op:last-of-type") || {innerText: ""}).innerText`
 
@@ -104,11 +121,19 @@ func runCell(t *testing.T, ctx context.Context, code string) {
 }
 
 // TestDashboard drives the dashboard in a real headless Chromium: it runs a cell and sees
-// its lines arrive while it runs, interrupts a long loop, reloads (the stream comes back
-// from the log), finds the workspace kept, and saves a screenshot as a test artifact.
+// its lines arrive while it runs, interrupts a long loop, sees an Error verdict stop a run,
+// reloads (the stream comes back from the log), finds the workspace kept, searches memory,
+// follows a fact's provenance to its operation, freezes a namespace, and saves screenshots
+// as test artifacts.
 func TestDashboard(t *testing.T) {
+	mem, err := memsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		c.Memory = mem
 	})
 	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
@@ -157,18 +182,64 @@ func TestDashboard(t *testing.T) {
 	waitJS(t, ctx, "the workspace persisted", lastOp+`.includes("k is 42")`)
 	waitJS(t, ctx, "the history lists the operations", `document.querySelectorAll("#history li").length === 4`)
 
+	screenshot(t, ctx, "dashboard.png")
+
+	// The memory browser: search, open a fact, follow its provenance to the operation, freeze.
+	session := evalString(t, ctx, `sessionStorage.getItem("labmate.session")`)
+	ops, err := f.store.Operations(context.Background(), session)
+	if err != nil || len(ops) != 4 {
+		t.Fatalf("operations of %s: %v %v", session, ops, err)
+	}
+	added, err := mem.AddFact(context.Background(), &memory.AddFactParams{Actor: "agent:test", Fact: &memory.Fact{
+		Namespace: "lab", Kind: memory.KindWarning, Text: "Loops printing rows sleep 0.25 s per row",
+		Provenance: memory.Provenance{Session: session, Operations: []string{ops[0].ID}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.PutSkill(context.Background(), &memory.PutSkillParams{Actor: "agent:test", Skill: &memory.Skill{
+		Namespace: "lab/skills", Name: "print-rows", Description: "Print numbered rows slowly", Body: "for i in range(8): print('row', i)"}}); err != nil {
+		t.Fatal(err)
+	}
+	jsClick(t, ctx, `#nav-memory a`)
+	waitJS(t, ctx, "the memory page shows", `shown("#page-memory") && !shown("#page-lab")`)
+	evalString(t, ctx, `document.querySelector("#mem-q").value = "rows"`)
+	jsClick(t, ctx, `#mem-form button[type="submit"]`)
+	waitJS(t, ctx, "the search finds the fact and the skill", `document.querySelector("#mem-count").textContent === "2 results" && `+
+		`document.querySelector("#mem-results").innerText.includes("sleep 0.25 s per row") && document.querySelector("#mem-results").innerText.includes("print-rows")`)
+	jsClick(t, ctx, fmt.Sprintf(`#mem-results button[data-id=%q]`, added.Fact.ID))
+	waitJS(t, ctx, "the entry shows its history and provenance", `shown("#mem-entry") && `+
+		`document.querySelector("#entry-history").innerText.includes("agent:test") && document.querySelector("#entry-prov a") !== null`)
+	screenshot(t, ctx, "memory.png")
+	jsClick(t, ctx, `#entry-prov a`)
+	waitJS(t, ctx, "the provenance link leads to the operation", fmt.Sprintf(
+		`shown("#page-lab") && !shown("#page-memory") && document.activeElement && document.activeElement.id === "op-%s"`, ops[0].ID))
+
+	jsClick(t, ctx, `#nav-memory a`)
+	waitJS(t, ctx, "the namespaces are listed", `document.querySelectorAll("#ns-rows tr").length >= 2`)
+	jsClick(t, ctx, `#ns-rows tr:nth-child(1) button`)
+	waitJS(t, ctx, "the namespace is frozen", `document.querySelector("#ns-rows tr:nth-child(1) button").getAttribute("aria-pressed") === "true"`)
+	nss, err := mem.Namespaces(context.Background())
+	if err != nil || len(nss) == 0 || nss[0].Name != "lab" || !nss[0].Frozen {
+		t.Errorf("after Freeze in the dashboard: %+v %v", nss, err)
+	}
+}
+
+// screenshot saves the page as a test artifact: under $LABMATE_ARTIFACTS when set (make
+// test sets it), else in the test's artifact directory (go test -artifacts keeps it).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.ArtifactDir()
-	if d := os.Getenv("LABMATE_ARTIFACTS"); d != "" {
-		dir = d
+	dir := os.Getenv("LABMATE_ARTIFACTS")
+	if dir == "" {
+		dir = t.ArtifactDir()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(dir, "dashboard.png")
+	shot := filepath.Join(dir, name)
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -198,4 +269,40 @@ func TestDashboardAndToken(t *testing.T) {
 		t.Fatalf("a WebSocket with the right access_token: %v", err)
 	}
 	c.CloseNow()
+}
+
+// TestMemoryREST: the memory browser's endpoints refuse bad input saying why.
+func TestMemoryREST(t *testing.T) {
+	mem, err := memsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Memory = mem; c.Prewarm = nil })
+	for _, c := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", "/v1/memory/search?q=x&type=rumour", "", 400, "rumour"},
+		{"GET", "/v1/memory/search?limit=0", "", 400, "limit"},
+		{"GET", "/v1/memory/search?q=nothing", "", 200, "[]"},
+		{"GET", "/v1/memory/entries/nope", "", 404, "not found"},
+		{"POST", "/v1/memory/freeze", `{"namespace":"lab"}`, 400, "frozen"},
+		{"POST", "/v1/memory/freeze", `{"namespace":"Bad NS","frozen":true}`, 400, "namespace"},
+		{"POST", "/v1/memory/freeze", `{"namespace":"lab","frozen":true}`, 200, `"frozen":true`},
+		{"GET", "/v1/memory/namespaces", "", 200, `"frozen":true`},
+	} {
+		req, _ := http.NewRequest(c.method, f.http.URL+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		io.Copy(&b, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(b.String(), c.want) {
+			t.Errorf("%s %s %s: %d %s; want %d mentioning %q", c.method, c.path, c.body, resp.StatusCode, b.String(), c.code, c.want)
+		}
+	}
 }

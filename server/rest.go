@@ -16,6 +16,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
 	s.dashboardRoutes()
+	s.memoryRoutes()
 	s.mux.HandleFunc("GET /v1/kernels", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Kernels(r.Context()))
 	})

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 )
@@ -33,6 +34,8 @@ type Config struct {
 	// Kernels lists the kernels Start can start, with their interpreter versions (GET
 	// /v1/kernels, the MCP kernels tool). Nil: none are listed.
 	Kernels func(ctx context.Context) []KernelInfo
+	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
+	Memory memory.Store
 	// Workspaces is the directory under which each session gets its workspace.
 	Workspaces string
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first

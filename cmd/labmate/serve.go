@@ -36,9 +36,13 @@ session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
 GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
 payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
-MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp).
+MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The web
+dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints
+are GET /v1/memory/search?q=&type=fact|skill&ns=, GET /v1/memory/entries/ID (with history),
+GET /v1/memory/namespaces and POST /v1/memory/freeze.
 
-State lives in DATA/labmate.db (SQLite) and session workspaces in DATA/workspaces.
+State lives in DATA/labmate.db (SQLite), memory in DATA/memory.db and session workspaces
+in DATA/workspaces.
 The server binds loopback by default; any other address needs a bearer token (--token or
 LABMATE_TOKEN). Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down
 gracefully: running operations end FAILED saying so.`,
@@ -76,7 +80,7 @@ gracefully: running operations end FAILED saying so.`,
 			}
 			defer mem.Close()
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
-			cfg.Token, cfg.IdleTimeout = token, idle
+			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err

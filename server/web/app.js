@@ -86,14 +86,15 @@ async function loadSessions() {
   }
 }
 
-function openSession(id) {
+function openSession(id, focusOp) {
   if (state.ws) { state.ws.onclose = null; state.ws.close(); state.ws = null; }
   state.session = id;
+  state.focusOp = focusOp || "";
   state.lastSeq = 0;
   state.retry = 0;
   state.ops.clear();
   sessionStorage.setItem("labmate.session", id);
-  history.replaceState(null, "", "#lab/" + id);
+  history.replaceState(null, "", "#lab/" + encodeURIComponent(id));
   $("#stream").replaceChildren();
   $("#history").replaceChildren();
   $("#session-name").textContent = "in session " + id;
@@ -192,7 +193,7 @@ function card(m) {
   a.href = "#op-" + m.operation_id;
   const hs = el("span", "state", "requested");
   a.append(hs);
-  a.addEventListener("click", (ev) => { ev.preventDefault(); root.scrollIntoView({ block: "start" }); title.tabIndex = -1; title.focus(); });
+  a.addEventListener("click", (ev) => { ev.preventDefault(); focus(state.ops.get(m.operation_id)); });
   li.append(a);
   $("#history").append(li);
 
@@ -219,15 +220,26 @@ function addLine(c, text, cls) {
 }
 
 function addVerdict(c, v) {
-  const p = el("p", "verdict " + v.state, `${v.state} · ${v.detector}: ${v.message}`);
+  const text = `${v.state} · ${v.detector}: ${v.message}`;
+  if (c.lastVerdict === text) return; // the terminal message repeats the verdict that stopped the run
+  c.lastVerdict = text;
+  const p = el("p", "verdict " + v.state, text);
   if (v.evidence && v.evidence.length) p.title = v.evidence.join("\n");
   c.verdicts.append(p);
   c.root.classList.remove("v-Normal", "v-Warning", "v-Error");
   c.root.classList.add("v-" + v.state);
 }
 
+// focus scrolls to an operation's card and moves the keyboard focus to it.
+function focus(c) {
+  c.root.scrollIntoView({ block: "start" });
+  c.root.tabIndex = -1;
+  c.root.focus();
+}
+
 function render(m) {
   const c = card(m);
+  if (state.focusOp === m.operation_id) { state.focusOp = ""; setTimeout(() => focus(c), 0); }
   const p = m.payload || {};
   switch (m.type) {
     case "operation_request":
@@ -305,6 +317,8 @@ async function start() {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) runCell(ev);
   });
   $("#new-session").addEventListener("click", newSession);
+  $("#mem-form").addEventListener("submit", memorySearch);
+  window.addEventListener("hashchange", route);
   $("#auth").addEventListener("submit", (ev) => {
     ev.preventDefault();
     state.token = $("#token").value;
@@ -315,15 +329,182 @@ async function start() {
   start2();
 }
 
+// labHash parses #lab/SESSION/OP.
+function labHash() {
+  if (!location.hash.startsWith("#lab/")) return { session: "", op: "" };
+  const [session, op] = location.hash.slice(5).split("/").map(decodeURIComponent);
+  return { session: session || "", op: op || "" };
+}
+
+// route shows the page the hash names: #lab[/SESSION[/OP]] or #memory.
+function route() {
+  const page = location.hash.startsWith("#memory") ? "memory" : "lab";
+  $("#page-lab").hidden = page !== "lab";
+  $("#page-memory").hidden = page !== "memory";
+  for (const a of document.querySelectorAll("#pages a")) {
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (page === "memory") {
+    loadNamespaces().catch(showError);
+    if (!state.searched) { state.searched = true; memorySearch(); }
+    return;
+  }
+  const { session, op } = labHash();
+  if (session && session !== state.session) openSession(session, op);
+  else if (op) {
+    const c = state.ops.get(op);
+    if (c) focus(c); else state.focusOp = op;
+  }
+}
+
 async function start2() {
   try {
     await loadKernels();
     await loadSessions();
-    const fromHash = location.hash.startsWith("#lab/") ? decodeURIComponent(location.hash.slice(5)) : "";
-    const id = fromHash || sessionStorage.getItem("labmate.session");
-    if (id) openSession(id); else await newSession();
+    await detectMemory();
+    const memoryFirst = location.hash.startsWith("#memory");
+    const id = labHash().session || sessionStorage.getItem("labmate.session");
+    if (id) openSession(id, labHash().op); else await newSession();
+    if (memoryFirst) { history.replaceState(null, "", "#memory"); route(); }
     if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
   } catch (e) { showError(e); }
+}
+
+// ---------- memory ----------
+
+async function detectMemory() {
+  try {
+    await api("GET", "/v1/memory/namespaces");
+    $("#nav-memory").hidden = false;
+  } catch { /* this server has no memory: the page stays hidden */ }
+}
+
+async function loadNamespaces() {
+  const list = (await api("GET", "/v1/memory/namespaces")) || [];
+  const sel = $("#mem-ns");
+  const keep = sel.value;
+  sel.replaceChildren(new Option("all", ""));
+  const rows = $("#ns-rows");
+  rows.replaceChildren();
+  for (const n of list) {
+    sel.append(new Option(n.name, n.name));
+    const tr = document.createElement("tr");
+    const name = el("td", "", n.name);
+    const frozen = el("td");
+    const b = el("button", n.frozen ? "" : "secondary", n.frozen ? "Frozen — unfreeze" : "Freeze");
+    b.type = "button";
+    b.setAttribute("aria-pressed", String(n.frozen));
+    b.setAttribute("aria-label", `${n.frozen ? "Unfreeze" : "Freeze"} namespace ${n.name}`);
+    b.addEventListener("click", async () => {
+      try {
+        await api("POST", "/v1/memory/freeze", { namespace: n.name, frozen: !n.frozen });
+        await loadNamespaces();
+      } catch (e) { showError(e); }
+    });
+    frozen.append(b);
+    tr.append(name, el("td", "", String(n.facts)), el("td", "", String(n.skills)), frozen);
+    rows.append(tr);
+  }
+  sel.value = keep;
+}
+
+async function memorySearch(ev) {
+  if (ev) ev.preventDefault();
+  clearError();
+  const params = new URLSearchParams({ q: $("#mem-q").value, type: $("#mem-type").value });
+  if ($("#mem-ns").value) params.set("ns", $("#mem-ns").value);
+  if ($("#mem-retired").checked) params.set("retired", "1");
+  try {
+    const list = (await api("GET", "/v1/memory/search?" + params)) || [];
+    const ol = $("#mem-results");
+    ol.replaceChildren();
+    for (const r of list) {
+      const e = r.fact || r.skill;
+      const li = document.createElement("li");
+      const b = el("button");
+      b.type = "button";
+      b.dataset.id = e.id;
+      b.append(el("span", "kind", r.skill ? "skill" : e.kind));
+      const label = r.skill ? `${e.name} — ${e.description}` : e.text;
+      b.append(el("span", e.status === "active" ? "" : "retired", label));
+      b.append(el("span", "muted", ` · ${e.namespace}`));
+      b.addEventListener("click", () => showEntry(e.id));
+      li.append(b);
+      ol.append(li);
+    }
+    $("#mem-count").textContent = `${list.length} result${list.length === 1 ? "" : "s"}`;
+  } catch (e) { showError(e); }
+}
+
+function field(dl, name, value) {
+  if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return;
+  dl.append(el("dt", "", name));
+  const dd = el("dd");
+  if (value instanceof Node) dd.append(value); else dd.textContent = Array.isArray(value) ? value.join(", ") : String(value);
+  dl.append(dd);
+}
+
+async function showEntry(id) {
+  let data;
+  try { data = await api("GET", "/v1/memory/entries/" + encodeURIComponent(id)); } catch (e) { showError(e); return; }
+  for (const b of document.querySelectorAll("#mem-results button")) {
+    if (b.dataset.id === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+  const f = data.entry.fact, k = data.entry.skill, e = f || k;
+  const sec = $("#mem-entry");
+  sec.hidden = false;
+  $("#entry-h").textContent = k ? `Skill ${k.name}` : `Fact (${f.kind})`;
+  const dl = $("#entry-fields");
+  dl.replaceChildren();
+  if (f) field(dl, "text", f.text);
+  if (k) field(dl, "description", k.description);
+  field(dl, "id", e.id);
+  field(dl, "namespace", e.namespace);
+  field(dl, "status", e.status + (e.reason ? ` (${e.reason})` : ""));
+  field(dl, "tags", e.tags);
+  if (f) { field(dl, "evidence", f.evidence); if (f.confidence) field(dl, "confidence", f.confidence); }
+  if (k) { field(dl, "version", k.version); field(dl, "uses", `${k.uses} (${k.successes} succeeded, ${k.failures} failed)`); }
+  if (f) field(dl, "outcomes", `${f.successes} succeeded, ${f.failures} failed`);
+  field(dl, "created", new Date(e.created_at).toLocaleString());
+  field(dl, "updated", new Date(e.updated_at).toLocaleString());
+  const body = $("#entry-body");
+  body.hidden = !k;
+  body.textContent = k ? k.body : "";
+
+  const prov = $("#entry-prov");
+  prov.replaceChildren();
+  const p = e.provenance || {};
+  for (const op of p.operations || []) {
+    const li = document.createElement("li");
+    if (p.session) {
+      const a = el("a", "", `operation ${short(op)}`);
+      a.href = `#lab/${encodeURIComponent(p.session)}/${encodeURIComponent(op)}`;
+      a.title = op;
+      li.append(a, el("span", "muted", ` in session ${short(p.session)}`));
+    } else li.textContent = `operation ${op}`;
+    prov.append(li);
+  }
+  if (p.session && !(p.operations || []).length) {
+    const li = document.createElement("li");
+    const a = el("a", "", `session ${short(p.session)}`);
+    a.href = `#lab/${encodeURIComponent(p.session)}`;
+    li.append(a);
+    prov.append(li);
+  }
+  if (p.model) prov.append(el("li", "", "model: " + p.model));
+  if (p.source) prov.append(el("li", "", "source: " + p.source));
+  if (!prov.children.length) prov.append(el("li", "muted", "none recorded"));
+
+  const tb = $("#entry-history");
+  tb.replaceChildren();
+  for (const c of data.history) {
+    const tr = document.createElement("tr");
+    const change = c.old && c.new ? `${c.old} → ${c.new}` : (c.new || c.old || "");
+    tr.append(el("td", "", new Date(c.time).toLocaleString()), el("td", "", c.event), el("td", "", c.actor),
+      el("td", "", change + (c.reason ? ` (${c.reason})` : "")));
+    tb.append(tr);
+  }
+  sec.focus();
 }
 
 start();

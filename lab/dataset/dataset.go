@@ -316,3 +316,64 @@ func (g *Group) Measured() []float64 {
 	slices.Sort(out)
 	return out
 }
+
+// Descriptors describes every level of every variable by how it behaved in the groups other
+// than exclude: Descriptors()[v][l][k] is the mean, over the rows of the k-th other group with
+// level l of variable v, of that group's standardized objective (z-score within the group), or
+// 0 when the group has no such row. Levels that help or hurt the same substrates get similar
+// vectors. Nothing of the excluded group enters.
+func (t *Table) Descriptors(exclude string) [][][]float64 {
+	var others []*Group
+	for _, g := range t.Groups {
+		if g.Key != exclude {
+			others = append(others, g)
+		}
+	}
+	out := make([][][]float64, len(t.Vars))
+	for v, vr := range t.Vars {
+		out[v] = make([][]float64, len(vr.Levels))
+		for l := range vr.Levels {
+			out[v][l] = make([]float64, len(others))
+		}
+	}
+	for k, g := range others {
+		m, sd := g.Scale.Mean, 0.0
+		for _, y := range g.values {
+			sd += (y - m) * (y - m)
+		}
+		sd = math.Sqrt(sd / float64(len(g.values)))
+		if sd == 0 {
+			sd = 1
+		}
+		sums := make([][]float64, len(t.Vars))
+		counts := make([][]int, len(t.Vars))
+		for v, vr := range t.Vars {
+			sums[v] = make([]float64, len(vr.Levels))
+			counts[v] = make([]int, len(vr.Levels))
+		}
+		for key, y := range g.values {
+			idx := parseIndexKey(key)
+			for v, l := range idx {
+				sums[v][l] += (y - m) / sd
+				counts[v][l]++
+			}
+		}
+		for v := range t.Vars {
+			for l := range sums[v] {
+				if counts[v][l] > 0 {
+					out[v][l][k] = sums[v][l] / float64(counts[v][l])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func parseIndexKey(key string) []int {
+	parts := strings.Split(strings.TrimSuffix(key, ","), ",")
+	idx := make([]int, len(parts))
+	for i, p := range parts {
+		idx[i], _ = strconv.Atoi(p)
+	}
+	return idx
+}

@@ -17,6 +17,7 @@ func (s *Server) routes() {
 	})
 	s.dashboardRoutes()
 	s.memoryRoutes()
+	s.campaignRoutes()
 	s.mux.HandleFunc("GET /v1/kernels", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.Kernels(r.Context()))
 	})

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
@@ -36,6 +37,11 @@ type Config struct {
 	Kernels func(ctx context.Context) []KernelInfo
 	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
 	Memory memory.Store
+	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
+	// the MCP campaign tools and the dashboard's campaign page; CampaignStore, when set,
+	// records their steps.
+	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
+	CampaignStore lab.Store
 	// Workspaces is the directory under which each session gets its workspace.
 	Workspaces string
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first
@@ -79,6 +85,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closing  bool
+
+	camps campaigns
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -176,6 +184,7 @@ func (s *Server) Close() error {
 	s.closing = true // no session worker joins wg from now on
 	s.mu.Unlock()
 	s.cancel()
+	s.closeCampaigns()
 	s.wg.Wait()
 	s.pool.close()
 	s.cancelStreams()

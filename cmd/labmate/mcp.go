@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/kernel"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
@@ -35,7 +36,9 @@ start it as a subprocess. Tools: exec (kernel, code, watch, hotfix, timeout_s; o
 perception's verdicts stream as progress notifications; cancelling the call interrupts the
 kernel and keeps its workspace), interrupt, kernels; memory_search, memory_add_fact,
 skill_search, skill_get and skill_save over the memory in DATA/memory.db (shared with
-labmate serve), each write linked to the operations it came from. Each client connection
+labmate serve), each write linked to the operations it came from; campaign_start,
+campaign_step and campaign_status play the optimization game on a CSV dataset (random or
+Bayesian planner; steps recorded in DATA/campaigns.db). Each client connection
 gets its own session, whose kernel workspaces persist across exec calls.
 
 The same tools are served over streamable HTTP at /mcp by labmate serve.
@@ -64,12 +67,24 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if data == "" {
+				if data, err = defaultDataDir(); err != nil {
+					return err
+				}
+			}
 			mem, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}
 			defer mem.Close()
-			srv, err := server.New(ctx, serverConfig(store, sb, workspaces, prewarm))
+			cfg := serverConfig(store, sb, workspaces, prewarm)
+			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+			if err != nil {
+				return err
+			}
+			defer cst.Close()
+			cfg.CampaignStore = cst
+			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -103,6 +118,7 @@ func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, 
 			return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
 		},
 		Kernels:    kernelInfos,
+		Campaign:   campaignSetup,
 		Workspaces: filepath.Clean(workspaces),
 		Prewarm:    prewarm,
 	}
@@ -126,14 +142,8 @@ func kernelInfos(ctx context.Context) []server.KernelInfo {
 	return rows
 }
 
-// openMemory opens the memory store in the data directory (default: the user's).
+// openMemory opens the memory store in the data directory.
 func openMemory(ctx context.Context, data string) (*memsqlite.Store, error) {
-	if data == "" {
-		var err error
-		if data, err = defaultDataDir(); err != nil {
-			return nil, err
-		}
-	}
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,5 +64,40 @@ func TestServeMCP(t *testing.T) {
 	defer cs.Close()
 	if out := mcpExec(t, cs, "print('over http')"); !strings.Contains(out, "over http") {
 		t.Errorf("exec over /mcp: %s", out)
+	}
+
+	// A Bayesian campaign on the Suzuki dataset, played through MCP.
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "campaign_start", Arguments: map[string]any{
+		"csv": filepath.Join(sharedData(t), "reactions", "suzuki_perera2018.csv"), "objective": "yield",
+		"vars": []string{"ligand", "reagent", "solvent"}, "groups": []string{"reactant_1", "reactant_2"},
+		"planner": "bayes", "budget": 4, "seed": 1}})
+	if err != nil || res.IsError {
+		t.Fatalf("campaign_start: %v %+v", err, res)
+	}
+	id := res.StructuredContent.(map[string]any)["id"]
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "campaign_step", Arguments: map[string]any{"id": id, "turns": 4}})
+	if err != nil || res.IsError {
+		t.Fatalf("campaign_step: %v %+v", err, res)
+	}
+	out := res.StructuredContent.(map[string]any)
+	turns := out["turns"].([]any)
+	if len(turns) != 4 || out["done"] != true || turns[3].(map[string]any)["nma"] == nil {
+		t.Errorf("four Bayesian turns: %v", out)
+	}
+}
+
+// sharedData finds shared/data above the repository.
+func sharedData(t *testing.T) string {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	for {
+		p := filepath.Join(dir, "shared", "data")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no shared/data above the repository")
+		}
+		dir = filepath.Dir(dir)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -81,6 +82,12 @@ gracefully: running operations end FAILED saying so.`,
 			defer mem.Close()
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
+			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+			if err != nil {
+				return err
+			}
+			defer cst.Close()
+			cfg.CampaignStore = cst
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err

@@ -3,7 +3,8 @@
 // sandboxed kernels (exec streams its observations and perception's verdicts as progress
 // notifications; cancelling the call interrupts the kernel and keeps its workspace), to
 // interrupt an operation and to list the kernels; with a memory store, tools to search and
-// write facts and skills, linked to the operations they were learned from. Every operation runs through the protocol
+// write facts and skills, linked to the operations they were learned from; and, when the
+// server runs campaigns, tools to start, play and score them. Every operation runs through the protocol
 // server, so the dashboard and WebSocket clients see it live in the same log.
 //
 // A tool failure (bad arguments, a cell that raised, an interrupted run) is a tool result
@@ -82,6 +83,9 @@ func New(srv *server.Server, opts *Options) *Lab {
 	l.addKernelTools()
 	if l.opts.Memory != nil {
 		l.addMemoryTools()
+	}
+	if srv.RunsCampaigns() {
+		l.addCampaignTools()
 	}
 	return l
 }

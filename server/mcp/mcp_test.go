@@ -18,6 +18,8 @@ import (
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/memory"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
@@ -97,6 +99,7 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return []server.KernelInfo{ki}
 		},
+		Campaign:   sweepCampaign,
 		Workspaces: t.TempDir(),
 		Prewarm:    []string{"python"},
 		Logf:       t.Logf,
@@ -195,7 +198,8 @@ func TestMCP(t *testing.T) {
 						t.Errorf("%s: no input schema", tool.Name)
 					}
 				}
-				for _, want := range []string{"exec", "interrupt", "kernels", "memory_search", "memory_add_fact", "skill_search", "skill_get", "skill_save"} {
+				for _, want := range []string{"exec", "interrupt", "kernels", "memory_search", "memory_add_fact", "skill_search", "skill_get", "skill_save",
+					"campaign_start", "campaign_step", "campaign_status"} {
 					if !slices.Contains(names, want) {
 						t.Errorf("tools %v: %s is missing", names, want)
 					}
@@ -363,8 +367,94 @@ func TestMCP(t *testing.T) {
 					}
 				}
 			})
+
+			t.Run("campaign", func(t *testing.T) {
+				r := call(t, ctx, cs, "", "campaign_start", map[string]any{"csv_data": reactions, "objective": "yield",
+					"vars": []string{"lig", "base"}, "groups": []string{"sub"}, "group": "B", "budget": 3})
+				if r.IsError {
+					t.Fatalf("campaign_start: %s", text(r))
+				}
+				id := structured(t, r)["id"]
+				r = call(t, ctx, cs, "", "campaign_step", map[string]any{"id": id, "turns": 2})
+				turns := structured(t, r)["turns"].([]any)
+				// B's space is L1,B1=5 L1,B2=50 L2,B1=0 (mean 55/3, max 50): the sweep's second turn finds the best.
+				if r.IsError || len(turns) != 2 || turns[1].(map[string]any)["nma"] != 1.0 {
+					t.Fatalf("campaign_step: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "campaign_step", map[string]any{"id": id, "turns": 5})
+				out := structured(t, r)
+				if r.IsError || len(out["turns"].([]any)) != 1 || out["done"] != true || out["played"] != 3.0 {
+					t.Errorf("the last turn: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "campaign_status", map[string]any{"id": id})
+				out = structured(t, r)
+				if r.IsError || len(out["turns"].([]any)) != 3 || out["best"].(map[string]any)["value"] != 50.0 {
+					t.Errorf("campaign_status: %s", text(r))
+				}
+				for _, c := range []struct {
+					tool string
+					args map[string]any
+					want string
+				}{
+					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig"}, "budget": 0}, "budget"},
+					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "nope", "vars": []string{"lig"}, "budget": 2}, "nope"},
+					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig", "base"}, "groups": []string{"sub"}, "group": "Z", "budget": 2}, "Z"},
+					{"campaign_step", map[string]any{"id": "no-such"}, "no-such"},
+					{"campaign_status", map[string]any{"id": "no-such"}, "no-such"},
+				} {
+					r := call(t, ctx, cs, "", c.tool, c.args)
+					if !r.IsError || !strings.Contains(text(r), c.want) {
+						t.Errorf("%s %v: isError=%t %q; want a tool error mentioning %q", c.tool, c.args, r.IsError, text(r), c.want)
+					}
+				}
+			})
 		})
 	}
+}
+
+// reactions is a small fully mapped dataset: two substrates, B missing one well.
+const reactions = `sub,lig,base,yield
+A,L1,B1,10
+A,L1,B2,20
+A,L2,B1,30
+A,L2,B2,40
+B,L1,B1,5
+B,L1,B2,50
+B,L2,B1,0
+`
+
+// sweepCampaign plays a dataset group with a planner that tries its conditions in order.
+func sweepCampaign(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
+	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups})
+	if err != nil {
+		return nil, err
+	}
+	g := tb.Groups[0]
+	if spec.Group != "" {
+		if g, err = tb.Group(spec.Group); err != nil {
+			return nil, err
+		}
+	}
+	return &server.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
+		Campaign: &lab.Campaign{Space: tb.Name, Objective: tb.Objective, Group: g.Key, Planner: "sweep"}}, nil
+}
+
+// sweep proposes the feasible conditions of a space in order.
+type sweep struct{ space *lab.Space }
+
+func (p *sweep) Next(_ context.Context, steps []lab.Step) (*lab.Proposal, error) {
+	if len(steps) >= p.space.Size() {
+		return nil, lab.ErrExhausted
+	}
+	if p.space.Feasible != nil {
+		return &lab.Proposal{Conditions: p.space.Conditions(p.space.Feasible[len(steps)])}, nil
+	}
+	idx, k := make([]int, len(p.space.Vars)), len(steps) // the k-th point of the full product
+	for i := len(idx) - 1; i >= 0; i-- {
+		n := len(p.space.Vars[i].Levels)
+		idx[i], k = k%n, k/n
+	}
+	return &lab.Proposal{Conditions: p.space.Conditions(idx)}, nil
 }
 
 // waitTerminal waits until the operation's terminal message is in the log and checks its reason.

@@ -293,6 +293,157 @@ function render(m) {
   }
 }
 
+// ---------- campaigns ----------
+
+async function detectCampaigns() {
+  try {
+    await api("GET", "/v1/campaigns");
+    $("#nav-campaigns").hidden = false;
+  } catch { /* this server runs no campaigns */ }
+}
+
+const fmt = (v, d = 3) => (v === null || v === undefined ? "—" : Number(v).toFixed(d));
+const splitCols = (v) => v.split(",").map((x) => x.trim()).filter(Boolean);
+
+async function loadCampaigns() {
+  const list = (await api("GET", "/v1/campaigns")) || [];
+  const ul = $("#camp-list");
+  ul.replaceChildren();
+  for (const st of list.slice().reverse()) {
+    const c = st.campaign;
+    const li = document.createElement("li");
+    const b = el("button", "", `${c.space}${c.group ? " · " + c.group : ""} · ${c.planner} · ${st.steps.length}/${c.budget}`);
+    b.type = "button";
+    b.dataset.id = c.id;
+    if (c.id === state.campaign) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => showCampaign(st));
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+async function startCampaign(ev) {
+  ev.preventDefault();
+  clearError();
+  const spec = {
+    objective: $("#camp-objective").value.trim(),
+    vars: splitCols($("#camp-vars").value),
+    groups: splitCols($("#camp-groups").value),
+    group: $("#camp-group").value.trim(),
+    planner: $("#camp-planner").value,
+    budget: Number($("#camp-budget").value),
+    seed: Number($("#camp-seed").value),
+  };
+  const file = $("#camp-file").files[0];
+  if (file) spec.csv_data = await file.text();
+  else spec.csv = $("#camp-path").value.trim();
+  try {
+    const st = await api("POST", "/v1/campaigns", spec);
+    showCampaign(st);
+    await loadCampaigns();
+  } catch (e) { showError(e); }
+}
+
+async function showCampaignFile() {
+  const file = $("#camp-file").files[0];
+  if (!file) { $("#camp-cols").textContent = ""; return; }
+  const head = (await file.slice(0, 4096).text()).split(/\r?\n/)[0];
+  $("#camp-cols").textContent = "columns: " + head.split(",").join(", ");
+}
+
+function showCampaign(st) {
+  const c = st.campaign;
+  state.campaign = c.id;
+  $("#camp-view").hidden = false;
+  $("#camp-h").textContent = `Campaign on ${c.space}${c.group ? " · " + c.group : ""} (${c.planner})`;
+  const best = st.best ? `best ${c.objective} ${fmt(st.best.value, 2)} at turn ${st.best.n} (${Object.entries(st.best.conditions).map(([k, v]) => k + "=" + v).join(", ")})` : "nothing measured yet";
+  $("#camp-summary").textContent = `${st.steps.length} of ${c.budget} turns; ${best}` +
+    (st.done ? "; done" : "") + (st.error ? `; stopped: ${st.error}` : "");
+  $("#camp-step").disabled = st.done;
+  $("#camp-play").disabled = st.done || state.playing;
+  $("#camp-pause").disabled = !state.playing;
+  const tb = $("#camp-steps");
+  tb.replaceChildren();
+  st.steps.forEach((s, i) => {
+    const tr = document.createElement("tr");
+    const cond = s.conditions ? Object.entries(s.conditions).map(([k, v]) => `${k}=${v}`).join(", ") : "";
+    tr.append(el("td", "", String(s.n)), el("td", "", cond + (s.error ? ` (${s.error})` : "")),
+      el("td", "", s.ok ? fmt(s.value, 2) : "—"), el("td", "", fmt(st.advantage[i])), el("td", "", fmt(st.nma[i])));
+    tb.append(tr);
+  });
+  $("#camp-chart").replaceChildren(chart(st));
+  for (const b of document.querySelectorAll("#camp-list button")) {
+    if (b.dataset.id === c.id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+}
+
+// chart draws NMA (a line) and each turn's normalized advantage (dots) as inline SVG.
+function chart(st) {
+  const NS = "http://www.w3.org/2000/svg";
+  const W = 560, H = 260, L = 44, R = 12, T = 12, B = 30;
+  const n = Math.max(st.campaign.budget, 1);
+  const vals = st.advantage.concat(st.nma).filter((v) => v !== null);
+  const lo = Math.min(-1, ...vals), hi = 1;
+  const x = (i) => L + ((i + 0.5) / n) * (W - L - R);
+  const y = (v) => T + ((hi - v) / (hi - lo)) * (H - T - B);
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("role", "img");
+  const last = st.nma.length ? st.nma[st.nma.length - 1] : null;
+  svg.setAttribute("aria-label", `NMA after ${st.steps.length} turns: ${fmt(last)}`);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  for (const v of [lo, (lo + hi) / 2, 0, hi].filter((v, i, a) => a.indexOf(v) === i)) {
+    add("line", { class: "grid", x1: L, x2: W - R, y1: y(v), y2: y(v) });
+    add("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end" }, v.toFixed(1));
+  }
+  add("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B });
+  add("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B });
+  const ticks = Math.min(n, 10);
+  for (let k = 0; k < ticks; k++) {
+    const i = Math.round((k * (n - 1)) / Math.max(ticks - 1, 1));
+    add("text", { x: x(i), y: H - B + 16, "text-anchor": "middle" }, String(i + 1));
+  }
+  add("text", { x: W - R, y: H - 2, "text-anchor": "end" }, "turn");
+  const pts = [];
+  st.nma.forEach((v, i) => { if (v !== null) pts.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`); });
+  if (pts.length) add("polyline", { class: "nma", points: pts.join(" ") });
+  st.advantage.forEach((v, i) => { if (v !== null) add("circle", { class: "adv", cx: x(i), cy: y(v), r: 3 }); });
+  return svg;
+}
+
+async function stepCampaign(n) {
+  try {
+    const st = await api("POST", `/v1/campaigns/${encodeURIComponent(state.campaign)}/step?n=${n}`);
+    showCampaign(st);
+    return st;
+  } catch (e) { showError(e); return null; }
+}
+
+// playCampaign plays one turn at a time, so that the chart grows as it goes.
+async function playCampaign() {
+  state.playing = true;
+  $("#camp-play").disabled = true;
+  $("#camp-pause").disabled = false;
+  try {
+    while (state.playing) {
+      const st = await stepCampaign(1);
+      if (!st || st.done) break;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } finally {
+    state.playing = false;
+    $("#camp-pause").disabled = true;
+    $("#camp-play").disabled = $("#camp-step").disabled; // done: nothing left to play
+    loadCampaigns().catch(() => {});
+  }
+}
+
 // ---------- the cell runner ----------
 
 function runCell(ev) {
@@ -318,6 +469,11 @@ async function start() {
   });
   $("#new-session").addEventListener("click", newSession);
   $("#mem-form").addEventListener("submit", memorySearch);
+  $("#camp-form").addEventListener("submit", startCampaign);
+  $("#camp-file").addEventListener("change", showCampaignFile);
+  $("#camp-step").addEventListener("click", () => stepCampaign(1));
+  $("#camp-play").addEventListener("click", playCampaign);
+  $("#camp-pause").addEventListener("click", () => { state.playing = false; });
   window.addEventListener("hashchange", route);
   $("#auth").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -338,15 +494,20 @@ function labHash() {
 
 // route shows the page the hash names: #lab[/SESSION[/OP]] or #memory.
 function route() {
-  const page = location.hash.startsWith("#memory") ? "memory" : "lab";
+  const page = location.hash.startsWith("#memory") ? "memory" : location.hash.startsWith("#campaigns") ? "campaigns" : "lab";
   $("#page-lab").hidden = page !== "lab";
   $("#page-memory").hidden = page !== "memory";
+  $("#page-campaigns").hidden = page !== "campaigns";
   for (const a of document.querySelectorAll("#pages a")) {
     if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   if (page === "memory") {
     loadNamespaces().catch(showError);
     if (!state.searched) { state.searched = true; memorySearch(); }
+    return;
+  }
+  if (page === "campaigns") {
+    loadCampaigns().catch(showError);
     return;
   }
   const { session, op } = labHash();
@@ -362,10 +523,11 @@ async function start2() {
     await loadKernels();
     await loadSessions();
     await detectMemory();
-    const memoryFirst = location.hash.startsWith("#memory");
+    await detectCampaigns();
+    const first = location.hash.startsWith("#memory") || location.hash.startsWith("#campaigns") ? location.hash : "";
     const id = labHash().session || sessionStorage.getItem("labmate.session");
     if (id) openSession(id, labHash().op); else await newSession();
-    if (memoryFirst) { history.replaceState(null, "", "#memory"); route(); }
+    if (first) { history.replaceState(null, "", first); route(); }
     if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
   } catch (e) { showError(e); }
 }

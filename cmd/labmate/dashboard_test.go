@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/labmate/labmate/internal/browsertest"
+)
+
+// TestDashboardCampaign starts a Bayesian campaign on the Suzuki dataset from the dashboard
+// of a real labmate serve, in a real headless Chromium, and watches it play turn by turn
+// with its NMA curve drawn.
+func TestDashboardCampaign(t *testing.T) {
+	_, url := serve(t, t.TempDir())
+	ctx := browsertest.Start(t, 90*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#campaigns")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Wait(t, ctx, "the campaign page shows", `shown("#page-campaigns") && !shown("#page-lab") && !document.querySelector("#nav-campaigns").hidden`)
+	csv := filepath.Join(sharedData(t), "reactions", "suzuki_perera2018.csv")
+	browsertest.Eval(t, ctx, fmt.Sprintf(`(() => {
+		document.querySelector("#camp-path").value = %q;
+		document.querySelector("#camp-vars").value = "ligand, reagent, solvent";
+		document.querySelector("#camp-groups").value = "reactant_1, reactant_2";
+		document.querySelector("#camp-budget").value = "8";
+		return "";
+	})()`, csv))
+	browsertest.Click(t, ctx, `#camp-form button[type="submit"]`)
+	browsertest.Wait(t, ctx, "the campaign starts", `shown("#camp-view") && document.querySelector("#camp-summary").textContent.startsWith("0 of 8 turns")`)
+	browsertest.Click(t, ctx, `#camp-play`)
+	browsertest.Wait(t, ctx, "the turns arrive one by one", `(n => n >= 2 && n < 8)(document.querySelectorAll("#camp-steps tr").length)`)
+	browsertest.Wait(t, ctx, "the campaign plays to the end", `document.querySelectorAll("#camp-steps tr").length === 8 && `+
+		`document.querySelector("#camp-summary").textContent.includes("done") && `+
+		`document.querySelector("#camp-chart polyline.nma").getAttribute("points").split(" ").length === 8`)
+	browsertest.Wait(t, ctx, "the campaign is listed", `document.querySelector("#camp-list").innerText.includes("8/8")`)
+	browsertest.Screenshot(t, ctx, "campaign.png")
+}

@@ -27,6 +27,9 @@ func Split(doc *Doc) []Chunk {
 	}
 	var out []Chunk
 	for _, s := range secs {
+		if s.title != "" && strings.TrimSpace(strings.Join(lines[s.start+1:s.end], "")) == "" {
+			continue // a heading with nothing under it before the next heading
+		}
 		for _, p := range pieces(lines, s.start, s.end) {
 			text := strings.TrimSpace(strings.Join(lines[p[0]:p[1]], "\n"))
 			if text == "" {

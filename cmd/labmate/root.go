@@ -57,6 +57,7 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
+	root.AddCommand(newDocsCmd())
 	return root
 }
 

@@ -273,7 +273,11 @@ func rerank(hits []knowledge.Hit, query string, n int) []knowledge.Hit {
 	}
 	for i := range hits {
 		hits[i].Score = -hits[i].Score
-		if words[strings.ToLower(hits[i].Name)] {
+		name := strings.ToLower(hits[i].Name)
+		if k := strings.LastIndexByte(name, '.'); k >= 0 {
+			name = name[k+1:] // numpy.linalg.lstsq
+		}
+		if words[name] {
 			hits[i].Score *= nameBoost
 		}
 	}

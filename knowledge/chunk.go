@@ -46,7 +46,7 @@ func Split(doc *Doc) []Chunk {
 			if doc.Format == "help" {
 				c.Summary = doc.Summary
 				if c.Summary == "" {
-					c.Summary = FirstSentence(text)
+					c.Summary = FirstSentence(withoutSignatures(text))
 				}
 			} else if s.title != "" {
 				c.Summary = s.title
@@ -193,4 +193,14 @@ func FirstSentence(text string) string {
 		text = text[:cut] + " …"
 	}
 	return text
+}
+
+// withoutSignatures drops the " -- name (args)" signature lines a help text starts with.
+func withoutSignatures(text string) string {
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) && (strings.HasPrefix(strings.TrimSpace(lines[i]), "-- ") || strings.TrimSpace(lines[i]) == "") {
+		i++
+	}
+	return strings.Join(lines[i:], "\n")
 }

@@ -99,7 +99,7 @@ func TestDocsWeb(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	env = append(env, "SEARXNG_URL="+srv.URL)
+	env = append(env, "SEARXNG_URL="+srv.URL, "LABMATE_FETCH_PRIVATE=1") // httptest serves on loopback
 	stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "web", "--json", "stiff solvers")
 	var res struct {
 		Content   string   `json:"content"`

@@ -23,7 +23,8 @@ network unless one is:
   TAVILY_API_KEY    Tavily API key (TAVILY_URL overrides the endpoint)
   LABMATE_PAPERS    arxiv,crossref (either or both) for papers; ARXIV_URL / CROSSREF_URL override
                     the endpoints and enable them; CROSSREF_MAILTO joins Crossref's polite pool
-  LABMATE_FETCH=1   allow reading pages without a web provider (on when one is configured)`
+  LABMATE_FETCH=1   allow reading pages without a web provider (on when one is configured)
+  LABMATE_FETCH_PRIVATE=1   allow pages on loopback and private addresses (refused by default)`
 
 // knowledgeFromEnv wires the web, literature and fetch providers the environment configures
 // into the agent tools' configuration; the documentation index is the caller's.
@@ -67,7 +68,7 @@ func knowledgeFromEnv(index knowledge.Index) (*tools.Config, error) {
 		cfg.Papers = append(cfg.Papers, crossref.New(&crossref.Options{BaseURL: os.Getenv("CROSSREF_URL"), Mailto: os.Getenv("CROSSREF_MAILTO")}))
 	}
 	if len(cfg.Web) > 0 || len(cfg.Papers) > 0 || os.Getenv("LABMATE_FETCH") == "1" {
-		cfg.Fetcher = fetch.New(nil)
+		cfg.Fetcher = fetch.New(&fetch.Options{AllowPrivate: os.Getenv("LABMATE_FETCH_PRIVATE") == "1"})
 	}
 	return cfg, nil
 }

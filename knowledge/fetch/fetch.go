@@ -12,8 +12,10 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/labmate/labmate/knowledge"
@@ -28,6 +30,10 @@ type Options struct {
 	Timeout      time.Duration // the whole fetch, 20 s when zero
 	MaxRedirects int           // 5 when zero
 	UserAgent    string
+	// AllowPrivate lets the fetcher connect to loopback, private, link-local and unspecified
+	// addresses. Off by default: a page (or a prompt injection) must not steer the agent into
+	// the local network or a cloud metadata service. Ignored when Client is set.
+	AllowPrivate bool
 }
 
 // ReadableLimit is the largest HTML page whose main content is extracted with readability.
@@ -69,6 +75,15 @@ func New(opts *Options) *Fetcher {
 	var transport http.RoundTripper
 	if opts.Client != nil {
 		transport = opts.Client.Transport
+	} else {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		if !opts.AllowPrivate {
+			dialer.Control = refusePrivate
+		}
+		t.DialContext = dialer.DialContext
+		t.Proxy = nil // the address checked must be the address connected to
+		transport = t
 	}
 	f.client = &http.Client{
 		Transport: transport,
@@ -176,10 +191,32 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (f *Fetcher) transportError(ctx context.Context, rawURL string, err error) error {
 	var ne net.Error
 	switch {
-	case errors.Is(err, knowledge.ErrRedirects), errors.Is(err, knowledge.ErrUnsupported):
+	case errors.Is(err, knowledge.ErrRedirects), errors.Is(err, knowledge.ErrUnsupported), errors.Is(err, ErrPrivate):
 		return fmt.Errorf("fetch %s: %w", rawURL, err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("fetch %s: %w: no complete answer within %s", rawURL, knowledge.ErrUnavailable, f.timeout)
 	}
 	return fmt.Errorf("fetch %s: %w: %w", rawURL, knowledge.ErrUnavailable, err)
+}
+
+// ErrPrivate is the refusal to connect to a private address.
+var ErrPrivate = errors.New("refusing a private address")
+
+// refusePrivate is a dialer's Control: it runs on the resolved address, so a public name that
+// resolves to a private address (DNS rebinding) is refused too.
+func refusePrivate(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return err
+	}
+	ip = ip.Unmap()
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return fmt.Errorf("%w: %w: %s (set AllowPrivate, or LABMATE_FETCH_PRIVATE=1, to allow it)", knowledge.ErrBadRequest, ErrPrivate, ip)
+	}
+	return nil
 }

@@ -101,7 +101,7 @@ func TestFetch(t *testing.T) {
 	mux.HandleFunc("/gone", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", http.StatusNotFound) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	f := fetch.New(&fetch.Options{MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxRedirects: 5})
+	f := fetch.New(&fetch.Options{MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxRedirects: 5, AllowPrivate: true})
 	ctx := context.Background()
 
 	t.Run("html", func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestTruncate(t *testing.T) {
 		fmt.Fprint(w, strings.Repeat("é", 1000))
 	}))
 	defer srv.Close()
-	p, err := fetch.New(&fetch.Options{MaxText: 101}).Fetch(context.Background(), srv.URL)
+	p, err := fetch.New(&fetch.Options{MaxText: 101, AllowPrivate: true}).Fetch(context.Background(), srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func BenchmarkFetchClean(b *testing.B) {
 		fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
-	f := fetch.New(&fetch.Options{MaxBytes: 16 << 20, MaxText: 64 << 20})
+	f := fetch.New(&fetch.Options{MaxBytes: 16 << 20, MaxText: 64 << 20, AllowPrivate: true})
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		p, err := f.Fetch(context.Background(), srv.URL)
@@ -219,11 +219,22 @@ func BenchmarkFetchCleanReadable1MB(b *testing.B) {
 		fmt.Fprint(w, body)
 	}))
 	defer srv.Close()
-	f := fetch.New(&fetch.Options{MaxBytes: 16 << 20, MaxText: 64 << 20})
+	f := fetch.New(&fetch.Options{MaxBytes: 16 << 20, MaxText: 64 << 20, AllowPrivate: true})
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		if _, err := f.Fetch(context.Background(), srv.URL); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestRefusePrivate(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") }))
+	defer srv.Close()
+	for _, u := range []string{srv.URL, "http://169.254.169.254/latest/meta-data/", "http://[::1]:9/"} {
+		_, err := fetch.New(&fetch.Options{Timeout: 2 * time.Second}).Fetch(context.Background(), u)
+		if !errors.Is(err, fetch.ErrPrivate) || !errors.Is(err, knowledge.ErrBadRequest) {
+			t.Errorf("%s: %v; want a refusal", u, err)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func TestUntrustedAndSourced(t *testing.T) {
 		Text: "# Manual\n\n## Calibration\nCalibrate the balance before weighing.\n"}); err != nil {
 		t.Fatal(err)
 	}
-	set, err := tool.NewSet(tools.New(&tools.Config{Index: ix, Web: []knowledge.Searcher{sx}, Fetcher: fetch.New(nil)})...)
+	set, err := tool.NewSet(tools.New(&tools.Config{Index: ix, Web: []knowledge.Searcher{sx}, Fetcher: fetch.New(&fetch.Options{AllowPrivate: true})})...)
 	if err != nil {
 		t.Fatal(err)
 	}

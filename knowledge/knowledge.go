@@ -38,6 +38,7 @@ type Doc struct {
 
 // Chunk is a piece of a document small enough to quote: one section under one heading.
 type Chunk struct {
+	// ID identifies the chunk: "source#Lstart" from Split, the index's own id in a Hit.
 	ID      string `json:"id"`
 	Source  string `json:"source"`
 	Heading string `json:"heading,omitempty"` // the heading path, "A > B > C"

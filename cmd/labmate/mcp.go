@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/kernel"
+	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
@@ -38,7 +39,8 @@ kernel and keeps its workspace), interrupt, kernels; memory_search, memory_add_f
 skill_search, skill_get and skill_save over the memory in DATA/memory.db (shared with
 labmate serve), each write linked to the operations it came from; campaign_start,
 campaign_step and campaign_status play the optimization game on a CSV dataset (random or
-Bayesian planner; steps recorded in DATA/campaigns.db). Each client connection
+Bayesian planner; steps recorded in DATA/campaigns.db); docs_search over the documentation
+index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db). Each client connection
 gets its own session, whose kernel workspaces persist across exec calls.
 
 The same tools are served over streamable HTTP at /mcp by labmate serve.
@@ -90,7 +92,12 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", mem.Path(), sb.Describe())
-			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem}).Run(ctx, &sdk.StdioTransport{})
+			docs, err := openDocs(data)
+			if err != nil {
+				return err
+			}
+			defer docs.Close()
+			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -148,4 +155,14 @@ func openMemory(ctx context.Context, data string) (*memsqlite.Store, error) {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	return memsqlite.Open(ctx, filepath.Join(data, "memory.db"), nil)
+}
+
+// openDocs opens the documentation index labmate docs writes: $LABMATE_DOCS_DB, else
+// DATA/docs.db.
+func openDocs(data string) (*ksqlite.Index, error) {
+	path := os.Getenv("LABMATE_DOCS_DB")
+	if path == "" {
+		path = filepath.Join(data, "docs.db")
+	}
+	return ksqlite.Open(path, nil)
 }

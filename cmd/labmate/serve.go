@@ -92,7 +92,13 @@ gracefully: running operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem}).Handler())
+			docs, err := openDocs(data)
+			if err != nil {
+				srv.Close()
+				return err
+			}
+			defer docs.Close()
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

@@ -4,7 +4,8 @@
 // notifications; cancelling the call interrupts the kernel and keeps its workspace), to
 // interrupt an operation and to list the kernels; with a memory store, tools to search and
 // write facts and skills, linked to the operations they were learned from; and, when the
-// server runs campaigns, tools to start, play and score them. Every operation runs through the protocol
+// server runs campaigns, tools to start, play and score them; with a documentation index,
+// docs_search. Every operation runs through the protocol
 // server, so the dashboard and WebSocket clients see it live in the same log.
 //
 // A tool failure (bad arguments, a cell that raised, an interrupted run) is a tool result
@@ -23,6 +24,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
@@ -38,6 +40,8 @@ type Options struct {
 	// Memory, when set, adds the memory tools (memory_search, memory_add_fact, skill_search,
 	// skill_get, skill_save).
 	Memory memory.Store
+	// Docs, when set, adds docs_search over the documentation index.
+	Docs knowledge.Index
 	// FactNamespace and SkillNamespace are where facts and skills are written when a call
 	// names no namespace (defaults "user" and "user/skills").
 	FactNamespace, SkillNamespace string
@@ -83,6 +87,9 @@ func New(srv *server.Server, opts *Options) *Lab {
 	l.addKernelTools()
 	if l.opts.Memory != nil {
 		l.addMemoryTools()
+	}
+	if l.opts.Docs != nil {
+		l.addDocsTools()
 	}
 	if srv.RunsCampaigns() {
 		l.addCampaignTools()

@@ -18,6 +18,8 @@ import (
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/knowledge"
+	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/memory"
@@ -113,7 +115,16 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mem.Close() })
-	return &fixture{srv: srv, store: store, mem: mem, lab: mcp.New(srv, &mcp.Options{Version: "test", Memory: mem})}
+	docs, err := ksqlite.Open(filepath.Join(t.TempDir(), "docs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { docs.Close() })
+	if err := docs.Add(context.Background(), &knowledge.Doc{Source: "octave:ode45", Title: "ode45", Format: "help",
+		Text: "ode45 solves a set of non-stiff ordinary differential equations with the Dormand-Prince method.\nUse ode15s for stiff problems."}); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{srv: srv, store: store, mem: mem, lab: mcp.New(srv, &mcp.Options{Version: "test", Memory: mem, Docs: docs})}
 }
 
 // connect returns a client session over the named transport: "memory" (in-process pipes)
@@ -199,7 +210,7 @@ func TestMCP(t *testing.T) {
 					}
 				}
 				for _, want := range []string{"exec", "interrupt", "kernels", "memory_search", "memory_add_fact", "skill_search", "skill_get", "skill_save",
-					"campaign_start", "campaign_step", "campaign_status"} {
+					"campaign_start", "campaign_step", "campaign_status", "docs_search"} {
 					if !slices.Contains(names, want) {
 						t.Errorf("tools %v: %s is missing", names, want)
 					}
@@ -365,6 +376,18 @@ func TestMCP(t *testing.T) {
 					if !r.IsError || !strings.Contains(text(r), c.want) {
 						t.Errorf("%s %v: isError=%t %q; want a tool error mentioning %q", c.tool, c.args, r.IsError, text(r), c.want)
 					}
+				}
+			})
+
+			t.Run("docs", func(t *testing.T) {
+				r := call(t, ctx, cs, "", "docs_search", map[string]any{"query": "non-stiff differential equations"})
+				hits := structured(t, r)["hits"].([]any)
+				if r.IsError || len(hits) != 1 || !strings.HasPrefix(hits[0].(map[string]any)["cite"].(string), "octave:ode45:") ||
+					!strings.Contains(text(r), "Dormand-Prince") {
+					t.Errorf("docs_search: %s", text(r))
+				}
+				if r := call(t, ctx, cs, "", "docs_search", map[string]any{"query": " "}); !r.IsError || !strings.Contains(text(r), "empty") {
+					t.Errorf("docs_search with an empty query: %s", text(r))
 				}
 			})
 

@@ -9,10 +9,11 @@ run: deps build
 	$(BIN) kernels
 	$(BIN) serve
 
-## test: install dependencies, vet, and run every test with real interpreters (and a real
-## Chromium for the dashboard; its screenshot lands in artifacts/)
+## test: install dependencies, vet, and run every test with real interpreters, a throw-away
+## PostgreSQL (scripts/postgres-test starts it, exports LABMATE_TEST_POSTGRES, and stops it)
+## and a real Chromium for the dashboard (its screenshots land in artifacts/)
 test: deps vet
-	LABMATE_ARTIFACTS=$(CURDIR)/artifacts $(GO) test -race -count=1 -timeout 20m ./...
+	LABMATE_ARTIFACTS=$(CURDIR)/artifacts ./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost

@@ -9,7 +9,8 @@
 //
 //	entries(n INTEGER PRIMARY KEY, id UNIQUE, namespace, kind, name, norm, status, search,
 //	        data BLOB (the entry as JSON), created, updated, valid_from, invalid_at)
-//	entries_fts   FTS5 over entries.search (porter stemming), kept by triggers
+//	entries_fts   FTS5 over entries.search (porter stemming), external content, kept in step
+//	              by the store (not by triggers: they would flush FTS5's buffer at every statement)
 //	entry_tags(entry_id, tag), vectors(entry_id, model, vec), history(seq, …),
 //	namespaces(name, frozen), memory_meta(key, value)
 //
@@ -64,13 +65,6 @@ var schema = []string{
 	`CREATE UNIQUE INDEX IF NOT EXISTS entries_name ON entries (namespace, name) WHERE name IS NOT NULL`,
 	`CREATE INDEX IF NOT EXISTS entries_updated ON entries (updated)`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5 (search, content = 'entries', content_rowid = 'n', tokenize = 'porter unicode61')`,
-	`CREATE TRIGGER IF NOT EXISTS entries_ai AFTER INSERT ON entries BEGIN
-		INSERT INTO entries_fts (rowid, search) VALUES (new.n, new.search);
-	END`,
-	`CREATE TRIGGER IF NOT EXISTS entries_au AFTER UPDATE OF search ON entries BEGIN
-		INSERT INTO entries_fts (entries_fts, rowid, search) VALUES ('delete', old.n, old.search);
-		INSERT INTO entries_fts (rowid, search) VALUES (new.n, new.search);
-	END`,
 	`CREATE TABLE IF NOT EXISTS entry_tags (tag TEXT NOT NULL, entry_id TEXT NOT NULL, PRIMARY KEY (tag, entry_id)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags (entry_id)`,
 	`CREATE TABLE IF NOT EXISTS vectors (entry_id TEXT PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL)`,
@@ -91,6 +85,8 @@ var schema = []string{
 
 var dialect = &sqlstore.Dialect{
 	Name:         "sqlite",
+	FTSInsert:    "INSERT INTO entries_fts (rowid, search) VALUES (?, ?)",
+	FTSDelete:    "INSERT INTO entries_fts (entries_fts, rowid, search) VALUES ('delete', ?, ?)",
 	SerialWrites: true,
 	Rebind:       func(q string) string { return q },
 	Schema:       schema,

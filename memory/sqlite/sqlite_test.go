@@ -14,7 +14,7 @@ import (
 	"github.com/labmate/labmate/memory/memorytest"
 )
 
-func open(t *testing.T, e memory.Embedder) *Store {
+func open(t testing.TB, e memory.Embedder) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), &Options{Embedder: e})
 	if err != nil {

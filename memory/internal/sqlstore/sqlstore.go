@@ -49,6 +49,10 @@ type Dialect struct {
 	Retryable func(err error) bool
 	// Unique reports a unique-constraint violation.
 	Unique func(err error) bool
+	// FTSInsert and FTSDelete, when set, maintain an external full-text index by hand (SQLite:
+	// a trigger would make every statement a savepoint, and FTS5 flushes its buffer at each):
+	// FTSInsert takes (rowid n, search), FTSDelete (rowid n, old search).
+	FTSInsert, FTSDelete string
 	// SerialWrites makes the writers of one process take turns before they ask the database
 	// (SQLite's busy handler polls with sleeps, which is slow when many goroutines contend).
 	SerialWrites bool
@@ -69,6 +73,7 @@ type Store struct {
 	closed atomic.Bool
 	close  func() error
 	wmu    sync.Mutex // with Dialect.SerialWrites
+	stmts  sync.Map   // query → *sql.Stmt
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -124,6 +129,10 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.stmts.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
 	return s.close()
 }
 
@@ -169,6 +178,42 @@ func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) q(query string) string { return s.d.Rebind(query) }
+
+// stmt is query (with ? placeholders) prepared once on the database: parsing SQL again for
+// every statement would cost more than running it.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q queryer, query string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return q.QueryRowContext(ctx, s.q(query), args...) // reports the same error
+	}
+	if tx, ok := q.(*sql.Tx); ok {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
 
 func (s *Store) stamp() time.Time { return s.now().UTC().Round(time.Microsecond) }
 
@@ -218,7 +263,7 @@ type queryer interface {
 func (s *Store) get(ctx context.Context, q queryer, id string) (row, error) {
 	var kind string
 	var data []byte
-	err := q.QueryRowContext(ctx, s.q("SELECT kind, data FROM entries WHERE id = ?"), id).Scan(&kind, &data)
+	err := s.queryRow(ctx, q, "SELECT kind, data FROM entries WHERE id = ?", id).Scan(&kind, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return row{}, fmt.Errorf("%w: entry %q", memory.ErrNotFound, id)
 	}
@@ -231,7 +276,7 @@ func (s *Store) get(ctx context.Context, q queryer, id string) (row, error) {
 // frozen fails with ErrFrozen when ns or one of its parents is frozen.
 func (s *Store) frozen(ctx context.Context, q queryer, ns string) error {
 	var name string
-	err := q.QueryRowContext(ctx, s.q(`SELECT name FROM namespaces WHERE frozen = 1 AND (name = ? OR name = substr(?, 1, length(name)) AND substr(?, length(name) + 1, 1) = '/') ORDER BY name LIMIT 1`), ns, ns, ns).Scan(&name)
+	err := s.queryRow(ctx, q, `SELECT name FROM namespaces WHERE frozen = 1 AND (name = ? OR name = substr(?, 1, length(name)) AND substr(?, length(name) + 1, 1) = '/') ORDER BY name LIMIT 1`, ns, ns, ns).Scan(&name)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
@@ -295,16 +340,35 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, r row, insert bool) error {
 	if norm != "" && status == string(memory.StatusActive) {
 		normArg = norm // only active facts take part in exact-duplicate detection
 	}
+	search := r.searchText()
 	if insert {
-		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO entries (id, namespace, kind, name, norm, status, search, data, created, updated, valid_from, invalid_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			r.id(), r.namespace(), kind, nameArg, normArg, status, r.searchText(), data, nanos(created), nanos(updated), nanos(validAt), nanos(invalidAt))
+		var res sql.Result
+		res, err = s.exec(ctx, tx, `INSERT INTO entries (id, namespace, kind, name, norm, status, search, data, created, updated, valid_from, invalid_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.id(), r.namespace(), kind, nameArg, normArg, status, search, data, nanos(created), nanos(updated), nanos(validAt), nanos(invalidAt))
+		if err == nil && s.d.FTSInsert != "" {
+			var n int64
+			if n, err = res.LastInsertId(); err == nil {
+				_, err = s.exec(ctx, tx, s.d.FTSInsert, n, search)
+			}
+		}
 	} else {
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE entries SET namespace = ?, kind = ?, name = ?, norm = ?, status = ?, search = ?, data = ?,
-			created = ?, updated = ?, valid_from = ?, invalid_at = ? WHERE id = ?`),
-			r.namespace(), kind, nameArg, normArg, status, r.searchText(), data, nanos(created), nanos(updated), nanos(validAt), nanos(invalidAt), r.id())
+		if s.d.FTSInsert != "" {
+			var n int64
+			var old string
+			if err = s.queryRow(ctx, tx, "SELECT n, search FROM entries WHERE id = ?", r.id()).Scan(&n, &old); err == nil && old != search {
+				if _, err = s.exec(ctx, tx, s.d.FTSDelete, n, old); err == nil {
+					_, err = s.exec(ctx, tx, s.d.FTSInsert, n, search)
+				}
+			}
+		}
 		if err == nil {
-			_, err = tx.ExecContext(ctx, s.q("DELETE FROM entry_tags WHERE entry_id = ?"), r.id())
+			_, err = s.exec(ctx, tx, `UPDATE entries SET namespace = ?, kind = ?, name = ?, norm = ?, status = ?, search = ?, data = ?,
+			created = ?, updated = ?, valid_from = ?, invalid_at = ? WHERE id = ?`,
+				r.namespace(), kind, nameArg, normArg, status, search, data, nanos(created), nanos(updated), nanos(validAt), nanos(invalidAt), r.id())
+		}
+		if err == nil {
+			_, err = s.exec(ctx, tx, "DELETE FROM entry_tags WHERE entry_id = ?", r.id())
 		}
 	}
 	if err != nil {
@@ -314,7 +378,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, r row, insert bool) error {
 		return err
 	}
 	for _, tag := range uniq(r.tags()) {
-		if _, err := tx.ExecContext(ctx, s.q("INSERT INTO entry_tags (entry_id, tag) VALUES (?, ?)"), r.id(), tag); err != nil {
+		if _, err := s.exec(ctx, tx, "INSERT INTO entry_tags (entry_id, tag) VALUES (?, ?)", r.id(), tag); err != nil {
 			return err
 		}
 	}
@@ -339,7 +403,7 @@ func union(a, b []string) []string {
 }
 
 func (s *Store) log(ctx context.Context, tx *sql.Tx, c *memory.Change) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO history (entry_id, namespace, event, old, new, actor, reason, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+	_, err := s.exec(ctx, tx, `INSERT INTO history (entry_id, namespace, event, old, new, actor, reason, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.EntryID, c.Namespace, string(c.Event), c.Old, c.New, c.Actor, c.Reason, c.Time.UnixNano())
 	return err
 }
@@ -367,10 +431,10 @@ func (s *Store) putVector(ctx context.Context, tx *sql.Tx, id string, v []float3
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
-	if _, err := tx.ExecContext(ctx, s.q("DELETE FROM vectors WHERE entry_id = ?"), id); err != nil {
+	if _, err := s.exec(ctx, tx, "DELETE FROM vectors WHERE entry_id = ?", id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, s.q("INSERT INTO vectors (entry_id, model, vec) VALUES (?, ?, ?)"), id, s.emb.Name(), b)
+	_, err := s.exec(ctx, tx, "INSERT INTO vectors (entry_id, model, vec) VALUES (?, ?, ?)", id, s.emb.Name(), b)
 	return err
 }
 
@@ -413,7 +477,7 @@ func (s *Store) AddFact(ctx context.Context, p *memory.AddFactParams) (*memory.A
 			return err
 		}
 		var id string
-		err := tx.QueryRowContext(ctx, s.q("SELECT id FROM entries WHERE namespace = ? AND norm = ?"), f.Namespace, memory.Normalize(f.Text)).Scan(&id)
+		err := s.queryRow(ctx, tx, "SELECT id FROM entries WHERE namespace = ? AND norm = ?", f.Namespace, memory.Normalize(f.Text)).Scan(&id)
 		if err == nil { // an exact duplicate: merge into it
 			old, err := s.get(ctx, tx, id)
 			if err != nil {
@@ -450,7 +514,7 @@ func (s *Store) AddFact(ctx context.Context, p *memory.AddFactParams) (*memory.A
 			New: g.Text, Actor: p.Actor, Reason: p.Reason, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: adding a fact to %s: %w", f.Namespace, err)
+		return nil, fmt.Errorf("adding a fact to %s: %w", f.Namespace, err)
 	}
 	return &res, nil
 }
@@ -529,7 +593,7 @@ func (s *Store) UpdateFact(ctx context.Context, p *memory.UpdateFactParams) (*me
 			Old: old, New: f.Text, Actor: p.Actor, Reason: p.Reason, Time: f.UpdatedAt})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: updating fact %s: %w", p.ID, err)
+		return nil, fmt.Errorf("updating fact %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -591,7 +655,7 @@ func (s *Store) Invalidate(ctx context.Context, p *memory.InvalidateParams) (*me
 			Old: text, Actor: p.Actor, Reason: p.Reason, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: invalidating %s: %w", p.ID, err)
+		return nil, fmt.Errorf("invalidating %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -623,7 +687,7 @@ func (s *Store) PutSkill(ctx context.Context, p *memory.PutSkillParams) (*memory
 		}
 		now := s.stamp()
 		var id string
-		err := tx.QueryRowContext(ctx, s.q("SELECT id FROM entries WHERE namespace = ? AND name = ?"), in.Namespace, in.Name).Scan(&id)
+		err := s.queryRow(ctx, tx, "SELECT id FROM entries WHERE namespace = ? AND name = ?", in.Namespace, in.Name).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			sk := in
 			if sk.ID == "" {
@@ -670,7 +734,7 @@ func (s *Store) PutSkill(ctx context.Context, p *memory.PutSkillParams) (*memory
 			Old: cur.Body, New: sk.Body, Actor: p.Actor, Reason: orDefault(p.Reason, fmt.Sprintf("version %d", sk.Version)), Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: storing skill %s/%s: %w", in.Namespace, in.Name, err)
+		return nil, fmt.Errorf("storing skill %s/%s: %w", in.Namespace, in.Name, err)
 	}
 	return &res, nil
 }
@@ -719,7 +783,7 @@ func (s *Store) Use(ctx context.Context, p *memory.UseParams) (*memory.Entry, er
 			Actor: p.Actor, Reason: outcome, Time: now})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: recording a use of %s: %w", p.ID, err)
+		return nil, fmt.Errorf("recording a use of %s: %w", p.ID, err)
 	}
 	return out, nil
 }
@@ -737,7 +801,7 @@ func (s *Store) Get(ctx context.Context, p *memory.GetParams) (*memory.Entry, er
 		if p.Namespace == "" || p.Name == "" {
 			return nil, fmt.Errorf("%w: Get needs an id, or a namespace and a skill name", memory.ErrInvalid)
 		}
-		err := s.db.QueryRowContext(ctx, s.q("SELECT id FROM entries WHERE namespace = ? AND name = ?"), p.Namespace, p.Name).Scan(&id)
+		err := s.queryRow(ctx, s.db, "SELECT id FROM entries WHERE namespace = ? AND name = ?", p.Namespace, p.Name).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("%w: skill %s in %s", memory.ErrNotFound, p.Name, p.Namespace)
 		}
@@ -1104,7 +1168,7 @@ func (s *Store) Freeze(ctx context.Context, p *memory.FreezeParams) error {
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var frozen int
-		err := tx.QueryRowContext(ctx, s.q("SELECT frozen FROM namespaces WHERE name = ?"), p.Namespace).Scan(&frozen)
+		err := s.queryRow(ctx, tx, "SELECT frozen FROM namespaces WHERE name = ?", p.Namespace).Scan(&frozen)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -1117,9 +1181,9 @@ func (s *Store) Freeze(ctx context.Context, p *memory.FreezeParams) error {
 			return nil
 		}
 		if errors.Is(err, sql.ErrNoRows) {
-			_, err = tx.ExecContext(ctx, s.q("INSERT INTO namespaces (name, frozen) VALUES (?, ?)"), p.Namespace, want)
+			_, err = s.exec(ctx, tx, "INSERT INTO namespaces (name, frozen) VALUES (?, ?)", p.Namespace, want)
 		} else {
-			_, err = tx.ExecContext(ctx, s.q("UPDATE namespaces SET frozen = ? WHERE name = ?"), want, p.Namespace)
+			_, err = s.exec(ctx, tx, "UPDATE namespaces SET frozen = ? WHERE name = ?", want, p.Namespace)
 		}
 		if err != nil {
 			return err
@@ -1250,7 +1314,7 @@ func (s *Store) Import(ctx context.Context, p *memory.ImportParams) (*memory.Imp
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("memory: import (nothing was written): %w", err)
+		return nil, fmt.Errorf("import (nothing was written): %w", err)
 	}
 	return &res, nil
 }

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +186,28 @@ func TestMemoryREST(t *testing.T) {
 	}
 	t.Cleanup(func() { mem.Close() })
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Memory = mem; c.Prewarm = nil })
+	added, err := mem.AddFact(context.Background(), &memory.AddFactParams{Actor: "test",
+		Fact: &memory.Fact{Namespace: "team/x", Kind: memory.KindReference, Text: "water boils at 100 C at 1 atm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(f.http.URL + "/v1/memory/export?namespace=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("export: %v %s", err, body)
+	}
+	var names []string
+	for _, zf := range zr.File {
+		names = append(names, zf.Name)
+	}
+	if !slices.Contains(names, "facts/"+added.Fact.ID+".md") {
+		t.Errorf("the export of namespace team holds %v", names)
+	}
 	for _, c := range []struct {
 		method, path, body string
 		code               int
@@ -196,6 +221,7 @@ func TestMemoryREST(t *testing.T) {
 		{"POST", "/v1/memory/freeze", `{"namespace":"Bad NS","frozen":true}`, 400, "namespace"},
 		{"POST", "/v1/memory/freeze", `{"namespace":"lab","frozen":true}`, 200, `"frozen":true`},
 		{"GET", "/v1/memory/namespaces", "", 200, `"frozen":true`},
+		{"GET", "/v1/memory/export?namespace=Bad%20NS", "", 400, "namespace"},
 	} {
 		req, _ := http.NewRequest(c.method, f.http.URL+c.path, strings.NewReader(c.body))
 		resp, err := http.DefaultClient.Do(req)

@@ -1,14 +1,17 @@
 package server
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/folder"
 )
 
 // memoryRoutes serve the dashboard's memory browser over Config.Memory: search facts and
@@ -32,6 +35,46 @@ func (s *Server) memoryRoutes() {
 		writeJSON(w, http.StatusOK, list)
 	})
 	s.mux.HandleFunc("POST /v1/memory/freeze", s.memoryFreeze)
+	s.mux.HandleFunc("GET /v1/memory/export", s.memoryExport)
+}
+
+// memoryExport serves GET /v1/memory/export?namespace=NS: the folder labmate memory export
+// writes (facts/ID.md, skills/NAME/SKILL.md), of one namespace and its children or of all,
+// as a zip file.
+func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
+	ns := r.URL.Query().Get("namespace")
+	var opts *folder.ExportOptions
+	if ns != "" {
+		if err := memory.ValidNamespace(ns); err != nil {
+			memoryError(w, err)
+			return
+		}
+		opts = &folder.ExportOptions{Namespaces: []string{ns}}
+	}
+	dir, err := os.MkdirTemp("", "labmate-export-")
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer os.RemoveAll(dir)
+	if _, err := folder.Export(r.Context(), s.cfg.Memory, dir, opts); err != nil {
+		memoryError(w, err)
+		return
+	}
+	name := "memory"
+	if ns != "" {
+		name += "-" + strings.ReplaceAll(ns, "/", "_")
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.zip"`, name))
+	zw := zip.NewWriter(w)
+	if err := zw.AddFS(os.DirFS(dir)); err != nil {
+		s.logf("memory export: %v", err) // the status is sent: the client sees a broken zip
+		return
+	}
+	if err := zw.Close(); err != nil {
+		s.logf("memory export: %v", err)
+	}
 }
 
 // memorySearch serves GET /v1/memory/search?q=TEXT&type=fact|skill&ns=NS&retired=1&limit=N.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
-	memsqlite "github.com/labmate/labmate/memory/sqlite"
+	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/sandbox"
@@ -36,8 +37,8 @@ func newMCPCmd() *cobra.Command {
 start it as a subprocess. Tools: exec (kernel, code, watch, hotfix, timeout_s; output lines and
 perception's verdicts stream as progress notifications; cancelling the call interrupts the
 kernel and keeps its workspace), interrupt, kernels; memory_search, memory_add_fact,
-skill_search, skill_get and skill_save over the memory in DATA/memory.db (shared with
-labmate serve), each write linked to the operations it came from; campaign_start,
+skill_search, skill_get and skill_save over the memory ($LABMATE_MEMORY, a SQLite file
+or a postgres:// URL, else DATA/memory.db: the one labmate memory and labmate serve use), each write linked to the operations it came from; campaign_start,
 campaign_step and campaign_status play the optimization game on a CSV dataset (random or
 Bayesian planner; steps recorded in DATA/campaigns.db); docs_search over the documentation
 index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db). Each client connection
@@ -74,7 +75,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 					return err
 				}
 			}
-			mem, err := openMemory(ctx, data)
+			mem, memPath, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}
@@ -91,7 +92,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 				return err
 			}
 			defer srv.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", mem.Path(), sb.Describe())
+			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memPath), sb.Describe())
 			docs, err := openDocs(data)
 			if err != nil {
 				return err
@@ -149,12 +150,15 @@ func kernelInfos(ctx context.Context) []server.KernelInfo {
 	return rows
 }
 
-// openMemory opens the memory store in the data directory.
-func openMemory(ctx context.Context, data string) (*memsqlite.Store, error) {
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+// openMemory opens the memory labmate memory uses: $LABMATE_MEMORY (a SQLite file or a
+// postgres:// URL), else DATA/memory.db.
+func openMemory(ctx context.Context, data string) (memory.Store, string, error) {
+	f := &memoryFlags{store: os.Getenv("LABMATE_MEMORY")}
+	if f.store == "" {
+		f.store = filepath.Join(data, "memory.db")
 	}
-	return memsqlite.Open(ctx, filepath.Join(data, "memory.db"), nil)
+	m, err := f.open(ctx)
+	return m, f.store, err
 }
 
 // openDocs opens the documentation index labmate docs writes: $LABMATE_DOCS_DB, else
@@ -165,4 +169,15 @@ func openDocs(data string) (*ksqlite.Index, error) {
 		path = filepath.Join(data, "docs.db")
 	}
 	return ksqlite.Open(path, nil)
+}
+
+// redact hides the password of a postgres:// URL in what is printed.
+func redact(store string) string {
+	if u, err := url.Parse(store); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return store
 }

@@ -42,8 +42,9 @@ dashboard is at / (sessions live, a cell runner, the memory browser); its memory
 are GET /v1/memory/search?q=&type=fact|skill&ns=, GET /v1/memory/entries/ID (with history),
 GET /v1/memory/namespaces and POST /v1/memory/freeze.
 
-State lives in DATA/labmate.db (SQLite), memory in DATA/memory.db and session workspaces
-in DATA/workspaces.
+State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
+campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
+and session workspaces in DATA/workspaces.
 The server binds loopback by default; any other address needs a bearer token (--token or
 LABMATE_TOKEN). Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down
 gracefully: running operations end FAILED saying so.`,
@@ -75,7 +76,7 @@ gracefully: running operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			mem, err := openMemory(ctx, data)
+			mem, _, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,8 @@
 // sandboxed kernels (exec streams its observations and perception's verdicts as progress
 // notifications; cancelling the call interrupts the kernel and keeps its workspace), to
 // interrupt an operation and to list the kernels; with a memory store, tools to search and
-// write facts and skills, linked to the operations they were learned from; and, when the
+// write facts and skills, linked to the operations they were learned from, and resources
+// for each skill (its SKILL.md) and the memory export; and, when the
 // server runs campaigns, tools to start, play and score them; with a documentation index,
 // docs_search. Every operation runs through the protocol
 // server, so the dashboard and WebSocket clients see it live in the same log.
@@ -56,6 +57,8 @@ type Lab struct {
 
 	mu    sync.Mutex
 	conns map[*sdk.ServerSession]*conn
+
+	skills skillResources
 }
 
 // conn is what the lab keeps of one MCP connection.
@@ -87,6 +90,7 @@ func New(srv *server.Server, opts *Options) *Lab {
 	l.addKernelTools()
 	if l.opts.Memory != nil {
 		l.addMemoryTools()
+		l.addMemoryResources()
 	}
 	if l.opts.Docs != nil {
 		l.addDocsTools()

@@ -355,6 +355,41 @@ func TestMCP(t *testing.T) {
 				if r.IsError || !strings.Contains(structured(t, r)["body"].(string), "lower Kp") || !strings.Contains(text(r), "lower Kp") {
 					t.Errorf("skill_get: %s", text(r))
 				}
+
+				// Resources: each skill's SKILL.md, and the memory export.
+				var uris []string
+				for res, err := range cs.Resources(ctx, nil) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					uris = append(uris, res.URI)
+				}
+				const skillURI = "labmate://skills/user/skills/tune-pid"
+				if !slices.Contains(uris, skillURI) || !slices.Contains(uris, "labmate://memory/export") {
+					t.Errorf("resources %v: want %s and the export", uris, skillURI)
+				}
+				rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: skillURI})
+				if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "name: tune-pid") || !strings.Contains(rr.Contents[0].Text, "lower Kp") {
+					t.Errorf("reading %s: %v %+v", skillURI, err, rr)
+				}
+				if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "labmate://skills/user/skills/no-such"}); err == nil {
+					t.Error("reading an unknown skill succeeded")
+				}
+				rr, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "labmate://memory/export"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var files []string
+				var all strings.Builder
+				for _, c := range rr.Contents {
+					files = append(files, strings.TrimPrefix(c.URI, "labmate://memory/export/"))
+					all.WriteString(c.Text)
+				}
+				if !slices.Contains(files, "skills/tune-pid/SKILL.md") || !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "facts/") }) ||
+					!strings.Contains(all.String(), "overshoots the maglev plant") {
+					t.Errorf("the export holds %v", files)
+				}
+
 				if err := f.mem.Freeze(ctx, &memory.FreezeParams{Namespace: "frozen", Frozen: true, Actor: "test"}); err != nil {
 					t.Fatal(err)
 				}

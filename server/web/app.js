@@ -564,10 +564,34 @@ async function loadNamespaces() {
       } catch (e) { showError(e); }
     });
     frozen.append(b);
-    tr.append(name, el("td", "", String(n.facts)), el("td", "", String(n.skills)), frozen);
+    const exp = el("td");
+    const x = el("button", "secondary", "Export");
+    x.type = "button";
+    x.setAttribute("aria-label", `Export namespace ${n.name} as a zip of Markdown files`);
+    x.addEventListener("click", () => exportNamespace(n.name));
+    exp.append(x);
+    tr.append(name, el("td", "", String(n.facts)), el("td", "", String(n.skills)), frozen, exp);
     rows.append(tr);
   }
   sel.value = keep;
+}
+
+// exportNamespace downloads a namespace's export (a zip of facts/*.md and skills/*/SKILL.md).
+async function exportNamespace(ns) {
+  clearError();
+  const headers = state.token ? { Authorization: "Bearer " + state.token } : {};
+  try {
+    const res = await fetch("/v1/memory/export?namespace=" + encodeURIComponent(ns), { headers });
+    if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || "export: HTTP " + res.status);
+    const url = URL.createObjectURL(await res.blob());
+    const a = el("a");
+    a.href = url;
+    a.download = `memory-${ns.replaceAll("/", "_")}.zip`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) { showError(e); }
 }
 
 async function memorySearch(ev) {

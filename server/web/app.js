@@ -69,7 +69,12 @@ async function loadKernels() {
 
 async function loadSessions() {
   const list = (await api("GET", "/v1/sessions")) || [];
+  if (state.session && !list.some((s) => s.id === state.session)) list.push({ id: state.session, operations: 0 }); // new: no operation yet
   const ul = $("#sessions");
+  const key = JSON.stringify(list.map((s) => [s.id, s.operations]));
+  if (key === state.sessionsKey) return; // unchanged: keep the DOM (and the keyboard focus)
+  state.sessionsKey = key;
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
   ul.replaceChildren();
   for (const s of list.slice().reverse()) {
     const li = document.createElement("li");
@@ -83,6 +88,7 @@ async function loadSessions() {
     b.addEventListener("click", () => openSession(s.id));
     li.append(b);
     ul.append(li);
+    if (focused === s.id) b.focus();
   }
 }
 

@@ -23,6 +23,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./server/mcp
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./knowledge/sqlite
 	$(GO) test -run '^$$' -bench FetchClean -benchtime 5x ./knowledge/fetch

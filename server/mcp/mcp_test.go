@@ -79,7 +79,7 @@ type fixture struct {
 	lab   *mcp.Lab
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	opts := testutil.KernelOptions(t)
 	store := protocol.NewMemStore()
@@ -129,7 +129,7 @@ func newFixture(t *testing.T) *fixture {
 
 // connect returns a client session over the named transport: "memory" (in-process pipes)
 // or "http" (streamable HTTP over loopback, mounted at /mcp of the protocol server).
-func (f *fixture) connect(t *testing.T, transport string) (*sdk.ClientSession, *progress) {
+func (f *fixture) connect(t testing.TB, transport string) (*sdk.ClientSession, *progress) {
 	t.Helper()
 	p := &progress{msgs: map[string][]string{}, seen: make(chan struct{}, 1)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"},

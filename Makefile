@@ -18,7 +18,8 @@ test: deps vet
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, documentation search
-## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput
+## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
+## the MCP exec round trip per transport
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception

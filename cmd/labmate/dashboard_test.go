@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,4 +41,28 @@ func TestDashboardCampaign(t *testing.T) {
 		`document.querySelector("#camp-chart polyline.nma").getAttribute("points").split(" ").length === 8`)
 	browsertest.Wait(t, ctx, "the campaign is listed", `document.querySelector("#camp-list").innerText.includes("8/8")`)
 	browsertest.Screenshot(t, ctx, "campaign.png")
+
+	// The campaign endpoints refuse bad input saying why.
+	for _, c := range []struct {
+		path, body string
+		code       int
+		want       string
+	}{
+		{"/v1/campaigns", `{"csv":"/no/such.csv","objective":"yield","vars":["a"],"budget":3}`, 400, "no such file"},
+		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":0}`, 400, "budget"},
+		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":3,"planner":"oracle"}`, 400, "oracle"},
+		{"/v1/campaigns", `{"budget":3,"wat":1}`, 400, "wat"},
+		{"/v1/campaigns/no-such/step", ``, 404, "no-such"},
+		{"/v1/campaigns/no-such/step?n=0", ``, 400, "n="},
+	} {
+		resp, err := http.Post(url+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(string(b), c.want) {
+			t.Errorf("POST %s %s: %d %s; want %d mentioning %q", c.path, c.body, resp.StatusCode, b, c.code, c.want)
+		}
+	}
 }

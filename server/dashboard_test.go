@@ -22,6 +22,7 @@ import (
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
 )
 
 var (
@@ -157,7 +158,8 @@ func TestDashboard(t *testing.T) {
 // API does, and a browser's WebSocket may carry it as access_token.
 func TestDashboardAndToken(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = "s3cret"; c.Prewarm = nil })
-	for path, want := range map[string]int{"/": 200, "/static/app.js": 200, "/static/style.css": 200, "/v1/kernels": 401, "/static/nope.js": 404} {
+	f.srv.Handle("/mcp", mcp.New(f.srv, nil).Handler())
+	for path, want := range map[string]int{"/": 200, "/static/app.js": 200, "/static/style.css": 200, "/v1/kernels": 401, "/static/nope.js": 404, "/mcp": 401} {
 		resp, err := http.Get(f.http.URL + path)
 		if err != nil {
 			t.Fatal(err)

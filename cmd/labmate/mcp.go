@@ -34,17 +34,26 @@ func newMCPCmd() *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve the lab to an MCP client (IDE agent, desktop assistant) over stdio",
 		Long: `Serve labmate as a Model Context Protocol server on stdin/stdout, for clients that
-start it as a subprocess. Tools: exec (kernel, code, watch, hotfix, timeout_s; output lines and
-perception's verdicts stream as progress notifications; cancelling the call interrupts the
-kernel and keeps its workspace), interrupt, kernels; memory_search, memory_add_fact,
-skill_search, skill_get and skill_save over the memory ($LABMATE_MEMORY, a SQLite file
-or a postgres:// URL, else DATA/memory.db: the one labmate memory and labmate serve use), each write linked to the operations it came from; campaign_start,
-campaign_step and campaign_status play the optimization game on a CSV dataset (random or
-Bayesian planner; steps recorded in DATA/campaigns.db); docs_search over the documentation
-index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db). Each client connection
-gets its own session, whose kernel workspaces persist across exec calls.
+start it as a subprocess. The same tools are served over streamable HTTP at /mcp by
+labmate serve. Each client connection gets its own session, whose kernel workspaces
+persist across exec calls.
 
-The same tools are served over streamable HTTP at /mcp by labmate serve.
+Tools:
+  exec             run a cell (kernel, code, watch, hotfix, timeout_s): output lines and
+                   perception's verdicts stream as progress notifications; cancelling the
+                   call interrupts the kernel and keeps its workspace
+  interrupt        stop an operation by id
+  kernels          the interpreters and their versions
+  memory_search, memory_add_fact, skill_search, skill_get, skill_save
+                   the memory ($LABMATE_MEMORY, a SQLite file or a postgres:// URL, else
+                   DATA/memory.db: the one labmate memory and labmate serve use); writes are
+                   linked to the operations they came from
+  docs_search      the documentation index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db)
+  campaign_start, campaign_step, campaign_status
+                   the optimization game on a CSV dataset (random or Bayesian planner;
+                   steps recorded in DATA/campaigns.db)
+Resources: each skill's SKILL.md (labmate://skills/NAMESPACE/NAME) and the memory export
+(labmate://memory/export).
 
 The operations log is kept in memory unless --log names a SQLite file. Workspaces are made
 under --workspaces (default: a temporary directory removed on exit). Kernels run sandboxed
@@ -106,7 +115,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&data, "data", "", "data directory holding the memory, DATA/memory.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	f.StringVar(&data, "data", "", "data directory DATA (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	f.StringVar(&logPath, "log", "", "keep the operations log in this SQLite file (default: in memory)")
 	f.StringVar(&workspaces, "workspaces", "", "directory for session workspaces (default: a temporary one)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python"}, "kernels kept started ahead of use")

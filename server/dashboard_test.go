@@ -178,6 +178,16 @@ func TestDashboardAndToken(t *testing.T) {
 		t.Fatalf("a WebSocket with the right access_token: %v", err)
 	}
 	c.CloseNow()
+
+	// The page asks for the token, then works with it.
+	ctx := browser(t, 60*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the page asks for the token", `shown("#auth") && document.activeElement.id === "token"`)
+	evalString(t, ctx, `document.querySelector("#token").value = "s3cret"`)
+	jsClick(t, ctx, `#auth button[type="submit"]`)
+	waitJS(t, ctx, "the page connects with the token", `!shown("#auth") && !shown("#alert") && document.querySelector("#conn").textContent === "live"`)
 }
 
 // TestMemoryREST: the memory browser's endpoints refuse bad input saying why.

@@ -486,6 +486,7 @@ async function start() {
     state.token = $("#token").value;
     sessionStorage.setItem("labmate.token", state.token);
     $("#auth").hidden = true;
+    clearError();
     start2();
   });
   start2();

@@ -19,7 +19,8 @@ test: deps vet
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, documentation search
 ## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
-## the MCP exec round trip per transport
+## the MCP exec round trip per transport, and memory (ingest, search latency and size at
+## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
@@ -28,6 +29,9 @@ bench: deps
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./knowledge/sqlite
 	$(GO) test -run '^$$' -bench FetchClean -benchtime 5x ./knowledge/fetch
+	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
+	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
+	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

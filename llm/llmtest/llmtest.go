@@ -121,24 +121,27 @@ type Server struct {
 	t    testing.TB
 	http *httptest.Server
 
-	mu    sync.Mutex
-	turns []Turn
-	next  int
-	calls []*Call
+	mu     sync.Mutex
+	key    string
+	models []string
+	turns  []Turn
+	next   int
+	calls  []*Call
 }
 
 // NewServer starts a server that answers with turns, in order, and stops it when the test ends.
 func NewServer(t testing.TB, turns ...Turn) *Server {
-	s := &Server{t: t, turns: turns}
+	s := &Server{t: t, turns: turns, models: []string{"llmtest"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.serveOpenAI)
+	mux.HandleFunc("POST /v1/messages", s.serveAnthropic)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("llmtest: unexpected request %s %s", r.Method, r.URL.Path)
 		http.Error(w, "llmtest: no such endpoint", http.StatusNotFound)
 	})
-	s.http = httptest.NewServer(mux)
+	s.http = httptest.NewServer(s.auth(mux))
 	t.Cleanup(s.Close)
 	return s
 }
@@ -161,6 +164,38 @@ func (s *Server) Add(turns ...Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turns = append(s.turns, turns...)
+}
+
+// SetKey makes the server require key (as a bearer token or x-api-key, as the providers take
+// it): a request without it gets 401 with a provider-shaped body, and consumes no turn.
+func (s *Server) SetKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		key := s.key
+		s.mu.Unlock()
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("X-Api-Key") != key {
+			f := OpenAI
+			if r.Header.Get("Anthropic-Version") != "" {
+				f = Anthropic
+			}
+			writeError(w, f, http.StatusUnauthorized, "invalid API key", 0)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SetModels sets the model ids GET /v1/models lists (default: "llmtest").
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = ids
 }
 
 // Calls returns the model requests received so far.
@@ -428,16 +463,24 @@ func textContent(raw json.RawMessage) (string, error) {
 }
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ids := append([]string(nil), s.models...)
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	data := make([]any, len(ids))
 	if r.Header.Get("Anthropic-Version") != "" {
-		json.NewEncoder(w).Encode(map[string]any{
-			"data":     []any{map[string]any{"type": "model", "id": "llmtest", "display_name": "llmtest", "created_at": "2026-01-01T00:00:00Z"}},
-			"has_more": false, "first_id": "llmtest", "last_id": "llmtest",
-		})
+		for i, id := range ids {
+			data[i] = map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2026-01-01T00:00:00Z"}
+		}
+		first, last := "", ""
+		if len(ids) > 0 {
+			first, last = ids[0], ids[len(ids)-1]
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
 		return
 	}
-	json.NewEncoder(w).Encode(map[string]any{
-		"object": "list",
-		"data":   []any{map[string]any{"id": "llmtest", "object": "model", "created": 1767225600, "owned_by": "llmtest"}},
-	})
+	for i, id := range ids {
+		data[i] = map[string]any{"id": id, "object": "model", "created": 1767225600, "owned_by": "llmtest"}
+	}
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }

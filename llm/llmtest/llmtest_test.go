@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	ant "github.com/anthropics/anthropic-sdk-go/v2"
+	antopt "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 	oa "github.com/openai/openai-go/v3"
@@ -131,5 +133,21 @@ func TestEmbeddings(t *testing.T) {
 	}
 	if len(srv.Calls()) != 0 {
 		t.Error("embeddings counted as a model call")
+	}
+}
+
+// TestAnthropicNonStreaming checks the plain-JSON Messages answer with the official SDK.
+func TestAnthropicNonStreaming(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Turn{Text: "Checking.", ToolCalls: []llm.ToolCall{{Name: "run", Arguments: []byte(`{"code":"1+1"}`)}}})
+	c := ant.NewClient(antopt.WithoutEnvironmentDefaults(), antopt.WithBaseURL(srv.URL()+"/"), antopt.WithMaxRetries(0))
+	got, err := c.Messages.New(context.Background(), ant.MessageNewParams{
+		Model: "claude-test", MaxTokens: 100,
+		Messages: []ant.MessageParam{ant.NewUserMessage(ant.NewTextBlock("1+1?"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Content) != 2 || got.Content[0].Text != "Checking." || got.Content[1].Name != "run" || got.StopReason != "tool_use" || got.Usage.InputTokens == 0 {
+		t.Errorf("answer = %s", got.RawJSON())
 	}
 }

@@ -317,3 +317,17 @@ func mapError(ctx context.Context, provider string, err error) error {
 	}
 	return llm.TransportError(ctx, provider, err)
 }
+
+// Models lists the models the server offers (GET /models). labmate calls it as a preflight:
+// it proves the server is reachable and the key accepted before any work starts.
+func (m *Model) Models(ctx context.Context) ([]string, error) {
+	page, err := m.client.Models.List(ctx)
+	if err != nil {
+		return nil, mapError(ctx, m.opts.Provider, err)
+	}
+	ids := make([]string, len(page.Data))
+	for i, d := range page.Data {
+		ids[i] = d.ID
+	}
+	return ids, nil
+}

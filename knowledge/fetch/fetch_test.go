@@ -238,3 +238,24 @@ func TestRefusePrivate(t *testing.T) {
 		}
 	}
 }
+
+func TestCharset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/latin1":
+			w.Header().Set("Content-Type", "text/plain; charset=ISO-8859-1")
+			w.Write([]byte("caf\xe9 cr\xe8me"))
+		case "/meta":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html><head><meta charset=\"windows-1252\"><title>x</title></head><body><p>na\xefve \x93quotes\x94</p></body></html>"))
+		}
+	}))
+	defer srv.Close()
+	f := fetch.New(&fetch.Options{AllowPrivate: true})
+	for path, want := range map[string]string{"/latin1": "café crème", "/meta": "naïve “quotes”"} {
+		p, err := f.Fetch(context.Background(), srv.URL+path)
+		if err != nil || !strings.Contains(p.Text, want) {
+			t.Errorf("%s: %+v, %v; want %q", path, p, err, want)
+		}
+	}
+}

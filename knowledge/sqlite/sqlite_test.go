@@ -132,3 +132,10 @@ func TestReplace(t *testing.T) {
 		t.Error("Replace with an empty prefix would empty the index")
 	}
 }
+
+func TestSeeAlsoNumpy(t *testing.T) {
+	got := strings.Join(sqlite.SeeAlso("Returns x.\n\nSee Also\n--------\nscipy.linalg.lstsq : Similar function in SciPy.\npinv, solve\n\nNotes\n-----\nMore."), " ")
+	if got != "scipy.linalg.lstsq pinv solve" {
+		t.Errorf("SeeAlso = %q", got)
+	}
+}

@@ -58,6 +58,7 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
 	root.AddCommand(newDocsCmd())
+	root.AddCommand(newModelCmd())
 	return root
 }
 

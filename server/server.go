@@ -45,6 +45,8 @@ type Config struct {
 	SubscriberBuffer int
 	// Logf receives operational log lines (default log.Printf).
 	Logf func(format string, args ...any)
+	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
+	Runs RunFunc
 }
 
 // Server is the protocol server. Create it with New; stop it with Close.
@@ -63,6 +65,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	runs     map[string]*agentRun
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED

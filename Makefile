@@ -9,9 +9,11 @@ run: deps build
 	$(BIN) kernels
 	$(BIN) serve
 
-## test: install dependencies, vet, and run every test with real interpreters
+## test: install dependencies, vet, and run every test with real interpreters (the Octave
+## retrieval-quality test without -race, under which indexing takes minutes)
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run TestOctaveRetrieval -v ./knowledge/sqlite
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost

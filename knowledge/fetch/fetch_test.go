@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,7 +195,17 @@ func BenchmarkFetchClean(b *testing.B) {
 	defer srv.Close()
 	f := fetch.New(&fetch.Options{MaxBytes: 16 << 20, MaxText: 64 << 20, AllowPrivate: true})
 	b.SetBytes(int64(len(body)))
+	cpu0, n := cpuTime(), 0
+	defer func() {
+		// The machine may be shared: CPU seconds per page do not count waiting for a core.
+		if n > 0 {
+			cpu := (cpuTime() - cpu0).Seconds() / float64(n)
+			b.ReportMetric(cpu, "cpu-s/op")
+			b.ReportMetric(float64(len(body))/1e6/cpu, "MB/cpu-s")
+		}
+	}()
 	for b.Loop() {
+		n++
 		p, err := f.Fetch(context.Background(), srv.URL)
 		if err != nil {
 			b.Fatal(err)
@@ -258,4 +269,11 @@ func TestCharset(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want %q", path, p, err, want)
 		}
 	}
+}
+
+// cpuTime is the process's user+system CPU time (the server's and the fetcher's).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,9 +11,11 @@ run: deps build
 
 ## test: install dependencies, vet, and run every test with real interpreters, a throw-away
 ## PostgreSQL (scripts/postgres-test starts it, exports LABMATE_TEST_POSTGRES, and stops it)
-## and a real Chromium for the dashboard (its screenshots land in artifacts/)
+## and a real Chromium for the dashboard (its screenshots land in artifacts/); the Octave
+## retrieval-quality test runs without -race, under which indexing takes minutes
 test: deps vet
 	LABMATE_ARTIFACTS=$(CURDIR)/artifacts ./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run TestOctaveRetrieval -v ./knowledge/sqlite
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost

@@ -59,6 +59,8 @@ type Config struct {
 	SubscriberBuffer int
 	// Logf receives operational log lines (default log.Printf).
 	Logf func(format string, args ...any)
+	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
+	Runs RunFunc
 }
 
 // KernelInfo describes one kernel a server can start.
@@ -85,6 +87,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closing  bool
+	runs     map[string]*agentRun
 
 	camps campaigns
 }

@@ -143,8 +143,15 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 			}
 			var reports []report
 			errw := cmd.ErrOrStderr()
-			add := func(source string, start time.Time, docs []*knowledge.Doc, skipped int) error {
-				if err := ix.Add(ctx, docs...); err != nil {
+			// add stores docs, replacing everything under prefix when it is not empty.
+			add := func(source, prefix string, start time.Time, docs []*knowledge.Doc, skipped int) error {
+				var err error
+				if prefix != "" {
+					err = ix.Replace(ctx, prefix, docs...)
+				} else {
+					err = ix.Add(ctx, docs...)
+				}
+				if err != nil {
 					return err
 				}
 				r := report{source, len(docs), time.Since(start).Seconds(), skipped}
@@ -162,10 +169,7 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := ix.RemovePrefix(ctx, "octave:"); err != nil {
-					return err
-				}
-				if err := add("octave", start, docs, 0); err != nil {
+				if err := add("octave", "octave:", start, docs, 0); err != nil {
 					return err
 				}
 			}
@@ -175,13 +179,21 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				for _, m := range pyModules {
-					if _, err := ix.RemovePrefix(ctx, "python:"+m); err != nil {
-						return err
+				// Each module's entries are replaced (a function removed upstream disappears).
+				byModule := map[string][]*knowledge.Doc{}
+				for _, d := range docs {
+					for _, m := range pyModules {
+						if d.Title == m || strings.HasPrefix(d.Title, m+".") {
+							byModule[m] = append(byModule[m], d)
+							break
+						}
 					}
 				}
-				if err := add("python "+strings.Join(pyModules, " "), start, docs, 0); err != nil {
-					return err
+				for _, m := range pyModules {
+					// "python:numpy." and the module's own "python:numpy" (replaced as a source).
+					if err := add("python "+m, "python:"+m+".", start, byModule[m], 0); err != nil {
+						return err
+					}
 				}
 			}
 			for _, path := range args {
@@ -205,7 +217,7 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("docs index: %w", err)
 				}
-				if err := add(path, start, docs, skipped); err != nil {
+				if err := add(path, "", start, docs, skipped); err != nil {
 					return err
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"codeberg.org/readeck/go-readability/v2"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
 
 	"github.com/labmate/labmate/knowledge"
 )
@@ -50,6 +51,15 @@ func File(ctx context.Context, path string) (*knowledge.Doc, error) {
 		}
 		doc.Format, doc.Text = "markdown", string(data)
 	case ".html", ".htm", ".xhtml":
+		if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+			return nil, fmt.Errorf("%s: %w: binary content", path, knowledge.ErrUnsupported)
+		}
+		// A <meta charset> other than UTF-8 is honoured.
+		if e, name, _ := charset.DetermineEncoding(data, "text/html"); name != "utf-8" {
+			if u, err := e.NewDecoder().Bytes(data); err == nil {
+				data = u
+			}
+		}
 		title, text, err := HTML(bytes.NewReader(data), nil, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/html/charset"
+
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/knowledge/extract"
 )
@@ -153,6 +155,14 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*knowledge.Page, er
 		ct, _, _ = mime.ParseMediaType(http.DetectContentType(body))
 	}
 	page.ContentType = ct
+	if strings.HasPrefix(ct, "text/") || ct == "application/xhtml+xml" {
+		// Pages in another charset (declared in the header or a <meta>) become UTF-8.
+		if e, name, _ := charset.DetermineEncoding(body, resp.Header.Get("Content-Type")); name != "utf-8" && bytes.IndexByte(body[:min(len(body), 8192)], 0) < 0 {
+			if utf8Body, err := e.NewDecoder().Bytes(body); err == nil {
+				body = utf8Body
+			}
+		}
+	}
 	switch {
 	case ct == "text/html" || ct == "application/xhtml+xml":
 		// Readability's scoring grows faster than linearly with the page; beyond ReadableLimit the

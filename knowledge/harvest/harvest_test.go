@@ -76,3 +76,21 @@ func TestPython(t *testing.T) {
 		t.Errorf("missing module: %v", err)
 	}
 }
+
+// FuzzTexinfo: any help text renders without a panic, and no more text comes out than went in
+// (plus the few characters symbols like @result{} expand to).
+func FuzzTexinfo(f *testing.F) {
+	for _, s := range []string{"@deftypefn {} {} f (@var{x})\n@end deftypefn", "@code{a@{b}", "@seealso{", "@@@{@}", "@ref{XREFa,,b}", "@tex\n$x$", "{{{}}}}", "@sup{@sub{x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sigs, body := harvest.Texinfo(s)
+		n := len(body)
+		for _, sig := range sigs {
+			n += len(sig)
+		}
+		if n > 4*len(s)+16 {
+			t.Errorf("%d bytes in, %d out", len(s), n)
+		}
+	})
+}

@@ -63,10 +63,18 @@ func SeeAlso(text string) []string {
 		if j := strings.Index(list, "\n\n"); j >= 0 {
 			list = list[:j]
 		}
-		for _, f := range strings.FieldsFunc(list, func(r rune) bool {
-			return r == ',' || r == ':' || r == ' ' || r == '\n' || r == '\t'
+		var names []string
+		for _, line := range strings.Split(list, "\n") {
+			// numpy style: "name : what it does" on its own line, under a "--------" rule.
+			if name, _, ok := strings.Cut(line, " : "); ok {
+				line = name
+			}
+			names = append(names, line)
+		}
+		for _, f := range strings.FieldsFunc(strings.Join(names, ","), func(r rune) bool {
+			return r == ',' || r == ':' || r == ' ' || r == '\t'
 		}) {
-			if f = strings.Trim(f, ".;`'\"()[]"); f != "" {
+			if f = strings.Trim(f, ".;`'\"()[]-"); f != "" {
 				out = append(out, f)
 			}
 		}

@@ -115,6 +115,9 @@ func evaluate(t *testing.T, ix *sqlite.Index, file string) (n int, top3, mrr flo
 // function in the top 3 of BM25 alone for at least 90% of them. The held-out questions, never
 // used to choose the ranking's constants, are reported beside them.
 func TestOctaveRetrieval(t *testing.T) {
+	if raceEnabled {
+		t.Skip("indexing the whole Octave help takes minutes under -race; make test runs this test without it")
+	}
 	ix := octave(t)
 	n, rate, mrr := evaluate(t, ix, "testdata/octave-questions.tsv")
 	if n < 30 {

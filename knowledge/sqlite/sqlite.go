@@ -154,6 +154,20 @@ func (ix *Index) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // Add chunks docs and stores them in one transaction, replacing earlier chunks of their sources.
 func (ix *Index) Add(ctx context.Context, docs ...*knowledge.Doc) error {
+	return ix.add(ctx, "", docs)
+}
+
+// Replace removes every chunk whose source starts with prefix and adds docs, in one
+// transaction: re-harvesting "octave:" drops the functions that are gone, and a failure leaves
+// the old chunks in place.
+func (ix *Index) Replace(ctx context.Context, prefix string, docs ...*knowledge.Doc) error {
+	if prefix == "" {
+		return fmt.Errorf("sqlite: %w: replacing needs a source prefix", knowledge.ErrBadSource)
+	}
+	return ix.add(ctx, prefix, docs)
+}
+
+func (ix *Index) add(ctx context.Context, prefix string, docs []*knowledge.Doc) error {
 	var chunks []knowledge.Chunk
 	for _, d := range docs {
 		if d.Source == "" {
@@ -193,6 +207,11 @@ func (ix *Index) Add(ctx context.Context, docs ...*knowledge.Doc) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: adding documents: %w", err)
 	}
+	if prefix != "" {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE substr(source, 1, length(?1)) = ?1", prefix); err != nil {
+			return fmt.Errorf("sqlite: removing %s…: %w", prefix, err)
+		}
+	}
 	for _, d := range docs {
 		if _, err := del.ExecContext(ctx, d.Source); err != nil {
 			return fmt.Errorf("sqlite: replacing %s: %w", d.Source, err)
@@ -214,15 +233,6 @@ func (ix *Index) Add(ctx context.Context, docs ...*knowledge.Doc) error {
 		return fmt.Errorf("sqlite: adding documents: %w", err)
 	}
 	return nil
-}
-
-// RemovePrefix deletes every chunk whose source starts with prefix and returns how many.
-func (ix *Index) RemovePrefix(ctx context.Context, prefix string) (int64, error) {
-	r, err := ix.db.ExecContext(ctx, "DELETE FROM chunks WHERE substr(source, 1, length(?1)) = ?1", prefix)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: removing %s…: %w", prefix, err)
-	}
-	return r.RowsAffected()
 }
 
 // Stats counts the chunks and sources in the index.

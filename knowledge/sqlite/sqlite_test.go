@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -95,6 +96,46 @@ func TestEmbeddingsFused(t *testing.T) {
 func TestSeeAlso(t *testing.T) {
 	got := strings.Join(sqlite.SeeAlso("Body.\nSee also: ode45, ode23s,\n odeset.\n\nNext para mentions see also nothing"), " ")
 	if got != "ode45 ode23s odeset nothing" {
+		t.Errorf("SeeAlso = %q", got)
+	}
+}
+
+func TestReplace(t *testing.T) {
+	ix, err := sqlite.Open(filepath.Join(t.TempDir(), "docs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	doc := func(name string) *knowledge.Doc {
+		return &knowledge.Doc{Source: "octave:" + name, Title: name, Format: "help", Text: name + " computes things."}
+	}
+	if err := ix.Add(ctx, doc("oldfn"), doc("keep"), &knowledge.Doc{Source: "notes.md", Format: "text", Text: "computes"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Replace(ctx, "octave:", doc("keep"), doc("newfn")); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(ctx, &knowledge.Query{Text: "computes", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Source)
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "notes.md octave:keep octave:newfn" {
+		t.Errorf("after Replace: %v", got)
+	}
+	if err := ix.Replace(ctx, ""); err == nil {
+		t.Error("Replace with an empty prefix would empty the index")
+	}
+}
+
+func TestSeeAlsoNumpy(t *testing.T) {
+	got := strings.Join(sqlite.SeeAlso("Returns x.\n\nSee Also\n--------\nscipy.linalg.lstsq : Similar function in SciPy.\npinv, solve\n\nNotes\n-----\nMore."), " ")
+	if got != "scipy.linalg.lstsq pinv solve" {
 		t.Errorf("SeeAlso = %q", got)
 	}
 }

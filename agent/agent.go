@@ -1,0 +1,263 @@
+// Package agent is labmate's dual-loop cognition: it takes a task in plain language, plans it,
+// acts in live kernels, watches its own runs through perception, repairs what breaks while it
+// runs (the fast inner loop), judges each step against the plan and re-plans when the plan was
+// wrong (the slow outer loop), and answers with the evidence.
+//
+// # Modules
+//
+// Four modules call the model, each with its system prompt from prompts/*.md:
+//
+//   - plan: a hierarchical plan (steps with substeps, each with its tool and a validation
+//     checkpoint) as JSON-schema output, checked against the tools that exist;
+//   - code: tool calls — run_code (a cell in a kernel, with watch constraints and a Hot-Fix
+//     policy, run through package operation so perception judges it and the Hot-Fix stops it),
+//     final_answer, and whatever Options.Tools adds;
+//   - perceive: perception's escalation hook (perception.Judge): only ambiguous windows reach
+//     the model, at most one per operation per 30 s and Options.MaxJudgeCalls per run;
+//   - reflect: accept, adjust locally, or re-plan globally, with reasons (JSON-schema output).
+//
+// An operation that fails or is interrupted goes back to the code module with its output, error
+// and perception's verdict as evidence for a repair, up to Options.MaxRepairs times per step; a
+// step that cannot be repaired, or a reflect decision to re-plan, goes back to the planner, up to
+// Options.MaxReplans times. Turns (model calls), tokens (an llm.Meter) and wall time are capped;
+// a run that hits a cap stops cleanly with what it had established as a partial result.
+//
+// # Context
+//
+// Prompts stay lean: each step's code conversation starts afresh from a brief (the task, the plan
+// outline, one-line summaries of the steps already accepted); outputs are cut to their first and
+// last lines with a marker; in a step's conversation only the two latest tool results are kept in
+// full. Every model call is reported with its usage and prompt size per module.
+//
+// # Checkpoints
+//
+// With a Store, every event is saved as it is emitted and the run's State after each change, so
+// Resume continues a run killed mid-way: finished operations are not repeated (their results are
+// in the state), an operation cut short is run again, and the code module is told that the
+// kernels' variables were lost.
+//
+// # Baselines
+//
+// ModeDirect answers with one model call and no tools; ModeCodeAct runs one conversation with
+// run_code and final_answer, without plan, perception, Hot-Fix or reflection.
+package agent
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/tool"
+)
+
+// Mode is how a run works.
+type Mode string
+
+// Modes.
+const (
+	ModeAgent   Mode = "agent"   // plan, code, perceive, reflect (the default)
+	ModeDirect  Mode = "direct"  // one model call, no tools
+	ModeCodeAct Mode = "codeact" // one conversation with run_code: execute, then respond
+)
+
+// Task is what a run is asked to do.
+type Task struct {
+	Goal   string `json:"goal"`
+	Kernel string `json:"kernel"` // the default kernel for run_code: "python" (default) or "octave"
+	Mode   Mode   `json:"mode"`
+	// ID names the run; empty: a new UUID.
+	ID string `json:"id,omitempty"`
+}
+
+// Memory is what the agent needs from long-term memory: recall before planning, learn after an
+// accepted step. cmd/labmate adapts the memory package's Store to it.
+type Memory interface {
+	// Recall returns what memory holds about the task, as text for the planner ("" for nothing).
+	Recall(ctx context.Context, task string) (string, error)
+	// Learn stores what an accepted step established.
+	Learn(ctx context.Context, l *Lesson) error
+}
+
+// Lesson is what an accepted step taught, with the trace that produced it.
+type Lesson struct {
+	RunID      string   `json:"run_id"`
+	Task       string   `json:"task"`
+	Step       string   `json:"step"`
+	Checkpoint string   `json:"checkpoint"`
+	Summary    string   `json:"summary"`
+	Code       string   `json:"code,omitempty"` // the cell that did it
+	Operations []string `json:"operations,omitempty"`
+}
+
+// Options configure an Agent. A nil *Options means the defaults.
+type Options struct {
+	// StartKernel starts a kernel by name ("octave", "python"); it chooses the sandbox and the
+	// workspace. Kernels are started on first use and closed when the run ends. Nil: run_code
+	// reports that no kernel is available.
+	StartKernel func(ctx context.Context, name string) (kernel.Kernel, error)
+	// Tools are more tools for the code module, beside run_code and final_answer.
+	Tools *tool.Set
+	// Store checkpoints runs; nil: none (and no Resume).
+	Store Store
+	// Memory, when set, is recalled before planning and taught after each accepted step.
+	Memory Memory
+
+	MaxRepairs  int           // repairs per step (inner loop); default 3
+	MaxReplans  int           // re-plans per run (outer loop); default 2, negative: none
+	MaxTurns    int           // model calls per run; default 40
+	Budget      int64         // tokens per run; 0: unlimited
+	Timeout     time.Duration // wall time per run; 0: unlimited
+	CellTimeout time.Duration // default run_code timeout; default 5m
+	MaxTokens   int           // per model answer; 0: the adapter's default
+
+	NoJudge       bool          // do not escalate ambiguous windows to the model
+	JudgeInterval time.Duration // least time between two judge calls of a run; default 30s
+	MaxJudgeCalls int           // judge calls per run; default 5
+
+	OutputLines int // first and last output lines kept per operation; default 20
+}
+
+// Agent runs tasks with one model. It is safe for concurrent use: each Run is independent.
+type Agent struct {
+	model   llm.Model
+	opts    Options
+	prompts map[string]*template.Template
+}
+
+//go:embed prompts/*.md
+var promptFS embed.FS
+
+// New returns an agent that thinks with model.
+func New(model llm.Model, opts *Options) (*Agent, error) {
+	if model == nil {
+		return nil, errors.New("agent: no model")
+	}
+	a := &Agent{model: model, prompts: map[string]*template.Template{}}
+	if opts != nil {
+		a.opts = *opts
+	}
+	o := &a.opts
+	if o.MaxRepairs <= 0 {
+		o.MaxRepairs = 3
+	}
+	if o.MaxReplans < 0 {
+		o.MaxReplans = 0
+	} else if o.MaxReplans == 0 {
+		o.MaxReplans = 2
+	}
+	if o.MaxTurns <= 0 {
+		o.MaxTurns = 40
+	}
+	if o.CellTimeout <= 0 {
+		o.CellTimeout = 5 * time.Minute
+	}
+	if o.JudgeInterval <= 0 {
+		o.JudgeInterval = 30 * time.Second
+	}
+	if o.MaxJudgeCalls <= 0 {
+		o.MaxJudgeCalls = 5
+	}
+	if o.OutputLines <= 0 {
+		o.OutputLines = 20
+	}
+	entries, err := promptFS.ReadDir("prompts")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		b, err := promptFS.ReadFile("prompts/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(e.Name(), ".md")
+		t, err := template.New(name).Option("missingkey=error").Parse(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("agent: prompt %s: %w", e.Name(), err)
+		}
+		a.prompts[name] = t
+	}
+	return a, nil
+}
+
+// Run runs task to its end, yielding every event as it happens; the last event is a stop. A
+// failure of the provider or of the plumbing is reported by that stop event and then yielded as
+// the error; hitting a cap (turns, tokens, wall time, re-plans) is a clean stop with the partial
+// result and no error.
+func (a *Agent) Run(ctx context.Context, task *Task) iter.Seq2[*Event, error] {
+	return func(yield func(*Event, error) bool) {
+		if task == nil || strings.TrimSpace(task.Goal) == "" {
+			yield(nil, errors.New("agent: the task is empty"))
+			return
+		}
+		t := *task
+		if t.ID == "" {
+			t.ID = uuid.NewString()
+		}
+		if t.Kernel == "" {
+			t.Kernel = "python"
+		}
+		switch t.Mode {
+		case "":
+			t.Mode = ModeAgent
+		case ModeAgent, ModeDirect, ModeCodeAct:
+		default:
+			yield(nil, fmt.Errorf("agent: mode %q: choose agent, direct or codeact", t.Mode))
+			return
+		}
+		st := &State{RunID: t.ID, Task: t, Phase: PhasePlan, Usage: map[string]*llm.ModuleUsage{}}
+		switch t.Mode {
+		case ModeDirect:
+			st.Phase = PhaseFinal
+		case ModeCodeAct:
+			st.Phase = PhaseCode
+		}
+		a.run(ctx, st, false, yield)
+	}
+}
+
+// Resume continues the run runID from its last checkpoint in Options.Store.
+func (a *Agent) Resume(ctx context.Context, runID string) iter.Seq2[*Event, error] {
+	return func(yield func(*Event, error) bool) {
+		if a.opts.Store == nil {
+			yield(nil, errors.New("agent: resume needs a Store"))
+			return
+		}
+		st, err := a.opts.Store.Load(ctx, runID)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if st.Phase == PhaseDone {
+			yield(nil, fmt.Errorf("%w: run %s stopped (%s)", ErrFinished, runID, st.Stop.Reason))
+			return
+		}
+		if st.Usage == nil {
+			st.Usage = map[string]*llm.ModuleUsage{}
+		}
+		if st.Operations > 0 {
+			st.Restarted = true
+		}
+		a.run(ctx, st, true, yield)
+	}
+}
+
+// Prompt is the system prompt of a module ("plan", "code", "reflect", "perceive", "direct",
+// "codeact") as the agent sends it for a kernel, with the run's tools.
+func (a *Agent) Prompt(module, kernelName string, tools []llm.ToolSpec) (string, error) {
+	t := a.prompts[module]
+	if t == nil {
+		return "", fmt.Errorf("agent: no prompt for module %q", module)
+	}
+	var b strings.Builder
+	err := t.Execute(&b, map[string]any{"Kernel": kernelName, "Tools": tools, "MaxRepairs": a.opts.MaxRepairs})
+	return b.String(), err
+}

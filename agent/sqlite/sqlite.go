@@ -1,0 +1,254 @@
+// Package sqlite checkpoints agent runs in one SQLite file (modernc.org/sqlite, pure Go): every
+// event of a run as it is emitted, and the run's State after each change, so that a run killed
+// mid-way resumes where it stood.
+//
+// # Durability
+//
+// The file is in WAL mode with synchronous=NORMAL: a committed Save survives a crash of the
+// process (kill -9 included), not necessarily a power loss, which may take the last saves back
+// without corrupting the file. Each Save is one transaction: the event and the state it leads to
+// are written together or not at all.
+//
+// # Schema (version 1, kept in PRAGMA user_version)
+//
+//	runs(run_id PRIMARY KEY, goal, mode, phase, seq, state JSON, created, updated)
+//	events(run_id, seq, type, time, event JSON, PRIMARY KEY(run_id, seq))
+//
+// Times are Unix seconds (REAL). A file with a newer schema version is refused.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"time"
+
+	"github.com/labmate/labmate/agent"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE runs (
+	run_id  TEXT PRIMARY KEY,
+	goal    TEXT NOT NULL,
+	mode    TEXT NOT NULL,
+	phase   TEXT NOT NULL,
+	seq     INTEGER NOT NULL,
+	state   BLOB NOT NULL,
+	created REAL NOT NULL,
+	updated REAL NOT NULL
+);
+CREATE TABLE events (
+	run_id TEXT NOT NULL,
+	seq    INTEGER NOT NULL,
+	type   TEXT NOT NULL,
+	time   REAL NOT NULL,
+	event  BLOB NOT NULL,
+	PRIMARY KEY (run_id, seq)
+);
+`
+
+// ErrNewerSchema is wrapped by Open for a file written by a newer labmate.
+var ErrNewerSchema = errors.New("agent/sqlite: the file has a newer schema than this labmate knows")
+
+// Store is an agent.Store in one SQLite file. Create it with Open.
+type Store struct {
+	path string
+	db   *sql.DB
+}
+
+var _ agent.Store = (*Store)(nil)
+
+// Open opens (creating when needed) the checkpoint file at path.
+func Open(path string) (*Store, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("agent/sqlite: opening %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1) // one writer; saves are small and sequential per run
+	s := &Store{path: path, db: db}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate() error {
+	ctx := context.Background()
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("agent/sqlite: %s: reading the schema version: %w", s.path, err)
+	}
+	switch {
+	case v == schemaVersion:
+		return nil
+	case v > schemaVersion:
+		return fmt.Errorf("%w: %s has version %d, this labmate knows %d", ErrNewerSchema, s.path, v, schemaVersion)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("agent/sqlite: %s: creating the schema: %w", s.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
+	}
+	return tx.Commit()
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// Save implements agent.Store.
+func (s *Store) Save(ctx context.Context, st *agent.State, ev *agent.Event) error {
+	if st == nil && ev == nil {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if ev != nil {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("agent/sqlite: encoding event %d of run %s: %w", ev.Seq, ev.RunID, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO events (run_id, seq, type, time, event) VALUES (?, ?, ?, ?, ?)",
+			ev.RunID, ev.Seq, string(ev.Type), unix(ev.Time), b); err != nil {
+			return fmt.Errorf("agent/sqlite: saving event %d of run %s: %w", ev.Seq, ev.RunID, err)
+		}
+	}
+	if st != nil {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("agent/sqlite: encoding the state of run %s: %w", st.RunID, err)
+		}
+		now := unix(time.Now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, goal, mode, phase, seq, state, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET phase = excluded.phase, seq = excluded.seq, state = excluded.state, updated = excluded.updated`,
+			st.RunID, st.Task.Goal, string(st.Task.Mode), string(st.Phase), st.Seq, b, now, now); err != nil {
+			return fmt.Errorf("agent/sqlite: saving the state of run %s: %w", st.RunID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("agent/sqlite: %s: committing: %w", s.path, err)
+	}
+	return nil
+}
+
+// Load implements agent.Store.
+func (s *Store) Load(ctx context.Context, runID string) (*agent.State, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, "SELECT state FROM runs WHERE run_id = ?", runID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q is not in %s", agent.ErrUnknownRun, runID, s.path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent/sqlite: loading run %s: %w", runID, err)
+	}
+	var st agent.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("agent/sqlite: %s: the state of run %s is unreadable: %w", s.path, runID, err)
+	}
+	// Events saved after the last state (the operation messages of a run killed mid-operation)
+	// keep their seq: the run continues after the last one.
+	var last int64
+	if err := s.db.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM events WHERE run_id = ?", runID).Scan(&last); err != nil {
+		return nil, fmt.Errorf("agent/sqlite: loading run %s: %w", runID, err)
+	}
+	st.Seq = max(st.Seq, last)
+	return &st, nil
+}
+
+// Events yields the run's events after seq, in order.
+func (s *Store) Events(ctx context.Context, runID string, after int64) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
+		for {
+			rows, err := s.db.QueryContext(ctx, "SELECT seq, event FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT 256", runID, after)
+			if err != nil {
+				yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
+				return
+			}
+			var page []*agent.Event
+			for rows.Next() {
+				var b []byte
+				if err := rows.Scan(&after, &b); err != nil {
+					rows.Close()
+					yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
+					return
+				}
+				ev := &agent.Event{}
+				if err := json.Unmarshal(b, ev); err != nil {
+					rows.Close()
+					yield(nil, fmt.Errorf("agent/sqlite: %s: event %d of run %s is unreadable: %w", s.path, after, runID, err))
+					return
+				}
+				page = append(page, ev)
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
+				return
+			}
+			for _, ev := range page {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			if len(page) < 256 {
+				return
+			}
+		}
+	}
+}
+
+// Run is one row of Runs.
+type Run struct {
+	ID      string    `json:"id"`
+	Goal    string    `json:"goal"`
+	Mode    string    `json:"mode"`
+	Phase   string    `json:"phase"`
+	Events  int64     `json:"events"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+}
+
+// Runs lists the runs, the latest first.
+func (s *Store) Runs(ctx context.Context) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT run_id, goal, mode, phase, seq, created, updated FROM runs ORDER BY updated DESC")
+	if err != nil {
+		return nil, fmt.Errorf("agent/sqlite: listing runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var c, u float64
+		if err := rows.Scan(&r.ID, &r.Goal, &r.Mode, &r.Phase, &r.Events, &c, &u); err != nil {
+			return nil, fmt.Errorf("agent/sqlite: listing runs: %w", err)
+		}
+		r.Created, r.Updated = fromUnix(c), fromUnix(u)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/labmate/labmate/llm"
+)
+
+// Phase is where a run stands; a resumed run continues from its phase.
+type Phase string
+
+// Phases.
+const (
+	PhasePlan    Phase = "plan"
+	PhaseCode    Phase = "code"
+	PhaseReflect Phase = "reflect"
+	PhaseFinal   Phase = "final" // every step accepted: ask for the final answer
+	PhaseDone    Phase = "done"
+)
+
+// State is everything a run needs to continue: it is checkpointed with the events, and Resume
+// starts from the last saved State.
+type State struct {
+	RunID string `json:"run_id"`
+	Task  Task   `json:"task"`
+	Phase Phase  `json:"phase"`
+	Seq   int64  `json:"seq"` // the last event's seq
+
+	Plan *Plan `json:"plan,omitempty"`
+	Step int   `json:"step"`
+	// Done are the accepted steps' summaries, in order: what later prompts get instead of transcripts.
+	Done []string `json:"done,omitempty"`
+	// Conversation is the code module's exchange for the current step (or the whole codeact run).
+	Conversation []llm.Message `json:"conversation,omitempty"`
+	// Last is the step's last operation, for the reflect module.
+	Last *Outcome `json:"last,omitempty"`
+	// Reflection is the last decision, given to the code module (adjust) or the planner (replan).
+	Reflection *Reflection `json:"reflection,omitempty"`
+	Memory     string      `json:"memory,omitempty"`
+	Attempts   int         `json:"attempts"` // repairs of the current step
+
+	Turns      int                         `json:"turns"`
+	Usage      map[string]*llm.ModuleUsage `json:"usage,omitempty"`
+	Operations int                         `json:"operations"`
+	HotFixes   int                         `json:"hot_fixes"`
+	Repairs    int                         `json:"repairs"`
+	Replans    int                         `json:"replans"`
+	Elapsed    time.Duration               `json:"elapsed_ns"` // wall time of earlier sessions of this run
+
+	Answer *Answer `json:"answer,omitempty"`
+	Stop   *Stop   `json:"stop,omitempty"`
+	// Restarted says the kernels were lost (the run resumed in a new process): the code module
+	// is told that variables from earlier operations are gone, files in the workspace are not.
+	Restarted bool `json:"restarted,omitempty"`
+}
+
+// Store checkpoints runs. Implementations: agent/sqlite.
+type Store interface {
+	// Save appends ev (when not nil) to the run's events and replaces its state (when not nil),
+	// atomically. ev.Seq is set by the agent.
+	Save(ctx context.Context, st *State, ev *Event) error
+	// Load returns a run's last saved state, or an error wrapping ErrUnknownRun.
+	Load(ctx context.Context, runID string) (*State, error)
+}
+
+// ErrUnknownRun is wrapped by Store.Load for a run it never saved.
+var ErrUnknownRun = errors.New("agent: unknown run")
+
+// ErrFinished is returned by Resume for a run that already ended.
+var ErrFinished = errors.New("agent: the run already ended")

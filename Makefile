@@ -21,8 +21,8 @@ test: deps vet
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, documentation search
 ## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
-## the MCP exec round trip per transport, and memory (ingest, search latency and size at
-## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
+## the MCP exec round trip per transport, memory (ingest, search latency and size at
+## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall) and the agent's overhead per turn
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
@@ -34,6 +34,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
+	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

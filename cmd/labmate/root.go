@@ -57,7 +57,7 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
-	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd())
+	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd())
 	return root
 }
 

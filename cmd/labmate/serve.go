@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
@@ -23,6 +24,7 @@ import (
 func newServeCmd() *cobra.Command {
 	var (
 		addr, data, token string
+		modelSpec         string
 		prewarm           []string
 		idle              time.Duration
 		sf                sandboxFlags
@@ -41,6 +43,11 @@ MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The
 dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints
 are GET /v1/memory/search?q=&type=fact|skill&ns=, GET /v1/memory/entries/ID (with history),
 GET /v1/memory/namespaces and POST /v1/memory/freeze.
+
+With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
+{"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
+GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
+the runs. Runs are checkpointed in DATA/runs.db and work in DATA/workspaces/run-ID.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
@@ -76,13 +83,22 @@ gracefully: running operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			runStore, err := agentsqlite.Open(filepath.Join(data, "runs.db"))
+			if err != nil {
+				return err
+			}
+			defer runStore.Close()
+			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore)
+			if err != nil {
+				return err
+			}
 			mem, _, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}
 			defer mem.Close()
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
-			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
+			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
 			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
 			if err != nil {
 				return err
@@ -131,6 +147,7 @@ gracefully: running operations end FAILED saying so.`,
 	f.StringVar(&token, "token", "", "bearer token required from clients (default $LABMATE_TOKEN)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python", "octave"}, "kernels kept started ahead of use")
 	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels after this long without an operation")
+	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)
 	return cmd
 }

@@ -17,6 +17,10 @@
 // scripted), a JSON answer, usage; or fails: an HTTP status with a provider-shaped error body and
 // an optional Retry-After, a malformed body, a dropped connection, a delay. Turn.Reply picks the
 // reply from the request. When the script runs out, the server fails the test and answers 500.
+//
+// TestModel is the suite every adapter passes. Recorder records real provider traffic to a
+// cassette in testdata (keys and auth headers never stored) when LLMTEST_RECORD=1, and replays
+// it offline otherwise; TestReplay runs a recorded tool session through an adapter.
 package llmtest
 
 import (

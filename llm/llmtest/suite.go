@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -313,5 +314,46 @@ func testBadRequest(t *testing.T, newModel func(*Server) llm.Model) {
 	}
 	if n := len(srv.Calls()); n != 0 {
 		t.Errorf("a bad request reached the server (%d calls)", n)
+	}
+}
+
+// ReplayBaseURL is the base URL adapters get when replaying: nothing listens there.
+const ReplayBaseURL = "http://replay.invalid"
+
+// TestReplay runs a two-call tool session through a Recorder on the cassette at path: in replay
+// mode (the default) with no server at all, in record mode (RecordEnv=1) against a Server
+// speaking format. newModel gets the base URL (the root; OpenAI adapters append /v1) and the
+// recording client.
+func TestReplay(t *testing.T, format Format, path string, newModel func(baseURL string, hc *http.Client) llm.Model) {
+	rec := NewRecorder(t, path)
+	base := ReplayBaseURL
+	if rec.Recording() {
+		srv := NewServer(t,
+			Turn{Text: "I'll compute it.", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "run", Arguments: json.RawMessage(`{"code":"sqrt(2)"}`)}}, Usage: llm.Usage{InputTokens: 52, OutputTokens: 14}},
+			Turn{Text: "√2 ≈ 1.4142.", Usage: llm.Usage{InputTokens: 81, OutputTokens: 9}},
+		)
+		base = srv.URL()
+	}
+	m := newModel(base, rec.Client())
+	req := &llm.Request{
+		System:   "You are a lab partner.",
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is sqrt(2)?"}},
+		Tools:    []llm.ToolSpec{{Name: "run", Description: "Run Octave code.", InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"}},"required":["code"]}`)}},
+	}
+	ctx := context.Background()
+	first, err := llm.Generate(ctx, m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Message.ToolCalls) != 1 || first.Message.ToolCalls[0].Name != "run" || first.StopReason != llm.StopToolUse || first.Usage != (llm.Usage{InputTokens: 52, OutputTokens: 14}) {
+		t.Fatalf("first answer = %+v", first)
+	}
+	req.Messages = append(req.Messages, first.Message, llm.Message{Role: llm.RoleTool, ToolCallID: first.Message.ToolCalls[0].ID, Content: "ans = 1.4142"})
+	second, err := llm.Generate(ctx, m, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Message.Content != "√2 ≈ 1.4142." || second.StopReason != llm.StopEnd || second.Usage != (llm.Usage{InputTokens: 81, OutputTokens: 9}) {
+		t.Errorf("second answer = %+v", second)
 	}
 }

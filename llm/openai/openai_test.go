@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -59,4 +60,11 @@ func TestCompatibleServerRequest(t *testing.T) {
 	if c.Model != "qwen3:8b" {
 		t.Errorf("model on the wire = %q", c.Model)
 	}
+}
+
+// TestReplay replays testdata/tool_session.json offline (LLMTEST_RECORD=1 records it again).
+func TestReplay(t *testing.T) {
+	llmtest.TestReplay(t, llmtest.OpenAI, "testdata/tool_session.json", func(base string, hc *http.Client) llm.Model {
+		return openai.New("gpt-4.1", &openai.Options{BaseURL: base + "/v1", APIKey: "sk-never-stored", HTTPClient: hc})
+	})
 }

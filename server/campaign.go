@@ -22,6 +22,7 @@ import (
 type CampaignSpec struct {
 	CSV       string   `json:"csv,omitempty" jsonschema:"path of the dataset CSV on the server"`
 	CSVData   string   `json:"csv_data,omitempty" jsonschema:"or the CSV itself"`
+	Name      string   `json:"name,omitempty" jsonschema:"the file name of csv_data, which names the dataset"`
 	Objective string   `json:"objective" jsonschema:"the measured column to maximise, e.g. yield"`
 	Vars      []string `json:"vars" jsonschema:"the condition columns the planner chooses, e.g. ligand, base"`
 	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/labmate/labmate/lab"
@@ -24,7 +25,11 @@ func campaignSetup(_ context.Context, spec *server.CampaignSpec) (*server.Campai
 	case spec.CSV != "" && spec.CSVData != "":
 		return nil, errors.New("campaign: give csv (a path) or csv_data, not both")
 	case spec.CSVData != "":
-		t, err = dataset.Read(strings.NewReader(spec.CSVData), "csv_data", opts)
+		name := "csv_data"
+		if spec.Name != "" {
+			name = filepath.Base(spec.Name)
+		}
+		t, err = dataset.Read(strings.NewReader(spec.CSVData), name, opts)
 	case spec.CSV != "":
 		t, err = dataset.Open(spec.CSV, opts)
 	default:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,6 +42,29 @@ func TestDashboardCampaign(t *testing.T) {
 		`document.querySelector("#camp-chart polyline.nma").getAttribute("points").split(" ").length === 8`)
 	browsertest.Wait(t, ctx, "the campaign is listed", `document.querySelector("#camp-list").innerText.includes("8/8")`)
 	browsertest.Screenshot(t, ctx, "campaign.png")
+
+	// A CSV uploaded from the browser, played with the random planner.
+	small := filepath.Join(t.TempDir(), "small.csv")
+	if err := os.WriteFile(small, []byte("sub,lig,base,yield\nA,L1,B1,10\nA,L1,B2,20\nA,L2,B1,30\nA,L2,B2,40\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#camp-file"), []string{small})); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Wait(t, ctx, "the file's columns are shown", `document.querySelector("#camp-cols").textContent === "columns: sub, lig, base, yield"`)
+	browsertest.Eval(t, ctx, `(() => {
+		document.querySelector("#camp-path").value = "";
+		document.querySelector("#camp-vars").value = "lig, base";
+		document.querySelector("#camp-groups").value = "sub";
+		document.querySelector("#camp-planner").value = "random";
+		document.querySelector("#camp-budget").value = "4";
+		return "";
+	})()`)
+	browsertest.Click(t, ctx, `#camp-form button[type="submit"]`)
+	browsertest.Wait(t, ctx, "the uploaded campaign starts", `document.querySelector("#camp-h").textContent === "Campaign on small · A (random)"`)
+	browsertest.Click(t, ctx, `#camp-play`)
+	browsertest.Wait(t, ctx, "the random planner tries all four wells and finds the best", `document.querySelectorAll("#camp-steps tr").length === 4 && `+
+		`document.querySelector("#camp-summary").textContent.includes("best yield 40.00")`)
 
 	// The campaign endpoints refuse bad input saying why.
 	for _, c := range []struct {

@@ -341,7 +341,7 @@ async function startCampaign(ev) {
     seed: Number($("#camp-seed").value),
   };
   const file = $("#camp-file").files[0];
-  if (file) spec.csv_data = await file.text();
+  if (file) { spec.csv_data = await file.text(); spec.name = file.name; }
   else spec.csv = $("#camp-path").value.trim();
   try {
     const st = await api("POST", "/v1/campaigns", spec);

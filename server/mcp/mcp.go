@@ -1,16 +1,20 @@
 // Package mcp exposes the lab to any Model Context Protocol client (IDE agents, desktop
-// assistants, other agent frameworks) with the official go-sdk: tools to run code in live,
-// sandboxed kernels (exec streams its observations and perception's verdicts as progress
-// notifications; cancelling the call interrupts the kernel and keeps its workspace), to
-// interrupt an operation and to list the kernels; with a memory store, tools to search and
-// write facts and skills, linked to the operations they were learned from, and resources
-// for each skill (its SKILL.md) and the memory export; and, when the
-// server runs campaigns, tools to start, play and score them; with a documentation index,
-// docs_search. Every operation runs through the protocol
-// server, so the dashboard and WebSocket clients see it live in the same log.
+// assistants, other agent frameworks) with the official go-sdk, over stdio (labmate mcp) or
+// streamable HTTP (/mcp of labmate serve). Its tools:
 //
-// A tool failure (bad arguments, a cell that raised, an interrupted run) is a tool result
-// with isError set, which the model reads; a protocol error means the plumbing broke.
+//   - exec, interrupt, kernels: run code in live, sandboxed kernels; exec streams the
+//     observations and perception's verdicts as progress notifications, and cancelling it
+//     interrupts the kernel and keeps its workspace;
+//   - with a memory store: memory_search, memory_add_fact, skill_search, skill_get,
+//     skill_save, whose writes are linked to the operations they were learned from, and
+//     resources for each skill (its SKILL.md) and for the memory export;
+//   - with a documentation index: docs_search;
+//   - when the server runs campaigns: campaign_start, campaign_step, campaign_status.
+//
+// Every operation runs through the protocol server, so the dashboard and WebSocket clients
+// see it live in the same log. A tool failure (bad arguments, a cell that raised, an
+// interrupted run, a frozen namespace) is a tool result with isError set, which the model
+// reads; a protocol error means the plumbing broke.
 package mcp
 
 import (

@@ -21,7 +21,8 @@ var ErrNotRunning = errors.New("server: no such operation is queued or running")
 // from operation_request to its terminal message, in the same log the WebSocket clients see.
 // When ctx ends before the operation does, the operation is interrupted (the kernel and its
 // workspace stay) and Exec goes on yielding until the terminal message, which says so.
-// In-process callers (the MCP server) use it instead of a WebSocket.
+// Stopping the iteration early leaves the operation running. In-process callers (the MCP
+// server) use it instead of a WebSocket.
 func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		if session == "" {

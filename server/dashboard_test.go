@@ -137,7 +137,7 @@ func TestDashboard(t *testing.T) {
 	waitJS(t, ctx, "the search finds the fact and the skill", `document.querySelector("#mem-count").textContent === "2 results" && `+
 		`document.querySelector("#mem-results").innerText.includes("sleep 0.25 s per row") && document.querySelector("#mem-results").innerText.includes("print-rows")`)
 	jsClick(t, ctx, fmt.Sprintf(`#mem-results button[data-id=%q]`, added.Fact.ID))
-	waitJS(t, ctx, "the entry shows its history and provenance", `shown("#mem-entry") && `+
+	waitJS(t, ctx, "the entry shows its history and provenance", fmt.Sprintf(`document.querySelector('#mem-results button[data-id=%q]').getAttribute("aria-current") === "true" && `, added.Fact.ID)+`shown("#mem-entry") && `+
 		`document.querySelector("#entry-history").innerText.includes("agent:test") && document.querySelector("#entry-prov a") !== null`)
 	screenshot(t, ctx, "memory.png")
 	jsClick(t, ctx, `#entry-prov a`)

@@ -607,8 +607,10 @@ async function memorySearch(ev) {
   const params = new URLSearchParams({ q: $("#mem-q").value, type: $("#mem-type").value });
   if ($("#mem-ns").value) params.set("ns", $("#mem-ns").value);
   if ($("#mem-retired").checked) params.set("retired", "1");
+  const seq = (state.searchSeq = (state.searchSeq || 0) + 1);
   try {
     const list = (await api("GET", "/v1/memory/search?" + params)) || [];
+    if (seq !== state.searchSeq) return; // a newer search was started: its answer wins
     const ol = $("#mem-results");
     ol.replaceChildren();
     for (const r of list) {
@@ -621,6 +623,7 @@ async function memorySearch(ev) {
       const label = r.skill ? `${e.name} — ${e.description}` : e.text;
       b.append(el("span", e.status === "active" ? "" : "retired", label));
       b.append(el("span", "muted", ` · ${e.namespace}`));
+      if (e.id === state.entry) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => showEntry(e.id));
       li.append(b);
       ol.append(li);
@@ -643,6 +646,7 @@ async function showEntry(id) {
   for (const b of document.querySelectorAll("#mem-results button")) {
     if (b.dataset.id === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
   }
+  state.entry = id;
   const f = data.entry.fact, k = data.entry.skill, e = f || k;
   const sec = $("#mem-entry");
   sec.hidden = false;

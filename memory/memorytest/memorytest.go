@@ -569,9 +569,16 @@ func testDedup(t *testing.T, s memory.Store) {
 	if res := search(t, s, &memory.Query{Namespaces: []string{"d"}}); len(res) != 1 {
 		t.Errorf("after merging: %v", texts(res))
 	}
+	_ = f
 	h := history(t, s, &memory.HistoryParams{EntryID: f.ID})
 	if got := events(h); !slices.Equal(got, []memory.Event{memory.EventAdd, memory.EventMerge}) || h[1].New != "use ODE15s  for stiff problems" || h[1].Actor != "agent:y" {
 		t.Errorf("merge history: %+v", h)
+	}
+	// Long texts (a whole session) are stored and deduplicated too.
+	long := strings.Repeat("the relay test of session four measured a long oscillation; ", 200)
+	l1 := add(t, s, "d", long)
+	if r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "d", Text: strings.ToUpper(long)}}); err != nil || !r.Merged || r.Fact.ID != l1.ID {
+		t.Errorf("long duplicate: %+v, %v", r, err)
 	}
 	// Another namespace is another scope.
 	if g := add(t, s, "e", "Use ode15s for stiff problems."); g.ID == f.ID {

@@ -58,3 +58,25 @@ func Benchmark100k(b *testing.B) {
 	b.ReportMetric(single, "addfact-facts/s")
 	b.ReportMetric(float64(size)/(1<<20), "MiB")
 }
+
+// BenchmarkLoCoMo reports session-level recall on LoCoMo with PostgreSQL's ts_rank. Run with
+// -benchtime 1x.
+func BenchmarkLoCoMo(b *testing.B) {
+	path := memorytest.SharedFile("benchmarks/locomo/locomo10.zip")
+	if path == "" {
+		b.Skip("shared/benchmarks/locomo/locomo10.zip not found")
+	}
+	for range b.N {
+		res, err := memorytest.LoCoMo(context.Background(), path, func() (memory.Store, error) { return open(b, nil), nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Questions), "questions")
+		b.ReportMetric(100*res.SessionAny5, "sess-R@5-%")
+		b.ReportMetric(100*res.SessionAny10, "sess-R@10-%")
+		b.ReportMetric(100*res.SessionAll10, "sess-Rall@10-%")
+		b.ReportMetric(100*res.TurnAny5, "turn→sess-R@5-%")
+		b.ReportMetric(100*res.TurnAny10, "turn→sess-R@10-%")
+		b.ReportMetric(100*res.TurnAll10, "turn→sess-Rall@10-%")
+	}
+}

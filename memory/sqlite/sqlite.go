@@ -14,7 +14,8 @@
 //	entry_tags(entry_id, tag), vectors(entry_id, model, vec), history(seq, …),
 //	namespaces(name, frozen), memory_meta(key, value)
 //
-// Exact duplicates are kept out by a unique index on (namespace, norm) over active facts, skill
+// Exact duplicates are kept out by a unique index on (namespace, norm) over active facts (norm
+// is a digest of the normalised text), skill
 // names by one on (namespace, name).
 package sqlite
 
@@ -141,7 +142,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32768)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)

@@ -9,8 +9,10 @@ package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -334,7 +336,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, r row, insert bool) error {
 		data, err = json.Marshal(sk)
 	} else {
 		f := r.fact
-		kind, norm, status = string(f.Kind), memory.Normalize(f.Text), string(f.Status)
+		kind, norm, status = string(f.Kind), normKey(f.Text), string(f.Status)
 		created, updated, validAt, invalidAt = f.CreatedAt, f.UpdatedAt, f.ValidFrom, f.InvalidAt
 		data, err = json.Marshal(f)
 	}
@@ -454,6 +456,13 @@ func decodeVector(b []byte) []float32 {
 	return v
 }
 
+// normKey is the exact-duplicate key of a fact's text: a digest of memory.Normalize, so that
+// the unique index stays small however long the text (PostgreSQL's B-tree rows are limited).
+func normKey(text string) string {
+	sum := sha256.Sum256([]byte(memory.Normalize(text)))
+	return hex.EncodeToString(sum[:16])
+}
+
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // AddFact implements memory.Store.
@@ -485,7 +494,7 @@ func (s *Store) AddFact(ctx context.Context, p *memory.AddFactParams) (*memory.A
 			return err
 		}
 		var id string
-		err := s.queryRow(ctx, tx, "SELECT id FROM entries WHERE namespace = ? AND norm = ?", f.Namespace, memory.Normalize(f.Text)).Scan(&id)
+		err := s.queryRow(ctx, tx, "SELECT id FROM entries WHERE namespace = ? AND norm = ?", f.Namespace, normKey(f.Text)).Scan(&id)
 		if err == nil { // an exact duplicate: merge into it
 			old, err := s.get(ctx, tx, id)
 			if err != nil {

@@ -70,16 +70,18 @@ func optSpace(s *lab.Space) *optimize.Space {
 }
 
 // plannerNames are the planners campaign run accepts.
-var plannerNames = []string{"random", "bayes", "llm"}
+var plannerNames = []string{"random", "bayes", "bayes-onehot", "llm"}
 
 // newPlanner builds the named planner for one campaign on space; prior holds other groups'
 // measurements (bayes uses them; llm shows them as prior rows).
-func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observation, llmp func(*lab.Space, []lab.Observation) (lab.Planner, error)) (lab.Planner, error) {
+//
+// desc, when set, describes the levels by the other groups' data (dataset.Table.Descriptors).
+func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observation, desc [][][]float64, llmp func(*lab.Space, []lab.Observation) (lab.Planner, error)) (lab.Planner, error) {
 	os := optSpace(space)
 	switch name {
 	case "random":
 		return &optPlanner{space: space, opt: random.New(os, uint64(seed))}, nil
-	case "bayes":
+	case "bayes", "bayes-onehot":
 		var po []optimize.Observation
 		for _, o := range prior {
 			idx, err := space.Index(o.Conditions)
@@ -88,7 +90,7 @@ func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observati
 			}
 			po = append(po, optimize.Observation{Task: o.Group, X: idx, Y: o.Value})
 		}
-		b, err := bayes.New(os, &bayes.Options{Seed: uint64(seed), Prior: po})
+		b, err := bayes.New(os, &bayes.Options{Seed: uint64(seed), Prior: po, Descriptors: desc})
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +139,11 @@ func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed
 		}
 		label += "+memory"
 	}
-	p, err := newPlanner(planner, g.Space(), seed, obs, gm.llm)
+	var desc [][][]float64
+	if planner == "bayes" {
+		desc = gm.table.Descriptors(g.Key) // the other groups' data only
+	}
+	p, err := newPlanner(planner, g.Space(), seed, obs, desc, gm.llm)
 	if err != nil {
 		return nil, err
 	}
@@ -429,6 +435,10 @@ The summary gives, per planner, the mean ± sd over groups and seeds of NMA (the
 best so far) and of the normalized advantage at turns 1, 5, 10 and 20, the fraction of
 repeated turns, and the planner's proposal time (p50, p99).
 
+Planners: random (uniform, no repeats); bayes (a Gaussian process whose level similarity
+comes from the other groups' data in the file, never the played group's); bayes-onehot (the
+same on one-hot levels); llm (the Coscientist protocol through --model).
+
 --prior memory gives each campaign what earlier campaigns in the store measured on the OTHER
 groups of the same dataset (leave-one-group-out); run ordinary campaigns first to fill it.
 
@@ -478,10 +488,7 @@ Example:
 			defer st.Close()
 			gm := &game{table: t, store: st, priors: st}
 			if slices.Contains(planners, "llm") {
-				if modelSpec == "" {
-					return fmt.Errorf("--planner llm needs --model (e.g. openai:gpt-4.1)")
-				}
-				if gm.llm, err = llmPlannerFactory(modelSpec); err != nil {
+				if gm.llm, err = llmPlannerFactory(ctx, modelSpec, objective); err != nil {
 					return err
 				}
 			}
@@ -537,8 +544,8 @@ Example:
 	f.StringSliceVar(&vars, "vars", nil, "the condition columns the planner chooses")
 	f.StringSliceVar(&groups, "group", nil, "the columns that split the data into campaigns (one per substrate)")
 	f.StringSliceVar(&drop, "drop", nil, "skip rows where COLUMN=VALUE (repeatable), e.g. aryl_halide=None")
-	f.StringSliceVar(&planners, "planner", []string{"bayes"}, "planners to play: random, bayes, llm (comma-separated)")
-	f.StringVar(&modelSpec, "model", "", "the model of the llm planner, e.g. openai:gpt-4.1 or ollama:qwen3:8b")
+	f.StringSliceVar(&planners, "planner", []string{"bayes"}, "planners to play: random, bayes, bayes-onehot, llm (comma-separated)")
+	f.StringVar(&modelSpec, "model", "", "the llm planner's model, e.g. openai:gpt-4.1 or ollama:qwen3:8b (default $LABMATE_MODEL or the config file)")
 	f.IntVar(&budget, "budget", 20, "turns per campaign")
 	f.IntVar(&seeds, "seeds", 10, "campaigns per group (seeds 1..N)")
 	f.StringVar(&priorFlag, "prior", "", `"memory": learn from earlier campaigns on the other groups in the store`)

@@ -124,6 +124,7 @@ type result struct {
 	Repeats int             `json:"repeats"`
 	Invalid int             `json:"invalid"`
 	Propose []time.Duration `json:"-"`
+	Setup   time.Duration   `json:"-"` // building the planner (fitting the prior)
 }
 
 // play runs one campaign of planner on group g. With prior set, the planner is given what the
@@ -143,16 +144,18 @@ func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed
 	if planner == "bayes" {
 		desc = gm.table.Descriptors(g.Key) // the other groups' data only
 	}
+	t0 := time.Now()
 	p, err := newPlanner(planner, g.Space(), seed, obs, desc, gm.llm)
 	if err != nil {
 		return nil, err
 	}
+	setup := time.Since(t0)
 	c := &lab.Campaign{ID: newCampaignID(), Space: gm.table.Name, Objective: gm.table.Objective, Group: g.Key,
 		Planner: planner, Seed: seed, Budget: budget}
 	if prior {
 		c.Prior = "memory"
 	}
-	r := &result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale}
+	r := &result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
 	seen := map[string]bool{}
 	for st, err := range lab.Run(ctx, g, p, c, &lab.Options{Store: gm.store}) {
 		if err != nil {
@@ -246,6 +249,7 @@ type summary struct {
 	Invalid   float64             `json:"invalid_fraction"`
 	P50       time.Duration       `json:"propose_p50_ns"`
 	P99       time.Duration       `json:"propose_p99_ns"`
+	SetupP99  time.Duration       `json:"setup_p99_ns"`
 	NMACurve  []lab.Summary       `json:"nma_curve"`
 	AdvCurve  []lab.Summary       `json:"advantage_curve"`
 }
@@ -272,12 +276,23 @@ func summarize(planner string, rs []*result, budget int) *summary {
 	if turns > 0 {
 		s.Repeats, s.Invalid = float64(rep)/float64(turns), float64(inv)/float64(turns)
 	}
-	slices.Sort(prop)
-	if len(prop) > 0 {
-		s.P50 = prop[len(prop)/2]
-		s.P99 = prop[min(len(prop)-1, int(math.Ceil(0.99*float64(len(prop))))-1)]
+	s.P50, s.P99 = quantile(prop, 0.5), quantile(prop, 0.99)
+	var setup []time.Duration
+	for _, r := range rs {
+		setup = append(setup, r.Setup)
 	}
+	s.SetupP99 = quantile(setup, 0.99)
 	return s
+}
+
+// quantile is the q-quantile (nearest rank) of d; 0 for none.
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[max(0, min(len(d)-1, int(math.Ceil(q*float64(len(d))))-1))]
 }
 
 func printSummaries(w io.Writer, ss []*summary, budget int) {
@@ -292,7 +307,7 @@ func printSummaries(w io.Writer, ss []*summary, budget int) {
 			fmt.Fprintf(w, "  %-13s", fmt.Sprintf("adv@%d", t))
 		}
 	}
-	fmt.Fprintf(w, "  %7s  %9s  %9s\n", "repeats", "p50", "p99")
+	fmt.Fprintf(w, "  %7s  %9s  %9s  %9s\n", "repeats", "p50", "p99", "setup p99")
 	for _, s := range ss {
 		name := s.Planner
 		if s.Dataset != "" {
@@ -309,13 +324,20 @@ func printSummaries(w io.Writer, ss []*summary, budget int) {
 				fmt.Fprintf(w, "  %-13s", fmtSummary(s.Advantage[t]))
 			}
 		}
-		fmt.Fprintf(w, "  %6.1f%%  %9s  %9s\n", 100*s.Repeats, fmtDur(s.P50), fmtDur(s.P99))
+		if s.Campaigns == 0 { // a reference curve
+			fmt.Fprintf(w, "  %7s  %9s  %9s  %9s\n", "-", "-", "-", "-")
+			continue
+		}
+		fmt.Fprintf(w, "  %6.1f%%  %9s  %9s  %9s\n", 100*s.Repeats, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.SetupP99))
 	}
 }
 
 func fmtSummary(s lab.Summary) string {
-	if s.N == 0 {
+	if s.N == 0 || math.IsNaN(s.Mean) {
 		return "-"
+	}
+	if s.N == 1 && s.SD == 0 { // a reference value
+		return fmt.Sprintf("%.3f", s.Mean)
 	}
 	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SD)
 }
@@ -324,6 +346,8 @@ func fmtDur(d time.Duration) string {
 	switch {
 	case d == 0:
 		return "-"
+	case d < 10*time.Microsecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 	case d < time.Millisecond:
 		return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 	default:

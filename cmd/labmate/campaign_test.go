@@ -13,9 +13,9 @@ import (
 
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
-	labsqlite "github.com/labmate/labmate/lab/sqlite"
 )
 
 func reactionsDir(t *testing.T) string {

@@ -58,7 +58,7 @@ type Options struct {
 	// (Descriptors[v][level]); levels with similar descriptors are modeled as similar. nil (for
 	// a variable or a level): levels are only equal or different (one-hot).
 	Descriptors [][][]float64
-	// Explore is the expected-improvement margin ξ in standardized units (default 0.01).
+	// Explore is the expected-improvement margin ξ in standardized units (default 0.1).
 	Explore float64
 }
 
@@ -90,7 +90,7 @@ func New(s *opt.Space, o *Options) (*Bayes, error) {
 		b.o.Init = 1
 	}
 	if b.o.Explore == 0 {
-		b.o.Explore = 0.01
+		b.o.Explore = 0.1
 	}
 	b.rng = rand.New(rand.NewPCG(b.o.Seed, 0x6261796573))
 	b.cands = s.All()

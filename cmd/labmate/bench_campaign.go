@@ -104,6 +104,11 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 			if err != nil {
 				return err
 			}
+			if plotDir != "" {
+				if err := os.MkdirAll(plotDir, 0o755); err != nil {
+					return err
+				}
+			}
 			tmp, err := os.MkdirTemp("", "labmate-bench-campaign-")
 			if err != nil {
 				return err

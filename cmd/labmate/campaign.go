@@ -208,7 +208,9 @@ func (p *progress) add() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
-	p.draw()
+	if p.total < 200 || p.done*200/p.total != (p.done-1)*200/p.total || p.done == p.total {
+		p.draw() // at most 200 redraws
+	}
 }
 
 func (p *progress) draw() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labmate/labmate/optimize"
 	"github.com/labmate/labmate/optimize/bayes"
+	"github.com/labmate/labmate/optimize/optimizetest"
 )
 
 // suzukiLike is a 12×8×4 space with a smooth additive-plus-interaction yield and one sharp
@@ -212,4 +213,10 @@ func BenchmarkAsk(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestSuite(t *testing.T) {
+	optimizetest.Run(t, func(s *optimize.Space, seed uint64) (optimize.Optimizer, error) {
+		return bayes.New(s, &bayes.Options{Seed: seed})
+	})
 }

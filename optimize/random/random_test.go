@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/optimize"
+	"github.com/labmate/labmate/optimize/optimizetest"
 	"github.com/labmate/labmate/optimize/random"
 )
 
@@ -55,4 +56,8 @@ func TestSpaceAll(t *testing.T) {
 	if err := s.Check([]int{1, 3}); !errors.Is(err, optimize.ErrOutside) {
 		t.Errorf("Check: %v", err)
 	}
+}
+
+func TestSuite(t *testing.T) {
+	optimizetest.Run(t, func(s *optimize.Space, seed uint64) (optimize.Optimizer, error) { return random.New(s, seed), nil })
 }

@@ -2,7 +2,7 @@
 GO  ?= go
 BIN := bin/labmate
 
-.PHONY: run test build deps bench vet clean
+.PHONY: run test build deps bench bench-campaign vet clean
 
 ## run: install dependencies, build labmate and start the server on 127.0.0.1:7878
 run: deps build
@@ -21,6 +21,12 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
+	$(GO) test -run '^$$' -bench . ./optimize/bayes
+
+## bench-campaign: the optimization game on all Suzuki pairs and Buchwald–Hartwig halides,
+## 10 seeds × random, bayes-onehot, bayes and bayes+memory beside GPT-4 (several minutes)
+bench-campaign: build
+	$(BIN) bench campaign
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

@@ -78,6 +78,7 @@ type Bayes struct {
 	nv      int
 	dist    [][]float64 // per variable, L×L level distances
 	sources []source
+	source  bool // this is the model of a related task
 }
 
 // New returns a Bayes optimizer over s.
@@ -398,12 +399,16 @@ func (b *Bayes) fit(ys []float64) {
 	best, bestF := b.theta[:k], f(b.theta[:k])
 	starts := [][]float64{b.theta[:k]}
 	// A fresh start from the defaults now and then, so one bad optimum does not stick.
-	if len(ys) <= 4 || len(ys)%4 == 0 {
+	if !b.source && (len(ys) <= 4 || len(ys)%4 == 0) {
 		starts = append(starts, b.defaultTheta()[:k])
+	}
+	evals := fitEvaluations
+	if b.source {
+		evals = sourceEvaluations
 	}
 	for _, start := range starts {
 		res, err := optimize.Minimize(optimize.Problem{Func: f}, slices.Clone(start),
-			&optimize.Settings{FuncEvaluations: fitEvaluations}, &optimize.NelderMead{})
+			&optimize.Settings{FuncEvaluations: evals}, &optimize.NelderMead{})
 		if err != nil && res == nil {
 			continue
 		}
@@ -414,8 +419,12 @@ func (b *Bayes) fit(ys []float64) {
 	b.theta = full(best)
 }
 
-// fitEvaluations bounds each Nelder–Mead run of the hyperparameter fit.
-const fitEvaluations = 200
+// fitEvaluations bounds each Nelder–Mead run of the hyperparameter fit; a related task's model
+// is fitted once, from the defaults, with sourceEvaluations.
+const (
+	fitEvaluations    = 200
+	sourceEvaluations = 120
+)
 
 // predict returns the posterior mean and standard deviation (standardized units) at pts.
 func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
@@ -512,7 +521,7 @@ func (b *Bayes) fitPrior(obs []opt.Observation) error {
 	}
 	for _, t := range tasks {
 		sub := &Bayes{space: b.space, o: Options{Init: 1, Explore: b.o.Explore}, told: map[string]bool{}, nv: b.nv,
-			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos}
+			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos, source: true}
 		sub.theta = sub.defaultTheta()
 		for _, o := range byTask[t] {
 			k := opt.Key(o.X)

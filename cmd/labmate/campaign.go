@@ -132,7 +132,7 @@ type result struct {
 func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed int64, budget int, prior bool) (*result, error) {
 	var obs []lab.Observation
 	label := planner
-	if prior {
+	if prior && planner != "random" {
 		var err error
 		obs, err = lab.Prior(ctx, gm.priors, gm.table.Name, gm.table.Objective, g.Key)
 		if err != nil {
@@ -152,7 +152,7 @@ func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed
 	setup := time.Since(t0)
 	c := &lab.Campaign{ID: newCampaignID(), Space: gm.table.Name, Objective: gm.table.Objective, Group: g.Key,
 		Planner: planner, Seed: seed, Budget: budget}
-	if prior {
+	if prior && planner != "random" {
 		c.Prior = "memory"
 	}
 	r := &result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
@@ -445,10 +445,10 @@ func newCampaignCmd() *cobra.Command {
 
 func newCampaignRunCmd() *cobra.Command {
 	var (
-		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only string
-		vars, groups, planners, drop                                              []string
-		budget, seeds                                                             int
-		asJSON                                                                    bool
+		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only, refDataset string
+		vars, groups, planners, drop                                                          []string
+		budget, seeds                                                                         int
+		asJSON                                                                                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -501,6 +501,7 @@ Example:
 				if refs, err = readReferences(refPath); err != nil {
 					return err
 				}
+				refs = matchReferences(refs, t.Name, refDataset)
 			}
 			if storePath == "" {
 				if storePath, err = campaignStorePath(); err != nil {
@@ -580,7 +581,25 @@ Example:
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.StringVar(&plotPath, "plot", "", "draw the mean NMA curves to this PNG")
 	f.StringVar(&refPath, "reference", "", "reference curves CSV to overlay on --plot")
+	f.StringVar(&refDataset, "reference-dataset", "", "the reference file's dataset to overlay (default: the data file's name, else every curve)")
 	return cmd
+}
+
+// matchReferences keeps the curves of dataset want (default name); all when none match.
+func matchReferences(refs []*reference, name, want string) []*reference {
+	if want == "" {
+		want = name
+	}
+	var out []*reference
+	for _, r := range refs {
+		if r.Dataset == want {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return refs
+	}
+	return out
 }
 
 func parseDrop(drop []string) (map[string][]string, error) {

@@ -156,7 +156,9 @@ func TestCampaignRunCLI(t *testing.T) {
 	data := writeSmall(t, dir)
 	store := filepath.Join(dir, "c.db")
 	args := []string{"campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
-	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png")...)
+	ref := write(t, dir, "ref.csv", "dataset,method,iteration,n_runs,mean_normalized_advantage,mean_nma,valid_fraction\n"+
+		"small,gpt,1,,0.1,0.1,1\nsmall,gpt,2,,0.2,0.3,1\nother,gpt,1,,0.5,0.5,1\n")
+	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png", "--reference", ref)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -209,6 +211,7 @@ func TestCampaignRunErrors(t *testing.T) {
 		{[]string{"--data", data, "--planner", "genius"}, `unknown planner "genius"`},
 		{[]string{"--data", data, "--prior", "intuition"}, `--prior "intuition"`},
 		{[]string{"--data", data, "--drop", "oops"}, `--drop "oops"`},
+		{[]string{"--data", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
 	} {
 		_, errOut, code := labmate(t, dir, "", append(base, tc.args...)...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

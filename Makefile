@@ -2,7 +2,7 @@
 GO  ?= go
 BIN := bin/labmate
 
-.PHONY: run test build deps bench vet clean
+.PHONY: run test build deps bench bench-campaign vet clean
 
 ## run: install dependencies, build labmate and start the server on 127.0.0.1:7878
 run: deps build
@@ -35,6 +35,12 @@ bench: deps
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
+	$(GO) test -run '^$$' -bench . ./optimize/bayes
+
+## bench-campaign: the optimization game on all Suzuki pairs and Buchwald–Hartwig halides,
+## 10 seeds × random, bayes-onehot, bayes and bayes+memory beside GPT-4 (several minutes)
+bench-campaign: build
+	$(BIN) bench campaign
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

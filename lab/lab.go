@@ -16,6 +16,7 @@ package lab
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -410,4 +411,19 @@ func Summarize(curves [][]float64) []Summary {
 		out[i] = Summary{Mean: m, SD: math.Sqrt(v), N: k}
 	}
 	return out
+}
+
+// MarshalJSON writes a turn without any measurement (NaN) as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	num := func(x float64) any {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return x
+	}
+	return json.Marshal(struct {
+		Mean any `json:"mean"`
+		SD   any `json:"sd"`
+		N    int `json:"n"`
+	}{num(s.Mean), num(s.SD), s.N})
 }

@@ -2,6 +2,7 @@ package lab_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"path/filepath"
@@ -210,5 +211,15 @@ func TestPriorLeavesTheTargetOut(t *testing.T) {
 	}
 	if obs, _ := lab.Prior(ctx, st, "other-space", "yield", "A"); len(obs) != 0 {
 		t.Errorf("prior from another space: %v", obs)
+	}
+}
+
+func TestSummaryJSON(t *testing.T) {
+	b, err := json.Marshal([]lab.Summary{{Mean: 0.5, SD: 0.1, N: 3}, {Mean: math.NaN(), SD: math.NaN()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `[{"mean":0.5,"sd":0.1,"n":3},{"mean":null,"sd":null,"n":0}]`; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

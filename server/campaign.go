@@ -27,7 +27,7 @@ type CampaignSpec struct {
 	Vars      []string `json:"vars" jsonschema:"the condition columns the planner chooses, e.g. ligand, base"`
 	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`
 	Group     string   `json:"group,omitempty" jsonschema:"which group to play: its values joined with ' / ' (default: the first)"`
-	Planner   string   `json:"planner,omitempty" jsonschema:"random or bayes (default bayes)"`
+	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
 	Budget    int      `json:"budget" jsonschema:"how many turns"`
 	Seed      int64    `json:"seed,omitempty"`
 }

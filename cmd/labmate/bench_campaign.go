@@ -80,10 +80,12 @@ func newBenchCampaignCmd() *cobra.Command {
 		Short: "The optimization game: random, bayes and bayes with a memory prior vs GPT-4 (Coscientist)",
 		Long: `bench campaign plays the Coscientist optimization game on every Suzuki substrate pair (15)
 and every Buchwald–Hartwig aryl halide (15, the game space with no-additive wells), --seeds
-campaigns each, --budget turns, with three planners:
+campaigns each, --budget turns, with four planners:
 
   random         uniform picks without repeats
-  bayes          the Gaussian-process planner
+  bayes-onehot   the Gaussian-process planner on one-hot levels
+  bayes          the same with level descriptors from the OTHER groups' data (never the
+                 target's): levels that helped or hurt the same substrates count as similar
   bayes+memory   bayes given, leave-one-group-out, what the bayes campaigns of the same seed
                  recorded on the other groups (run first, into a fresh store per seed)
 
@@ -102,6 +104,11 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 			if err != nil {
 				return err
 			}
+			if plotDir != "" {
+				if err := os.MkdirAll(plotDir, 0o755); err != nil {
+					return err
+				}
+			}
 			tmp, err := os.MkdirTemp("", "labmate-bench-campaign-")
 			if err != nil {
 				return err
@@ -113,13 +120,13 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 				if err != nil {
 					return err
 				}
-				bar := newProgress(cmd.ErrOrStderr(), t.Name, 3*seeds*len(t.Groups), false)
+				bar := newProgress(cmd.ErrOrStderr(), bg.name, 4*seeds*len(t.Groups), false)
 				res, err := benchDataset(ctx, t, filepath.Join(tmp, t.Name), seeds, budget, bar)
 				if err != nil {
 					return err
 				}
 				var ss []*summary
-				for _, p := range []string{"random", "bayes", "bayes+memory"} {
+				for _, p := range []string{"random", "bayes-onehot", "bayes", "bayes+memory"} {
 					s := summarize(p, res[p], budget)
 					s.Dataset = bg.name
 					ss = append(ss, s)
@@ -131,7 +138,7 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 				}
 				if plotDir != "" {
 					p := filepath.Join(plotDir, bg.name+".png")
-					if err := plotCurves(p, bg.name, ss[:3], refsFor(refs, bg)); err != nil {
+					if err := plotCurves(p, bg.name, ss[:4], refsFor(refs, bg)); err != nil {
 						return err
 					}
 					fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", p)
@@ -256,7 +263,7 @@ func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, b
 		planner string
 		record  lab.Store
 		prior   bool
-	}{{"random", nil, false}, {"bayes", mem, false}, {"bayes", later, true}} {
+	}{{"random", nil, false}, {"bayes-onehot", nil, false}, {"bayes", mem, false}, {"bayes", later, true}} {
 		gm := &game{table: t, store: phase.record, priors: mem}
 		for _, g := range t.Groups {
 			r, err := gm.play(ctx, g, phase.planner, seed, budget, phase.prior)

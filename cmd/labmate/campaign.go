@@ -70,16 +70,18 @@ func optSpace(s *lab.Space) *optimize.Space {
 }
 
 // plannerNames are the planners campaign run accepts.
-var plannerNames = []string{"random", "bayes", "llm"}
+var plannerNames = []string{"random", "bayes", "bayes-onehot", "llm"}
 
 // newPlanner builds the named planner for one campaign on space; prior holds other groups'
 // measurements (bayes uses them; llm shows them as prior rows).
-func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observation, llmp func(*lab.Space, []lab.Observation) (lab.Planner, error)) (lab.Planner, error) {
+//
+// desc, when set, describes the levels by the other groups' data (dataset.Table.Descriptors).
+func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observation, desc [][][]float64, llmp func(*lab.Space, []lab.Observation) (lab.Planner, error)) (lab.Planner, error) {
 	os := optSpace(space)
 	switch name {
 	case "random":
 		return &optPlanner{space: space, opt: random.New(os, uint64(seed))}, nil
-	case "bayes":
+	case "bayes", "bayes-onehot":
 		var po []optimize.Observation
 		for _, o := range prior {
 			idx, err := space.Index(o.Conditions)
@@ -88,7 +90,7 @@ func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observati
 			}
 			po = append(po, optimize.Observation{Task: o.Group, X: idx, Y: o.Value})
 		}
-		b, err := bayes.New(os, &bayes.Options{Seed: uint64(seed), Prior: po})
+		b, err := bayes.New(os, &bayes.Options{Seed: uint64(seed), Prior: po, Descriptors: desc})
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +124,7 @@ type result struct {
 	Repeats int             `json:"repeats"`
 	Invalid int             `json:"invalid"`
 	Propose []time.Duration `json:"-"`
+	Setup   time.Duration   `json:"-"` // building the planner (fitting the prior)
 }
 
 // play runs one campaign of planner on group g. With prior set, the planner is given what the
@@ -129,7 +132,7 @@ type result struct {
 func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed int64, budget int, prior bool) (*result, error) {
 	var obs []lab.Observation
 	label := planner
-	if prior {
+	if prior && planner != "random" {
 		var err error
 		obs, err = lab.Prior(ctx, gm.priors, gm.table.Name, gm.table.Objective, g.Key)
 		if err != nil {
@@ -137,16 +140,22 @@ func (gm *game) play(ctx context.Context, g *dataset.Group, planner string, seed
 		}
 		label += "+memory"
 	}
-	p, err := newPlanner(planner, g.Space(), seed, obs, gm.llm)
+	var desc [][][]float64
+	if planner == "bayes" {
+		desc = gm.table.Descriptors(g.Key) // the other groups' data only
+	}
+	t0 := time.Now()
+	p, err := newPlanner(planner, g.Space(), seed, obs, desc, gm.llm)
 	if err != nil {
 		return nil, err
 	}
+	setup := time.Since(t0)
 	c := &lab.Campaign{ID: newCampaignID(), Space: gm.table.Name, Objective: gm.table.Objective, Group: g.Key,
 		Planner: planner, Seed: seed, Budget: budget}
-	if prior {
+	if prior && planner != "random" {
 		c.Prior = "memory"
 	}
-	r := &result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale}
+	r := &result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
 	seen := map[string]bool{}
 	for st, err := range lab.Run(ctx, g, p, c, &lab.Options{Store: gm.store}) {
 		if err != nil {
@@ -199,7 +208,9 @@ func (p *progress) add() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
-	p.draw()
+	if p.total < 200 || p.done*200/p.total != (p.done-1)*200/p.total || p.done == p.total {
+		p.draw() // at most 200 redraws
+	}
 }
 
 func (p *progress) draw() {
@@ -240,6 +251,7 @@ type summary struct {
 	Invalid   float64             `json:"invalid_fraction"`
 	P50       time.Duration       `json:"propose_p50_ns"`
 	P99       time.Duration       `json:"propose_p99_ns"`
+	SetupP99  time.Duration       `json:"setup_p99_ns"`
 	NMACurve  []lab.Summary       `json:"nma_curve"`
 	AdvCurve  []lab.Summary       `json:"advantage_curve"`
 }
@@ -266,12 +278,23 @@ func summarize(planner string, rs []*result, budget int) *summary {
 	if turns > 0 {
 		s.Repeats, s.Invalid = float64(rep)/float64(turns), float64(inv)/float64(turns)
 	}
-	slices.Sort(prop)
-	if len(prop) > 0 {
-		s.P50 = prop[len(prop)/2]
-		s.P99 = prop[min(len(prop)-1, int(math.Ceil(0.99*float64(len(prop))))-1)]
+	s.P50, s.P99 = quantile(prop, 0.5), quantile(prop, 0.99)
+	var setup []time.Duration
+	for _, r := range rs {
+		setup = append(setup, r.Setup)
 	}
+	s.SetupP99 = quantile(setup, 0.99)
 	return s
+}
+
+// quantile is the q-quantile (nearest rank) of d; 0 for none.
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[max(0, min(len(d)-1, int(math.Ceil(q*float64(len(d))))-1))]
 }
 
 func printSummaries(w io.Writer, ss []*summary, budget int) {
@@ -286,7 +309,7 @@ func printSummaries(w io.Writer, ss []*summary, budget int) {
 			fmt.Fprintf(w, "  %-13s", fmt.Sprintf("adv@%d", t))
 		}
 	}
-	fmt.Fprintf(w, "  %7s  %9s  %9s\n", "repeats", "p50", "p99")
+	fmt.Fprintf(w, "  %7s  %9s  %9s  %9s\n", "repeats", "p50", "p99", "setup p99")
 	for _, s := range ss {
 		name := s.Planner
 		if s.Dataset != "" {
@@ -303,13 +326,20 @@ func printSummaries(w io.Writer, ss []*summary, budget int) {
 				fmt.Fprintf(w, "  %-13s", fmtSummary(s.Advantage[t]))
 			}
 		}
-		fmt.Fprintf(w, "  %6.1f%%  %9s  %9s\n", 100*s.Repeats, fmtDur(s.P50), fmtDur(s.P99))
+		if s.Campaigns == 0 { // a reference curve
+			fmt.Fprintf(w, "  %7s  %9s  %9s  %9s\n", "-", "-", "-", "-")
+			continue
+		}
+		fmt.Fprintf(w, "  %6.1f%%  %9s  %9s  %9s\n", 100*s.Repeats, fmtDur(s.P50), fmtDur(s.P99), fmtDur(s.SetupP99))
 	}
 }
 
 func fmtSummary(s lab.Summary) string {
-	if s.N == 0 {
+	if s.N == 0 || math.IsNaN(s.Mean) {
 		return "-"
+	}
+	if s.N == 1 && s.SD == 0 { // a reference value
+		return fmt.Sprintf("%.3f", s.Mean)
 	}
 	return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SD)
 }
@@ -318,6 +348,8 @@ func fmtDur(d time.Duration) string {
 	switch {
 	case d == 0:
 		return "-"
+	case d < 10*time.Microsecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
 	case d < time.Millisecond:
 		return fmt.Sprintf("%.0fµs", float64(d)/1e3)
 	default:
@@ -413,10 +445,10 @@ func newCampaignCmd() *cobra.Command {
 
 func newCampaignRunCmd() *cobra.Command {
 	var (
-		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only string
-		vars, groups, planners, drop                                              []string
-		budget, seeds                                                             int
-		asJSON                                                                    bool
+		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only, refDataset string
+		vars, groups, planners, drop                                                          []string
+		budget, seeds                                                                         int
+		asJSON                                                                                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -428,6 +460,10 @@ measured objective, for --budget turns. Every step is recorded in the campaign s
 The summary gives, per planner, the mean ± sd over groups and seeds of NMA (the normalized
 best so far) and of the normalized advantage at turns 1, 5, 10 and 20, the fraction of
 repeated turns, and the planner's proposal time (p50, p99).
+
+Planners: random (uniform, no repeats); bayes (a Gaussian process whose level similarity
+comes from the other groups' data in the file, never the played group's); bayes-onehot (the
+same on one-hot levels); llm (the Coscientist protocol through --model).
 
 --prior memory gives each campaign what earlier campaigns in the store measured on the OTHER
 groups of the same dataset (leave-one-group-out); run ordinary campaigns first to fill it.
@@ -465,6 +501,7 @@ Example:
 				if refs, err = readReferences(refPath); err != nil {
 					return err
 				}
+				refs = matchReferences(refs, t.Name, refDataset)
 			}
 			if storePath == "" {
 				if storePath, err = campaignStorePath(); err != nil {
@@ -478,10 +515,7 @@ Example:
 			defer st.Close()
 			gm := &game{table: t, store: st, priors: st}
 			if slices.Contains(planners, "llm") {
-				if modelSpec == "" {
-					return fmt.Errorf("--planner llm needs --model (e.g. openai:gpt-4.1)")
-				}
-				if gm.llm, err = llmPlannerFactory(modelSpec); err != nil {
+				if gm.llm, err = llmPlannerFactory(ctx, modelSpec, objective); err != nil {
 					return err
 				}
 			}
@@ -537,8 +571,8 @@ Example:
 	f.StringSliceVar(&vars, "vars", nil, "the condition columns the planner chooses")
 	f.StringSliceVar(&groups, "group", nil, "the columns that split the data into campaigns (one per substrate)")
 	f.StringSliceVar(&drop, "drop", nil, "skip rows where COLUMN=VALUE (repeatable), e.g. aryl_halide=None")
-	f.StringSliceVar(&planners, "planner", []string{"bayes"}, "planners to play: random, bayes, llm (comma-separated)")
-	f.StringVar(&modelSpec, "model", "", "the model of the llm planner, e.g. openai:gpt-4.1 or ollama:qwen3:8b")
+	f.StringSliceVar(&planners, "planner", []string{"bayes"}, "planners to play: random, bayes, bayes-onehot, llm (comma-separated)")
+	f.StringVar(&modelSpec, "model", "", "the llm planner's model, e.g. openai:gpt-4.1 or ollama:qwen3:8b (default $LABMATE_MODEL or the config file)")
 	f.IntVar(&budget, "budget", 20, "turns per campaign")
 	f.IntVar(&seeds, "seeds", 10, "campaigns per group (seeds 1..N)")
 	f.StringVar(&priorFlag, "prior", "", `"memory": learn from earlier campaigns on the other groups in the store`)
@@ -547,7 +581,25 @@ Example:
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.StringVar(&plotPath, "plot", "", "draw the mean NMA curves to this PNG")
 	f.StringVar(&refPath, "reference", "", "reference curves CSV to overlay on --plot")
+	f.StringVar(&refDataset, "reference-dataset", "", "the reference file's dataset to overlay (default: the data file's name, else every curve)")
 	return cmd
+}
+
+// matchReferences keeps the curves of dataset want (default name); all when none match.
+func matchReferences(refs []*reference, name, want string) []*reference {
+	if want == "" {
+		want = name
+	}
+	var out []*reference
+	for _, r := range refs {
+		if r.Dataset == want {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return refs
+	}
+	return out
 }
 
 func parseDrop(drop []string) (map[string][]string, error) {

@@ -14,7 +14,7 @@ import (
 
 // campaignSetup sets up a campaign for labmate serve and labmate mcp (the dashboard's
 // campaign page, the MCP campaign tools): a dataset group as the lookup lab and a random or
-// Bayesian planner.
+// Bayesian planner (bayes describes each level by the other groups' data, as campaign run does).
 func campaignSetup(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
 	opts := &dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups}
 	var (
@@ -51,10 +51,15 @@ func campaignSetup(_ context.Context, spec *server.CampaignSpec) (*server.Campai
 	if name == "" {
 		name = "bayes"
 	}
-	if name != "random" && name != "bayes" {
-		return nil, fmt.Errorf("campaign: planner %q: choose random or bayes (the llm planner runs with labmate campaign run --planner llm)", name)
+	var desc [][][]float64
+	switch name {
+	case "random", "bayes-onehot":
+	case "bayes":
+		desc = t.Descriptors(g.Key) // levels described by the other groups' data only
+	default:
+		return nil, fmt.Errorf("campaign: planner %q: choose random, bayes or bayes-onehot (the llm planner runs with labmate campaign run --planner llm)", name)
 	}
-	p, err := newPlanner(name, g.Space(), spec.Seed, nil, nil)
+	p, err := newPlanner(name, g.Space(), spec.Seed, nil, desc, nil)
 	if err != nil {
 		return nil, err
 	}

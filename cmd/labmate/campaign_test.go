@@ -14,6 +14,8 @@ import (
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
+	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/llm/llmtest"
 )
 
 func reactionsDir(t *testing.T) string {
@@ -154,7 +156,9 @@ func TestCampaignRunCLI(t *testing.T) {
 	data := writeSmall(t, dir)
 	store := filepath.Join(dir, "c.db")
 	args := []string{"campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
-	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png")...)
+	ref := write(t, dir, "ref.csv", "dataset,method,iteration,n_runs,mean_normalized_advantage,mean_nma,valid_fraction\n"+
+		"small,gpt,1,,0.1,0.1,1\nsmall,gpt,2,,0.2,0.3,1\nother,gpt,1,,0.5,0.5,1\n")
+	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png", "--reference", ref)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -205,13 +209,64 @@ func TestCampaignRunErrors(t *testing.T) {
 		{[]string{"--data", bad}, `bad.csv:3, column "yield", value "high"`},
 		{[]string{"--data", data, "--objective", "conversion"}, `small.csv:1, column "conversion": no objective column`},
 		{[]string{"--data", data, "--planner", "genius"}, `unknown planner "genius"`},
-		{[]string{"--data", data, "--planner", "llm"}, "--planner llm needs --model"},
 		{[]string{"--data", data, "--prior", "intuition"}, `--prior "intuition"`},
 		{[]string{"--data", data, "--drop", "oops"}, `--drop "oops"`},
+		{[]string{"--data", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
 	} {
 		_, errOut, code := labmate(t, dir, "", append(base, tc.args...)...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+func TestCampaignRunLLMPlanner(t *testing.T) {
+	dir := t.TempDir()
+	data := writeSmall(t, dir)
+	moves := [][2]string{{"L1", "B1"}, {"L2", "B2"}, {"L3", "B1"}}
+	var turns []llmtest.Turn
+	for range 3 * 3 { // 3 groups × 3 turns
+		turns = append(turns, llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+			n := 0
+			for _, m := range c.Request.Messages {
+				if m.Role == llm.RoleAssistant {
+					n++
+				}
+			}
+			if n == 1 {
+				return llmtest.Text("I would rather not answer in JSON") // costs a turn
+			}
+			mv := moves[n]
+			return llmtest.JSON(map[string]any{"observation": "trying " + mv[0], "choice": map[string]string{"lig": mv[0], "base": mv[1], "solvent": "S1"}})
+		}})
+	}
+	srv := llmtest.NewServer(t, turns...)
+	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
+	out, errOut, code := labmateEnv(t, env, dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+		"--planner", "llm", "--model", "openai:gpt-test", "--budget", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Planners []struct {
+			Planner   string
+			Campaigns int
+			Invalid   float64 `json:"invalid_fraction"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Planners) != 1 || res.Planners[0].Campaigns != 3 || math.Abs(res.Planners[0].Invalid-1.0/3) > 1e-9 {
+		t.Errorf("summary %+v, want 3 campaigns with one invalid turn in three", res.Planners)
+	}
+	if srv.Remaining() != 0 {
+		t.Errorf("%d scripted turns left", srv.Remaining())
+	}
+	// Without any model configured, a clear one-line error.
+	_, errOut, code = labmateEnv(t, modelEnv(t), dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+		"--planner", "llm", "--store", filepath.Join(dir, "c.db"))
+	if code == 0 || !strings.Contains(errOut, "no model configured") {
+		t.Errorf("exit %d: %s", code, errOut)
 	}
 }

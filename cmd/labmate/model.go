@@ -266,6 +266,23 @@ func newModel(ctx context.Context, spec string) (llm.Model, error) {
 	return llm.WithRetry(m, nil), nil
 }
 
+// newEmbedder resolves an embedder spec (the --embedder flag; "" falls back to
+// LABMATE_EMBEDDER, then "embedder:" in the config file) on an OpenAI-compatible provider, and
+// checks its server like newModel.
+func newEmbedder(ctx context.Context, spec string) (llm.Embedder, error) {
+	r, err := resolveSpec(spec, "LABMATE_EMBEDDER", "embedder")
+	if err != nil {
+		return nil, err
+	}
+	if r.p.anthropic {
+		return nil, fmt.Errorf("anthropic serves no embeddings: choose an OpenAI-compatible embedder, e.g. ollama:nomic-embed-text or openai:text-embedding-3-small")
+	}
+	if _, err := r.preflight(ctx, r.model()); err != nil {
+		return nil, err
+	}
+	return openai.NewEmbedder(r.Model, &openai.Options{Provider: r.Provider, BaseURL: r.BaseURL, APIKey: r.key}), nil
+}
+
 func newModelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
@@ -292,12 +309,15 @@ LMSTUDIO_BASE_URL, OPENROUTER_API_KEY.`,
 
 func newModelCheckCmd() *cobra.Command {
 	var asJSON bool
+	var embedder bool
 	cmd := &cobra.Command{
-		Use:   "check [PROVIDER:MODEL]",
+		Use:   "check [PROVIDER:MODEL] [--embedder]",
 		Short: "Resolve the model and check that its server is reachable and the key accepted",
 		Long: `Resolve the model (the argument, else LABMATE_MODEL, else the config file), then list the
 server's models with a short timeout: this proves the server is up and the key accepted, without
-spending tokens. Exits 1 when the check fails. See labmate model --help for specs and settings.`,
+spending tokens. With --embedder, check the embedder (the argument, else LABMATE_EMBEDDER, else
+"embedder:" in the config file) and embed one text. Exits 1
+when the check fails. See labmate model --help for specs and settings.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := ""
@@ -305,10 +325,19 @@ spending tokens. Exits 1 when the check fails. See labmate model --help for spec
 				spec = args[0]
 			}
 			start := time.Now()
-			r, err := resolveSpec(spec, "LABMATE_MODEL", "model")
-			var listed bool
-			if err == nil {
-				listed, err = r.preflight(cmd.Context(), r.model())
+			var (
+				r      *resolved
+				err    error
+				listed bool
+				dims   int
+			)
+			if embedder {
+				r, listed, dims, err = checkEmbedder(cmd.Context(), spec)
+			} else {
+				r, err = resolveSpec(spec, "LABMATE_MODEL", "model")
+				if err == nil {
+					listed, err = r.preflight(cmd.Context(), r.model())
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -316,6 +345,9 @@ spending tokens. Exits 1 when the check fails. See labmate model --help for spec
 				if r != nil {
 					rep["model"] = r
 					rep["listed"] = listed
+				}
+				if dims > 0 {
+					rep["dimensions"] = dims
 				}
 				if err != nil {
 					rep["error"] = err.Error()
@@ -331,7 +363,11 @@ spending tokens. Exits 1 when the check fails. See labmate model --help for spec
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%s: ok (%s at %s, %v)\n", r.Spec, r.Provider, r.BaseURL, time.Since(start).Round(time.Millisecond))
+			if dims > 0 {
+				fmt.Fprintf(out, "%s: ok (%s at %s, %d dimensions, %v)\n", r.Spec, r.Provider, r.BaseURL, dims, time.Since(start).Round(time.Millisecond))
+			} else {
+				fmt.Fprintf(out, "%s: ok (%s at %s, %v)\n", r.Spec, r.Provider, r.BaseURL, time.Since(start).Round(time.Millisecond))
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "from %s", r.Source)
 			if r.KeyEnv != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "; key %s %s", r.KeyEnv, map[bool]string{true: "set", false: "not set"}[r.KeySet])
@@ -344,5 +380,26 @@ spending tokens. Exits 1 when the check fails. See labmate model --help for spec
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&embedder, "embedder", false, "check an embedder (for memory) instead of a chat model")
 	return cmd
+}
+
+// checkEmbedder resolves and preflights an embedder, then embeds one text to learn its size.
+func checkEmbedder(ctx context.Context, spec string) (*resolved, bool, int, error) {
+	r, err := resolveSpec(spec, "LABMATE_EMBEDDER", "embedder")
+	if err != nil {
+		return nil, false, 0, err
+	}
+	e, err := newEmbedder(ctx, spec)
+	if err != nil {
+		return r, false, 0, err
+	}
+	listed, _ := r.preflight(ctx, r.model())
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := e.Embed(ctx, []string{"labmate embedder check"})
+	if err != nil {
+		return r, listed, 0, fmt.Errorf("%s at %s could not embed a text (%s)", r.Spec, r.BaseURL, firstLine(err.Error()))
+	}
+	return r, listed, len(v[0]), nil
 }

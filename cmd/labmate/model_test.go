@@ -159,3 +159,26 @@ func TestModelConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestModelCheckEmbedder(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModels("nomic-embed-text:latest")
+	env := modelEnv(t, "OLLAMA_HOST="+srv.URL(), "LABMATE_EMBEDDER=ollama:nomic-embed-text")
+	out, errOut, code := labmateEnv(t, env, t.TempDir(), "", "model", "check", "--embedder", "--json")
+	var rep struct {
+		OK         bool
+		Dimensions int
+		Model      struct{ Provider, Model, Source string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.OK || rep.Dimensions != llmtest.EmbedDim || rep.Model.Source != "LABMATE_EMBEDDER" || rep.Model.Model != "nomic-embed-text" {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	_, errOut, code = labmateEnv(t, env, t.TempDir(), "", "model", "check", "--embedder", "anthropic:claude-sonnet-4-5")
+	if code != 2 || !strings.Contains(errOut, "set ANTHROPIC_API_KEY") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = labmateEnv(t, append(env, "ANTHROPIC_API_KEY=k"), t.TempDir(), "", "model", "check", "--embedder", "anthropic:claude-sonnet-4-5")
+	if code != 2 || !strings.Contains(errOut, "anthropic serves no embeddings") || !strings.Contains(errOut, "ollama:nomic-embed-text") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -72,4 +73,17 @@ func TestToolTurns(t *testing.T) {
 	if !strings.Contains(body, `"input":{"unparsed":"{\"x\": broken"}`) {
 		t.Errorf("malformed arguments not wrapped as an object: %s", body)
 	}
+}
+
+// TestReplay replays testdata/tool_session.json offline (LLMTEST_RECORD=1 records it again).
+func TestReplay(t *testing.T) {
+	llmtest.TestReplay(t, llmtest.Anthropic, "testdata/tool_session.json", func(base string, hc *http.Client) llm.Model {
+		return anthropic.New("claude-sonnet-4-5", &anthropic.Options{BaseURL: base, APIKey: "sk-ant-never-stored", HTTPClient: hc})
+	})
+}
+
+func BenchmarkStream(b *testing.B) {
+	llmtest.BenchmarkModel(b, func(srv *llmtest.Server) llm.Model {
+		return anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL()})
+	})
 }

@@ -3,7 +3,10 @@ package llmtest_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -150,4 +153,58 @@ func TestAnthropicNonStreaming(t *testing.T) {
 	if len(got.Content) != 2 || got.Content[0].Text != "Checking." || got.Content[1].Name != "run" || got.StopReason != "tool_use" || got.Usage.InputTokens == 0 {
 		t.Errorf("answer = %s", got.RawJSON())
 	}
+}
+
+// TestRecorder records a session against the fake server, replays it offline, and checks that a
+// request that changed since the recording fails the replay, naming the difference.
+func TestRecorder(t *testing.T) {
+	path := t.TempDir() + "/cassette.json"
+	post := func(hc *http.Client, base, body string) (string, error) {
+		resp, err := hc.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	var recorded string
+	t.Run("record", func(t *testing.T) {
+		t.Setenv(llmtest.RecordEnv, "1")
+		t.Setenv("LLMTEST_SECRET_KEY", "sk-secret-123456")
+		srv := llmtest.NewServer(t, llmtest.Text("hello sk-secret-123456"))
+		rec := llmtest.NewRecorder(t, path)
+		var err error
+		if recorded, err = post(rec.Client(), srv.URL(), body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "sk-secret-123456") || !strings.Contains(string(data), "REDACTED") {
+		t.Errorf("the key was not redacted from the cassette:\n%s", data)
+	}
+	t.Run("replay", func(t *testing.T) {
+		rec := llmtest.NewRecorder(t, path)
+		got, err := post(rec.Client(), llmtest.ReplayBaseURL, ` {"messages":[{"content":"hi","role":"user"}],"model":"m"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.ReplaceAll(recorded, "sk-secret-123456", "REDACTED"); got != want {
+			t.Errorf("replayed %q; recorded %q", got, want)
+		}
+	})
+	t.Run("changed request", func(t *testing.T) {
+		tb := &recorder{TB: t}
+		rec := llmtest.NewRecorder(tb, path)
+		if _, err := post(rec.Client(), llmtest.ReplayBaseURL, `{"model":"m","messages":[{"role":"user","content":"bye"}]}`); err == nil {
+			t.Error("a changed request replayed")
+		}
+		if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], `"bye"`) || !strings.Contains(tb.errors[0], "request 1 body differs") {
+			t.Errorf("failures = %q", tb.errors)
+		}
+	})
 }

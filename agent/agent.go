@@ -94,7 +94,8 @@ type Lesson struct {
 	Step       string   `json:"step"`
 	Checkpoint string   `json:"checkpoint"`
 	Summary    string   `json:"summary"`
-	Code       string   `json:"code,omitempty"` // the cell that did it
+	Code       string   `json:"code,omitempty"`   // the cell that did it
+	Kernel     string   `json:"kernel,omitempty"` // the kernel it ran in
 	Operations []string `json:"operations,omitempty"`
 }
 

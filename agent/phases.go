@@ -291,7 +291,7 @@ func (r *run) reflect(ctx context.Context) error {
 		if m := r.a.opts.Memory; m != nil {
 			l := &Lesson{RunID: st.RunID, Task: st.Task.Goal, Step: s.Title, Checkpoint: s.Checkpoint, Summary: sum}
 			if st.Last != nil && st.Last.OperationID != "" {
-				l.Code, l.Operations = st.Last.Code, []string{st.Last.OperationID}
+				l.Code, l.Kernel, l.Operations = st.Last.Code, st.Last.Kernel, []string{st.Last.OperationID}
 			}
 			if err := m.Learn(ctx, l); err != nil {
 				f.Reasons += " (memory could not store this step: " + err.Error() + ")"

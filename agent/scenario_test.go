@@ -464,3 +464,43 @@ func TestContextStaysLean(t *testing.T) {
 	t.Logf("code prompt bytes across four repairs: %v", sizes)
 	recordPrompts(t, "lean(4 repairs)", evs)
 }
+
+// The wall-time and turn caps stop a run cleanly, with what it had established.
+func TestCaps(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		onePlan("wait", "sleep", "done"),
+		runCode("import time\ntime.sleep(60)"),
+	)
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), Timeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	evs, err := run(t, a, &agent.Task{Goal: "wait a minute", Kernel: "python"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stopOf(t, evs); s.Reason != agent.StopTimeout || !s.Result.Partial || !strings.Contains(s.Error, "1.5s") {
+		t.Errorf("stop = %+v, want a timeout naming the cap", s)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the timeout took %v to stop the run", d)
+	}
+
+	srv = llmtest.NewServer(t,
+		onePlan("x", "print", "x"),
+		llmtest.CallTool("nonexistent", "{}"),
+		llmtest.CallTool("nonexistent", "{}"),
+	)
+	a, err = agent.New(openAIModel(srv), &agent.Options{MaxTurns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err = run(t, a, &agent.Task{Goal: "loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stopOf(t, evs); s.Reason != agent.StopTurns || s.Stats.Turns != 3 {
+		t.Errorf("stop = %+v, want max_turns after 3 calls", s)
+	}
+}

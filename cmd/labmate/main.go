@@ -1,7 +1,8 @@
 // Command labmate is the AI lab partner's command line: live sandboxed kernels (GNU Octave,
 // Python with numpy/scipy, bash) that stream as they run, are watched by perception and
-// stopped by the Hot-Fix when they go wrong (labmate exec), and the protocol server that
-// streams every operation to any client (labmate serve).
+// stopped by the Hot-Fix when they go wrong (labmate exec), the protocol server that
+// streams every operation to any client (labmate serve), and the agent that plans a task, runs
+// code, repairs what breaks and re-plans when the plan was wrong (labmate run).
 //
 // It is the only place that picks concrete implementations (kernels, sandbox) and wires them.
 package main

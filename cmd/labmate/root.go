@@ -59,6 +59,8 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
 	root.AddCommand(newDocsCmd())
 	root.AddCommand(newModelCmd())
+	root.AddCommand(newRunCmd())
+	root.AddCommand(newMemoryCmd())
 	return root
 }
 

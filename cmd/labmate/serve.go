@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
@@ -22,6 +23,7 @@ import (
 func newServeCmd() *cobra.Command {
 	var (
 		addr, data, token string
+		modelSpec         string
 		prewarm           []string
 		idle              time.Duration
 		sf                sandboxFlags
@@ -36,6 +38,11 @@ session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
 GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
 payload), POST /v1/sessions/ID/operations/OP/interrupt; GET /healthz.
+
+With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
+{"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
+GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
+the runs. Runs are checkpointed in DATA/runs.db and work in DATA/workspaces/run-ID.
 
 State lives in DATA/labmate.db (SQLite) and session workspaces in DATA/workspaces.
 The server binds loopback by default; any other address needs a bearer token (--token or
@@ -69,6 +76,15 @@ gracefully: running operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			runStore, err := agentsqlite.Open(filepath.Join(data, "runs.db"))
+			if err != nil {
+				return err
+			}
+			defer runStore.Close()
+			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore)
+			if err != nil {
+				return err
+			}
 			srv, err := server.New(ctx, server.Config{
 				Store: store,
 				Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
@@ -82,6 +98,7 @@ gracefully: running operations end FAILED saying so.`,
 				Prewarm:     prewarm,
 				Token:       token,
 				IdleTimeout: idle,
+				Runs:        runs,
 			})
 			if err != nil {
 				return err
@@ -117,6 +134,7 @@ gracefully: running operations end FAILED saying so.`,
 	f.StringVar(&token, "token", "", "bearer token required from clients (default $LABMATE_TOKEN)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python", "octave"}, "kernels kept started ahead of use")
 	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels after this long without an operation")
+	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)
 	return cmd
 }

@@ -1,0 +1,89 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/memorytest"
+)
+
+// dsn is the test server: LABMATE_TEST_POSTGRES when set (CI; then an unreachable server fails
+// the tests), else a throw-away cluster started by scripts/postgres-test for this run.
+var dsn string
+
+func TestMain(m *testing.M) {
+	dsn = os.Getenv("LABMATE_TEST_POSTGRES")
+	var dir string
+	if dsn == "" {
+		out, err := exec.Command("../../scripts/postgres-test", "start").Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "memory/postgres: no test server (LABMATE_TEST_POSTGRES unset, scripts/postgres-test start: %v); skipping\n", err)
+			os.Exit(0)
+		}
+		for line := range strings.Lines(string(out)) {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, "LABMATE_TEST_POSTGRES="); ok {
+				dsn = v
+			}
+			if v, ok := strings.CutPrefix(line, "PGTEST_DIR="); ok {
+				dir = v
+			}
+		}
+	}
+	code := m.Run()
+	if dir != "" {
+		exec.Command("../../scripts/postgres-test", "stop", dir).Run()
+	}
+	os.Exit(code)
+}
+
+var schemas atomic.Int64
+
+// open returns a store in a new, empty schema of the test server.
+func open(t testing.TB, e memory.Embedder) *Store {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), schemas.Add(1))
+	if _, err := db.ExecContext(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE; CREATE SCHEMA "+name); err != nil {
+		t.Fatalf("PostgreSQL at %s: %v", dsn, err)
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	s, err := Open(context.Background(), u.String(), &Options{Embedder: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSuite(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
+func TestEmbedding(t *testing.T) {
+	memorytest.RunEmbedding(t, func(t *testing.T, e memory.Embedder) memory.Store { return open(t, e) })
+}
+
+func TestUnreachable(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil)
+	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("unreachable server: %v", err)
+	}
+}

@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/memorytest"
+)
+
+// BenchmarkAddFact is the ingest rate of single facts, one transaction each.
+func BenchmarkAddFact(b *testing.B) {
+	s := open(b, nil)
+	defer s.Close()
+	memorytest.BenchAddFact(b, s)
+}
+
+// Benchmark100k loads 100,000 facts (Import, 1,000 per transaction), then measures search
+// latency and the file's size. Run with -benchtime 1x.
+func Benchmark100k(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "memory.db")
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rate, err := memorytest.Load(ctx, s, 100_000, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Single-fact writes on top of the 100,000.
+	start := time.Now()
+	for i, f := range memorytest.Corpus(2000, 99) {
+		f.ID = ""
+		f.Text += " extra"
+		if _, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f}); err != nil {
+			b.Fatalf("fact %d: %v", i, err)
+		}
+	}
+	single := 2000 / time.Since(start).Seconds()
+	b.ResetTimer()
+	for range b.N {
+		p50, p99, err := memorytest.Latencies(ctx, s, memorytest.Queries(1000, 3))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	}
+	b.StopTimer()
+	s.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	var size int64
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if fi, err := os.Stat(path + suffix); err == nil {
+			size += fi.Size()
+		}
+	}
+	b.ReportMetric(rate, "import-facts/s")
+	b.ReportMetric(single, "addfact-facts/s")
+	b.ReportMetric(float64(size)/(1<<20), "MiB")
+}
+
+// BenchmarkLoCoMo reports session-level recall on LoCoMo with BM25. Run with -benchtime 1x.
+func BenchmarkLoCoMo(b *testing.B) {
+	path := memorytest.SharedFile("benchmarks/locomo/locomo10.zip")
+	if path == "" {
+		b.Skip("shared/benchmarks/locomo/locomo10.zip not found")
+	}
+	for range b.N {
+		dir := b.TempDir()
+		n := 0
+		res, err := memorytest.LoCoMo(context.Background(), path, func() (memory.Store, error) {
+			n++
+			return Open(context.Background(), filepath.Join(dir, fmt.Sprintf("m%d.db", n)), nil)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Questions), "questions")
+		b.ReportMetric(100*res.SessionAny5, "sess-R@5-%")
+		b.ReportMetric(100*res.SessionAny10, "sess-R@10-%")
+		b.ReportMetric(100*res.SessionAll10, "sess-Rall@10-%")
+		b.ReportMetric(100*res.TurnAny5, "turn→sess-R@5-%")
+		b.ReportMetric(100*res.TurnAny10, "turn→sess-R@10-%")
+		b.ReportMetric(100*res.TurnAll10, "turn→sess-Rall@10-%")
+	}
+}

@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/memorytest"
+)
+
+func open(t testing.TB, e memory.Embedder) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), &Options{Embedder: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSuite(t *testing.T) {
+	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
+func TestEmbedding(t *testing.T) {
+	memorytest.RunEmbedding(t, func(t *testing.T, e memory.Embedder) memory.Store { return open(t, e) })
+}
+
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.AddFact(t.Context(), &memory.AddFactParams{Fact: &memory.Fact{Namespace: "a", Text: "survives a restart"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if e, err := s.Get(t.Context(), &memory.GetParams{ID: r.Fact.ID}); err != nil || e.Fact.Text != "survives a restart" {
+		t.Errorf("after reopening: %+v, %v", e, err)
+	}
+	// A newer schema is refused.
+	if _, err := s.DB().Exec("UPDATE memory_meta SET value = 99"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(t.Context(), path, nil); !errors.Is(err, memory.ErrNewerStore) {
+		t.Errorf("opening a newer schema: %v; want ErrNewerStore", err)
+	}
+	if _, err := Open(t.Context(), filepath.Join(t.TempDir(), "no", "dir", "m.db"), nil); err == nil {
+		t.Error("opening in a missing directory succeeded")
+	}
+}
+
+// TestTwoProcesses runs this test binary twice at once (as helpers writing the same file) and
+// checks that no write was lost.
+func TestTwoProcesses(t *testing.T) {
+	if path := os.Getenv("MEMORY_SQLITE_HELPER"); path != "" {
+		helper(path, os.Getenv("MEMORY_SQLITE_WHO"))
+		return
+	}
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(t.Context(), path, nil) // create the schema first
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var cmds []*exec.Cmd
+	for _, who := range []string{"a", "b"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$")
+		cmd.Env = append(os.Environ(), "MEMORY_SQLITE_HELPER="+path, "MEMORY_SQLITE_WHO="+who)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	// And this process writes too.
+	for i := range helperWrites {
+		if _, err := s.AddFact(t.Context(), &memory.AddFactParams{Fact: &memory.Fact{Namespace: "p", Text: fmt.Sprintf("parent fact %d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper: %v", err)
+		}
+	}
+	n := 0
+	for _, err := range s.Search(t.Context(), &memory.Query{Namespaces: []string{"p"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 3*helperWrites {
+		t.Errorf("%d facts after %d writes from three processes", n, 3*helperWrites)
+	}
+	h := 0
+	for _, err := range s.History(t.Context(), &memory.HistoryParams{Namespace: "p"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		h++
+	}
+	if h != 3*helperWrites {
+		t.Errorf("%d history entries; want %d", h, 3*helperWrites)
+	}
+}
+
+const helperWrites = 1000
+
+func helper(path, who string) {
+	ctx := context.Background()
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer s.Close()
+	for i := range helperWrites {
+		if _, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "p", Text: "helper " + who + " fact " + strconv.Itoa(i)}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

@@ -19,16 +19,18 @@ test: deps vet
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
-## per observation, the print-to-interrupt latency of the Hot-Fix, documentation search
+## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
+## through each LLM adapter over loopback, the agent's overhead per turn, documentation search
 ## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
-## the MCP exec round trip per transport, memory (ingest, search latency and size at
-## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall) and the agent's overhead per turn
+## the MCP exec round trip per transport, and memory (ingest, search latency and size at
+## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./server/mcp
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
+	$(GO) test -run '^$$' -bench . -benchmem ./llm/openai ./llm/anthropic
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./knowledge/sqlite
 	$(GO) test -run '^$$' -bench FetchClean -benchtime 5x ./knowledge/fetch
 	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite

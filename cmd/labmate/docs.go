@@ -41,15 +41,9 @@ order. Indexing a source again replaces what was indexed from it.`,
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "the index file (default $LABMATE_DOCS_DB or ~/.local/share/labmate/docs.db)")
 	open := func() (*sqlite.Index, error) {
-		path := db
-		if path == "" {
-			path = os.Getenv("LABMATE_DOCS_DB")
-		}
-		if path == "" {
-			var err error
-			if path, err = sqlite.DefaultPath(); err != nil {
-				return nil, err
-			}
+		path, err := docsPath(db)
+		if err != nil {
+			return nil, err
 		}
 		return sqlite.Open(path, nil)
 	}
@@ -111,6 +105,17 @@ func newDocsToolCmd(use, toolName, short string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's result as JSON (content, untrusted, sources, data)")
 	return cmd
+}
+
+// docsPath is the documentation index file: flag, else $LABMATE_DOCS_DB, else the default.
+func docsPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if p := os.Getenv("LABMATE_DOCS_DB"); p != "" {
+		return p, nil
+	}
+	return sqlite.DefaultPath()
 }
 
 func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {

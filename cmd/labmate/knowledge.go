@@ -11,8 +11,10 @@ import (
 	"github.com/labmate/labmate/knowledge/crossref"
 	"github.com/labmate/labmate/knowledge/fetch"
 	"github.com/labmate/labmate/knowledge/searxng"
+	"github.com/labmate/labmate/knowledge/sqlite"
 	"github.com/labmate/labmate/knowledge/tavily"
 	"github.com/labmate/labmate/knowledge/tools"
+	"github.com/labmate/labmate/tool"
 )
 
 // knowledgeEnv documents the settings knowledgeFromEnv reads.
@@ -71,4 +73,29 @@ func knowledgeFromEnv(index knowledge.Index) (*tools.Config, error) {
 		cfg.Fetcher = fetch.New(&fetch.Options{AllowPrivate: os.Getenv("LABMATE_FETCH_PRIVATE") == "1"})
 	}
 	return cfg, nil
+}
+
+// agentKnowledgeTools are the knowledge tools for labmate run: the documentation index when one
+// has been built (labmate docs index; it is not created empty here), and the providers the
+// environment configures. close releases the index.
+func agentKnowledgeTools() (ts []tool.Tool, close func() error, err error) {
+	close = func() error { return nil }
+	path, err := docsPath("")
+	if err != nil {
+		return nil, close, err
+	}
+	var index knowledge.Index
+	if _, statErr := os.Stat(path); statErr == nil {
+		ix, err := sqlite.Open(path, nil)
+		if err != nil {
+			return nil, close, err
+		}
+		index, close = ix, ix.Close
+	}
+	cfg, err := knowledgeFromEnv(index)
+	if err != nil {
+		close()
+		return nil, func() error { return nil }, err
+	}
+	return tools.New(cfg), close, nil
 }

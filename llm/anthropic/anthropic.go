@@ -237,10 +237,9 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, string, error) {
 				}
 				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, input, tc.Name))
 			}
-			if len(blocks) == 0 {
-				blocks = append(blocks, sdk.NewTextBlock("(no answer)")) // the API refuses empty turns
+			if len(blocks) > 0 { // the API refuses an empty turn; an empty answer adds nothing
+				p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
 			}
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
 		default:
 			return p, "", fmt.Errorf("%w: %s: messages[%d] has role %q", llm.ErrBadRequest, m.Name(), i, msg.Role)
 		}

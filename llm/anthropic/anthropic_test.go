@@ -81,3 +81,9 @@ func TestReplay(t *testing.T) {
 		return anthropic.New("claude-sonnet-4-5", &anthropic.Options{BaseURL: base, APIKey: "sk-ant-never-stored", HTTPClient: hc})
 	})
 }
+
+func BenchmarkStream(b *testing.B) {
+	llmtest.BenchmarkModel(b, func(srv *llmtest.Server) llm.Model {
+		return anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL()})
+	})
+}

@@ -198,8 +198,8 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 			out.event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
 			parts := pieces(b.text)
 			for j, p := range parts {
-				if turn.Drop == DropMidStream && j >= (len(parts)+1)/2 {
-					hijackClose(w)
+				if (turn.Drop == DropMidStream || turn.Drop == ErrorMidStream) && j >= (len(parts)+1)/2 {
+					out.cut(Anthropic, turn)
 					return
 				}
 				out.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": p}})
@@ -210,8 +210,8 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 				out.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": p}})
 			}
 		}
-		if turn.Drop == DropMidStream {
-			hijackClose(w)
+		if turn.Drop == DropMidStream || turn.Drop == ErrorMidStream {
+			out.cut(Anthropic, turn)
 			return
 		}
 		out.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})

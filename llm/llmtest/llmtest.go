@@ -18,6 +18,19 @@
 // an optional Retry-After, a malformed body, a dropped connection, a delay. Turn.Reply picks the
 // reply from the request. When the script runs out, the server fails the test and answers 500.
 //
+// A typical agent test:
+//
+//	srv := llmtest.NewServer(t,
+//		llmtest.JSON(plan),                              // the plan module answers with JSON
+//		llmtest.CallTool("run_code", `{"code": "x = 1"}`), // the code module calls a tool
+//		llmtest.Fail(429, "slow down"),                  // the provider refuses once
+//		llmtest.Text("x is 1"),                          // and then answers
+//	)
+//	m := openai.New("gpt-test", &openai.Options{BaseURL: srv.OpenAIBaseURL()})
+//	// or: anthropic.New("claude-test", &anthropic.Options{BaseURL: srv.URL()})
+//	... run the agent on m ...
+//	got := srv.Calls()[1].Request // what the code module was told
+//
 // TestModel is the suite every adapter passes. Recorder records real provider traffic to a
 // cassette in testdata (keys and auth headers never stored) when LLMTEST_RECORD=1, and replays
 // it offline otherwise; TestReplay runs a recorded tool session through an adapter.
@@ -53,6 +66,10 @@ const (
 	NoDrop          Drop = iota
 	DropBeforeReply      // close the connection without answering: the client sees a reset/EOF
 	DropMidStream        // stream half of the text, then close the connection
+	// ErrorMidStream streams half of the text, then an error event (the provider failing
+	// mid-answer, e.g. Anthropic's overloaded_error) built from Status (default 529) and
+	// ErrorMessage, and ends the stream. A non-streaming request gets the error status instead.
+	ErrorMidStream
 )
 
 // Turn is one scripted reply. The zero Turn answers an empty text.
@@ -62,9 +79,11 @@ type Turn struct {
 	// ToolCalls are tool calls the model makes; Arguments are sent verbatim, valid JSON or not.
 	// An empty ID gets a generated one.
 	ToolCalls []llm.ToolCall
-	// Usage is reported with the answer; zero means an estimate from the request and the text
-	// (about four bytes a token), so token counts stay meaningful.
+	// Usage is reported with the answer; zero means llm.EstimateUsage of the request and the
+	// answer (about four bytes a token), so token counts stay meaningful.
 	Usage llm.Usage
+	// NoUsage leaves usage out of the answer, as some older OpenAI-compatible servers do.
+	NoUsage bool
 	// Stop overrides the stop reason (StopMaxTokens to simulate a cut answer).
 	Stop llm.StopReason
 
@@ -99,7 +118,7 @@ func JSON(v any) Turn {
 	return Turn{Text: string(b)}
 }
 
-// Call returns a Turn that calls one tool with args (a JSON string, sent verbatim).
+// CallTool returns a Turn that calls one tool with args (a JSON string, sent verbatim).
 func CallTool(name, args string) Turn {
 	return Turn{ToolCalls: []llm.ToolCall{{Name: name, Arguments: json.RawMessage(args)}}}
 }
@@ -272,7 +291,10 @@ func prepare(w http.ResponseWriter, r *http.Request, c *Call, turn Turn) bool {
 		hijackClose(w)
 		return false
 	}
-	if turn.Status != 0 {
+	if turn.Drop == ErrorMidStream && turn.Status == 0 {
+		turn.Status = 529
+	}
+	if turn.Status != 0 && (turn.Drop != ErrorMidStream || !c.Stream) {
 		msg := turn.ErrorMessage
 		if msg == "" {
 			msg = http.StatusText(turn.Status)
@@ -290,6 +312,27 @@ func prepare(w http.ResponseWriter, r *http.Request, c *Call, turn Turn) bool {
 		return false
 	}
 	return true
+}
+
+// cut ends a stream at the point the turn says: it drops the connection or sends an error event.
+func (s *sse) cut(f Format, turn Turn) {
+	if turn.Drop == DropMidStream {
+		hijackClose(s.w)
+		return
+	}
+	status := turn.Status
+	if status == 0 {
+		status = 529
+	}
+	msg := turn.ErrorMessage
+	if msg == "" {
+		msg = "Overloaded"
+	}
+	if f == Anthropic {
+		s.event("error", map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(status), "message": msg}})
+		return
+	}
+	s.event("", map[string]any{"error": map[string]any{"message": msg, "type": openAIErrorType(status), "param": nil, "code": nil}})
 }
 
 func hijackClose(w http.ResponseWriter) {
@@ -354,29 +397,14 @@ func anthropicErrorType(status int) string {
 	return "invalid_request_error"
 }
 
-// usage is the turn's usage, or an estimate: about four bytes a token.
+// usage is the turn's usage, or llm.EstimateUsage of the request and the answer (at least one
+// token each way).
 func usage(turn Turn, req *llm.Request) llm.Usage {
 	if turn.Usage != (llm.Usage{}) {
 		return turn.Usage
 	}
-	in := len(req.System)
-	for _, m := range req.Messages {
-		in += len(m.Content) + 8
-		for _, tc := range m.ToolCalls {
-			in += len(tc.Name) + len(tc.Arguments)
-		}
-	}
-	for _, t := range req.Tools {
-		in += len(t.Name) + len(t.Description) + len(t.InputSchema)
-	}
-	if req.Output != nil {
-		in += len(req.Output.Schema)
-	}
-	out := len(turn.Text)
-	for _, tc := range turn.ToolCalls {
-		out += len(tc.Name) + len(tc.Arguments)
-	}
-	return llm.Usage{InputTokens: int64(max(1, (in+3)/4)), OutputTokens: int64(max(1, (out+3)/4))}
+	u := llm.EstimateUsage(req, &llm.Message{Content: turn.Text, ToolCalls: turn.ToolCalls})
+	return llm.Usage{InputTokens: max(1, u.InputTokens), OutputTokens: max(1, u.OutputTokens)}
 }
 
 func stopReason(turn Turn) llm.StopReason {

@@ -144,12 +144,15 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
+		answer := map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": c.Model,
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   oaUsage,
-		})
+		}
+		if !turn.NoUsage {
+			answer["usage"] = oaUsage
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(answer)
 		return
 	}
 
@@ -163,14 +166,14 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	out.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	parts := pieces(turn.Text)
 	for i, p := range parts {
-		if turn.Drop == DropMidStream && i >= (len(parts)+1)/2 {
-			hijackClose(w)
+		if (turn.Drop == DropMidStream || turn.Drop == ErrorMidStream) && i >= (len(parts)+1)/2 {
+			out.cut(OpenAI, turn)
 			return
 		}
 		out.event("", chunk(map[string]any{"content": p}, nil))
 	}
-	if turn.Drop == DropMidStream {
-		hijackClose(w)
+	if turn.Drop == DropMidStream || turn.Drop == ErrorMidStream {
+		out.cut(OpenAI, turn)
 		return
 	}
 	for i, tc := range calls {
@@ -181,7 +184,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out.event("", chunk(map[string]any{}, finish))
-	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
+	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage && !turn.NoUsage {
 		out.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": c.Model, "choices": []any{}, "usage": oaUsage})
 	}
 	out.event("", "[DONE]")

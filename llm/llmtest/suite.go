@@ -25,7 +25,15 @@ func TestModel(t *testing.T, format Format, newModel func(*Server) llm.Model) {
 	t.Run("OutputSchema", func(t *testing.T) { testOutput(t, newModel) })
 	t.Run("MaxTokensStop", func(t *testing.T) { testMaxTokensStop(t, newModel) })
 	t.Run("Errors", func(t *testing.T) { testErrors(t, newModel) })
-	t.Run("DropMidStream", func(t *testing.T) { testDropMidStream(t, newModel) })
+	t.Run("DropMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: DropMidStream}, llm.ErrUnavailable)
+	})
+	t.Run("OverloadedMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: ErrorMidStream, Status: 529, ErrorMessage: "Overloaded"}, llm.ErrUnavailable)
+	})
+	t.Run("RateLimitedMidStream", func(t *testing.T) {
+		testDropMidStream(t, newModel, Turn{Text: strings.Repeat("a long answer ", 10), Drop: ErrorMidStream, Status: 429, ErrorMessage: "slow down"}, llm.ErrRateLimited)
+	})
 	t.Run("ProviderDown", func(t *testing.T) { testProviderDown(t, newModel) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, newModel) })
 	t.Run("BadRequestBeforeSending", func(t *testing.T) { testBadRequest(t, newModel) })
@@ -253,8 +261,8 @@ func testErrors(t *testing.T, newModel func(*Server) llm.Model) {
 	}
 }
 
-func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model) {
-	srv := NewServer(t, Turn{Text: strings.Repeat("a long answer ", 10), Drop: DropMidStream})
+func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model, turn Turn, kind error) {
+	srv := NewServer(t, turn)
 	var deltas []string
 	var err error
 	for c, e := range newModel(srv).Stream(context.Background(), hi()) {
@@ -270,8 +278,11 @@ func testDropMidStream(t *testing.T, newModel func(*Server) llm.Model) {
 	if len(deltas) == 0 {
 		t.Error("no text before the cut")
 	}
-	if !errors.Is(err, llm.ErrUnavailable) {
-		t.Errorf("err = %v; want ErrUnavailable", err)
+	if !errors.Is(err, kind) {
+		t.Errorf("err = %v; want %v", err, kind)
+	}
+	if turn.ErrorMessage != "" && !strings.Contains(err.Error(), turn.ErrorMessage) {
+		t.Errorf("err = %v; want the provider's message %q", err, turn.ErrorMessage)
 	}
 }
 
@@ -355,5 +366,34 @@ func TestReplay(t *testing.T, format Format, path string, newModel func(baseURL 
 	}
 	if second.Message.Content != "√2 ≈ 1.4142." || second.StopReason != llm.StopEnd || second.Usage != (llm.Usage{InputTokens: 81, OutputTokens: 9}) {
 		t.Errorf("second answer = %+v", second)
+	}
+}
+
+// BenchmarkModel measures one streamed call through an adapter over loopback HTTP: a request
+// with a system prompt, a short history and two tools, answered with about 300 bytes of text
+// in 16-byte deltas. The fake server's own work is included; model latency is not.
+func BenchmarkModel(b *testing.B, newModel func(*Server) llm.Model) {
+	srv := NewServer(b)
+	m := newModel(srv)
+	schema := json.RawMessage(`{"type":"object","properties":{"code":{"type":"string"},"watch":{"type":"array","items":{"type":"string"}}},"required":["code"]}`)
+	req := &llm.Request{
+		System: strings.Repeat("You are a careful lab partner. ", 20),
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "Integrate the pendulum for 10 s and report the period."},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "run", Arguments: json.RawMessage(`{"code":"[t,y]=ode45(@f,[0 10],[1 0]);"}`)}}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: strings.Repeat("t = 0.1 y = 0.99\n", 20)},
+		},
+		Tools: []llm.ToolSpec{{Name: "run", Description: "Run code in the kernel.", InputSchema: schema}, {Name: "search", Description: "Search memory.", InputSchema: schema}},
+	}
+	answer := Text(strings.Repeat("The period is 2.006 s. ", 13))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		srv.Add(answer)
+		b.StartTimer()
+		if _, err := llm.Generate(ctx, m, req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,7 +2,9 @@
 // official github.com/openai/openai-go SDK: OpenAI itself and, with a base URL, Ollama, vLLM, the
 // llama.cpp server, LM Studio and OpenRouter.
 //
-// Requests always stream (with stream_options.include_usage, so every Response carries usage).
+// Requests always stream, with stream_options.include_usage so every Response carries usage; a
+// server that ignores it gets its usage estimated with llm.EstimateUsage (about four bytes a
+// token) rather than none.
 // Tools become function tools, an llm.OutputSchema becomes response_format json_schema, and tool
 // results become tool messages. The chat-completions wire has no error flag on a tool result, so
 // a failed call's content is sent prefixed with "Error: ". Provider errors come back as
@@ -142,14 +144,20 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 						yield(nil, &llm.APIError{Kind: llm.ErrProvider, Provider: m.opts.Provider, Message: fmt.Sprintf("tool call delta with index %d after %d calls", i, len(calls))})
 						return
 					}
+					// Some compatible servers number every call 0; a new id means a new call.
+					if i < len(calls) && d.ID != "" && calls[i].ID != "" && d.ID != calls[i].ID {
+						i = len(calls)
+					}
 					if i == len(calls) {
 						calls = append(calls, &llm.ToolCall{})
 					}
 					tc := calls[i]
-					if d.ID != "" {
+					if tc.ID == "" {
 						tc.ID = d.ID
 					}
-					tc.Name += d.Function.Name
+					if tc.Name == "" { // sent once by OpenAI, repeated by some servers
+						tc.Name = d.Function.Name
+					}
 					tc.Arguments = append(tc.Arguments, d.Function.Arguments...)
 				}
 				if d := ch.Delta.Content; d != "" {
@@ -168,10 +176,6 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 			yield(nil, &llm.APIError{Kind: llm.ErrUnavailable, Provider: m.opts.Provider, Message: "the stream ended before the answer finished"})
 			return
 		}
-		if !gotUsage {
-			yield(nil, &llm.APIError{Kind: llm.ErrProvider, Provider: m.opts.Provider, Message: "the stream reported no usage (stream_options.include_usage unsupported?)"})
-			return
-		}
 		resp := &llm.Response{
 			Message: llm.Message{Role: llm.RoleAssistant, Content: text.String()},
 			Usage:   usage,
@@ -185,6 +189,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[*llm.Chu
 				tc.Arguments = json.RawMessage("{}")
 			}
 			resp.Message.ToolCalls = append(resp.Message.ToolCalls, *tc)
+		}
+		if !gotUsage {
+			// An older server that ignores stream_options.include_usage: estimate, so that
+			// budgets and per-module counts still mean something.
+			resp.Usage = llm.EstimateUsage(req, &resp.Message)
 		}
 		switch {
 		case finish == "length":

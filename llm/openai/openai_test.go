@@ -2,10 +2,14 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
@@ -67,4 +71,53 @@ func TestReplay(t *testing.T) {
 	llmtest.TestReplay(t, llmtest.OpenAI, "testdata/tool_session.json", func(base string, hc *http.Client) llm.Model {
 		return openai.New("gpt-4.1", &openai.Options{BaseURL: base + "/v1", APIKey: "sk-never-stored", HTTPClient: hc})
 	})
+}
+
+func BenchmarkStream(b *testing.B) {
+	llmtest.BenchmarkModel(b, func(srv *llmtest.Server) llm.Model {
+		return openai.New("gpt-test", &openai.Options{BaseURL: srv.OpenAIBaseURL()})
+	})
+}
+
+// TestUsageEstimatedWhenNotReported: a server that ignores stream_options.include_usage still
+// yields a Response with usage, estimated from the sizes.
+func TestUsageEstimatedWhenNotReported(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Turn{Text: strings.Repeat("abcd", 10), NoUsage: true})
+	req := &llm.Request{System: strings.Repeat("s", 40), Messages: []llm.Message{{Role: llm.RoleUser, Content: strings.Repeat("u", 36)}}}
+	resp, err := llm.Generate(context.Background(), openai.New("old", &openai.Options{Provider: "llamacpp", BaseURL: srv.OpenAIBaseURL()}), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (llm.Usage{InputTokens: 20, OutputTokens: 10}); resp.Usage != want {
+		t.Errorf("usage = %+v; want the estimate %+v", resp.Usage, want)
+	}
+}
+
+// TestLooseToolCallDeltas: servers that number every call 0, or repeat the name in every delta,
+// still give one ToolCall per call. The stream is written by hand, as such a server sends it.
+func TestLooseToolCallDeltas(t *testing.T) {
+	const stream = `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"run","arguments":"{\"code\":"}}]},"finish_reason":null}]}
+
+data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"run","arguments":"\"1\"}"}}]},"finish_reason":null}]}
+
+data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b","type":"function","function":{"name":"search","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}
+
+data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}
+
+data: [DONE]
+
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	}))
+	defer srv.Close()
+	resp, err := llm.Generate(context.Background(), openai.New("m", &openai.Options{Provider: "vllm", BaseURL: srv.URL + "/v1"}), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "go"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.ToolCall{{ID: "a", Name: "run", Arguments: json.RawMessage(`{"code":"1"}`)}, {ID: "b", Name: "search", Arguments: json.RawMessage(`{}`)}}
+	if d := cmp.Diff(want, resp.Message.ToolCalls); d != "" {
+		t.Errorf("tool calls (-want +got):\n%s", d)
+	}
 }

@@ -2,33 +2,47 @@
 GO  ?= go
 BIN := bin/labmate
 
-.PHONY: run test build deps bench vet clean
+.PHONY: run test build deps bench bench-campaign vet clean
 
 ## run: install dependencies, build labmate and start the server on 127.0.0.1:7878
 run: deps build
 	$(BIN) kernels
 	$(BIN) serve
 
-## test: install dependencies, vet, and run every test with real interpreters and a throw-away
+## test: install dependencies, vet, and run every test with real interpreters, a throw-away
 ## PostgreSQL (scripts/postgres-test starts it, exports LABMATE_TEST_POSTGRES, and stops it)
+## and a real Chromium for the dashboard (its screenshots land in artifacts/); the Octave
+## retrieval-quality test runs without -race, under which indexing takes minutes
 test: deps vet
-	./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
+	LABMATE_ARTIFACTS=$(CURDIR)/artifacts ./scripts/postgres-test run $(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run TestOctaveRetrieval -v ./knowledge/sqlite
 	$(GO) test -run '^$$' -fuzz FuzzDecodeClient -fuzztime 100000x ./server
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
-## through each LLM adapter over loopback, memory (ingest, search latency and size at 100,000
-## facts on SQLite and PostgreSQL, LoCoMo recall), and the agent's overhead per turn
+## through each LLM adapter over loopback, the agent's overhead per turn, documentation search
+## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
+## the MCP exec round trip per transport, and memory (ingest, search latency and size at
+## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
+	$(GO) test -run '^$$' -bench . -benchtime 300x ./server/mcp
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 	$(GO) test -run '^$$' -bench . -benchmem ./llm/openai ./llm/anthropic
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./knowledge/sqlite
+	$(GO) test -run '^$$' -bench FetchClean -benchtime 5x ./knowledge/fetch
 	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
+	$(GO) test -run '^$$' -bench . ./optimize/bayes
+
+## bench-campaign: the optimization game on all Suzuki pairs and Buchwald–Hartwig halides,
+## 10 seeds × random, bayes-onehot, bayes and bayes+memory beside GPT-4 (several minutes)
+bench-campaign: build
+	$(BIN) bench campaign
 
 build:
 	$(GO) build -o $(BIN) ./cmd/labmate

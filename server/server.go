@@ -1,6 +1,8 @@
 // Package server is labmate serve: the Asynchronous State Sync Protocol over WebSocket
 // (resumable with after=SEQ), REST for sessions, operations and their histories, and a
-// health endpoint — one http.Handler over a durable protocol.Store. Sessions own kernels
+// health endpoint and the embedded web dashboard — one http.Handler over a durable
+// protocol.Store. In-process callers (the MCP server, package server/mcp) run operations
+// with Exec and Interrupt and mount their endpoints with Handle. Sessions own kernels
 // (the first one pre-warmed), run their operations in order through package operation, and
 // fan their log out to every subscriber; a subscriber too slow for the live stream is cut
 // off with a close reason that says where to resume.
@@ -18,6 +20,8 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 )
@@ -28,6 +32,16 @@ type Config struct {
 	// Start starts a kernel by name ("octave", "python", "shell") in a workspace; it is where
 	// the sandbox is chosen. Nil: the server accepts no operations.
 	Start func(ctx context.Context, kernel, workspace string) (kernel.Kernel, error)
+	// Kernels lists the kernels Start can start, with their interpreter versions (GET
+	// /v1/kernels, the MCP kernels tool). Nil: none are listed.
+	Kernels func(ctx context.Context) []KernelInfo
+	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
+	Memory memory.Store
+	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
+	// the MCP campaign tools and the dashboard's campaign page; CampaignStore, when set,
+	// records their steps.
+	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
+	CampaignStore lab.Store
 	// Workspaces is the directory under which each session gets its workspace.
 	Workspaces string
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first
@@ -49,6 +63,13 @@ type Config struct {
 	Runs RunFunc
 }
 
+// KernelInfo describes one kernel a server can start.
+type KernelInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Error   string `json:"error,omitempty" jsonschema:"why the kernel is not available"`
+}
+
 // Server is the protocol server. Create it with New; stop it with Close.
 type Server struct {
 	cfg   Config
@@ -65,7 +86,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	closing  bool
 	runs     map[string]*agentRun
+
+	camps campaigns
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -112,9 +136,9 @@ func (s *Server) stopReason(when string) string {
 	return "interrupted " + when
 }
 
-// ServeHTTP serves the protocol, REST and health endpoints.
+// ServeHTTP serves the protocol, REST, health endpoints and the dashboard.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/healthz" && !s.authorized(r) {
+	if !public(r) && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="labmate"`)
 		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
@@ -127,6 +151,10 @@ func (s *Server) authorized(r *http.Request) bool {
 		return true
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && strings.HasSuffix(r.URL.Path, "/ws") {
+		// A browser's WebSocket cannot send headers: the dashboard passes the token here.
+		got, ok = r.URL.Query().Get("access_token"), true
+	}
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
 }
 
@@ -155,7 +183,11 @@ func (s *Server) janitor() {
 // Close stops the server: running operations end FAILED (the server shut down), queued ones
 // too, every stream ends, kernels close. The store stays open; closing it is the caller's.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing = true // no session worker joins wg from now on
+	s.mu.Unlock()
 	s.cancel()
+	s.closeCampaigns()
 	s.wg.Wait()
 	s.pool.close()
 	s.cancelStreams()

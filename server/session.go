@@ -50,7 +50,13 @@ func (s *Server) session(id string) *session {
 	ss := &session{s: s, id: id, subs: map[*subscriber]struct{}{}, kernels: map[string]kernel.Kernel{},
 		queue: make(chan *op, 1024), running: map[string]*op{}, used: time.Now()}
 	s.sessions[id] = ss
-	s.wg.Go(ss.work)
+	if s.closing {
+		// Close is waiting on wg (a WaitGroup must not grow then): this worker sees the
+		// server stopped and ends at once, failing whatever was queued.
+		go ss.work()
+	} else {
+		s.wg.Go(ss.work)
+	}
 	return ss
 }
 

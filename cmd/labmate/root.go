@@ -56,10 +56,8 @@ Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd())
-	root.AddCommand(newModelCmd())
-	root.AddCommand(newRunCmd())
-	root.AddCommand(newMemoryCmd())
+	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
+	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd())
 	return root
 }
 

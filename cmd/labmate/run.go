@@ -140,6 +140,19 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				}
 				mem = am
 			}
+			if mode == string(agent.ModeAgent) {
+				kt, closeDocs, err := agentKnowledgeTools()
+				if err != nil {
+					return err
+				}
+				defer closeDocs()
+				if tools == nil {
+					tools = &tool.Set{}
+				}
+				if err := tools.Add(kt...); err != nil {
+					return err
+				}
+			}
 			a, err := agent.New(model, &agent.Options{
 				Memory: mem,
 				Tools:  tools,

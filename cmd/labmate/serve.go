@@ -15,9 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
-	"github.com/labmate/labmate/kernel"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
 )
 
 func newServeCmd() *cobra.Command {
@@ -37,14 +38,20 @@ code, timeout_s, hotfix, watch) and operation_interrupt, and receive every messa
 session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
 GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
-payload), POST /v1/sessions/ID/operations/OP/interrupt; GET /healthz.
+payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
+MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The web
+dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints
+are GET /v1/memory/search?q=&type=fact|skill&ns=, GET /v1/memory/entries/ID (with history),
+GET /v1/memory/namespaces and POST /v1/memory/freeze.
 
 With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
 {"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
 GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
 the runs. Runs are checkpointed in DATA/runs.db and work in DATA/workspaces/run-ID.
 
-State lives in DATA/labmate.db (SQLite) and session workspaces in DATA/workspaces.
+State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
+campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
+and session workspaces in DATA/workspaces.
 The server binds loopback by default; any other address needs a bearer token (--token or
 LABMATE_TOKEN). Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down
 gracefully: running operations end FAILED saying so.`,
@@ -85,24 +92,30 @@ gracefully: running operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			srv, err := server.New(ctx, server.Config{
-				Store: store,
-				Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-					kk, err := findKernel(name)
-					if err != nil {
-						return nil, err
-					}
-					return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
-				},
-				Workspaces:  filepath.Join(data, "workspaces"),
-				Prewarm:     prewarm,
-				Token:       token,
-				IdleTimeout: idle,
-				Runs:        runs,
-			})
+			mem, _, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}
+			defer mem.Close()
+			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
+			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
+			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+			if err != nil {
+				return err
+			}
+			defer cst.Close()
+			cfg.CampaignStore = cst
+			srv, err := server.New(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			docs, err := openDocs(data)
+			if err != nil {
+				srv.Close()
+				return err
+			}
+			defer docs.Close()
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

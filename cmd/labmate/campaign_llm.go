@@ -1,0 +1,20 @@
+package main
+
+import (
+	"context"
+
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/llmplanner"
+)
+
+// llmPlannerFactory resolves the model spec once (with its preflight) and returns a constructor
+// of llm planners, one per campaign, that show the prior rows when given.
+func llmPlannerFactory(ctx context.Context, spec, objective string) (func(*lab.Space, []lab.Observation) (lab.Planner, error), error) {
+	m, err := newModel(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return func(s *lab.Space, prior []lab.Observation) (lab.Planner, error) {
+		return llmplanner.New(m, s, &llmplanner.Options{Objective: objective, Prior: prior}), nil
+	}, nil
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/dataset"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
+	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/llm/llmtest"
+)
+
+func reactionsDir(t *testing.T) string {
+	t.Helper()
+	dir, _ := filepath.Abs(".")
+	for {
+		p := filepath.Join(dir, "shared", "data", "reactions")
+		if _, err := os.Stat(filepath.Join(p, "suzuki_perera2018.csv")); err == nil {
+			return p
+		}
+		if filepath.Dir(dir) == dir {
+			t.Skip("no shared/data/reactions above the repository")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+func openBench(t *testing.T, bg benchGame) *dataset.Table {
+	t.Helper()
+	tb, err := dataset.Open(filepath.Join(reactionsDir(t), bg.file), &dataset.Options{Objective: "yield", Vars: bg.vars, Groups: bg.groups, Drop: bg.drop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// TestRandomMatchesReference: the random planner's mean NMA curve, through the real campaign
+// loop and metrics, matches the exact expectation of the reference file within 0.02 at every
+// turn, on both datasets.
+func TestRandomMatchesReference(t *testing.T) {
+	refs, err := readReferences(filepath.Join(reactionsDir(t), "optimization_game_reference_curves.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := 500
+	if testing.Short() {
+		seeds = 100
+	}
+	for _, bg := range benchGames {
+		t.Run(bg.name, func(t *testing.T) {
+			tb := openBench(t, bg)
+			var ref *reference
+			for _, r := range refs {
+				if r.Dataset == bg.name && r.Method == bg.randomRef {
+					ref = r
+				}
+			}
+			if ref == nil || len(ref.NMA) != 20 {
+				t.Fatalf("no 20-turn random reference for %s", bg.name)
+			}
+			gm := &game{table: tb}
+			var curves [][]float64
+			for seed := 1; seed <= seeds; seed++ {
+				for _, g := range tb.Groups {
+					r, err := gm.play(context.Background(), g, "random", int64(seed), 20, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Repeats != 0 {
+						t.Fatalf("random repeated a condition: %+v", r.Steps)
+					}
+					curves = append(curves, r.Curves.NMA)
+				}
+			}
+			got := lab.Summarize(curves)
+			tol := 0.02
+			if testing.Short() {
+				tol = 0.05
+			}
+			for i, s := range got {
+				if math.Abs(s.Mean-ref.NMA[i]) > tol {
+					t.Errorf("turn %d: mean NMA %.4f, reference %.4f", i+1, s.Mean, ref.NMA[i])
+				}
+			}
+			t.Logf("NMA@5 %.3f (ref %.3f), @10 %.3f (%.3f), @20 %.3f (%.3f)", got[4].Mean, ref.NMA[4], got[9].Mean, ref.NMA[9], got[19].Mean, ref.NMA[19])
+		})
+	}
+}
+
+// TestMemoryPriorNeverSeesTheTarget: with --prior memory the bayes planner is built from the
+// store's steps of the other groups only.
+func TestMemoryPriorNeverSeesTheTarget(t *testing.T) {
+	tb := openBench(t, benchGames[1])
+	st, err := labsqlite.Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	gm := &game{table: tb, store: st, priors: st}
+	ctx := context.Background()
+	for _, g := range tb.Groups[:3] {
+		if _, err := gm.play(ctx, g, "random", 1, 5, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := tb.Groups[0]
+	obs, err := lab.Prior(ctx, st, tb.Name, "yield", target.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 10 {
+		t.Fatalf("prior has %d rows, want the other two groups' 5 steps each", len(obs))
+	}
+	for _, o := range obs {
+		if o.Group == target.Key {
+			t.Fatalf("the prior holds a step of the target group: %+v", o)
+		}
+	}
+	r, err := gm.play(ctx, target, "bayes", 1, 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Prior != 10 || r.Planner != "bayes+memory" {
+		t.Errorf("played %s with %d prior rows", r.Planner, r.Prior)
+	}
+}
+
+func writeSmall(t *testing.T, dir string) string {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString("sub,lig,base,solvent,yield\n")
+	y := 0
+	for _, s := range []string{"A", "B", "C"} {
+		for _, l := range []string{"L1", "L2", "L3"} {
+			for _, ba := range []string{"B1", "B2"} {
+				for _, so := range []string{"S1", "S2"} {
+					y = (y*37 + 11) % 101
+					b.WriteString(strings.Join([]string{s, l, ba, so, strconv.Itoa(y)}, ",") + "\n")
+				}
+			}
+		}
+	}
+	return write(t, dir, "small.csv", b.String())
+}
+
+func TestCampaignRunCLI(t *testing.T) {
+	dir := t.TempDir()
+	data := writeSmall(t, dir)
+	store := filepath.Join(dir, "c.db")
+	args := []string{"campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
+	ref := write(t, dir, "ref.csv", "dataset,method,iteration,n_runs,mean_normalized_advantage,mean_nma,valid_fraction\n"+
+		"small,gpt,1,,0.1,0.1,1\nsmall,gpt,2,,0.2,0.3,1\nother,gpt,1,,0.5,0.5,1\n")
+	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png", "--reference", ref)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Groups   int
+		Planners []struct {
+			Planner   string
+			Campaigns int
+			NMA       map[string]lab.Summary
+			Repeats   float64 `json:"repeat_fraction"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if res.Groups != 3 || len(res.Planners) != 2 || res.Planners[1].Planner != "bayes" || res.Planners[1].Campaigns != 6 {
+		t.Fatalf("summary: %+v", res)
+	}
+	for _, p := range res.Planners {
+		if p.Repeats != 0 || p.NMA["5"].N != 6 || p.NMA["5"].Mean > 1 {
+			t.Errorf("%s: %+v", p.Planner, p)
+		}
+	}
+	if !strings.Contains(errOut, "campaigns [") || !strings.Contains(errOut, "6/12") {
+		t.Errorf("no progress bar on stderr: %q", errOut)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "curves.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("--plot: %v", err)
+	}
+
+	// A memory-informed rerun reads the recorded campaigns of the other groups.
+	out, errOut, code = labmate(t, dir, "", append(args, "--planner", "bayes", "--prior", "memory")...)
+	if code != 0 || !strings.Contains(out, "bayes+memory") || !strings.Contains(out, "NMA@5") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+}
+
+func TestCampaignRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	data := writeSmall(t, dir)
+	bad := write(t, dir, "bad.csv", "sub,lig,base,solvent,yield\nA,L1,B1,S1,12\nA,L1,B2,S1,high\n")
+	base := []string{"campaign", "run", "--vars", "lig,base,solvent", "--group", "sub", "--store", filepath.Join(dir, "c.db")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", bad}, `bad.csv:3, column "yield", value "high"`},
+		{[]string{"--data", data, "--objective", "conversion"}, `small.csv:1, column "conversion": no objective column`},
+		{[]string{"--data", data, "--planner", "genius"}, `unknown planner "genius"`},
+		{[]string{"--data", data, "--prior", "intuition"}, `--prior "intuition"`},
+		{[]string{"--data", data, "--drop", "oops"}, `--drop "oops"`},
+		{[]string{"--data", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
+	} {
+		_, errOut, code := labmate(t, dir, "", append(base, tc.args...)...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestCampaignRunLLMPlanner(t *testing.T) {
+	dir := t.TempDir()
+	data := writeSmall(t, dir)
+	moves := [][2]string{{"L1", "B1"}, {"L2", "B2"}, {"L3", "B1"}}
+	var turns []llmtest.Turn
+	for range 3 * 3 { // 3 groups × 3 turns
+		turns = append(turns, llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+			n := 0
+			for _, m := range c.Request.Messages {
+				if m.Role == llm.RoleAssistant {
+					n++
+				}
+			}
+			if n == 1 {
+				return llmtest.Text("I would rather not answer in JSON") // costs a turn
+			}
+			mv := moves[n]
+			return llmtest.JSON(map[string]any{"observation": "trying " + mv[0], "choice": map[string]string{"lig": mv[0], "base": mv[1], "solvent": "S1"}})
+		}})
+	}
+	srv := llmtest.NewServer(t, turns...)
+	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
+	out, errOut, code := labmateEnv(t, env, dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+		"--planner", "llm", "--model", "openai:gpt-test", "--budget", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db"), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Planners []struct {
+			Planner   string
+			Campaigns int
+			Invalid   float64 `json:"invalid_fraction"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Planners) != 1 || res.Planners[0].Campaigns != 3 || math.Abs(res.Planners[0].Invalid-1.0/3) > 1e-9 {
+		t.Errorf("summary %+v, want 3 campaigns with one invalid turn in three", res.Planners)
+	}
+	if srv.Remaining() != 0 {
+		t.Errorf("%d scripted turns left", srv.Remaining())
+	}
+	// Without any model configured, a clear one-line error.
+	_, errOut, code = labmateEnv(t, modelEnv(t), dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+		"--planner", "llm", "--store", filepath.Join(dir, "c.db"))
+	if code == 0 || !strings.Contains(errOut, "no model configured") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

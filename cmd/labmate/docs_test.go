@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDocs(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "docs.db")
+	manuals := filepath.Join(dir, "manuals")
+	os.MkdirAll(manuals, 0o755)
+	os.WriteFile(filepath.Join(manuals, "balance.md"), []byte("# Balance XS205\n\n## Calibration\nPress CAL and wait for the internal weight to settle.\n\n## Cleaning\nUse a soft brush.\n"), 0o644)
+	os.WriteFile(filepath.Join(manuals, "pump.html"), []byte("<html><head><title>Syringe pump</title></head><body><h1>Syringe pump</h1><h2>Flow rate</h2><p>Set the flow rate in microlitres per minute.</p></body></html>"), 0o644)
+	os.WriteFile(filepath.Join(manuals, "firmware.bin"), []byte{0x7f, 'E', 'L', 'F', 0, 0, 1, 2}, 0o644)
+
+	stdout, stderr, code := labmate(t, dir, "", "docs", "index", "--db", db, "--json", manuals)
+	if code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "firmware.bin: unsupported content: binary content") || !strings.Contains(stderr, "1 files skipped") {
+		t.Errorf("the binary file was not reported as skipped:\n%s", stderr)
+	}
+	var rep struct {
+		Chunks  int `json:"chunks"`
+		Sources int `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Sources != 2 || rep.Chunks != 3 {
+		t.Errorf("index --json: %q (%v)", stdout, err)
+	}
+
+	stdout, stderr, code = labmate(t, dir, "", "docs", "search", "--db", db, "--json", "-n", "1", "how do I calibrate the balance")
+	var hits []struct {
+		Source    string `json:"source"`
+		Heading   string `json:"heading"`
+		StartLine int    `json:"start_line"`
+		EndLine   int    `json:"end_line"`
+		Text      string `json:"text"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &hits) != nil || len(hits) != 1 {
+		t.Fatalf("search: exit %d %q %s", code, stdout, stderr)
+	}
+	if h := hits[0]; h.Source != filepath.Join(manuals, "balance.md") || h.Heading != "Balance XS205 > Calibration" || h.StartLine != 3 || h.EndLine != 4 {
+		t.Errorf("hit %+v", h)
+	}
+
+	stdout, _, code = labmate(t, dir, "", "docs", "search", "--db", db, "flow rate")
+	if code != 0 || !strings.HasPrefix(stdout, "1. "+filepath.Join(manuals, "pump.html")+":") || !strings.Contains(stdout, "(Syringe pump > Flow rate)") {
+		t.Errorf("text search: %d %q", code, stdout)
+	}
+
+	_, stderr, code = labmate(t, dir, "", "docs", "search", "--db", filepath.Join(dir, "empty.db"), "anything")
+	if code != 2 || !strings.Contains(stderr, "the index is empty: run labmate docs index") {
+		t.Errorf("empty index: %d %q", code, stderr)
+	}
+	_, stderr, code = labmate(t, dir, "", "docs", "index", "--db", db, filepath.Join(dir, "missing"))
+	if code != 2 || !strings.Contains(stderr, "missing: no such file or directory") {
+		t.Errorf("missing path: %d %q", code, stderr)
+	}
+}
+
+func TestDocsOctave(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "docs.db")
+	_, stderr, code := labmate(t, dir, "", "docs", "index", "--db", db, "--octave")
+	if code != 0 || !strings.Contains(stderr, "indexed octave: ") {
+		t.Fatalf("index --octave: %d %s", code, stderr)
+	}
+	t.Log(strings.TrimSpace(stderr))
+	stdout, _, code := labmate(t, dir, "", "docs", "search", "--db", db, "-n", "3", "integrate a stiff ODE")
+	if code != 0 || !strings.Contains(stdout, "octave:ode15s:") {
+		t.Errorf("search: %d %q", code, stdout)
+	}
+}
+
+func TestDocsWeb(t *testing.T) {
+	dir := t.TempDir()
+	// With no provider configured nothing is asked and the message says what to set.
+	env := []string{"SEARXNG_URL=", "BRAVE_API_KEY=", "TAVILY_API_KEY=", "LABMATE_PAPERS=", "ARXIV_URL=", "CROSSREF_URL=", "LABMATE_FETCH="}
+	_, stderr, code := labmateEnv(t, env, dir, "", "docs", "web", "stiff solvers")
+	if code != 2 || !strings.Contains(stderr, "not configured: set SEARXNG_URL, BRAVE_API_KEY or TAVILY_API_KEY") {
+		t.Errorf("unconfigured: %d %q", code, stderr)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/search":
+			fmt.Fprintf(w, `{"query": %q, "results": [{"url": "http://%s/page", "title": "BDF methods", "content": "For stiff problems.", "engine": "x"}]}`, r.URL.Query().Get("q"), r.Host)
+		case "/page":
+			fmt.Fprint(w, `<html><head><title>BDF</title></head><body><article><h1>BDF</h1><p>Backward differentiation formulas are implicit.</p></article></body></html>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	env = append(env, "SEARXNG_URL="+srv.URL, "LABMATE_FETCH_PRIVATE=1") // httptest serves on loopback
+	stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "web", "--json", "stiff solvers")
+	var res struct {
+		Content   string   `json:"content"`
+		Untrusted bool     `json:"untrusted"`
+		Sources   []string `json:"sources"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || !res.Untrusted || len(res.Sources) != 1 || !strings.Contains(res.Content, "BDF methods") {
+		t.Errorf("web: %d %q %s", code, stdout, stderr)
+	}
+	stdout, stderr, code = labmateEnv(t, env, dir, "", "docs", "fetch", srv.URL+"/page")
+	if code != 0 || !strings.Contains(stdout, "Backward differentiation formulas are implicit.") {
+		t.Errorf("fetch: %d %q %s", code, stdout, stderr)
+	}
+	_, stderr, code = labmateEnv(t, append(env, "LABMATE_PAPERS=pubmed"), dir, "", "docs", "papers", "x")
+	if code != 2 || !strings.Contains(stderr, `LABMATE_PAPERS: unknown provider "pubmed"`) {
+		t.Errorf("bad papers setting: %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/labmate/labmate/knowledge"
+	"github.com/labmate/labmate/knowledge/arxiv"
+	"github.com/labmate/labmate/knowledge/brave"
+	"github.com/labmate/labmate/knowledge/crossref"
+	"github.com/labmate/labmate/knowledge/fetch"
+	"github.com/labmate/labmate/knowledge/searxng"
+	"github.com/labmate/labmate/knowledge/sqlite"
+	"github.com/labmate/labmate/knowledge/tavily"
+	"github.com/labmate/labmate/knowledge/tools"
+	"github.com/labmate/labmate/tool"
+)
+
+// knowledgeEnv documents the settings knowledgeFromEnv reads.
+const knowledgeEnv = `Web and literature providers are configured by the environment; nothing reaches the
+network unless one is:
+  SEARXNG_URL       a SearxNG instance (its JSON format enabled), e.g. http://127.0.0.1:8888
+  BRAVE_API_KEY     Brave Search API key (BRAVE_URL overrides the endpoint)
+  TAVILY_API_KEY    Tavily API key (TAVILY_URL overrides the endpoint)
+  LABMATE_PAPERS    arxiv,crossref (either or both) for papers; ARXIV_URL / CROSSREF_URL override
+                    the endpoints and enable them; CROSSREF_MAILTO joins Crossref's polite pool
+  LABMATE_FETCH=1   allow reading pages without a web provider (on when one is configured)
+  LABMATE_FETCH_PRIVATE=1   allow pages on loopback and private addresses (refused by default)`
+
+// knowledgeFromEnv wires the web, literature and fetch providers the environment configures
+// into the agent tools' configuration; the documentation index is the caller's.
+func knowledgeFromEnv(index knowledge.Index) (*tools.Config, error) {
+	cfg := &tools.Config{Index: index}
+	if u := os.Getenv("SEARXNG_URL"); u != "" {
+		s, err := searxng.New(&searxng.Options{BaseURL: u})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Web = append(cfg.Web, s)
+	}
+	if k := os.Getenv("BRAVE_API_KEY"); k != "" {
+		s, err := brave.New(&brave.Options{APIKey: k, BaseURL: os.Getenv("BRAVE_URL")})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Web = append(cfg.Web, s)
+	}
+	if k := os.Getenv("TAVILY_API_KEY"); k != "" {
+		s, err := tavily.New(&tavily.Options{APIKey: k, BaseURL: os.Getenv("TAVILY_URL")})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Web = append(cfg.Web, s)
+	}
+	papers := map[string]bool{}
+	for _, p := range strings.Split(os.Getenv("LABMATE_PAPERS"), ",") {
+		switch p = strings.TrimSpace(strings.ToLower(p)); p {
+		case "":
+		case "arxiv", "crossref":
+			papers[p] = true
+		default:
+			return nil, fmt.Errorf("LABMATE_PAPERS: unknown provider %q (choose arxiv, crossref)", p)
+		}
+	}
+	if papers["arxiv"] || os.Getenv("ARXIV_URL") != "" {
+		cfg.Papers = append(cfg.Papers, arxiv.New(&arxiv.Options{BaseURL: os.Getenv("ARXIV_URL")}))
+	}
+	if papers["crossref"] || os.Getenv("CROSSREF_URL") != "" {
+		cfg.Papers = append(cfg.Papers, crossref.New(&crossref.Options{BaseURL: os.Getenv("CROSSREF_URL"), Mailto: os.Getenv("CROSSREF_MAILTO")}))
+	}
+	if len(cfg.Web) > 0 || len(cfg.Papers) > 0 || os.Getenv("LABMATE_FETCH") == "1" {
+		cfg.Fetcher = fetch.New(&fetch.Options{AllowPrivate: os.Getenv("LABMATE_FETCH_PRIVATE") == "1"})
+	}
+	return cfg, nil
+}
+
+// agentKnowledgeTools are the knowledge tools for labmate run: the documentation index when one
+// has been built (labmate docs index; it is not created empty here), and the providers the
+// environment configures. close releases the index.
+func agentKnowledgeTools() (ts []tool.Tool, close func() error, err error) {
+	close = func() error { return nil }
+	path, err := docsPath("")
+	if err != nil {
+		return nil, close, err
+	}
+	var index knowledge.Index
+	if _, statErr := os.Stat(path); statErr == nil {
+		ix, err := sqlite.Open(path, nil)
+		if err != nil {
+			return nil, close, err
+		}
+		index, close = ix, ix.Close
+	}
+	cfg, err := knowledgeFromEnv(index)
+	if err != nil {
+		close()
+		return nil, func() error { return nil }, err
+	}
+	return tools.New(cfg), close, nil
+}

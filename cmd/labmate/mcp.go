@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/labmate/labmate/kernel"
+	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/sandbox"
+	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
+)
+
+func newMCPCmd() *cobra.Command {
+	var (
+		logPath, workspaces, data string
+		prewarm                   []string
+		sf                        sandboxFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the lab to an MCP client (IDE agent, desktop assistant) over stdio",
+		Long: `Serve labmate as a Model Context Protocol server on stdin/stdout, for clients that
+start it as a subprocess. The same tools are served over streamable HTTP at /mcp by
+labmate serve. Each client connection gets its own session, whose kernel workspaces
+persist across exec calls.
+
+Tools:
+  exec             run a cell (kernel, code, watch, hotfix, timeout_s): output lines and
+                   perception's verdicts stream as progress notifications; cancelling the
+                   call interrupts the kernel and keeps its workspace
+  interrupt        stop an operation by id
+  kernels          the interpreters and their versions
+  memory_search, memory_add_fact, skill_search, skill_get, skill_save
+                   the memory ($LABMATE_MEMORY, a SQLite file or a postgres:// URL, else
+                   DATA/memory.db: the one labmate memory and labmate serve use); writes are
+                   linked to the operations they came from
+  docs_search      the documentation index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db)
+  campaign_start, campaign_step, campaign_status
+                   the optimization game on a CSV dataset (random or Bayesian planner;
+                   steps recorded in DATA/campaigns.db)
+Resources: each skill's SKILL.md (labmate://skills/NAMESPACE/NAME) and the memory export
+(labmate://memory/export).
+
+The operations log is kept in memory unless --log names a SQLite file. Workspaces are made
+under --workspaces (default: a temporary directory removed on exit). Kernels run sandboxed
+unless --no-sandbox. stdout carries only the protocol; information goes to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sb, err := sf.open()
+			if err != nil {
+				return err
+			}
+			var store protocol.Store = protocol.NewMemStore()
+			if logPath != "" {
+				if store, err = sqlite.Open(logPath); err != nil {
+					return err
+				}
+			}
+			defer store.Close()
+			if workspaces == "" {
+				if workspaces, err = os.MkdirTemp("", "labmate-mcp-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(workspaces)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if data == "" {
+				if data, err = defaultDataDir(); err != nil {
+					return err
+				}
+			}
+			mem, memPath, err := openMemory(ctx, data)
+			if err != nil {
+				return err
+			}
+			defer mem.Close()
+			cfg := serverConfig(store, sb, workspaces, prewarm)
+			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+			if err != nil {
+				return err
+			}
+			defer cst.Close()
+			cfg.CampaignStore = cst
+			srv, err := server.New(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memPath), sb.Describe())
+			docs, err := openDocs(data)
+			if err != nil {
+				return err
+			}
+			defer docs.Close()
+			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&data, "data", "", "data directory DATA (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	f.StringVar(&logPath, "log", "", "keep the operations log in this SQLite file (default: in memory)")
+	f.StringVar(&workspaces, "workspaces", "", "directory for session workspaces (default: a temporary one)")
+	f.StringSliceVar(&prewarm, "prewarm", []string{"python"}, "kernels kept started ahead of use")
+	sf.add(cmd)
+	return cmd
+}
+
+// serverConfig is the protocol server's configuration shared by serve and mcp.
+func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
+	return server.Config{
+		Store: store,
+		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+			kk, err := findKernel(name)
+			if err != nil {
+				return nil, err
+			}
+			return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+		},
+		Kernels:    kernelInfos,
+		Campaign:   campaignSetup,
+		Workspaces: filepath.Clean(workspaces),
+		Prewarm:    prewarm,
+	}
+}
+
+// kernelInfos lists the kernels with their interpreter versions.
+func kernelInfos(ctx context.Context) []server.KernelInfo {
+	rows := make([]server.KernelInfo, len(kernels))
+	var wg sync.WaitGroup
+	for i, k := range kernels {
+		wg.Go(func() {
+			rows[i].Name = k.name
+			v, err := k.version(ctx)
+			rows[i].Version = v
+			if err != nil {
+				rows[i].Error = err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	return rows
+}
+
+// openMemory opens the memory labmate memory uses: $LABMATE_MEMORY (a SQLite file or a
+// postgres:// URL), else DATA/memory.db.
+func openMemory(ctx context.Context, data string) (memory.Store, string, error) {
+	f := &memoryFlags{store: os.Getenv("LABMATE_MEMORY")}
+	if f.store == "" {
+		f.store = filepath.Join(data, "memory.db")
+	}
+	m, err := f.open(ctx)
+	return m, f.store, err
+}
+
+// openDocs opens the documentation index labmate docs writes: $LABMATE_DOCS_DB, else
+// DATA/docs.db.
+func openDocs(data string) (*ksqlite.Index, error) {
+	path := os.Getenv("LABMATE_DOCS_DB")
+	if path == "" {
+		path = filepath.Join(data, "docs.db")
+	}
+	return ksqlite.Open(path, nil)
+}
+
+// redact hides the password of a postgres:// URL in what is printed.
+func redact(store string) string {
+	if u, err := url.Parse(store); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return store
+}

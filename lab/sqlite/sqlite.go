@@ -1,0 +1,177 @@
+// Package sqlite is the embedded lab.Store: campaigns and their steps in one SQLite file
+// (modernc.org/sqlite, pure Go), so that later campaigns can read earlier ones as a prior.
+//
+// # Schema (version 1, kept in PRAGMA user_version)
+//
+//	campaigns(id PRIMARY KEY, space, objective, grp, planner, seed, budget, prior, started)
+//	steps(campaign_id, n, conditions JSON, value, ok, error, reasoning, raw, propose_ns, time,
+//	      PRIMARY KEY(campaign_id, n))
+//
+// started and time are Unix nanoseconds. A file with a newer schema is refused.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/labmate/labmate/lab"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE campaigns (
+	id        TEXT PRIMARY KEY,
+	space     TEXT NOT NULL,
+	objective TEXT NOT NULL,
+	grp       TEXT NOT NULL,
+	planner   TEXT NOT NULL,
+	seed      INTEGER NOT NULL,
+	budget    INTEGER NOT NULL,
+	prior     TEXT NOT NULL,
+	started   INTEGER NOT NULL
+);
+CREATE INDEX campaigns_space ON campaigns(space, objective);
+CREATE TABLE steps (
+	campaign_id TEXT NOT NULL REFERENCES campaigns(id),
+	n           INTEGER NOT NULL,
+	conditions  TEXT NOT NULL,
+	value       REAL NOT NULL,
+	ok          INTEGER NOT NULL,
+	error       TEXT NOT NULL,
+	reasoning   TEXT NOT NULL,
+	raw         TEXT NOT NULL,
+	propose_ns  INTEGER NOT NULL,
+	time        INTEGER NOT NULL,
+	PRIMARY KEY (campaign_id, n)
+);
+`
+
+// ErrNewerSchema: the file was written by a newer labmate.
+var ErrNewerSchema = errors.New("lab/sqlite: the store has a newer schema")
+
+// Store is a lab.Store in a SQLite file. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+var _ lab.Store = (*Store)(nil)
+
+// Open opens or creates the store at path (its directory is created).
+func Open(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lab/sqlite: %w", err)
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("lab/sqlite: opening %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("lab/sqlite: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	switch {
+	case v > schemaVersion:
+		return fmt.Errorf("%w (version %d, this labmate knows %d)", ErrNewerSchema, v, schemaVersion)
+	case v == schemaVersion:
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Begin records a campaign.
+func (s *Store) Begin(ctx context.Context, c *lab.Campaign) error {
+	if c.ID == "" {
+		return fmt.Errorf("lab/sqlite: campaign without an id")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO campaigns(id, space, objective, grp, planner, seed, budget, prior, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Space, c.Objective, c.Group, c.Planner, c.Seed, c.Budget, c.Prior, c.Started.UnixNano())
+	if err != nil {
+		return fmt.Errorf("lab/sqlite: begin campaign %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Record records a step of a begun campaign.
+func (s *Store) Record(ctx context.Context, st *lab.Step) error {
+	cond, err := json.Marshal(st.Conditions)
+	if err != nil {
+		return fmt.Errorf("lab/sqlite: step %s/%d: %w", st.Campaign, st.N, err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO steps(campaign_id, n, conditions, value, ok, error, reasoning, raw, propose_ns, time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, st.Campaign, st.N, string(cond), st.Value, st.OK, st.Error, st.Reasoning, st.Raw,
+		st.Propose.Nanoseconds(), st.Time.UnixNano())
+	if err != nil {
+		return fmt.Errorf("lab/sqlite: record step %s/%d: %w", st.Campaign, st.N, err)
+	}
+	return nil
+}
+
+// Steps yields the steps of the campaigns on q.Space and q.Objective outside q.ExcludeGroup.
+func (s *Store) Steps(ctx context.Context, q *lab.Query) iter.Seq2[*lab.Step, error] {
+	return func(yield func(*lab.Step, error) bool) {
+		rows, err := s.db.QueryContext(ctx, `SELECT s.campaign_id, c.grp, s.n, s.conditions, s.value, s.ok, s.error,
+			s.reasoning, s.raw, s.propose_ns, s.time
+			FROM steps s JOIN campaigns c ON c.id = s.campaign_id
+			WHERE c.space = ? AND c.objective = ? AND c.grp <> ?
+			ORDER BY c.started, c.id, s.n`, q.Space, q.Objective, q.ExcludeGroup)
+		if err != nil {
+			yield(nil, fmt.Errorf("lab/sqlite: steps: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st lab.Step
+			var cond string
+			var prop, t int64
+			if err := rows.Scan(&st.Campaign, &st.Group, &st.N, &cond, &st.Value, &st.OK, &st.Error,
+				&st.Reasoning, &st.Raw, &prop, &t); err != nil {
+				yield(nil, fmt.Errorf("lab/sqlite: steps: %w", err))
+				return
+			}
+			if err := json.Unmarshal([]byte(cond), &st.Conditions); err != nil {
+				yield(nil, fmt.Errorf("lab/sqlite: step %s/%d: conditions: %w", st.Campaign, st.N, err))
+				return
+			}
+			st.Propose, st.Time = time.Duration(prop), time.Unix(0, t)
+			if !yield(&st, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("lab/sqlite: steps: %w", err))
+		}
+	}
+}

@@ -1,0 +1,669 @@
+// Package bayes is Bayesian optimization over a categorical space: a Gaussian process on the
+// measurements so far, with hyperparameters fitted by (penalized) marginal likelihood, and
+// expected improvement to choose the next untried point.
+//
+// # Model
+//
+// Each variable v compares two levels through a similarity S_v(l, l') = exp(−D_v(l, l')/ℓ_v),
+// where D_v is 0 for equal levels and otherwise 1 (one-hot) or, when Options.Descriptors
+// describe the levels, the mean squared difference of their descriptor vectors. The kernel adds
+// a main-effect part and an interaction part,
+//
+//	k(x, x') = Σ_v a_v S_v(x_v, x'_v) + b · Π_v S_v(x_v, x'_v)
+//
+// — an additive model of level effects (a good ligand, a good base: what a chemist looks for
+// first) plus an ARD product kernel for their interactions. Outputs are standardized; a_v, b,
+// ℓ_v and the noise are fitted by maximizing the marginal likelihood under weak log-normal
+// priors (twenty points do not pin eight parameters down), with gonum/optimize's Nelder–Mead,
+// warm-started from the last fit. The first point is space-filling random (Options.Init).
+//
+// # Prior from related tasks
+//
+// Options.Prior holds measurements of related tasks (other substrates: earlier campaigns read
+// from memory), never of this one. One GP is fitted per related task; the prior mean of this
+// task is their weighted mean prediction, each task weighted by how well it ranks this task's
+// own measurements so far (exp(−misordered pairs / T), in the spirit of ranking-weighted
+// ensembles), and scaled by a fitted coefficient c. The first proposal is then the related
+// tasks' consensus; as measurements come in, the tasks that predict them survive, and the GP
+// corrects what none of them predicts.
+//
+// Linear algebra is gonum's (mat.Cholesky, triangular solves). Nothing is proposed twice or
+// outside the space's feasible points, and proposals are deterministic for a seed.
+package bayes
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize"
+
+	opt "github.com/labmate/labmate/optimize"
+)
+
+// Options tune the optimizer; the zero value is the default.
+type Options struct {
+	// Seed makes the random initial design and tie-breaking reproducible.
+	Seed uint64
+	// Init is the number of space-filling random points before the model is used when there is
+	// no prior (default 1).
+	Init int
+	// Prior holds measurements from related tasks (never from this one).
+	Prior []opt.Observation
+	// Descriptors, when set, describe each level of each variable by a vector
+	// (Descriptors[v][level]); levels with similar descriptors are modeled as similar. nil (for
+	// a variable or a level): levels are only equal or different (one-hot).
+	Descriptors [][][]float64
+	// Explore is the expected-improvement margin ξ in standardized units (default 0.1).
+	Explore float64
+}
+
+// Bayes is a GP-based optimizer. It is not safe for concurrent use.
+type Bayes struct {
+	space   *opt.Space
+	o       Options
+	rng     *rand.Rand
+	cands   [][]int
+	told    map[string]bool
+	x       [][]int
+	y       []float64
+	theta   []float64      // log a_v…, log b, log ℓ_v…, log noise, c
+	pmean   []float64      // prior mean per candidate (standardized units); nil without a prior
+	pos     map[string]int // candidate index by opt.Key
+	keys    []string       // opt.Key of each candidate
+	nv      int
+	dist    [][]float64 // per variable, L×L level distances
+	sources []source
+	source  bool // this is the model of a related task
+}
+
+// New returns a Bayes optimizer over s.
+func New(s *opt.Space, o *Options) (*Bayes, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	b := &Bayes{space: s, o: *o, told: map[string]bool{}, nv: len(s.Levels)}
+	if b.o.Init <= 0 {
+		b.o.Init = 1
+	}
+	if b.o.Explore == 0 {
+		b.o.Explore = 0.1
+	}
+	b.rng = rand.New(rand.NewPCG(b.o.Seed, 0x6261796573))
+	b.cands = s.All()
+	if len(b.cands) == 0 {
+		return nil, fmt.Errorf("bayes: the space is empty")
+	}
+	b.keys = make([]string, len(b.cands))
+	b.pos = make(map[string]int, len(b.cands))
+	for i, c := range b.cands {
+		b.keys[i] = opt.Key(c)
+		b.pos[b.keys[i]] = i
+	}
+	var err error
+	if b.dist, err = levelDistances(s, o.Descriptors); err != nil {
+		return nil, err
+	}
+	b.theta = b.defaultTheta()
+	if len(o.Prior) > 0 {
+		if err := b.fitPrior(o.Prior); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (b *Bayes) defaultTheta() []float64 {
+	v := b.nv
+	th := make([]float64, 2*v+3)
+	for i := range v {
+		th[i] = math.Log(0.5 / float64(v)) // a_v
+	}
+	th[v] = math.Log(0.5) // b
+	for i := range v {
+		th[v+1+i] = math.Log(1.0) // ℓ_v
+	}
+	th[2*v+1] = math.Log(0.05) // noise
+	th[2*v+2] = 1              // c: weight of the prior mean
+	return th
+}
+
+// penalty is the negative log of the weak priors on the hyperparameters.
+func (b *Bayes) penalty(th []float64) float64 {
+	v := b.nv
+	p := 0.0
+	sq := func(x, mu, s float64) float64 { d := (x - mu) / s; return 0.5 * d * d }
+	for i := range v {
+		p += sq(th[i], math.Log(0.5/float64(v)), 1.5)
+		p += sq(th[v+1+i], math.Log(1.0), 1.0)
+	}
+	p += sq(th[v], math.Log(0.5), 1.5)
+	p += sq(th[2*v+1], math.Log(0.05), 1.5)
+	if b.pmean != nil {
+		p += sq(th[2*v+2], 1, 0.5)
+	}
+	return p
+}
+
+// hyper are the kernel's hyperparameters in natural units, with each variable's level
+// similarity table S_v[l][l'] = exp(−D_v[l][l'] / ℓ_v).
+type hyper struct {
+	a     []float64   // main-effect variances
+	b     float64     // interaction variance
+	sim   [][]float64 // per variable, L×L flattened
+	nl    []int
+	noise float64
+}
+
+func (b *Bayes) hyper(th []float64) hyper {
+	v := b.nv
+	h := hyper{a: make([]float64, v), sim: make([][]float64, v), nl: make([]int, v), b: math.Exp(th[v]), noise: math.Exp(th[2*v+1])}
+	for i := range v {
+		h.a[i] = math.Exp(th[i])
+		inv := math.Exp(-th[v+1+i])
+		d := b.dist[i]
+		h.sim[i] = make([]float64, len(d))
+		for j, x := range d {
+			h.sim[i][j] = math.Exp(-x * inv)
+		}
+		h.nl[i] = len(b.space.Levels[i])
+	}
+	return h
+}
+
+func (h *hyper) k(x, z []int) float64 {
+	add, prod := 0.0, 1.0
+	for i := range x {
+		s := h.sim[i][x[i]*h.nl[i]+z[i]]
+		add += h.a[i] * s
+		prod *= s
+	}
+	return add + h.b*prod
+}
+
+// levelDistances returns per variable the L×L table of distances between levels: 0/1 without
+// descriptors, else the mean squared difference of the descriptors.
+func levelDistances(s *opt.Space, desc [][][]float64) ([][]float64, error) {
+	out := make([][]float64, len(s.Levels))
+	for v, lv := range s.Levels {
+		n := len(lv)
+		out[v] = make([]float64, n*n)
+		var d [][]float64
+		if desc != nil {
+			d = desc[v]
+		}
+		if d != nil && len(d) != n {
+			return nil, fmt.Errorf("bayes: %d descriptors for the %d levels of %s", len(d), n, s.Names[v])
+		}
+		for i := range n {
+			for j := range n {
+				if i == j {
+					continue
+				}
+				if d == nil || len(d[i]) == 0 || len(d[i]) != len(d[j]) {
+					out[v][i*n+j] = 1
+					continue
+				}
+				sq := 0.0
+				for k := range d[i] {
+					sq += (d[i][k] - d[j][k]) * (d[i][k] - d[j][k])
+				}
+				out[v][i*n+j] = sq / float64(len(d[i]))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Tell records a measurement.
+func (b *Bayes) Tell(x []int, y float64) error {
+	if err := b.space.Check(x); err != nil {
+		return fmt.Errorf("bayes: tell: %w", err)
+	}
+	k := opt.Key(x)
+	if b.told[k] {
+		return fmt.Errorf("bayes: tell: %v was already told", x)
+	}
+	b.told[k] = true
+	if !math.IsNaN(y) {
+		b.x = append(b.x, slices.Clone(x))
+		b.y = append(b.y, y)
+	}
+	return nil
+}
+
+// Ask proposes the untried point with the highest expected improvement.
+func (b *Bayes) Ask(ctx context.Context) ([]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var free []int // candidate indices
+	for i := range b.cands {
+		if !b.told[b.keys[i]] {
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		return nil, opt.ErrExhausted
+	}
+	if b.pmean == nil && len(b.y) < b.o.Init {
+		return b.spaceFilling(free), nil
+	}
+	if b.pmean != nil {
+		b.priorMean()
+	}
+	ys, _, _ := b.standardize()
+	b.fit(ys)
+	mu, sd, err := b.predict(ys, free)
+	if err != nil {
+		return nil, err
+	}
+	best := math.Inf(-1)
+	for _, y := range ys {
+		best = max(best, y)
+	}
+	if len(ys) == 0 {
+		best = 0
+	}
+	bi, bv := -1, math.Inf(-1)
+	for i := range free {
+		a := ei(mu[i], sd[i], best+b.o.Explore)
+		if a > bv+1e-12 {
+			bi, bv = i, a
+		}
+	}
+	return slices.Clone(b.cands[free[bi]]), nil
+}
+
+// spaceFilling picks a random untried point that shares as few levels as possible with the
+// points measured so far.
+func (b *Bayes) spaceFilling(free []int) []int {
+	bestShared := math.MaxInt
+	var pool [][]int
+	for _, i := range free {
+		c := b.cands[i]
+		shared := 0
+		for _, x := range b.x {
+			for v := range c {
+				if c[v] == x[v] {
+					shared++
+				}
+			}
+		}
+		switch {
+		case shared < bestShared:
+			bestShared, pool = shared, [][]int{c}
+		case shared == bestShared:
+			pool = append(pool, c)
+		}
+	}
+	return slices.Clone(pool[b.rng.IntN(len(pool))])
+}
+
+// standardize returns the measurements in standardized units, with the location and scale.
+func (b *Bayes) standardize() ([]float64, float64, float64) {
+	n := len(b.y)
+	if n == 0 {
+		return nil, 0, 1
+	}
+	m := 0.0
+	for _, y := range b.y {
+		m += y
+	}
+	m /= float64(n)
+	s := 0.0
+	for _, y := range b.y {
+		s += (y - m) * (y - m)
+	}
+	s = math.Sqrt(s / float64(n))
+	if n < 3 || s < 1e-9 {
+		if b.pmean != nil {
+			s = max(s, 1)
+		}
+		s = max(s, 1e-9*math.Abs(m)+1e-9)
+		if n < 2 {
+			s = max(math.Abs(m), 1)
+		}
+	}
+	out := make([]float64, n)
+	for i, y := range b.y {
+		out[i] = (y - m) / s
+	}
+	return out, m, s
+}
+
+// residual subtracts the scaled prior mean.
+func (b *Bayes) residual(th, ys []float64) []float64 {
+	r := slices.Clone(ys)
+	if b.pmean == nil {
+		return r
+	}
+	c := th[2*b.nv+2]
+	for i, x := range b.x {
+		r[i] -= c * b.pmean[b.pos[opt.Key(x)]]
+	}
+	return r
+}
+
+func (b *Bayes) gram(th []float64) *mat.SymDense {
+	n := len(b.x)
+	k := mat.NewSymDense(n, nil)
+	h := b.hyper(th)
+	noise := h.noise
+	for i := range n {
+		for j := i; j < n; j++ {
+			v := h.k(b.x[i], b.x[j])
+			if i == j {
+				v += noise + 1e-8
+			}
+			k.SetSym(i, j, v)
+		}
+	}
+	return k
+}
+
+// nll is the penalized negative log marginal likelihood.
+func (b *Bayes) nll(th, ys []float64) float64 {
+	var ch mat.Cholesky
+	if !ch.Factorize(b.gram(th)) {
+		return math.Inf(1)
+	}
+	r := mat.NewVecDense(len(ys), b.residual(th, ys))
+	var alpha mat.VecDense
+	if err := ch.SolveVecTo(&alpha, r); err != nil {
+		return math.Inf(1)
+	}
+	return 0.5*mat.Dot(r, &alpha) + 0.5*ch.LogDet() + b.penalty(th)
+}
+
+// fit maximizes the penalized marginal likelihood from the last fit and from the defaults.
+func (b *Bayes) fit(ys []float64) {
+	if len(ys) < 2 {
+		return
+	}
+	// Without a prior mean its weight c (the last parameter) is not fitted.
+	k := len(b.theta)
+	if b.pmean == nil {
+		k--
+	}
+	full := func(x []float64) []float64 {
+		th := slices.Clone(b.theta)
+		copy(th, x)
+		return th
+	}
+	f := func(x []float64) float64 { return b.nll(full(x), ys) }
+	best, bestF := b.theta[:k], f(b.theta[:k])
+	starts := [][]float64{b.theta[:k]}
+	// A fresh start from the defaults now and then, so one bad optimum does not stick.
+	if !b.source && (len(ys) <= 4 || len(ys)%4 == 0) {
+		starts = append(starts, b.defaultTheta()[:k])
+	}
+	evals := fitEvaluations
+	if b.source {
+		evals = sourceEvaluations
+	}
+	for _, start := range starts {
+		res, err := optimize.Minimize(optimize.Problem{Func: f}, slices.Clone(start),
+			&optimize.Settings{FuncEvaluations: evals}, &optimize.NelderMead{})
+		if err != nil && res == nil {
+			continue
+		}
+		if res.F < bestF {
+			best, bestF = res.X, res.F
+		}
+	}
+	b.theta = full(best)
+}
+
+// fitEvaluations bounds each Nelder–Mead run of the hyperparameter fit; a related task's model
+// is fitted once, from the defaults, with sourceEvaluations.
+const (
+	fitEvaluations    = 200
+	sourceEvaluations = 120
+)
+
+// predict returns the posterior mean and standard deviation (standardized units) at pts.
+func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
+	pts := make([][]int, len(idx))
+	for j, i := range idx {
+		pts[j] = b.cands[i]
+	}
+	th := b.theta
+	m := len(pts)
+	mu := make([]float64, m)
+	sd := make([]float64, m)
+	c := th[2*b.nv+2]
+	n := len(b.x)
+	h := b.hyper(th)
+	for j, p := range pts {
+		if b.pmean != nil {
+			mu[j] = c * b.pmean[idx[j]]
+		}
+		sd[j] = h.k(p, p)
+	}
+	if n > 0 {
+		var ch mat.Cholesky
+		if !ch.Factorize(b.gram(th)) {
+			return nil, nil, fmt.Errorf("bayes: the covariance of %d points is not positive definite", n)
+		}
+		var alpha mat.VecDense
+		if err := ch.SolveVecTo(&alpha, mat.NewVecDense(n, b.residual(th, ys))); err != nil {
+			return nil, nil, fmt.Errorf("bayes: %w", err)
+		}
+		ks := mat.NewDense(n, m, nil)
+		for i := range n {
+			for j, p := range pts {
+				ks.Set(i, j, h.k(b.x[i], p))
+			}
+		}
+		var l mat.TriDense
+		ch.LTo(&l)
+		var v mat.Dense
+		if err := v.Solve(&l, ks); err != nil {
+			return nil, nil, fmt.Errorf("bayes: %w", err)
+		}
+		for j := range m {
+			mu[j] += mat.Dot(ks.ColView(j), &alpha)
+			col := v.ColView(j)
+			sd[j] -= mat.Dot(col, col)
+		}
+	}
+	for j := range sd {
+		sd[j] = math.Sqrt(max(sd[j], 1e-12))
+	}
+	return mu, sd, nil
+}
+
+// ei is the expected improvement over best of a normal(mu, sd).
+func ei(mu, sd, best float64) float64 {
+	z := (mu - best) / sd
+	return sd * (z*normCDF(z) + normPDF(z))
+}
+
+func normPDF(z float64) float64 { return math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi) }
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// source is a model of one related task: its GP's posterior mean at every candidate, scaled
+// to zero mean and unit variance.
+type source struct {
+	task string
+	f    []float64
+}
+
+// maxPerTask bounds the points of one related task its model is fitted on.
+const maxPerTask = 60
+
+// fitPrior fits one GP per related task on that task's observations. The prior mean of this
+// task is then a weighted sum of their predictions; the weights follow how well each ranks
+// this task's own measurements so far (see priorMean).
+func (b *Bayes) fitPrior(obs []opt.Observation) error {
+	byTask := map[string][]opt.Observation{}
+	var tasks []string
+	for i, o := range obs {
+		if err := inRange(b.space, o.X); err != nil {
+			return fmt.Errorf("bayes: prior observation %d (%s): %w", i, o.Task, err)
+		}
+		if math.IsNaN(o.Y) {
+			continue
+		}
+		if _, ok := byTask[o.Task]; !ok {
+			tasks = append(tasks, o.Task)
+		}
+		byTask[o.Task] = append(byTask[o.Task], o)
+	}
+	all := make([]int, len(b.cands))
+	for i := range all {
+		all[i] = i
+	}
+	for _, t := range tasks {
+		sub := &Bayes{space: b.space, o: Options{Init: 1, Explore: b.o.Explore}, told: map[string]bool{}, nv: b.nv,
+			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos, source: true}
+		sub.theta = sub.defaultTheta()
+		for _, o := range byTask[t] {
+			k := opt.Key(o.X)
+			if sub.told[k] {
+				continue
+			}
+			sub.told[k] = true
+			sub.x = append(sub.x, o.X)
+			sub.y = append(sub.y, o.Y)
+		}
+		if len(sub.y) < 3 {
+			continue
+		}
+		sub.x, sub.y = thin(sub.x, sub.y, maxPerTask)
+		ys, _, _ := sub.standardize()
+		sub.fit(ys)
+		mu, _, err := sub.predict(ys, all)
+		if err != nil {
+			return fmt.Errorf("bayes: prior task %s: %w", t, err)
+		}
+		if !normalize(mu) {
+			continue
+		}
+		b.sources = append(b.sources, source{task: t, f: mu})
+	}
+	if len(b.sources) == 0 {
+		return nil
+	}
+	b.pmean = make([]float64, len(b.cands))
+	b.priorMean()
+	return nil
+}
+
+// normalize scales v to zero mean and unit variance; false when v is constant.
+func normalize(v []float64) bool {
+	m, sd := 0.0, 0.0
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for _, x := range v {
+		sd += (x - m) * (x - m)
+	}
+	sd = math.Sqrt(sd / float64(len(v)))
+	if sd < 1e-9 {
+		return false
+	}
+	for i := range v {
+		v[i] = (v[i] - m) / sd
+	}
+	return true
+}
+
+// priorMean sets the prior mean from the sources, each weighted by exp(−misranked/T): the
+// number of pairs of this task's measurements it orders wrongly, against a temperature T of a
+// tenth of the pairs. With fewer than two measurements all sources count equally.
+func (b *Bayes) priorMean() {
+	n := len(b.y)
+	at := make([]int, n)
+	for i, x := range b.x {
+		at[i] = b.pos[opt.Key(x)]
+	}
+	pairs := n * (n - 1) / 2
+	loss := make([]float64, len(b.sources))
+	best := math.Inf(1)
+	for h, s := range b.sources {
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				if (s.f[at[i]] < s.f[at[j]]) != (b.y[i] < b.y[j]) {
+					loss[h]++
+				}
+			}
+		}
+		best = min(best, loss[h])
+	}
+	temp := max(1, 0.1*float64(pairs))
+	w := make([]float64, len(b.sources))
+	sum := 0.0
+	for h := range w {
+		w[h] = 1
+		if pairs > 0 {
+			w[h] = math.Exp(-(loss[h] - best) / temp)
+		}
+		sum += w[h]
+	}
+	clear(b.pmean)
+	for h, s := range b.sources {
+		for j, f := range s.f {
+			b.pmean[j] += w[h] / sum * f
+		}
+	}
+	if !normalize(b.pmean) {
+		clear(b.pmean)
+	}
+}
+
+// inRange checks that x has a valid level for every variable (a related task may have run a
+// point this task cannot).
+func inRange(s *opt.Space, x []int) error {
+	if len(x) != len(s.Levels) {
+		return fmt.Errorf("%w: %d coordinates for %d variables", opt.ErrOutside, len(x), len(s.Levels))
+	}
+	for v, i := range x {
+		if i < 0 || i >= len(s.Levels[v]) {
+			return fmt.Errorf("%w: %s level %d of %d", opt.ErrOutside, s.Names[v], i, len(s.Levels[v]))
+		}
+	}
+	return nil
+}
+
+// thin keeps at most n points: the best half by value, and the rest spread evenly over the
+// others in their original order.
+func thin(x [][]int, y []float64, n int) ([][]int, []float64) {
+	if n <= 0 || len(y) <= n {
+		return x, y
+	}
+	idx := make([]int, len(y))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(y[j], y[i]) })
+	keep := map[int]bool{}
+	for _, i := range idx[:n/2] {
+		keep[i] = true
+	}
+	var rest []int
+	for i := range y {
+		if !keep[i] {
+			rest = append(rest, i)
+		}
+	}
+	m := n - n/2
+	for k := range m {
+		keep[rest[k*len(rest)/m]] = true
+	}
+	var xo [][]int
+	var yo []float64
+	for i := range y {
+		if keep[i] {
+			xo = append(xo, x[i])
+			yo = append(yo, y[i])
+		}
+	}
+	return xo, yo
+}

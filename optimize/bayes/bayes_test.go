@@ -1,0 +1,222 @@
+package bayes_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/labmate/labmate/optimize"
+	"github.com/labmate/labmate/optimize/bayes"
+	"github.com/labmate/labmate/optimize/optimizetest"
+)
+
+// suzukiLike is a 12×8×4 space with a smooth additive-plus-interaction yield and one sharp
+// optimum, the shape of the Suzuki game.
+func suzukiLike() (*optimize.Space, func([]int) float64) {
+	s := &optimize.Space{Names: []string{"ligand", "base", "solvent"}}
+	for _, n := range []int{12, 8, 4} {
+		l := make([]string, n)
+		for i := range l {
+			l[i] = string(rune('A' + i))
+		}
+		s.Levels = append(s.Levels, l)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	eff := make([][]float64, 3)
+	for v, l := range s.Levels {
+		eff[v] = make([]float64, len(l))
+		for i := range eff[v] {
+			eff[v][i] = r.NormFloat64() * []float64{15, 10, 4}[v]
+		}
+	}
+	f := func(x []int) float64 {
+		y := 40 + eff[0][x[0]] + eff[1][x[1]] + eff[2][x[2]]
+		if x[0] == 3 && x[1] == 5 {
+			y += 30
+		}
+		return max(0, min(100, y))
+	}
+	return s, f
+}
+
+func play(t testing.TB, b *bayes.Bayes, s *optimize.Space, f func([]int) float64, n int) [][]int {
+	t.Helper()
+	var xs [][]int
+	for range n {
+		x, err := b.Ask(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Check(x); err != nil {
+			t.Fatalf("proposed outside the space: %v", err)
+		}
+		if err := b.Tell(x, f(x)); err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, slices.Clone(x))
+	}
+	return xs
+}
+
+func TestNeverRepeatsAndExhausts(t *testing.T) {
+	s := &optimize.Space{Names: []string{"a", "b"}, Levels: [][]string{{"1", "2", "3"}, {"x", "y"}}}
+	b, err := bayes.New(s, &bayes.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := play(t, b, s, func(x []int) float64 { return float64(x[0]*10 + x[1]) }, 6)
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if seen[optimize.Key(x)] {
+			t.Fatalf("repeated %v in %v", x, xs)
+		}
+		seen[optimize.Key(x)] = true
+	}
+	if _, err := b.Ask(context.Background()); !errors.Is(err, optimize.ErrExhausted) {
+		t.Fatalf("after the whole space: %v, want ErrExhausted", err)
+	}
+	if err := b.Tell(xs[0], 1); err == nil {
+		t.Error("a second Tell of the same point was accepted")
+	}
+	if err := b.Tell([]int{5, 0}, 1); !errors.Is(err, optimize.ErrOutside) {
+		t.Errorf("Tell outside: %v", err)
+	}
+}
+
+func TestStaysInFeasiblePoints(t *testing.T) {
+	s, f := suzukiLike()
+	all := s.All()
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, p := range all {
+		if r.IntN(3) > 0 { // a third of the wells exist
+			continue
+		}
+		s.Points = append(s.Points, p)
+	}
+	b, err := bayes.New(s, &bayes.Options{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := play(t, b, s, f, 25) // play checks s.Check, which enforces Points
+	// A failed run (NaN) is never proposed again either.
+	x, _ := b.Ask(context.Background())
+	if err := b.Tell(x, math.NaN()); err != nil {
+		t.Fatal(err)
+	}
+	more := play(t, b, s, f, 10)
+	for _, y := range more {
+		if slices.Equal(x, y) || slices.ContainsFunc(xs, func(z []int) bool { return slices.Equal(y, z) }) {
+			t.Fatalf("repeated %v", y)
+		}
+	}
+}
+
+func TestDeterministicWithSeed(t *testing.T) {
+	s, f := suzukiLike()
+	run := func(seed uint64) [][]int {
+		b, err := bayes.New(s, &bayes.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return play(t, b, s, f, 12)
+	}
+	a, b := run(5), run(5)
+	if !slices.EqualFunc(a, b, slices.Equal) {
+		t.Fatalf("same seed, different campaigns:\n%v\n%v", a, b)
+	}
+	if c := run(6); slices.EqualFunc(a, c, slices.Equal) {
+		t.Error("different seeds gave the same campaign")
+	}
+}
+
+func TestFindsTheOptimum(t *testing.T) {
+	s, f := suzukiLike()
+	best := 0.0
+	for _, x := range s.All() {
+		best = max(best, f(x))
+	}
+	hits := 0
+	for seed := range uint64(5) {
+		b, err := bayes.New(s, &bayes.Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := 0.0
+		for _, x := range play(t, b, s, f, 20) {
+			top = max(top, f(x))
+		}
+		if top >= best-5 {
+			hits++
+		}
+	}
+	// Random picks find a point within 5 of the max in 20 of 384 tries far less often.
+	if hits < 3 {
+		t.Errorf("found the optimum (±5) in %d of 5 campaigns", hits)
+	}
+}
+
+func TestPriorFromRelatedTasks(t *testing.T) {
+	s, f := suzukiLike()
+	// Two related tasks with the same landscape, shifted: their measurements point at the optimum.
+	var prior []optimize.Observation
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, task := range []string{"t1", "t2"} {
+		for range 15 {
+			x := []int{r.IntN(12), r.IntN(8), r.IntN(4)}
+			prior = append(prior, optimize.Observation{Task: task, X: x, Y: f(x) - 10})
+		}
+		prior = append(prior, optimize.Observation{Task: task, X: []int{3, 5, 0}, Y: f([]int{3, 5, 0}) - 10})
+	}
+	b, err := bayes.New(s, &bayes.Options{Seed: 1, Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := play(t, b, s, f, 3)
+	var ys []float64
+	for _, x := range s.All() {
+		ys = append(ys, f(x))
+	}
+	slices.Sort(ys)
+	top := 0.0
+	for _, x := range xs {
+		top = max(top, f(x))
+	}
+	// The prior's best conditions carry over: one of the first 3 picks is in the top 5%.
+	if q := ys[len(ys)*95/100]; top < q {
+		t.Errorf("with a prior, the best of the first 3 picks %v is %.1f, below the top 5%% (%.1f)", xs, top, q)
+	}
+	if _, err := bayes.New(s, &bayes.Options{Prior: []optimize.Observation{{Task: "t", X: []int{99, 0, 0}, Y: 1}}}); !errors.Is(err, optimize.ErrOutside) {
+		t.Errorf("prior outside the space: %v", err)
+	}
+}
+
+func TestDescriptorsMustMatchLevels(t *testing.T) {
+	s, _ := suzukiLike()
+	if _, err := bayes.New(s, &bayes.Options{Descriptors: [][][]float64{{{1}, {2}}}}); err == nil {
+		t.Error("2 descriptors for 12 ligands were accepted")
+	}
+}
+
+// BenchmarkAsk is one proposal on the largest game space (12×8×4 = 384) after 19 measurements.
+func BenchmarkAsk(b *testing.B) {
+	s, f := suzukiLike()
+	bo, err := bayes.New(s, &bayes.Options{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	play(b, bo, s, f, 19)
+	for b.Loop() {
+		if _, err := bo.Ask(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSuite(t *testing.T) {
+	optimizetest.Run(t, func(s *optimize.Space, seed uint64) (optimize.Optimizer, error) {
+		return bayes.New(s, &bayes.Options{Seed: seed})
+	})
+}

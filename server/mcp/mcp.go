@@ -1,0 +1,377 @@
+// Package mcp exposes the lab to any Model Context Protocol client (IDE agents, desktop
+// assistants, other agent frameworks) with the official go-sdk, over stdio (labmate mcp) or
+// streamable HTTP (/mcp of labmate serve). Its tools:
+//
+//   - exec, interrupt, kernels: run code in live, sandboxed kernels; exec streams the
+//     observations and perception's verdicts as progress notifications, and cancelling it
+//     interrupts the kernel and keeps its workspace;
+//   - with a memory store: memory_search, memory_add_fact, skill_search, skill_get,
+//     skill_save, whose writes are linked to the operations they were learned from, and
+//     resources for each skill (its SKILL.md) and for the memory export;
+//   - with a documentation index: docs_search;
+//   - when the server runs campaigns: campaign_start, campaign_step, campaign_status.
+//
+// Every operation runs through the protocol server, so the dashboard and WebSocket clients
+// see it live in the same log. A tool failure (bad arguments, a cell that raised, an
+// interrupted run, a frozen namespace) is a tool result with isError set, which the model
+// reads; a protocol error means the plumbing broke.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/labmate/labmate/knowledge"
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+)
+
+// Options configure New. Nil means defaults.
+type Options struct {
+	// Version is reported to clients as the server's version (default "dev").
+	Version string
+	// MaxOutputBytes caps the output an exec result carries (default 64 KiB); the whole
+	// stream is in the log and went out as progress notifications.
+	MaxOutputBytes int
+	// Memory, when set, adds the memory tools (memory_search, memory_add_fact, skill_search,
+	// skill_get, skill_save).
+	Memory memory.Store
+	// Docs, when set, adds docs_search over the documentation index.
+	Docs knowledge.Index
+	// FactNamespace and SkillNamespace are where facts and skills are written when a call
+	// names no namespace (defaults "user" and "user/skills").
+	FactNamespace, SkillNamespace string
+}
+
+// Lab is the MCP face of a protocol server. Create it with New; serve it with Run (stdio or
+// any transport) or Handler (streamable HTTP).
+type Lab struct {
+	srv  *server.Server
+	opts Options
+	mcp  *sdk.Server
+
+	mu    sync.Mutex
+	conns map[*sdk.ServerSession]*conn
+
+	skills skillResources
+}
+
+// conn is what the lab keeps of one MCP connection.
+type conn struct {
+	session string // its labmate session
+	lastOp  string // its last exec operation: the default provenance of what it writes
+}
+
+// New returns the MCP server over srv, with every tool registered.
+func New(srv *server.Server, opts *Options) *Lab {
+	l := &Lab{srv: srv, conns: map[*sdk.ServerSession]*conn{}}
+	if opts != nil {
+		l.opts = *opts
+	}
+	if l.opts.Version == "" {
+		l.opts.Version = "dev"
+	}
+	if l.opts.MaxOutputBytes <= 0 {
+		l.opts.MaxOutputBytes = 64 << 10
+	}
+	if l.opts.FactNamespace == "" {
+		l.opts.FactNamespace = "user"
+	}
+	if l.opts.SkillNamespace == "" {
+		l.opts.SkillNamespace = "user/skills"
+	}
+	l.mcp = sdk.NewServer(&sdk.Implementation{Name: "labmate", Title: "labmate lab partner", Version: l.opts.Version},
+		&sdk.ServerOptions{Instructions: instructions})
+	l.addKernelTools()
+	if l.opts.Memory != nil {
+		l.addMemoryTools()
+		l.addMemoryResources()
+	}
+	if l.opts.Docs != nil {
+		l.addDocsTools()
+	}
+	if srv.RunsCampaigns() {
+		l.addCampaignTools()
+	}
+	return l
+}
+
+const instructions = `labmate runs code in live, sandboxed interpreter sessions (octave, python with numpy/scipy, shell).
+Call kernels to see what is available, then exec to run a cell: its output and perception's verdicts
+(Normal/Warning/Error) stream as progress notifications, and the kernel's workspace (variables, files)
+persists across exec calls of this connection. Cancel a call, or call interrupt, to stop a run
+without losing the workspace.`
+
+// Server is the underlying go-sdk server (to connect it to a transport of one's own).
+func (l *Lab) Server() *sdk.Server { return l.mcp }
+
+// Handler serves MCP over streamable HTTP (mounted at /mcp by labmate serve).
+func (l *Lab) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return l.mcp },
+		&sdk.StreamableHTTPOptions{SessionTimeout: time.Hour}) // a client gone for an hour is gone
+}
+
+// Run serves one client over t (e.g. &sdk.StdioTransport{}) until it disconnects or ctx ends.
+func (l *Lab) Run(ctx context.Context, t sdk.Transport) error { return l.mcp.Run(ctx, t) }
+
+// session returns the labmate session of an MCP connection: explicit when the caller named
+// one, else the connection's own, made on its first use.
+func (l *Lab) session(ss *sdk.ServerSession, explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	return l.conn(ss).session
+}
+
+func (l *Lab) conn(ss *sdk.ServerSession) *conn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.conns[ss]
+	if !ok {
+		c = &conn{session: "mcp-" + uuid.NewString()}
+		l.conns[ss] = c
+		if ss != nil {
+			go func() {
+				ss.Wait()
+				l.mu.Lock()
+				delete(l.conns, ss)
+				l.mu.Unlock()
+			}()
+		}
+	}
+	return c
+}
+
+// ran records the connection's last exec operation.
+func (l *Lab) ran(ss *sdk.ServerSession, opID string) {
+	c := l.conn(ss)
+	l.mu.Lock()
+	c.lastOp = opID
+	l.mu.Unlock()
+}
+
+// lastOps is the default provenance of a write: the connection's last exec, if any.
+func (l *Lab) lastOps(ss *sdk.ServerSession) []string {
+	c := l.conn(ss)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.lastOp == "" {
+		return nil
+	}
+	return []string{c.lastOp}
+}
+
+// errResult is a tool error the model can read.
+func errResult(format string, args ...any) *sdk.CallToolResult {
+	r := &sdk.CallToolResult{}
+	r.SetError(fmt.Errorf(format, args...))
+	return r
+}
+
+// ExecIn are the arguments of the exec tool.
+type ExecIn struct {
+	Kernel   string   `json:"kernel" jsonschema:"the kernel to run the code in: octave, python or shell"`
+	Code     string   `json:"code" jsonschema:"the code to run as one cell"`
+	Watch    []string `json:"watch,omitempty" jsonschema:"constraints perception watches on telemetry series, e.g. 'x < 1e6', 'finite(loss)', 'err decreasing', 'y in [0, 1]'"`
+	Hotfix   string   `json:"hotfix,omitempty" jsonschema:"when perception may interrupt the run: on_error (default), on_warning or off"`
+	TimeoutS float64  `json:"timeout_s,omitempty" jsonschema:"stop the cell after this many seconds (default: the kernel's)"`
+	// ExpectSilenceS lets long silent computations pass the stagnation detector.
+	ExpectSilenceS float64 `json:"expect_silence_s,omitempty" jsonschema:"how long the code may legitimately compute without printing"`
+	Session        string  `json:"session,omitempty" jsonschema:"labmate session to run in (default: this connection's own; its workspace persists across calls)"`
+}
+
+// ExecOut is the structured result of exec.
+type ExecOut struct {
+	SessionID   string             `json:"session_id"`
+	OperationID string             `json:"operation_id"`
+	Status      string             `json:"status" jsonschema:"completed or failed"`
+	Reason      protocol.Reason    `json:"reason,omitempty" jsonschema:"why it failed: error, timeout, interrupted, rejected, crashed, server_restart"`
+	Error       string             `json:"error,omitempty"`
+	Output      string             `json:"output" jsonschema:"what the cell printed (stdout and stderr interleaved)"`
+	Truncated   bool               `json:"output_truncated,omitempty"`
+	Verdicts    []protocol.Verdict `json:"verdicts,omitempty" jsonschema:"perception's verdicts, in order"`
+	Result      *protocol.Result   `json:"result,omitempty"`
+}
+
+// KernelsIn are the arguments of the kernels tool (none).
+type KernelsIn struct{}
+
+// KernelsOut lists the kernels.
+type KernelsOut struct {
+	Kernels []server.KernelInfo `json:"kernels"`
+	Session string              `json:"session" jsonschema:"this connection's labmate session"`
+}
+
+// InterruptIn are the arguments of the interrupt tool.
+type InterruptIn struct {
+	OperationID string `json:"operation_id" jsonschema:"the operation to stop (exec's operation_id)"`
+	Session     string `json:"session,omitempty" jsonschema:"its labmate session (default: this connection's)"`
+	Why         string `json:"why,omitempty" jsonschema:"a reason, logged with the interrupt"`
+}
+
+// InterruptOut confirms an interrupt.
+type InterruptOut struct {
+	OperationID string `json:"operation_id"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+func (l *Lab) addKernelTools() {
+	sdk.AddTool(l.mcp, &sdk.Tool{Name: "kernels", Title: "List kernels",
+		Description: "List the kernels labmate can run code in (octave, python, shell) with their interpreter versions.",
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ KernelsIn) (*sdk.CallToolResult, KernelsOut, error) {
+			return nil, KernelsOut{Kernels: l.srv.Kernels(ctx), Session: l.session(req.Session, "")}, nil
+		})
+	sdk.AddTool(l.mcp, &sdk.Tool{Name: "exec", Title: "Run a cell",
+		Description: "Run code as one cell in a live, sandboxed kernel whose workspace persists across calls. " +
+			"Output lines and perception's verdicts (Normal/Warning/Error) stream as progress notifications; " +
+			"with hotfix on_error perception stops a run that errors, diverges, turns NaN or breaks a watch constraint. " +
+			"Cancelling the call interrupts the kernel and keeps its workspace."},
+		l.exec)
+	sdk.AddTool(l.mcp, &sdk.Tool{Name: "interrupt", Title: "Interrupt an operation",
+		Description: "Stop a queued or running operation (e.g. an exec started by another client); the kernel's workspace is kept."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in InterruptIn) (*sdk.CallToolResult, InterruptOut, error) {
+			why := in.Why
+			if why == "" {
+				why = "interrupted by an MCP client"
+			}
+			if err := l.srv.Interrupt(ctx, l.session(req.Session, in.Session), in.OperationID, why); err != nil {
+				return errResult("interrupt: %v", err), InterruptOut{OperationID: in.OperationID}, nil
+			}
+			return nil, InterruptOut{OperationID: in.OperationID, Interrupted: true}, nil
+		})
+}
+
+func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*sdk.CallToolResult, ExecOut, error) {
+	session := l.session(req.Session, in.Session)
+	out := ExecOut{SessionID: session}
+	if strings.TrimSpace(in.Code) == "" {
+		return errResult("exec: code is empty"), out, nil
+	}
+	pr := &protocol.Request{Kind: "exec", Kernel: in.Kernel, Code: in.Code, Watch: in.Watch,
+		Hotfix: protocol.Hotfix(in.Hotfix), TimeoutS: in.TimeoutS, ExpectSilenceS: in.ExpectSilenceS}
+	token := req.Params.GetProgressToken()
+	var (
+		output strings.Builder
+		n      float64
+	)
+	notify := func(msg string) {
+		if token == nil || req.Session == nil {
+			return
+		}
+		n++
+		// A failed notification (the client went away) must not stop the run.
+		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+	}
+	for m, err := range l.srv.Exec(ctx, session, pr) {
+		if err != nil {
+			return nil, out, fmt.Errorf("exec: %w", err) // the plumbing broke
+		}
+		out.OperationID = m.OperationID
+		p, err := protocol.DecodePayload(m)
+		if err != nil {
+			return nil, out, fmt.Errorf("exec: %w", err)
+		}
+		switch p := p.(type) {
+		case *protocol.StatePayload:
+			if m.Type == protocol.TypeAck { // names the operation, for interrupt from elsewhere
+				notify(fmt.Sprintf("operation %s of session %s acknowledged", m.OperationID, session))
+			}
+		case *protocol.Progress:
+			if o := p.Observation; o != nil {
+				if line, ok := describe(o); ok {
+					if o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr {
+						if output.Len()+len(o.Line)+1 <= l.opts.MaxOutputBytes {
+							output.WriteString(o.Line)
+							output.WriteByte('\n')
+						} else {
+							out.Truncated = true
+						}
+					}
+					notify(line)
+				}
+			}
+			if v := p.Verdict; v != nil {
+				out.Verdicts = append(out.Verdicts, *v)
+				notify(fmt.Sprintf("verdict %s (%s): %s", v.State, v.Detector, v.Message))
+			}
+		case *protocol.Complete:
+			out.Status, out.Result = "completed", p.Result
+		case *protocol.Failed:
+			out.Status, out.Reason, out.Error, out.Result = "failed", p.Reason, p.Error, p.Result
+			if p.Verdict != nil {
+				out.Verdicts = append(out.Verdicts, *p.Verdict)
+			}
+		}
+	}
+	out.Output = output.String()
+	if out.OperationID != "" {
+		l.ran(req.Session, out.OperationID)
+	}
+	if out.Status == "" {
+		return nil, out, errors.New("exec: the operation's stream ended without its terminal message")
+	}
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: summary(&out)}}}
+	res.IsError = out.Status != "completed"
+	return res, out, nil
+}
+
+// describe renders an observation as one progress message; false for those not worth one
+// (resource samples).
+func describe(o *protocol.Observation) (string, bool) {
+	switch o.Kind {
+	case protocol.ObsStdout:
+		return o.Line, true
+	case protocol.ObsStderr:
+		return "stderr: " + o.Line, true
+	case protocol.ObsTelemetry:
+		if o.Sample != nil {
+			return fmt.Sprintf("telemetry %s = %g", o.Sample.Name, o.Sample.Value), true
+		}
+	case protocol.ObsEvent:
+		if o.Event != nil {
+			return strings.TrimSpace("event " + string(o.Event.Name) + " " + o.Event.Detail), true
+		}
+	}
+	return "", false
+}
+
+// summary is the text a model reads: how the cell ended, then its output.
+func summary(o *ExecOut) string {
+	var b strings.Builder
+	switch o.Status {
+	case "completed":
+		fmt.Fprintf(&b, "completed (operation %s)", o.OperationID)
+	default:
+		fmt.Fprintf(&b, "FAILED: %s (operation %s)", o.Reason, o.OperationID)
+		if o.Error != "" {
+			fmt.Fprintf(&b, "\nerror: %s", o.Error)
+		}
+	}
+	if r := o.Result; r != nil {
+		fmt.Fprintf(&b, "\nduration %.3gs, workspace kept: %t", r.DurationS, r.WorkspaceOK)
+		if r.Line > 0 {
+			fmt.Fprintf(&b, ", error at line %d", r.Line)
+		}
+	}
+	for _, v := range o.Verdicts {
+		if v.State != protocol.Normal {
+			fmt.Fprintf(&b, "\nverdict %s (%s): %s", v.State, v.Detector, v.Message)
+		}
+	}
+	b.WriteString("\n--- output ---\n")
+	b.WriteString(o.Output)
+	if o.Truncated {
+		b.WriteString("[output truncated]\n")
+	}
+	return b.String()
+}

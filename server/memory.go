@@ -1,0 +1,174 @@
+package server
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/folder"
+)
+
+// memoryRoutes serve the dashboard's memory browser over Config.Memory: search facts and
+// skills, one entry with its history (whose provenance links to operations of the log),
+// the namespaces, and freezing one.
+func (s *Server) memoryRoutes() {
+	if s.cfg.Memory == nil {
+		return
+	}
+	s.mux.HandleFunc("GET /v1/memory/search", s.memorySearch)
+	s.mux.HandleFunc("GET /v1/memory/entries/{id}", s.memoryEntry)
+	s.mux.HandleFunc("GET /v1/memory/namespaces", func(w http.ResponseWriter, r *http.Request) {
+		list, err := s.cfg.Memory.Namespaces(r.Context())
+		if err != nil {
+			memoryError(w, err)
+			return
+		}
+		if list == nil {
+			list = []memory.Namespace{}
+		}
+		writeJSON(w, http.StatusOK, list)
+	})
+	s.mux.HandleFunc("POST /v1/memory/freeze", s.memoryFreeze)
+	s.mux.HandleFunc("GET /v1/memory/export", s.memoryExport)
+}
+
+// memoryExport serves GET /v1/memory/export?namespace=NS: the folder labmate memory export
+// writes (facts/ID.md, skills/NAME/SKILL.md), of one namespace and its children or of all,
+// as a zip file.
+func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
+	ns := r.URL.Query().Get("namespace")
+	var opts *folder.ExportOptions
+	if ns != "" {
+		if err := memory.ValidNamespace(ns); err != nil {
+			memoryError(w, err)
+			return
+		}
+		opts = &folder.ExportOptions{Namespaces: []string{ns}}
+	}
+	dir, err := os.MkdirTemp("", "labmate-export-")
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer os.RemoveAll(dir)
+	if _, err := folder.Export(r.Context(), s.cfg.Memory, dir, opts); err != nil {
+		memoryError(w, err)
+		return
+	}
+	name := "memory"
+	if ns != "" {
+		name += "-" + strings.ReplaceAll(ns, "/", "_")
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.zip"`, name))
+	zw := zip.NewWriter(w)
+	if err := zw.AddFS(os.DirFS(dir)); err != nil {
+		s.logf("memory export: %v", err) // the status is sent: the client sees a broken zip
+		return
+	}
+	if err := zw.Close(); err != nil {
+		s.logf("memory export: %v", err)
+	}
+}
+
+// memorySearch serves GET /v1/memory/search?q=TEXT&type=fact|skill&ns=NS&retired=1&limit=N.
+func (s *Server) memorySearch(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	q := &memory.Query{Text: v.Get("q")}
+	switch t := v.Get("type"); t {
+	case "", "all":
+	case "fact":
+		q.Kinds = memory.FactKinds
+	case "skill":
+		q.Kinds = []memory.Kind{memory.KindSkill}
+	default:
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("type=%q: want fact, skill or all", t))
+		return
+	}
+	if ns := strings.TrimSpace(v.Get("ns")); ns != "" {
+		q.Namespaces = []string{ns}
+	}
+	if v.Get("retired") == "1" {
+		q.Status = []memory.Status{memory.StatusActive, memory.StatusSuperseded, memory.StatusInvalidated}
+	}
+	q.Limit = 50
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit=%q: want 1 to 500", l))
+			return
+		}
+		q.Limit = n
+	}
+	list := []*memory.Result{}
+	for res, err := range s.cfg.Memory.Search(r.Context(), q) {
+		if err != nil {
+			memoryError(w, err)
+			return
+		}
+		list = append(list, res)
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// memoryEntry serves GET /v1/memory/entries/ID: the entry and its history, oldest first.
+func (s *Server) memoryEntry(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	e, err := s.cfg.Memory.Get(r.Context(), &memory.GetParams{ID: id})
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	history := []*memory.Change{}
+	for c, err := range s.cfg.Memory.History(r.Context(), &memory.HistoryParams{EntryID: id}) {
+		if err != nil {
+			memoryError(w, err)
+			return
+		}
+		history = append(history, c)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entry": e, "history": history})
+}
+
+// memoryFreeze serves POST /v1/memory/freeze {"namespace": NS, "frozen": BOOL}.
+func (s *Server) memoryFreeze(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+	var p struct {
+		Namespace string `json:"namespace"`
+		Frozen    *bool  `json:"frozen"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		httpError(w, http.StatusBadRequest, "freeze: "+err.Error())
+		return
+	}
+	if p.Frozen == nil {
+		httpError(w, http.StatusBadRequest, `freeze: "frozen" (true or false) is missing`)
+		return
+	}
+	if err := s.cfg.Memory.Freeze(r.Context(), &memory.FreezeParams{Namespace: p.Namespace, Frozen: *p.Frozen, Actor: "dashboard"}); err != nil {
+		memoryError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"namespace": p.Namespace, "frozen": *p.Frozen})
+}
+
+func memoryError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, memory.ErrInvalid), errors.Is(err, memory.ErrBadQuery), errors.Is(err, memory.ErrBadSkill):
+		code = http.StatusBadRequest
+	case errors.Is(err, memory.ErrFrozen), errors.Is(err, memory.ErrConflict), errors.Is(err, memory.ErrNotActive):
+		code = http.StatusConflict
+	}
+	httpError(w, code, err.Error())
+}

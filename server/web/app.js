@@ -1,0 +1,707 @@
+// labmate dashboard: the protocol's sessions and operations, live over the WebSocket
+// (resumed with after=SEQ when the connection drops; a reload replays the session's log),
+// and a cell runner. Plain JS, no build step, nothing from the network but this server.
+"use strict";
+
+const $ = (sel) => document.querySelector(sel);
+const MAX_LINES = 4000; // per operation in the page; the whole stream is in the log
+
+const state = {
+  token: sessionStorage.getItem("labmate.token") || "",
+  session: "",     // the session shown
+  lastSeq: 0,      // the last seq rendered
+  ws: null,
+  retry: 0,
+  ops: new Map(),  // operation id → its card
+};
+
+// ---------- HTTP ----------
+
+async function api(method, path, body) {
+  const headers = {};
+  if (state.token) headers["Authorization"] = "Bearer " + state.token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status === 401) {
+    $("#auth").hidden = false;
+    $("#token").focus();
+    throw new Error("this server needs its bearer token");
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.error || method + " " + path + ": HTTP " + res.status);
+  return data;
+}
+
+function showError(err) {
+  const a = $("#alert");
+  a.textContent = String(err && err.message ? err.message : err);
+  a.hidden = false;
+}
+
+function clearError() { $("#alert").hidden = true; }
+
+function uuid() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40; b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+const short = (id) => id.slice(0, 8);
+
+// ---------- sessions ----------
+
+async function loadKernels() {
+  const sel = $("#kernel");
+  const list = (await api("GET", "/v1/kernels")) || [];
+  sel.replaceChildren();
+  for (const k of list) {
+    const o = document.createElement("option");
+    o.value = k.name;
+    o.textContent = k.error ? `${k.name} (not available)` : `${k.name} ${k.version || ""}`.trim();
+    o.disabled = !!k.error;
+    sel.append(o);
+  }
+  const saved = localStorage.getItem("labmate.kernel");
+  if (saved && list.some((k) => k.name === saved && !k.error)) sel.value = saved;
+}
+
+async function loadSessions() {
+  const list = (await api("GET", "/v1/sessions")) || [];
+  if (state.session && !list.some((s) => s.id === state.session)) list.push({ id: state.session, operations: 0 }); // new: no operation yet
+  const ul = $("#sessions");
+  const key = JSON.stringify(list.map((s) => [s.id, s.operations]));
+  if (key === state.sessionsKey) return; // unchanged: keep the DOM (and the keyboard focus)
+  state.sessionsKey = key;
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
+  ul.replaceChildren();
+  for (const s of list.slice().reverse()) {
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.dataset.session = s.id;
+    b.textContent = `${short(s.id)} · ${s.operations} op${s.operations === 1 ? "" : "s"}`;
+    b.title = s.id;
+    b.setAttribute("aria-label", `session ${s.id}, ${s.operations} operations`);
+    if (s.id === state.session) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => openSession(s.id));
+    li.append(b);
+    ul.append(li);
+    if (focused === s.id) b.focus();
+  }
+}
+
+function openSession(id, focusOp) {
+  if (state.ws) { state.ws.onclose = null; state.ws.close(); state.ws = null; }
+  state.session = id;
+  state.focusOp = focusOp || "";
+  state.lastSeq = 0;
+  state.retry = 0;
+  state.ops.clear();
+  sessionStorage.setItem("labmate.session", id);
+  history.replaceState(null, "", "#lab/" + encodeURIComponent(id));
+  $("#stream").replaceChildren();
+  $("#history").replaceChildren();
+  $("#session-name").textContent = "in session " + id;
+  for (const b of document.querySelectorAll("#sessions button")) {
+    if (b.dataset.session === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+  connect();
+}
+
+async function newSession() {
+  try {
+    const { id } = await api("POST", "/v1/sessions");
+    openSession(id);
+    await loadSessions();
+    $("#code").focus();
+  } catch (e) { showError(e); }
+}
+
+// ---------- the live stream ----------
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  let url = `${proto}//${location.host}/v1/sessions/${encodeURIComponent(state.session)}/ws?after=${state.lastSeq}`;
+  if (state.token) url += "&access_token=" + encodeURIComponent(state.token);
+  const ws = new WebSocket(url);
+  state.ws = ws;
+  const conn = $("#conn");
+  conn.textContent = "connecting…";
+  conn.className = "conn";
+  ws.onopen = () => { state.retry = 0; conn.textContent = "live"; conn.className = "conn live"; };
+  ws.onmessage = (ev) => {
+    let m;
+    try { m = JSON.parse(ev.data); } catch { return; }
+    if (m.type === "error") { showError("the server refused a message: " + m.error); return; }
+    if (m.seq <= state.lastSeq) return;
+    state.lastSeq = m.seq;
+    render(m);
+  };
+  ws.onclose = (ev) => {
+    if (state.ws !== ws) return;
+    conn.textContent = `disconnected${ev.reason ? " (" + ev.reason + ")" : ""}; resuming…`;
+    conn.className = "conn down";
+    const delay = Math.min(5000, 200 * 2 ** state.retry++);
+    setTimeout(() => { if (state.ws === ws) connect(); }, delay);
+  };
+}
+
+function send(type, opID, payload) {
+  if (!state.ws || state.ws.readyState !== WebSocket.OPEN) {
+    showError("not connected to the session yet; try again in a moment");
+    return false;
+  }
+  state.ws.send(JSON.stringify({ id: uuid(), type, payload, timestamp: Date.now() / 1000,
+    session_id: state.session, operation_id: opID }));
+  return true;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// card returns the operation's card, making it (and its history entry) on first sight.
+function card(m) {
+  let c = state.ops.get(m.operation_id);
+  if (c) return c;
+  const root = el("article", "op");
+  root.id = "op-" + m.operation_id;
+  root.setAttribute("aria-label", "operation " + m.operation_id);
+  const head = el("header");
+  const title = el("h3", "", short(m.operation_id));
+  title.title = m.operation_id;
+  const badge = el("span", "badge", "requested");
+  const kernel = el("span", "muted");
+  const stop = el("button", "danger", "Interrupt");
+  stop.type = "button";
+  stop.hidden = true;
+  stop.setAttribute("aria-label", "Interrupt operation " + short(m.operation_id));
+  stop.addEventListener("click", () => {
+    if (send("operation_interrupt", m.operation_id, { why: "interrupted from the dashboard" })) stop.disabled = true;
+  });
+  head.append(title, kernel, badge, stop);
+  const code = el("pre", "code");
+  const verdicts = el("div", "verdicts");
+  const tele = el("div", "telemetry");
+  const out = el("pre", "out");
+  out.setAttribute("aria-label", "output of " + short(m.operation_id));
+  const end = el("p", "end");
+  root.append(head, code, verdicts, tele, out, end);
+  $("#stream").append(root);
+
+  const li = document.createElement("li");
+  const a = el("a", "", short(m.operation_id) + " ");
+  a.href = "#op-" + m.operation_id;
+  const hs = el("span", "state", "requested");
+  a.append(hs);
+  a.addEventListener("click", (ev) => { ev.preventDefault(); focus(state.ops.get(m.operation_id)); });
+  li.append(a);
+  $("#history").append(li);
+
+  c = { root, badge, kernel, stop, code, verdicts, tele, out, end, hs, lines: 0, hidden: 0, samples: new Map() };
+  state.ops.set(m.operation_id, c);
+  return c;
+}
+
+function setState(c, label, cls) {
+  c.badge.textContent = label;
+  c.badge.className = "badge " + (cls || "");
+  c.hs.textContent = label;
+}
+
+function addLine(c, text, cls) {
+  if (c.lines >= MAX_LINES) {
+    c.out.firstChild.remove();
+    c.hidden++;
+  } else c.lines++;
+  const span = el("span", cls, text + "\n");
+  c.out.append(span);
+  if (c.hidden) c.out.dataset.hidden = c.hidden;
+  if (c.out.scrollHeight - c.out.scrollTop - c.out.clientHeight < 80) c.out.scrollTop = c.out.scrollHeight;
+}
+
+function addVerdict(c, v) {
+  const text = `${v.state} · ${v.detector}: ${v.message}`;
+  if (c.lastVerdict === text) return; // the terminal message repeats the verdict that stopped the run
+  c.lastVerdict = text;
+  const p = el("p", "verdict " + v.state, text);
+  if (v.evidence && v.evidence.length) p.title = v.evidence.join("\n");
+  c.verdicts.append(p);
+  c.root.classList.remove("v-Normal", "v-Warning", "v-Error");
+  c.root.classList.add("v-" + v.state);
+}
+
+// focus scrolls to an operation's card and moves the keyboard focus to it.
+function focus(c) {
+  c.root.scrollIntoView({ block: "start" });
+  c.root.tabIndex = -1;
+  c.root.focus();
+}
+
+function render(m) {
+  const c = card(m);
+  if (state.focusOp === m.operation_id) { state.focusOp = ""; setTimeout(() => focus(c), 0); }
+  const p = m.payload || {};
+  switch (m.type) {
+    case "operation_request":
+      c.kernel.textContent = p.kernel || p.kind || "";
+      c.code.textContent = p.code || JSON.stringify(p);
+      setState(c, "requested");
+      break;
+    case "operation_ack":
+      setState(c, "queued");
+      c.stop.hidden = false;
+      break;
+    case "operation_start":
+      setState(c, "running", "s-running");
+      c.stop.hidden = false;
+      break;
+    case "operation_progress": {
+      const o = p.observation;
+      if (o) {
+        if (o.kind === "stdout") addLine(c, o.line, "");
+        else if (o.kind === "stderr") addLine(c, o.line, "stderr");
+        else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
+        else if (o.kind === "telemetry" && o.sample) {
+          c.samples.set(o.sample.name, o.sample.value);
+          c.tele.textContent = [...c.samples].map(([k, v]) => `${k} = ${v}`).join("   ");
+        }
+      }
+      if (p.verdict) addVerdict(c, p.verdict);
+      break;
+    }
+    case "operation_interrupt":
+      addLine(c, `[interrupt requested${p.why ? ": " + p.why : ""}]`, "event");
+      break;
+    case "operation_complete": {
+      setState(c, "completed", "s-completed");
+      c.stop.hidden = true;
+      const r = p.result || {};
+      c.end.className = "end";
+      c.end.textContent = `completed in ${(r.duration_s || 0).toFixed(2)} s`;
+      break;
+    }
+    case "operation_failed": {
+      setState(c, "failed: " + p.reason, "s-failed");
+      c.stop.hidden = true;
+      if (p.verdict) addVerdict(c, p.verdict);
+      const r = p.result || {};
+      c.end.className = "end failed";
+      c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}` +
+        (r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "");
+      break;
+    }
+  }
+}
+
+// ---------- campaigns ----------
+
+async function detectCampaigns() {
+  try {
+    await api("GET", "/v1/campaigns");
+    $("#nav-campaigns").hidden = false;
+  } catch { /* this server runs no campaigns */ }
+}
+
+const fmt = (v, d = 3) => (v === null || v === undefined ? "—" : Number(v).toFixed(d));
+const splitCols = (v) => v.split(",").map((x) => x.trim()).filter(Boolean);
+
+async function loadCampaigns() {
+  const list = (await api("GET", "/v1/campaigns")) || [];
+  const ul = $("#camp-list");
+  ul.replaceChildren();
+  for (const st of list.slice().reverse()) {
+    const c = st.campaign;
+    const li = document.createElement("li");
+    const b = el("button", "", `${c.space}${c.group ? " · " + c.group : ""} · ${c.planner} · ${st.steps.length}/${c.budget}`);
+    b.type = "button";
+    b.dataset.id = c.id;
+    if (c.id === state.campaign) b.setAttribute("aria-current", "true");
+    b.addEventListener("click", () => showCampaign(st));
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+async function startCampaign(ev) {
+  ev.preventDefault();
+  clearError();
+  const spec = {
+    objective: $("#camp-objective").value.trim(),
+    vars: splitCols($("#camp-vars").value),
+    groups: splitCols($("#camp-groups").value),
+    group: $("#camp-group").value.trim(),
+    planner: $("#camp-planner").value,
+    budget: Number($("#camp-budget").value),
+    seed: Number($("#camp-seed").value),
+  };
+  const file = $("#camp-file").files[0];
+  if (file) { spec.csv_data = await file.text(); spec.name = file.name; }
+  else spec.csv = $("#camp-path").value.trim();
+  try {
+    const st = await api("POST", "/v1/campaigns", spec);
+    showCampaign(st);
+    await loadCampaigns();
+  } catch (e) { showError(e); }
+}
+
+async function showCampaignFile() {
+  const file = $("#camp-file").files[0];
+  if (!file) { $("#camp-cols").textContent = ""; return; }
+  const head = (await file.slice(0, 4096).text()).split(/\r?\n/)[0];
+  $("#camp-cols").textContent = "columns: " + head.split(",").join(", ");
+}
+
+function showCampaign(st) {
+  const c = st.campaign;
+  state.campaign = c.id;
+  $("#camp-view").hidden = false;
+  $("#camp-h").textContent = `Campaign on ${c.space}${c.group ? " · " + c.group : ""} (${c.planner})`;
+  const best = st.best ? `best ${c.objective} ${fmt(st.best.value, 2)} at turn ${st.best.n} (${Object.entries(st.best.conditions).map(([k, v]) => k + "=" + v).join(", ")})` : "nothing measured yet";
+  $("#camp-summary").textContent = `${st.steps.length} of ${c.budget} turns; ${best}` +
+    (st.done ? "; done" : "") + (st.error ? `; stopped: ${st.error}` : "");
+  $("#camp-step").disabled = st.done;
+  $("#camp-play").disabled = st.done || state.playing;
+  $("#camp-pause").disabled = !state.playing;
+  const tb = $("#camp-steps");
+  tb.replaceChildren();
+  st.steps.forEach((s, i) => {
+    const tr = document.createElement("tr");
+    const cond = s.conditions ? Object.entries(s.conditions).map(([k, v]) => `${k}=${v}`).join(", ") : "";
+    tr.append(el("td", "", String(s.n)), el("td", "", cond + (s.error ? ` (${s.error})` : "")),
+      el("td", "", s.ok ? fmt(s.value, 2) : "—"), el("td", "", fmt(st.advantage[i])), el("td", "", fmt(st.nma[i])));
+    tb.append(tr);
+  });
+  $("#camp-chart").replaceChildren(chart(st));
+  for (const b of document.querySelectorAll("#camp-list button")) {
+    if (b.dataset.id === c.id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+}
+
+// chart draws NMA (a line) and each turn's normalized advantage (dots) as inline SVG.
+function chart(st) {
+  const NS = "http://www.w3.org/2000/svg";
+  const W = 560, H = 260, L = 44, R = 12, T = 12, B = 30;
+  const n = Math.max(st.campaign.budget, 1);
+  const vals = st.advantage.concat(st.nma).filter((v) => v !== null);
+  const lo = Math.min(-1, ...vals), hi = 1;
+  const x = (i) => L + ((i + 0.5) / n) * (W - L - R);
+  const y = (v) => T + ((hi - v) / (hi - lo)) * (H - T - B);
+  const svg = document.createElementNS(NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("role", "img");
+  const last = st.nma.length ? st.nma[st.nma.length - 1] : null;
+  svg.setAttribute("aria-label", `NMA after ${st.steps.length} turns: ${fmt(last)}`);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  for (const v of [lo, (lo + hi) / 2, 0, hi].filter((v, i, a) => a.indexOf(v) === i)) {
+    add("line", { class: "grid", x1: L, x2: W - R, y1: y(v), y2: y(v) });
+    add("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end" }, v.toFixed(1));
+  }
+  add("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B });
+  add("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B });
+  const ticks = Math.min(n, 10);
+  for (let k = 0; k < ticks; k++) {
+    const i = Math.round((k * (n - 1)) / Math.max(ticks - 1, 1));
+    add("text", { x: x(i), y: H - B + 16, "text-anchor": "middle" }, String(i + 1));
+  }
+  add("text", { x: W - R, y: H - 2, "text-anchor": "end" }, "turn");
+  const pts = [];
+  st.nma.forEach((v, i) => { if (v !== null) pts.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`); });
+  if (pts.length) add("polyline", { class: "nma", points: pts.join(" ") });
+  st.advantage.forEach((v, i) => { if (v !== null) add("circle", { class: "adv", cx: x(i), cy: y(v), r: 3 }); });
+  return svg;
+}
+
+async function stepCampaign(n) {
+  try {
+    const st = await api("POST", `/v1/campaigns/${encodeURIComponent(state.campaign)}/step?n=${n}`);
+    showCampaign(st);
+    return st;
+  } catch (e) { showError(e); return null; }
+}
+
+// playCampaign plays one turn at a time, so that the chart grows as it goes.
+async function playCampaign() {
+  state.playing = true;
+  $("#camp-play").disabled = true;
+  $("#camp-pause").disabled = false;
+  try {
+    while (state.playing) {
+      const st = await stepCampaign(1);
+      if (!st || st.done) break;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } finally {
+    state.playing = false;
+    $("#camp-pause").disabled = true;
+    $("#camp-play").disabled = $("#camp-step").disabled; // done: nothing left to play
+    loadCampaigns().catch(() => {});
+  }
+}
+
+// ---------- the cell runner ----------
+
+function runCell(ev) {
+  ev.preventDefault();
+  clearError();
+  const code = $("#code").value;
+  if (!code.trim()) { showError("the cell is empty"); return; }
+  if (!state.session) { showError("open or create a session first"); return; }
+  const kernel = $("#kernel").value;
+  localStorage.setItem("labmate.kernel", kernel);
+  const watch = $("#watch").value.split(";").map((s) => s.trim()).filter(Boolean);
+  const req = { kind: "exec", kernel, code, hotfix: $("#hotfix").value };
+  if (watch.length) req.watch = watch;
+  send("operation_request", uuid(), req);
+}
+
+// ---------- start ----------
+
+async function start() {
+  $("#cell").addEventListener("submit", runCell);
+  $("#code").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) runCell(ev);
+  });
+  $("#new-session").addEventListener("click", newSession);
+  $("#mem-form").addEventListener("submit", memorySearch);
+  $("#camp-form").addEventListener("submit", startCampaign);
+  $("#camp-file").addEventListener("change", showCampaignFile);
+  $("#camp-step").addEventListener("click", () => stepCampaign(1));
+  $("#camp-play").addEventListener("click", playCampaign);
+  $("#camp-pause").addEventListener("click", () => { state.playing = false; });
+  window.addEventListener("hashchange", route);
+  $("#auth").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.token = $("#token").value;
+    sessionStorage.setItem("labmate.token", state.token);
+    $("#auth").hidden = true;
+    clearError();
+    start2();
+  });
+  start2();
+}
+
+// labHash parses #lab/SESSION/OP.
+function labHash() {
+  if (!location.hash.startsWith("#lab/")) return { session: "", op: "" };
+  const [session, op] = location.hash.slice(5).split("/").map(decodeURIComponent);
+  return { session: session || "", op: op || "" };
+}
+
+// route shows the page the hash names: #lab[/SESSION[/OP]] or #memory.
+function route() {
+  const page = location.hash.startsWith("#memory") ? "memory" : location.hash.startsWith("#campaigns") ? "campaigns" : "lab";
+  $("#page-lab").hidden = page !== "lab";
+  $("#page-memory").hidden = page !== "memory";
+  $("#page-campaigns").hidden = page !== "campaigns";
+  for (const a of document.querySelectorAll("#pages a")) {
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (page === "memory") {
+    loadNamespaces().catch(showError);
+    if (!state.searched) { state.searched = true; memorySearch(); }
+    return;
+  }
+  if (page === "campaigns") {
+    loadCampaigns().catch(showError);
+    return;
+  }
+  const { session, op } = labHash();
+  if (session && session !== state.session) openSession(session, op);
+  else if (op) {
+    const c = state.ops.get(op);
+    if (c) focus(c); else state.focusOp = op;
+  }
+}
+
+async function start2() {
+  try {
+    await loadKernels();
+    await loadSessions();
+    await detectMemory();
+    await detectCampaigns();
+    const first = location.hash.startsWith("#memory") || location.hash.startsWith("#campaigns") ? location.hash : "";
+    const id = labHash().session || sessionStorage.getItem("labmate.session");
+    if (id) openSession(id, labHash().op); else await newSession();
+    if (first) { history.replaceState(null, "", first); route(); }
+    if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
+  } catch (e) { showError(e); }
+}
+
+// ---------- memory ----------
+
+async function detectMemory() {
+  try {
+    await api("GET", "/v1/memory/namespaces");
+    $("#nav-memory").hidden = false;
+  } catch { /* this server has no memory: the page stays hidden */ }
+}
+
+async function loadNamespaces() {
+  const list = (await api("GET", "/v1/memory/namespaces")) || [];
+  const sel = $("#mem-ns");
+  const keep = sel.value;
+  sel.replaceChildren(new Option("all", ""));
+  const rows = $("#ns-rows");
+  rows.replaceChildren();
+  for (const n of list) {
+    sel.append(new Option(n.name, n.name));
+    const tr = document.createElement("tr");
+    const name = el("td", "", n.name);
+    const frozen = el("td");
+    const b = el("button", n.frozen ? "" : "secondary", n.frozen ? "Frozen — unfreeze" : "Freeze");
+    b.type = "button";
+    b.setAttribute("aria-pressed", String(n.frozen));
+    b.setAttribute("aria-label", `${n.frozen ? "Unfreeze" : "Freeze"} namespace ${n.name}`);
+    b.addEventListener("click", async () => {
+      try {
+        await api("POST", "/v1/memory/freeze", { namespace: n.name, frozen: !n.frozen });
+        await loadNamespaces();
+      } catch (e) { showError(e); }
+    });
+    frozen.append(b);
+    const exp = el("td");
+    const x = el("button", "secondary", "Export");
+    x.type = "button";
+    x.setAttribute("aria-label", `Export namespace ${n.name} as a zip of Markdown files`);
+    x.addEventListener("click", () => exportNamespace(n.name));
+    exp.append(x);
+    tr.append(name, el("td", "", String(n.facts)), el("td", "", String(n.skills)), frozen, exp);
+    rows.append(tr);
+  }
+  sel.value = keep;
+}
+
+// exportNamespace downloads a namespace's export (a zip of facts/*.md and skills/*/SKILL.md).
+async function exportNamespace(ns) {
+  clearError();
+  const headers = state.token ? { Authorization: "Bearer " + state.token } : {};
+  try {
+    const res = await fetch("/v1/memory/export?namespace=" + encodeURIComponent(ns), { headers });
+    if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || "export: HTTP " + res.status);
+    const url = URL.createObjectURL(await res.blob());
+    const a = el("a");
+    a.href = url;
+    a.download = `memory-${ns.replaceAll("/", "_")}.zip`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  } catch (e) { showError(e); }
+}
+
+async function memorySearch(ev) {
+  if (ev) ev.preventDefault();
+  clearError();
+  const params = new URLSearchParams({ q: $("#mem-q").value, type: $("#mem-type").value });
+  if ($("#mem-ns").value) params.set("ns", $("#mem-ns").value);
+  if ($("#mem-retired").checked) params.set("retired", "1");
+  const seq = (state.searchSeq = (state.searchSeq || 0) + 1);
+  try {
+    const list = (await api("GET", "/v1/memory/search?" + params)) || [];
+    if (seq !== state.searchSeq) return; // a newer search was started: its answer wins
+    const ol = $("#mem-results");
+    ol.replaceChildren();
+    for (const r of list) {
+      const e = r.fact || r.skill;
+      const li = document.createElement("li");
+      const b = el("button");
+      b.type = "button";
+      b.dataset.id = e.id;
+      b.append(el("span", "kind", r.skill ? "skill" : e.kind));
+      const label = r.skill ? `${e.name} — ${e.description}` : e.text;
+      b.append(el("span", e.status === "active" ? "" : "retired", label));
+      b.append(el("span", "muted", ` · ${e.namespace}`));
+      if (e.id === state.entry) b.setAttribute("aria-current", "true");
+      b.addEventListener("click", () => showEntry(e.id));
+      li.append(b);
+      ol.append(li);
+    }
+    $("#mem-count").textContent = `${list.length} result${list.length === 1 ? "" : "s"}`;
+  } catch (e) { showError(e); }
+}
+
+function field(dl, name, value) {
+  if (value === undefined || value === null || value === "" || (Array.isArray(value) && !value.length)) return;
+  dl.append(el("dt", "", name));
+  const dd = el("dd");
+  if (value instanceof Node) dd.append(value); else dd.textContent = Array.isArray(value) ? value.join(", ") : String(value);
+  dl.append(dd);
+}
+
+async function showEntry(id) {
+  let data;
+  try { data = await api("GET", "/v1/memory/entries/" + encodeURIComponent(id)); } catch (e) { showError(e); return; }
+  for (const b of document.querySelectorAll("#mem-results button")) {
+    if (b.dataset.id === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+  state.entry = id;
+  const f = data.entry.fact, k = data.entry.skill, e = f || k;
+  const sec = $("#mem-entry");
+  sec.hidden = false;
+  $("#entry-h").textContent = k ? `Skill ${k.name}` : `Fact (${f.kind})`;
+  const dl = $("#entry-fields");
+  dl.replaceChildren();
+  if (f) field(dl, "text", f.text);
+  if (k) field(dl, "description", k.description);
+  field(dl, "id", e.id);
+  field(dl, "namespace", e.namespace);
+  field(dl, "status", e.status + (e.reason ? ` (${e.reason})` : ""));
+  field(dl, "tags", e.tags);
+  if (f) { field(dl, "evidence", f.evidence); if (f.confidence) field(dl, "confidence", f.confidence); }
+  if (k) { field(dl, "version", k.version); field(dl, "uses", `${k.uses} (${k.successes} succeeded, ${k.failures} failed)`); }
+  if (f) field(dl, "outcomes", `${f.successes} succeeded, ${f.failures} failed`);
+  field(dl, "created", new Date(e.created_at).toLocaleString());
+  field(dl, "updated", new Date(e.updated_at).toLocaleString());
+  const body = $("#entry-body");
+  body.hidden = !k;
+  body.textContent = k ? k.body : "";
+
+  const prov = $("#entry-prov");
+  prov.replaceChildren();
+  const p = e.provenance || {};
+  for (const op of p.operations || []) {
+    const li = document.createElement("li");
+    if (p.session) {
+      const a = el("a", "", `operation ${short(op)}`);
+      a.href = `#lab/${encodeURIComponent(p.session)}/${encodeURIComponent(op)}`;
+      a.title = op;
+      li.append(a, el("span", "muted", ` in session ${short(p.session)}`));
+    } else li.textContent = `operation ${op}`;
+    prov.append(li);
+  }
+  if (p.session && !(p.operations || []).length) {
+    const li = document.createElement("li");
+    const a = el("a", "", `session ${short(p.session)}`);
+    a.href = `#lab/${encodeURIComponent(p.session)}`;
+    li.append(a);
+    prov.append(li);
+  }
+  if (p.model) prov.append(el("li", "", "model: " + p.model));
+  if (p.source) prov.append(el("li", "", "source: " + p.source));
+  if (!prov.children.length) prov.append(el("li", "muted", "none recorded"));
+
+  const tb = $("#entry-history");
+  tb.replaceChildren();
+  for (const c of data.history) {
+    const tr = document.createElement("tr");
+    const change = c.old && c.new ? `${c.old} → ${c.new}` : (c.new || c.old || "");
+    tr.append(el("td", "", new Date(c.time).toLocaleString()), el("td", "", c.event), el("td", "", c.actor),
+      el("td", "", change + (c.reason ? ` (${c.reason})` : "")));
+    tb.append(tr);
+  }
+  sec.focus();
+}
+
+start();

@@ -117,13 +117,25 @@ func New(s *opt.Space, o *Options) (*Bayes, error) {
 	return b, nil
 }
 
+// variances are the prior centers of the total main-effect variance Σ a_v and of the
+// interaction variance b (standardized units). Without a prior mean, main effects dominate:
+// twenty points say more about level effects than about interactions. With a prior mean
+// (which carries the related tasks' level effects) the two are balanced.
+func (b *Bayes) variances() (float64, float64) {
+	if len(b.o.Prior) > 0 {
+		return 0.5, 0.5
+	}
+	return 0.8, 0.2
+}
+
 func (b *Bayes) defaultTheta() []float64 {
 	v := b.nv
+	a, bb := b.variances()
 	th := make([]float64, 2*v+3)
 	for i := range v {
-		th[i] = math.Log(0.5 / float64(v)) // a_v
+		th[i] = math.Log(a / float64(v)) // a_v
 	}
-	th[v] = math.Log(0.5) // b
+	th[v] = math.Log(bb) // b
 	for i := range v {
 		th[v+1+i] = math.Log(1.0) // ℓ_v
 	}
@@ -135,13 +147,14 @@ func (b *Bayes) defaultTheta() []float64 {
 // penalty is the negative log of the weak priors on the hyperparameters.
 func (b *Bayes) penalty(th []float64) float64 {
 	v := b.nv
+	a, bb := b.variances()
 	p := 0.0
 	sq := func(x, mu, s float64) float64 { d := (x - mu) / s; return 0.5 * d * d }
 	for i := range v {
-		p += sq(th[i], math.Log(0.5/float64(v)), 1.5)
+		p += sq(th[i], math.Log(a/float64(v)), 1.5)
 		p += sq(th[v+1+i], math.Log(1.0), 1.0)
 	}
-	p += sq(th[v], math.Log(0.5), 1.5)
+	p += sq(th[v], math.Log(bb), 1.5)
 	p += sq(th[2*v+1], math.Log(0.05), 1.5)
 	if b.pmean != nil {
 		p += sq(th[2*v+2], 1, 0.5)

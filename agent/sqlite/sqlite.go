@@ -24,12 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"time"
 
 	"github.com/labmate/labmate/agent"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"github.com/labmate/labmate/internal/sqlitefile"
 )
 
 const schemaVersion = 1
@@ -56,7 +55,7 @@ CREATE TABLE events (
 `
 
 // ErrNewerSchema is wrapped by Open for a file written by a newer labmate.
-var ErrNewerSchema = errors.New("agent/sqlite: the file has a newer schema than this labmate knows")
+var ErrNewerSchema = sqlitefile.ErrNewerSchema
 
 // Store is an agent.Store in one SQLite file. Create it with Open.
 type Store struct {
@@ -68,45 +67,16 @@ var _ agent.Store = (*Store)(nil)
 
 // Open opens (creating when needed) the checkpoint file at path.
 func Open(path string) (*Store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitefile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("agent/sqlite: opening %s: %w", path, err)
+		return nil, fmt.Errorf("agent/sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(1) // one writer; saves are small and sequential per run
-	s := &Store{path: path, db: db}
-	if err := s.migrate(); err != nil {
+	if err := sqlitefile.Migrate(context.Background(), db, schema, schemaVersion); err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("agent/sqlite: %s: %w", path, err)
 	}
-	return s, nil
-}
-
-func (s *Store) migrate() error {
-	ctx := context.Background()
-	var v int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("agent/sqlite: %s: reading the schema version: %w", s.path, err)
-	}
-	switch {
-	case v == schemaVersion:
-		return nil
-	case v > schemaVersion:
-		return fmt.Errorf("%w: %s has version %d, this labmate knows %d", ErrNewerSchema, s.path, v, schemaVersion)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("agent/sqlite: %s: creating the schema: %w", s.path, err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
-		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
-	}
-	return tx.Commit()
+	return &Store{path: path, db: db}, nil
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -14,17 +14,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/labmate/labmate/lab"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"github.com/labmate/labmate/internal/sqlitefile"
 )
 
 const schemaVersion = 1
@@ -58,7 +56,7 @@ CREATE TABLE steps (
 `
 
 // ErrNewerSchema: the file was written by a newer labmate.
-var ErrNewerSchema = errors.New("lab/sqlite: the store has a newer schema")
+var ErrNewerSchema = sqlitefile.ErrNewerSchema
 
 // Store is a lab.Store in a SQLite file. It is safe for concurrent use.
 type Store struct {
@@ -72,40 +70,15 @@ func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lab/sqlite: %w", err)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitefile.Open(path, "_pragma=foreign_keys(1)")
 	if err != nil {
-		return nil, fmt.Errorf("lab/sqlite: opening %s: %w", path, err)
+		return nil, fmt.Errorf("lab/sqlite: %w", err)
 	}
-	s := &Store{db: db}
-	if err := s.migrate(context.Background()); err != nil {
+	if err := sqlitefile.Migrate(context.Background(), db, schema, schemaVersion); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("lab/sqlite: %s: %w", path, err)
 	}
-	return s, nil
-}
-
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return err
-	}
-	switch {
-	case v > schemaVersion:
-		return fmt.Errorf("%w (version %d, this labmate knows %d)", ErrNewerSchema, v, schemaVersion)
-	case v == schemaVersion:
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return &Store{db: db}, nil
 }
 
 // Close closes the file.

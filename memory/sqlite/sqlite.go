@@ -21,10 +21,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +31,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/labmate/labmate/internal/sqlitefile"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/internal/sqlstore"
 )
@@ -141,11 +140,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32768)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitefile.Open(path, "_txlock=immediate", "_pragma=cache_size(-32768)")
 	if err != nil {
-		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)
+		return nil, fmt.Errorf("memory/sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)

@@ -38,7 +38,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -48,9 +47,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/labmate/labmate/internal/sqlitefile"
 	"github.com/labmate/labmate/protocol"
-
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 const schemaVersion = 1
@@ -154,12 +152,10 @@ func Open(path string) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("%w: %s is in use by another process (another labmate serve?): %w", ErrInUse, path, err)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitefile.Open(path, "_pragma=foreign_keys(1)")
 	if err != nil {
 		lock.Close()
-		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(8)
 	s := &Store{

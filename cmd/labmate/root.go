@@ -45,14 +45,18 @@ func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "labmate",
 		Short: "An AI lab partner that runs science in live, sandboxed kernels",
-		Long: `labmate runs code in live, sandboxed interpreter sessions (GNU Octave, Python with
-numpy/scipy, bash) that stream every line as it is printed, record telemetry, and can be
-interrupted without losing their workspace. While code runs, perception judges the stream
-and the Hot-Fix stops a run that diverges, turns NaN, oscillates out of control, stalls or
-breaks a --watch constraint. labmate serve streams every operation to any client over
-WebSocket, resumable from a durable log.
+		Long: `labmate is an AI lab partner. It runs code in live, sandboxed interpreter sessions
+(GNU Octave, Python with numpy/scipy, bash) that stream every line as it is printed and can
+be interrupted without losing their workspace; perception judges the stream and the Hot-Fix
+stops a run that diverges, turns NaN, oscillates, stalls or breaks a --watch constraint.
 
-Start with: labmate kernels, then labmate exec FILE, or labmate serve.`,
+On top of the kernels: an agent that plans, runs, repairs and re-plans on any
+OpenAI-compatible or Anthropic model (labmate run); memory of facts and skills (labmate
+memory); closed-loop campaigns (labmate campaign); documentation and web search (labmate
+docs); and a server with WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
+
+Start with: labmate kernels, labmate exec FILE, labmate model check, labmate run "TASK",
+or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -199,13 +199,12 @@ func resolveSpec(spec, env, what string) (*resolved, error) {
 // ollamaURL turns OLLAMA_HOST's forms (host, host:port, a URL with or without /v1) into the
 // OpenAI-compatible API root.
 func ollamaURL(v string) string {
-	if !strings.Contains(v, "://") {
-		v = "http://" + v
-	}
 	v = strings.TrimSuffix(v, "/")
-	rest := v[strings.Index(v, "://")+3:]
-	if !strings.Contains(rest, ":") && !strings.Contains(rest, "/") {
-		v += ":11434"
+	if !strings.Contains(v, "://") {
+		if !strings.Contains(v, ":") && !strings.Contains(v, "/") {
+			v += ":11434" // a bare host, as OLLAMA_HOST allows
+		}
+		v = "http://" + v
 	}
 	if !strings.HasSuffix(v, "/v1") {
 		v += "/v1"

@@ -8,7 +8,9 @@
 // deltas), so callers see the same thing as with OpenAI's json_schema. While an output schema is
 // set the model can only answer through it. A tool call whose recorded arguments are not valid
 // JSON (a malformed call from another model) is sent back as {"unparsed": "<the text>"}, since
-// the API only takes objects. Provider errors come back as *llm.APIError with the matching
+// the API only takes objects. The system prompt and the tools are marked for Anthropic's prompt
+// cache, so the part of the prompt that repeats on every call of a run is billed at the cached
+// rate; cached tokens still count as input in Usage. Provider errors come back as *llm.APIError with the matching
 // sentinel and Retry-After. The SDK's own retries are off: labmate retries with llm.WithRetry.
 package anthropic
 
@@ -202,7 +204,9 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, string, error) {
 		p.MaxTokens = int64(req.MaxTokens)
 	}
 	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System}}
+		// The system prompt and the tools repeat on every call of a run: mark them for the
+		// prompt cache (the API ignores the mark below its minimum length).
+		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
 	// user collects the blocks of the user turn being built (tool results, then text).
 	var user []sdk.ContentBlockParamUnion
@@ -255,6 +259,9 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, string, error) {
 			tp.Description = sdk.String(t.Description)
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+	if n := len(p.Tools); n > 0 {
+		p.Tools[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
 	}
 	var outName string
 	if o := req.Output; o != nil {

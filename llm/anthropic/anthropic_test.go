@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestAnthropicRequest(t *testing.T) {
 		t.Errorf("Name() = %q", m.Name())
 	}
 	ctx := context.Background()
-	if _, err := llm.Generate(ctx, m, &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
+	if _, err := llm.Generate(ctx, m, &llm.Request{System: "be brief", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
 	c := srv.Calls()[0]
@@ -38,6 +39,14 @@ func TestAnthropicRequest(t *testing.T) {
 	}
 	if !strings.Contains(string(c.Body), `"max_tokens":8192`) {
 		t.Errorf("the default answer limit was not sent: %s", c.Body)
+	}
+	var body struct {
+		System []struct {
+			CacheControl struct{ Type string } `json:"cache_control"`
+		}
+	}
+	if err := json.Unmarshal(c.Body, &body); err != nil || len(body.System) != 1 || body.System[0].CacheControl.Type != "ephemeral" {
+		t.Errorf("the system prompt is not marked for the prompt cache: %s", c.Body)
 	}
 
 	// Without a key, none is taken from the environment.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,38 @@ func TestModel(t *testing.T, format Format, newModel func(*Server) llm.Model) {
 	t.Run("ProviderDown", func(t *testing.T) { testProviderDown(t, newModel) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, newModel) })
 	t.Run("BadRequestBeforeSending", func(t *testing.T) { testBadRequest(t, newModel) })
+	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newModel) })
+}
+
+// testConcurrent shares one Model between goroutines (run it with -race).
+func testConcurrent(t *testing.T, newModel func(*Server) llm.Model) {
+	const n = 8
+	srv := NewServer(t)
+	for range n {
+		srv.Add(Text("the same answer for everyone"))
+	}
+	m := newModel(srv)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			resp, err := llm.Generate(context.Background(), m, hi())
+			if err == nil && resp.Message.Content != "the same answer for everyone" {
+				err = errors.New("wrong answer: " + resp.Message.Content)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if got := len(srv.Calls()); got != n {
+		t.Errorf("%d calls; want %d", got, n)
+	}
 }
 
 // Collect drains a stream: the text deltas, the response, the error. It fails the test if more

@@ -19,14 +19,18 @@ test: deps vet
 
 ## bench: kernels (start, per-cell overhead, interrupt and line latency), perception's cost
 ## per observation, the print-to-interrupt latency of the Hot-Fix, one streamed model call
-## through each LLM adapter over loopback, the agent's overhead per turn, documentation search
-## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput
+## through each LLM adapter over loopback, memory (ingest, search latency and size at 100,000
+## facts on SQLite and PostgreSQL, LoCoMo recall), the agent's overhead per turn, documentation
+## search p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . ./protocol/sqlite
 	$(GO) test -run '^$$' -bench . -benchmem ./llm/openai ./llm/anthropic
+	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
+	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
+	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./knowledge/sqlite
 	$(GO) test -run '^$$' -bench FetchClean -benchtime 5x ./knowledge/fetch

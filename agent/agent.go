@@ -76,6 +76,9 @@ type Task struct {
 	Mode   Mode   `json:"mode"`
 	// ID names the run; empty: a new UUID.
 	ID string `json:"id,omitempty"`
+	// Workspace is where the caller's kernels work. The agent only keeps it with the run, so
+	// that a resumed run can be given the same directory.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Memory is what the agent needs from long-term memory: recall before planning, learn after an

@@ -25,8 +25,9 @@ import (
 
 // memoryFlags are the flags every memory command shares.
 type memoryFlags struct {
-	store  string
-	asJSON bool
+	store    string
+	asJSON   bool
+	embedder string
 }
 
 func defaultMemoryStore() string {
@@ -39,15 +40,34 @@ func defaultMemoryStore() string {
 	return "memory.db"
 }
 
-// open opens the store named by --store: a postgres:// URL or a SQLite file path.
+// open opens the store named by --store: a postgres:// URL or a SQLite file path. With an
+// embedder configured (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file),
+// entries are embedded and search is hybrid.
 func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
+	var emb memory.Embedder
+	spec := f.embedder
+	if spec == "" {
+		spec = os.Getenv("LABMATE_EMBEDDER")
+	}
+	if spec == "" {
+		if cfg, err := loadConfig(); err == nil {
+			spec = cfg.Embedder
+		}
+	}
+	if spec != "" {
+		e, err := newEmbedder(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		emb = e
+	}
 	if strings.HasPrefix(f.store, "postgres://") || strings.HasPrefix(f.store, "postgresql://") {
-		return postgres.Open(ctx, f.store, nil)
+		return postgres.Open(ctx, f.store, &postgres.Options{Embedder: emb})
 	}
 	if err := os.MkdirAll(filepath.Dir(f.store), 0o755); err != nil {
 		return nil, fmt.Errorf("memory store %s: %w", f.store, err)
 	}
-	return sqlite.Open(ctx, f.store, nil)
+	return sqlite.Open(ctx, f.store, &sqlite.Options{Embedder: emb})
 }
 
 func (f *memoryFlags) json(w io.Writer, v any) error {
@@ -79,6 +99,7 @@ Every command prints a readable table, or JSON with --json.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultMemoryStore(), "memory store: a SQLite file path or a postgres:// URL (env LABMATE_MEMORY)")
 	cmd.PersistentFlags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", "embedding model PROVIDER:MODEL for hybrid search (default LABMATE_EMBEDDER, then the config file; none: BM25 only)")
 	cmd.AddCommand(newMemoryAddCmd(f), newMemorySearchCmd(f), newMemoryShowCmd(f), newMemoryHistoryCmd(f),
 		newMemoryListCmd(f), newMemoryExportCmd(f), newMemoryImportCmd(f), newMemorySyncCmd(f), newMemoryFreezeCmd(f))
 	return cmd
@@ -169,18 +190,69 @@ func newMemoryAddCmd(f *memoryFlags) *cobra.Command {
 		ns, kind, source    string
 		tags, evidence, ops []string
 		confidence          float64
+		trace, modelSpec    string
 	)
 	cmd := &cobra.Command{
-		Use:   "add TEXT",
-		Short: "Add a fact as written (an exact or near duplicate is merged into the existing fact)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "add TEXT | --trace FILE",
+		Short: "Add a fact as written, or the facts a model extracts from a trace (--trace)",
+		Long: `Add a fact as written: an exact or near duplicate in the namespace is merged into the
+existing fact instead.
+
+With --trace FILE (- for stdin), a model (--model, else LABMATE_MODEL, else the config file)
+extracts atomic facts from the trace, is shown the nearest existing facts under small integer
+ids, and decides ADD, UPDATE, DELETE (invalidate, keeping the fact) or NOOP for each; every id
+it returns is checked, a DELETE of a fact the trace still supports is refused, and an answer
+that cannot be read writes nothing.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
-				fact := &memory.Fact{Text: args[0], Kind: memory.Kind(kind), Tags: tags, Evidence: evidence, Confidence: confidence,
-					Provenance: memory.Provenance{Source: source, Operations: ops}}
-				rep, err := consolidate.Consolidate(ctx, s, &consolidate.Input{Namespace: ns, Facts: []*memory.Fact{fact}, Actor: actorName()}, nil)
+			if (len(args) == 1) == (trace != "") {
+				return fmt.Errorf("give either TEXT or --trace FILE")
+			}
+			in := &consolidate.Input{Namespace: ns, Actor: actorName()}
+			opts := &consolidate.Options{}
+			if trace != "" {
+				var b []byte
+				var err error
+				if trace == "-" {
+					b, err = io.ReadAll(cmd.InOrStdin())
+				} else {
+					b, err = os.ReadFile(trace)
+				}
+				if err != nil {
+					return fmt.Errorf("--trace: %w", err)
+				}
+				m, err := newModel(cmd.Context(), modelSpec)
 				if err != nil {
 					return err
+				}
+				in.Infer, in.Trace, in.Actor, opts.Model = true, string(b), "", m
+				in.Provenance = memory.Provenance{Source: source, Operations: ops}
+				if trace != "-" {
+					in.Provenance.Source = orStr(source, trace)
+				}
+			} else {
+				in.Facts = []*memory.Fact{{Text: args[0], Kind: memory.Kind(kind), Tags: tags, Evidence: evidence, Confidence: confidence,
+					Provenance: memory.Provenance{Source: source, Operations: ops}}}
+			}
+			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
+				rep, err := consolidate.Consolidate(ctx, s, in, opts)
+				if err != nil {
+					return err
+				}
+				if in.Infer {
+					if f.asJSON {
+						return f.json(cmd.OutOrStdout(), rep)
+					}
+					tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "EVENT\tID\tTEXT\tREASON")
+					for _, a := range rep.Actions {
+						text := a.Text
+						if text == "" {
+							text = a.Old
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Event, a.ID, truncate(text, 60), truncate(a.Reason, 50))
+					}
+					return tw.Flush()
 				}
 				a := rep.Actions[0]
 				if f.asJSON {
@@ -206,7 +278,16 @@ func newMemoryAddCmd(f *memoryFlags) *cobra.Command {
 	cmd.Flags().StringSliceVar(&ops, "operation", nil, "operation ids of the trace it came from; repeatable")
 	cmd.Flags().StringVar(&source, "source", "", "where it came from (URL, file)")
 	cmd.Flags().Float64Var(&confidence, "confidence", 0, "confidence in [0, 1]")
+	cmd.Flags().StringVar(&trace, "trace", "", "extract facts from this trace file (- for stdin) with a model")
+	cmd.Flags().StringVar(&modelSpec, "model", "", "model PROVIDER:MODEL for --trace (default LABMATE_MODEL, then the config file)")
 	return cmd
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func firstLineOf(s string) string {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/labmate/labmate/llm/llmtest"
 )
 
 func TestMemoryCLI(t *testing.T) {
@@ -142,5 +144,49 @@ func TestMemoryCLI(t *testing.T) {
 	}
 	if out := must("memory", "--store", third, "list", "--json", "--status", "all"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("a failed import wrote: %s", out)
+	}
+}
+
+func TestMemoryInferAndEmbed(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.NewServer(t,
+		llmtest.JSON(map[string]any{"facts": []map[string]any{
+			{"text": "maglev PID with Kp=5 oscillates at 3.1 Hz", "kind": "boundary", "tags": []string{"maglev"}, "evidence": "oscillation at 3.1 Hz"},
+		}}),
+		llmtest.JSON(map[string]any{"operations": []map[string]any{
+			{"event": "ADD", "id": nil, "fact": 0, "text": "", "reason": "new"},
+			{"event": "DELETE", "id": 7, "fact": nil, "text": "", "reason": "invented id"},
+		}}),
+	)
+	env := []string{"LABMATE_MEMORY=" + filepath.Join(dir, "m.db"), "OPENAI_BASE_URL=" + srv.OpenAIBaseURL(), "OPENAI_API_KEY=test-key",
+		"LABMATE_MODEL=", "LABMATE_EMBEDDER=", "XDG_CONFIG_HOME=" + dir}
+	trace := write(t, dir, "trace.txt", "agent: Kp=5\ntool: overshoot 38%, oscillation at 3.1 Hz\n")
+	out, errOut, code := labmateEnv(t, env, dir, "", "memory", "add", "--trace", trace, "--model", "openai:fake", "--embedder", "openai:embed", "-n", "lab")
+	if code != 0 {
+		t.Fatalf("add --trace: exit %d: %s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "ADD") || !strings.Contains(out, "REFUSED") || !strings.Contains(out, "id 7 was not shown") {
+		t.Errorf("add --trace:\n%s", out)
+	}
+	// Hybrid search: the embedder is called and the hit carries a cosine score.
+	out, errOut, code = labmateEnv(t, env, dir, "", "memory", "search", "--json", "--embedder", "openai:embed", "maglev oscillation")
+	if code != 0 {
+		t.Fatalf("search: exit %d: %s%s", code, out, errOut)
+	}
+	var res []struct {
+		Fact   struct{ Text string }
+		Cosine float64
+		BM25   float64
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Cosine <= 0 || res[0].BM25 <= 0 || !strings.Contains(res[0].Fact.Text, "Kp=5") {
+		t.Errorf("hybrid search: %s", out)
+	}
+	// No model configured: one clear line.
+	_, errOut, code = labmateEnv(t, env, dir, "", "memory", "add", "--trace", trace)
+	if code == 0 || !strings.Contains(errOut, "no model configured") {
+		t.Errorf("add --trace without a model: exit %d %q", code, errOut)
 	}
 }

@@ -60,7 +60,8 @@ operations (--no-memory turns both off).
 
 Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
 continues with --resume ID, without repeating the operations it finished; the kernels are new, so
-variables are recomputed, while files in the workspace remain.
+variables are recomputed, while files in the workspace (the run's, unless --workspace says
+otherwise) remain.
 
 Caps: --max-turns model calls, --budget tokens, --timeout wall time. A run that hits one stops
 cleanly with what it had established. Exit status: 0 answered, 3 stopped by a cap (partial
@@ -104,6 +105,14 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				return err
 			}
 			defer store.Close()
+			if workspace == "" && resume != "" {
+				// The resumed run works where it worked before: its files are there.
+				st, err := store.Load(ctx, resume)
+				if err != nil {
+					return err
+				}
+				workspace = st.Task.Workspace
+			}
 			if workspace == "" {
 				if workspace, err = os.Getwd(); err != nil {
 					return err
@@ -172,7 +181,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			if resume != "" {
 				events = a.Resume(ctx, resume)
 			} else {
-				events = a.Run(ctx, &agent.Task{Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode)})
+				events = a.Run(ctx, &agent.Task{Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
 			}
 			var out eventPrinter = &textEvents{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 			if asJSON {

@@ -129,7 +129,7 @@ func TestRunKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, errOut, code := labmateEnv(t, env, dir, "", "run", "--json", "--resume", id)
+	out, errOut, code := labmateEnv(t, env, t.TempDir(), "", "run", "--json", "--resume", id) // from elsewhere: the run's workspace is kept
 	if code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, errOut)
 	}

@@ -132,20 +132,31 @@ func Load(ctx context.Context, s memory.Store, n, batch int) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-// Latencies runs queries against s (limit 10, all namespaces) and returns p50 and p99.
-func Latencies(ctx context.Context, s memory.Store, queries []string) (p50, p99 time.Duration, err error) {
-	lat := make([]time.Duration, len(queries))
-	for i, q := range queries {
-		start := time.Now()
-		for _, err := range s.Search(ctx, &memory.Query{Text: q, Limit: 10}) {
-			if err != nil {
-				return 0, 0, err
+// Latencies runs each query (limit 10, all namespaces) three times and returns the p50 and p99
+// of the first runs (raw) and of each query's fastest run (best): on a shared machine the
+// difference is time spent waiting for a CPU, not searching.
+func Latencies(ctx context.Context, s memory.Store, queries []string) (raw, best [2]time.Duration, err error) {
+	first := make([]time.Duration, len(queries))
+	fastest := make([]time.Duration, len(queries))
+	for round := range 3 {
+		for i, q := range queries {
+			start := time.Now()
+			for _, err := range s.Search(ctx, &memory.Query{Text: q, Limit: 10}) {
+				if err != nil {
+					return raw, best, err
+				}
 			}
+			d := time.Since(start)
+			if round == 0 {
+				first[i], fastest[i] = d, d
+			}
+			fastest[i] = min(fastest[i], d)
 		}
-		lat[i] = time.Since(start)
 	}
-	slices.Sort(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], nil
+	slices.Sort(first)
+	slices.Sort(fastest)
+	n := len(queries)
+	return [2]time.Duration{first[n/2], first[n*99/100]}, [2]time.Duration{fastest[n/2], fastest[n*99/100]}, nil
 }
 
 // LoCoMoResult is session-level retrieval quality on LoCoMo (categories 1–4).

@@ -96,6 +96,10 @@ var dialect = &sqlstore.Dialect{
 	TextSearch: func(terms []string) (from, where, score string, arg any) {
 		return "entries e CROSS JOIN to_tsquery('english', ?) AS q", "e.tsv @@ q", "ts_rank(e.tsv, q)", strings.Join(terms, " | ")
 	},
+	Candidates: func(terms []string) (string, any) {
+		return "SELECT e.id, ts_rank(e.tsv, q) AS score FROM entries e CROSS JOIN to_tsquery('english', ?) AS q WHERE e.tsv @@ q ORDER BY score DESC, e.id LIMIT ?", strings.Join(terms, " | ")
+	},
+	Key: "id",
 	Lock: func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(lockKey))
 		return err

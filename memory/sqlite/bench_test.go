@@ -45,12 +45,14 @@ func Benchmark100k(b *testing.B) {
 	single := 2000 / time.Since(start).Seconds()
 	b.ResetTimer()
 	for range b.N {
-		p50, p99, err := memorytest.Latencies(ctx, s, memorytest.Queries(1000, 3))
+		raw, best, err := memorytest.Latencies(ctx, s, memorytest.Queries(1000, 3))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
-		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(raw[0].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(raw[1].Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(best[0].Microseconds())/1000, "best-of-3-p50-ms")
+		b.ReportMetric(float64(best[1].Microseconds())/1000, "best-of-3-p99-ms")
 	}
 	b.StopTimer()
 	s.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -91,13 +91,14 @@ var dialect = &sqlstore.Dialect{
 	Rebind:       func(q string) string { return q },
 	Schema:       schema,
 	TextSearch: func(terms []string) (from, where, score string, arg any) {
-		quoted := make([]string, len(terms))
-		for i, t := range terms {
-			quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		}
 		return "entries_fts JOIN entries e ON e.n = entries_fts.rowid", "entries_fts MATCH ?",
-			"-bm25(entries_fts)", strings.Join(quoted, " OR ")
+			"-bm25(entries_fts)", matchExpr(terms)
 	},
+	Candidates: func(terms []string) (string, any) {
+		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
+	},
+	Key:      "n",
+	TermDocs: "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
 	Retryable: func(err error) bool {
 		var se *sqlite.Error
 		if errors.As(err, &se) {
@@ -112,6 +113,16 @@ var dialect = &sqlstore.Dialect{
 		var se *sqlite.Error
 		return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 	},
+}
+
+// matchExpr is an FTS5 query matching any of terms (BM25 ranks those with more, rarer terms
+// first); every term is quoted, so nothing in a user's query is FTS5 syntax.
+func matchExpr(terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(quoted, " OR ")
 }
 
 // Store is the SQLite memory.Store.
@@ -130,7 +141,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-32768)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("memory/sqlite: opening %s: %w", path, err)

@@ -42,6 +42,14 @@ type Dialect struct {
 	// expression (higher is better) of a full-text search for terms (already normalised
 	// words), with the single argument the FROM clause or condition takes.
 	TextSearch func(terms []string) (from, where, score string, arg any)
+	// Candidates, when set, is a query over the full-text index alone yielding (key, score),
+	// best first, for terms; it takes the argument it returns, then a LIMIT. Key names the
+	// entries column its keys match (read as text).
+	Candidates func(terms []string) (query string, arg any)
+	Key        string
+	// TermDocs, when set, counts the entries matching the argument Candidates returns for one
+	// term, so that very common terms can be left out of the ranking (see pruneTerms).
+	TermDocs string
 	// Lock is run first in every write transaction (PostgreSQL takes an advisory lock; SQLite
 	// starts its transactions IMMEDIATE and needs nothing).
 	Lock func(ctx context.Context, tx *sql.Tx) error
@@ -948,31 +956,13 @@ func (s *Store) search(ctx context.Context, q *memory.Query) ([]*memory.Result, 
 	hits := map[string]*hit{}
 	var textIDs []string
 	if terms := Terms(q.Text); len(terms) > 0 {
-		from, match, score, arg := s.d.TextSearch(terms)
-		query := "SELECT e.kind, e.data, " + score + " AS score FROM " + from + " WHERE " + match + " AND " + where +
-			fmt.Sprintf(" ORDER BY score DESC, e.id LIMIT %d", depth)
-		rows, err := s.db.QueryContext(ctx, s.q(query), append([]any{arg}, args...)...)
+		found, err := s.textSearch(ctx, terms, where, args, depth)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var kind string
-			var data []byte
-			var score float64
-			if err := rows.Scan(&kind, &data, &score); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			r, err := decode(kind, data)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
-			hits[r.id()] = &hit{r: r, bm25: score}
-			textIDs = append(textIDs, r.id())
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, err
+		for _, h := range found {
+			hits[h.r.id()] = &hit{r: h.r, bm25: h.score}
+			textIDs = append(textIDs, h.r.id())
 		}
 	}
 	var vecIDs []string
@@ -1042,6 +1032,145 @@ func (s *Store) search(ctx context.Context, q *memory.Query) ([]*memory.Result, 
 		r.Rank = i + 1
 	}
 	return out, nil
+}
+
+type scored struct {
+	r     row
+	score float64
+}
+
+// textSearch returns the depth best full-text matches that pass the filters. It first ranks
+// the full-text index alone (fast: the database keeps only the top candidates) and then
+// filters those, widening the candidate window while filters reject too many; past a point it
+// runs one query that filters and ranks together.
+func (s *Store) textSearch(ctx context.Context, terms []string, where string, args []any, depth int) ([]scored, error) {
+	if s.d.Candidates != nil {
+		kept, err := s.pruneTerms(ctx, terms)
+		if err != nil {
+			return nil, err
+		}
+		cq, arg := s.d.Candidates(kept)
+		for window := 4 * depth; window <= 4096; window *= 8 {
+			rows, err := s.db.QueryContext(ctx, s.q(cq), arg, window)
+			if err != nil {
+				return nil, err
+			}
+			var keys []any
+			score := map[string]float64{}
+			for rows.Next() {
+				var key string
+				var sc float64
+				if err := rows.Scan(&key, &sc); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				keys = append(keys, key)
+				score[key] = sc
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return nil, err
+			}
+			var out []scored
+			if len(keys) > 0 {
+				query := "SELECT e." + s.d.Key + ", e.kind, e.data FROM entries e WHERE e." + s.d.Key + " IN (" + marks(len(keys)) + ") AND " + where
+				rows, err := s.db.QueryContext(ctx, s.q(query), append(keys, args...)...)
+				if err != nil {
+					return nil, err
+				}
+				byKey := map[string]row{}
+				for rows.Next() {
+					var key, kind string
+					var data []byte
+					if err := rows.Scan(&key, &kind, &data); err != nil {
+						rows.Close()
+						return nil, err
+					}
+					r, err := decode(kind, data)
+					if err != nil {
+						rows.Close()
+						return nil, err
+					}
+					byKey[key] = r
+				}
+				if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+					return nil, err
+				}
+				for _, k := range keys {
+					if r, ok := byKey[k.(string)]; ok {
+						out = append(out, scored{r, score[k.(string)]})
+					}
+				}
+			}
+			if len(out) >= depth || len(keys) < window {
+				return out[:min(depth, len(out))], nil
+			}
+		}
+	}
+	from, match, score, arg := s.d.TextSearch(terms)
+	query := "SELECT e.kind, e.data, " + score + " AS score FROM " + from + " WHERE " + match + " AND " + where +
+		fmt.Sprintf(" ORDER BY score DESC, e.id LIMIT %d", depth)
+	rows, err := s.db.QueryContext(ctx, s.q(query), append([]any{arg}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []scored
+	for rows.Next() {
+		var kind string
+		var data []byte
+		var sc float64
+		if err := rows.Scan(&kind, &data, &sc); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r, err := decode(kind, data)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, scored{r, sc})
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
+}
+
+// matchBudget bounds the documents the candidate query ranks (SQLite's bm25 costs several
+// microseconds a document).
+const matchBudget = 1500
+
+// pruneTerms drops the most common terms of a query while, together, the terms would match
+// more than matchBudget documents: like stop words, a term in thousands of entries adds little
+// to BM25 and much to its cost. The rarest term is always kept; a small store keeps them all.
+func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error) {
+	if s.d.TermDocs == "" || len(terms) < 2 {
+		return terms, nil
+	}
+	type tc struct {
+		term string
+		n    int
+	}
+	counts := make([]tc, len(terms))
+	total := 0
+	for i, t := range terms {
+		_, arg := s.d.Candidates([]string{t})
+		if err := s.queryRow(ctx, s.db, s.d.TermDocs, arg).Scan(&counts[i].n); err != nil {
+			return nil, err
+		}
+		counts[i].term = t
+		total += counts[i].n
+	}
+	if total <= matchBudget {
+		return terms, nil
+	}
+	slices.SortStableFunc(counts, func(a, b tc) int { return a.n - b.n })
+	kept := []string{counts[0].term}
+	sum := counts[0].n
+	for _, c := range counts[1:] {
+		if sum+c.n > matchBudget {
+			break
+		}
+		kept = append(kept, c.term)
+		sum += c.n
+	}
+	return kept, nil
 }
 
 // History implements memory.Store.

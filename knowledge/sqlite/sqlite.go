@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +17,8 @@ import (
 	"sync"
 	"unicode"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
-
 	"github.com/labmate/labmate/internal/rank"
+	"github.com/labmate/labmate/internal/sqlitefile"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/llm"
 )
@@ -104,11 +102,9 @@ func Open(path string, opts *Options) (*Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitefile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(4)
 	if _, err := db.Exec(schema); err != nil {

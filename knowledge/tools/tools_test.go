@@ -105,4 +105,3 @@ func TestUntrustedAndSourced(t *testing.T) {
 		t.Errorf("search_docs result %+v", docs)
 	}
 }
-

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,7 +23,7 @@ import (
 )
 
 func newDocsCmd() *cobra.Command {
-	var db string
+	var db, embedder string
 	cmd := &cobra.Command{
 		Use:   "docs",
 		Short: "Index and search documentation: local files and the help of the installed Octave and Python",
@@ -37,15 +38,22 @@ func newDocsCmd() *cobra.Command {
 
 Files are cut along their headings; every hit cites its source, heading and line range. Ranking
 is BM25 over SQLite FTS5 with the name, first sentence, heading and body weighted in that
-order. Indexing a source again replaces what was indexed from it.`,
+order; with an embedder (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks
+are embedded too and search fuses both rankings. Indexing a source again replaces what was
+indexed from it.`,
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "the index file (default $LABMATE_DOCS_DB or ~/.local/share/labmate/docs.db)")
-	open := func() (*sqlite.Index, error) {
+	cmd.PersistentFlags().StringVar(&embedder, "embedder", "", "embedding model PROVIDER:MODEL for hybrid search (default LABMATE_EMBEDDER, then the config file; none: BM25 only)")
+	open := func(ctx context.Context) (*sqlite.Index, error) {
 		path, err := docsPath(db)
 		if err != nil {
 			return nil, err
 		}
-		return sqlite.Open(path, nil)
+		emb, err := optionalEmbedder(ctx, embedder)
+		if err != nil {
+			return nil, err
+		}
+		return sqlite.Open(path, &sqlite.Options{Embedder: emb})
 	}
 	cmd.AddCommand(newDocsIndexCmd(open), newDocsSearchCmd(open),
 		newDocsToolCmd("web", tools.SearchWeb, "Search the web with the configured provider"),
@@ -118,7 +126,7 @@ func docsPath(flag string) (string, error) {
 	return sqlite.DefaultPath()
 }
 
-func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
+func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.Command {
 	var (
 		withOctave bool
 		pyModules  []string
@@ -134,7 +142,7 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 			if !withOctave && len(pyModules) == 0 && len(args) == 0 {
 				return errors.New("docs index: name PATH…, --octave or --python MODULE…")
 			}
-			ix, err := open()
+			ix, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -242,7 +250,7 @@ func newDocsIndexCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 	return cmd
 }
 
-func newDocsSearchCmd(open func() (*sqlite.Index, error)) *cobra.Command {
+func newDocsSearchCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.Command {
 	var (
 		n      int
 		source string
@@ -254,7 +262,7 @@ func newDocsSearchCmd(open func() (*sqlite.Index, error)) *cobra.Command {
 		Example: `  labmate docs search "integrate a stiff ODE" -n 3`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ix, err := open()
+			ix, err := open(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/labmate/labmate/llm/llmtest"
 )
 
 func TestDocs(t *testing.T) {
@@ -116,5 +118,30 @@ func TestDocsWeb(t *testing.T) {
 	_, stderr, code = labmateEnv(t, append(env, "LABMATE_PAPERS=pubmed"), dir, "", "docs", "papers", "x")
 	if code != 2 || !strings.Contains(stderr, `LABMATE_PAPERS: unknown provider "pubmed"`) {
 		t.Errorf("bad papers setting: %d %q", code, stderr)
+	}
+}
+
+func TestDocsEmbedder(t *testing.T) {
+	dir := t.TempDir()
+	srv := llmtest.NewServer(t) // embeddings use no scripted turn
+	env := []string{"OPENAI_BASE_URL=" + srv.OpenAIBaseURL(), "OPENAI_API_KEY=k", "LABMATE_EMBEDDER=", "XDG_CONFIG_HOME=" + dir}
+	manual := filepath.Join(dir, "balance.md")
+	os.WriteFile(manual, []byte("# Balance XS205\n\n## Calibration\nPress CAL and wait for the internal weight to settle.\n"), 0o644)
+	db := filepath.Join(dir, "docs.db")
+	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "index", "--db", db, "--embedder", "openai:embed", manual); code != 0 {
+		t.Fatalf("index with an embedder: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "--embedder", "openai:embed", "--json", "calibrate the balance")
+	if code != 0 || !strings.Contains(stdout, "balance.md") {
+		t.Fatalf("hybrid search: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// The embedder is really asked: with its server gone, a hybrid search fails and says why,
+	// while plain BM25 search still works.
+	srv.Close()
+	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "--embedder", "openai:embed", "calibrate"); code == 0 || !strings.Contains(stderr, "127.0.0.1") {
+		t.Errorf("hybrid search with the embedder down: exit %d %q", code, stderr)
+	}
+	if stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "calibrate"); code != 0 || !strings.Contains(stdout, "balance.md") {
+		t.Errorf("BM25 search: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -45,20 +45,11 @@ func defaultMemoryStore() string {
 // entries are embedded and search is hybrid.
 func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
 	var emb memory.Embedder
-	spec := f.embedder
-	if spec == "" {
-		spec = os.Getenv("LABMATE_EMBEDDER")
+	e, err := optionalEmbedder(ctx, f.embedder)
+	if err != nil {
+		return nil, err
 	}
-	if spec == "" {
-		if cfg, err := loadConfig(); err == nil {
-			spec = cfg.Embedder
-		}
-	}
-	if spec != "" {
-		e, err := newEmbedder(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
+	if e != nil {
 		emb = e
 	}
 	if strings.HasPrefix(f.store, "postgres://") || strings.HasPrefix(f.store, "postgresql://") {

@@ -265,6 +265,21 @@ func newModel(ctx context.Context, spec string) (llm.Model, error) {
 	return llm.WithRetry(m, nil), nil
 }
 
+// optionalEmbedder is newEmbedder for the places where embeddings are an extra (hybrid search in
+// memory and the documentation index): with no embedder configured anywhere it returns nil.
+func optionalEmbedder(ctx context.Context, spec string) (llm.Embedder, error) {
+	if spec == "" && os.Getenv("LABMATE_EMBEDDER") == "" {
+		cfg, err := loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Embedder == "" {
+			return nil, nil
+		}
+	}
+	return newEmbedder(ctx, spec)
+}
+
 // newEmbedder resolves an embedder spec (the --embedder flag; "" falls back to
 // LABMATE_EMBEDDER, then "embedder:" in the config file) on an OpenAI-compatible provider, and
 // checks its server like newModel.

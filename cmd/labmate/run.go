@@ -20,6 +20,9 @@ import (
 	"github.com/labmate/labmate/agent"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/knowledge"
+	ktools "github.com/labmate/labmate/knowledge/tools"
+	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
@@ -376,9 +379,10 @@ func printStats(w io.Writer, s agent.Stats, asJSON bool) {
 }
 
 // agentRuns is labmate serve's server.RunFunc: each run gets a fresh agent with its own
-// workspace, DATA/workspaces/run-ID, and is checkpointed in store. It is nil when no model is
+// workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
+// index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
 // configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
-func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store) (server.RunFunc, error) {
+func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, error) {
 	if spec == "" && os.Getenv("LABMATE_MODEL") == "" {
 		cfg, err := loadConfig()
 		if err != nil {
@@ -392,9 +396,20 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 	if err != nil {
 		return nil, err
 	}
+	kcfg, err := knowledgeFromEnv(docs)
+	if err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 		ws := filepath.Join(data, "workspaces", "run-"+task.ID)
+		am := &agentMemory{store: mem, namespace: "user", model: model.Name()}
+		tools, err := tool.NewSet(append([]tool.Tool{am.tool()}, ktools.New(kcfg)...)...)
+		if err != nil {
+			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
+		}
 		a, err := agent.New(model, &agent.Options{
+			Memory: am,
+			Tools:  tools,
 			StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 				kk, err := findKernel(name)
 				if err != nil {

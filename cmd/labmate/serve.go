@@ -47,7 +47,8 @@ GET /v1/memory/namespaces and POST /v1/memory/freeze.
 With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
 {"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
 GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
-the runs. Runs are checkpointed in DATA/runs.db and work in DATA/workspaces/run-ID.
+the runs. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
+server's memory and documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
@@ -88,15 +89,20 @@ gracefully: running operations end FAILED saying so.`,
 				return err
 			}
 			defer runStore.Close()
-			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore)
-			if err != nil {
-				return err
-			}
 			mem, _, err := openMemory(ctx, data)
 			if err != nil {
 				return err
 			}
 			defer mem.Close()
+			docs, err := openDocs(data)
+			if err != nil {
+				return err
+			}
+			defer docs.Close()
+			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			if err != nil {
+				return err
+			}
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
 			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
@@ -109,12 +115,6 @@ gracefully: running operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			docs, err := openDocs(data)
-			if err != nil {
-				srv.Close()
-				return err
-			}
-			defer docs.Close()
 			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {

@@ -23,7 +23,7 @@
 // from memory), never of this one. One GP is fitted per related task; the prior mean of this
 // task is their weighted mean prediction, each task weighted by how well it ranks this task's
 // own measurements so far (exp(−misordered pairs / T), in the spirit of ranking-weighted
-// ensembles), and scaled by a fitted coefficient c. The first proposal is then the related
+// ensembles), and scaled by a fitted coefficient c (held near 1 by a tight prior). The first proposal is then the related
 // tasks' consensus; as measurements come in, the tasks that predict them survive, and the GP
 // corrects what none of them predicts.
 //
@@ -157,10 +157,17 @@ func (b *Bayes) penalty(th []float64) float64 {
 	p += sq(th[v], math.Log(bb), 1.5)
 	p += sq(th[2*v+1], math.Log(0.05), 1.5)
 	if b.pmean != nil {
-		p += sq(th[2*v+2], 1, 0.5)
+		p += sq(th[2*v+2], 1, priorWeightSD)
 	}
 	return p
 }
+
+// priorWeightSD is the spread of the prior on the prior mean's weight c (centered on 1). A
+// tight prior keeps the transferred mean in force while the target's few measurements would
+// otherwise fit it away: leave-one-group-out on Suzuki, 0.2 instead of 0.5 raised NMA@20 of the
+// memory prior from 0.921 to 0.929 on seeds 1–10 and from 0.926 to 0.934 on held-out seeds
+// 11–20 (Buchwald–Hartwig unchanged within noise: 0.994/0.985 → 0.991/0.990).
+const priorWeightSD = 0.2
 
 // hyper are the kernel's hyperparameters in natural units, with each variable's level
 // similarity table S_v[l][l'] = exp(−D_v[l][l'] / ℓ_v).

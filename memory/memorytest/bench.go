@@ -132,6 +132,51 @@ func Load(ctx context.Context, s memory.Store, n, batch int) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
+// Bench100k loads 100,000 facts into s (Import, 1,000 per transaction), writes 2,000 more one
+// AddFact each on top, runs maintain (when not nil: what the backend does for a live store, such
+// as VACUUM ANALYZE), then measures search latency b.N times, and reports the rates, the
+// latencies and the store's size as size measures it. Run with -benchtime 1x.
+func Bench100k(b *testing.B, s memory.Store, maintain func() error, size func() (int64, error)) {
+	ctx := context.Background()
+	rate, err := Load(ctx, s, 100_000, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for i, f := range Corpus(2000, 99) {
+		f.ID = ""
+		f.Text += " extra"
+		if _, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f}); err != nil {
+			b.Fatalf("fact %d: %v", i, err)
+		}
+	}
+	single := 2000 / time.Since(start).Seconds()
+	if maintain != nil {
+		if err := maintain(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		raw, best, err := Latencies(ctx, s, Queries(1000, 3))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(raw[0].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(raw[1].Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(best[0].Microseconds())/1000, "best-of-3-p50-ms")
+		b.ReportMetric(float64(best[1].Microseconds())/1000, "best-of-3-p99-ms")
+	}
+	b.StopTimer()
+	n, err := size()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(rate, "import-facts/s")
+	b.ReportMetric(single, "addfact-facts/s")
+	b.ReportMetric(float64(n)/(1<<20), "MiB")
+}
+
 // Latencies runs each query (limit 10, all namespaces) three times and returns the p50 and p99
 // of the first runs (raw) and of each query's fastest run (best): on a shared machine the
 // difference is time spent waiting for a CPU, not searching.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/memorytest"
@@ -29,42 +28,16 @@ func Benchmark100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	rate, err := memorytest.Load(ctx, s, 100_000, 1000)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Single-fact writes on top of the 100,000.
-	start := time.Now()
-	for i, f := range memorytest.Corpus(2000, 99) {
-		f.ID = ""
-		f.Text += " extra"
-		if _, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f}); err != nil {
-			b.Fatalf("fact %d: %v", i, err)
+	memorytest.Bench100k(b, s, nil, func() (int64, error) {
+		s.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		var size int64
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if fi, err := os.Stat(path + suffix); err == nil {
+				size += fi.Size()
+			}
 		}
-	}
-	single := 2000 / time.Since(start).Seconds()
-	b.ResetTimer()
-	for range b.N {
-		raw, best, err := memorytest.Latencies(ctx, s, memorytest.Queries(1000, 3))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(raw[0].Microseconds())/1000, "p50-ms")
-		b.ReportMetric(float64(raw[1].Microseconds())/1000, "p99-ms")
-		b.ReportMetric(float64(best[0].Microseconds())/1000, "best-of-3-p50-ms")
-		b.ReportMetric(float64(best[1].Microseconds())/1000, "best-of-3-p99-ms")
-	}
-	b.StopTimer()
-	s.DB().Exec("PRAGMA wal_checkpoint(TRUNCATE)")
-	var size int64
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if fi, err := os.Stat(path + suffix); err == nil {
-			size += fi.Size()
-		}
-	}
-	b.ReportMetric(rate, "import-facts/s")
-	b.ReportMetric(single, "addfact-facts/s")
-	b.ReportMetric(float64(size)/(1<<20), "MiB")
+		return size, nil
+	})
 }
 
 // BenchmarkLoCoMo reports session-level recall on LoCoMo with BM25. Run with -benchtime 1x.

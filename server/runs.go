@@ -28,6 +28,7 @@ type agentRun struct {
 	done    bool
 	changed chan struct{}
 	created time.Time
+	cancel  context.CancelFunc
 }
 
 func (r *agentRun) add(ev *agent.Event, err error) {
@@ -67,6 +68,7 @@ func (s *Server) runRoutes() {
 	s.mux.HandleFunc("POST /v1/runs", s.postRun)
 	s.mux.HandleFunc("GET /v1/runs", s.listRuns)
 	s.mux.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
+	s.mux.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
 }
 
 // postRun starts a run of the task in the body ({"goal", "kernel", "mode"}); the reply names it.
@@ -95,7 +97,8 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	task.ID = uuid.NewString()
-	run := &agentRun{task: task, changed: make(chan struct{}), created: time.Now()}
+	ctx, cancel := context.WithCancel(s.ctx)
+	run := &agentRun{task: task, changed: make(chan struct{}), created: time.Now(), cancel: cancel}
 	s.mu.Lock()
 	if s.runs == nil {
 		s.runs = map[string]*agentRun{}
@@ -104,7 +107,8 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.wg.Go(func() {
 		defer run.finish()
-		for ev, err := range s.cfg.Runs(s.ctx, &task) {
+		defer cancel()
+		for ev, err := range s.cfg.Runs(ctx, &task) {
 			run.add(ev, err)
 			if err != nil {
 				s.logf("run %s: %v", task.ID, err)
@@ -112,6 +116,20 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
+}
+
+// cancelRun stops a run: its running operation is interrupted and the run ends, checkpointed
+// so that labmate run --resume ID can continue it.
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	run := s.runs[r.PathValue("id")]
+	s.mu.Unlock()
+	if run == nil {
+		httpError(w, http.StatusNotFound, "no run "+r.PathValue("id")+" on this server")
+		return
+	}
+	run.cancel()
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": r.PathValue("id")})
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/internal/testutil"
@@ -109,5 +110,78 @@ func TestRunOverAPI(t *testing.T) {
 	}
 	if resp, _ := http.Get(f.http.URL + "/v1/runs/nope/events"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown run: %d", resp.StatusCode)
+	}
+}
+
+func TestCancelRun(t *testing.T) {
+	fake := llmtest.NewServer(t,
+		llmtest.JSON(agent.Plan{Goal: "g", Steps: []agent.Step{{Title: "wait", Action: "a long loop", Tool: agent.ToolRunCode, Checkpoint: "done"}}}),
+		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"}`),
+	)
+	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
+		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
+			o := testutil.KernelOptions(t)
+			o.Workspace = t.TempDir()
+			return python.Start(ctx, &o)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(t.TempDir() + "/labmate.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	f := newFixture(t, store, func(c *server.Config) {
+		c.Prewarm = nil
+		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
+	})
+	if resp, _ := http.Post(f.http.URL+"/v1/runs/nope/cancel", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("cancelling an unknown run: %d", resp.StatusCode)
+	}
+	resp, err := http.Post(f.http.URL+"/v1/runs", "application/json", strings.NewReader(`{"goal": "wait", "kernel": "python"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&started)
+	resp.Body.Close()
+
+	resp, err = http.Get(f.http.URL + "/v1/runs/" + started.ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var last *agent.Event
+	var cancelled time.Time
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		last = &agent.Event{}
+		if err := json.Unmarshal(sc.Bytes(), last); err != nil {
+			t.Fatalf("%v: %s", err, sc.Bytes())
+		}
+		if last.Type == agent.EventOperation && cancelled.IsZero() {
+			// The 30 s loop is running: cancel the run.
+			cr, err := http.Post(f.http.URL+"/v1/runs/"+started.ID+"/cancel", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr.Body.Close()
+			if cr.StatusCode != http.StatusAccepted {
+				t.Fatalf("cancel: %d", cr.StatusCode)
+			}
+			cancelled = time.Now()
+		}
+	}
+	if cancelled.IsZero() {
+		t.Fatal("the run never started its operation")
+	}
+	if d := time.Since(cancelled); d > 5*time.Second {
+		t.Errorf("the stream ended %v after the cancel", d)
+	}
+	if last.Type != agent.EventStop || last.Stop.Reason != agent.StopCancelled {
+		t.Errorf("the cancelled run's stream ended with %+v", last)
 	}
 }

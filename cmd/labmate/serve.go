@@ -47,7 +47,7 @@ GET /v1/memory/namespaces and POST /v1/memory/freeze.
 With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
 {"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
 GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
-the runs. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
+the runs; POST /v1/runs/ID/cancel stops one. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
 server's memory and documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,

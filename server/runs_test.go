@@ -21,13 +21,9 @@ import (
 	"github.com/labmate/labmate/server"
 )
 
-func TestRunOverAPI(t *testing.T) {
-	fake := llmtest.NewServer(t,
-		llmtest.JSON(agent.Plan{Goal: "g", Steps: []agent.Step{{Title: "sum", Action: "compute 2 + 3", Tool: agent.ToolRunCode, Checkpoint: "s = 5"}}}),
-		llmtest.CallTool(agent.ToolRunCode, `{"code": "s = 2 + 3\nprint('s =', s)"}`),
-		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "s = 5", "summary": "s = 5"}),
-		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "5"}`),
-	)
+// runFixture is a server whose agent runs talk to the fake model and run Python kernels.
+func runFixture(t *testing.T, fake *llmtest.Server) *fixture {
+	t.Helper()
 	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
 		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 			o := testutil.KernelOptions(t)
@@ -42,11 +38,21 @@ func TestRunOverAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	f := newFixture(t, store, func(c *server.Config) {
+	t.Cleanup(func() { store.Close() })
+	return newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
 		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
 	})
+}
+
+func TestRunOverAPI(t *testing.T) {
+	fake := llmtest.NewServer(t,
+		llmtest.JSON(agent.Plan{Goal: "g", Steps: []agent.Step{{Title: "sum", Action: "compute 2 + 3", Tool: agent.ToolRunCode, Checkpoint: "s = 5"}}}),
+		llmtest.CallTool(agent.ToolRunCode, `{"code": "s = 2 + 3\nprint('s =', s)"}`),
+		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "s = 5", "summary": "s = 5"}),
+		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "5"}`),
+	)
+	f := runFixture(t, fake)
 	for _, c := range []struct{ body, want string }{
 		{`{"goal": ""}`, "goal: missing"},
 		{`{"goal": "x", "mode": "magic"}`, `mode "magic"`},
@@ -118,25 +124,7 @@ func TestCancelRun(t *testing.T) {
 		llmtest.JSON(agent.Plan{Goal: "g", Steps: []agent.Step{{Title: "wait", Action: "a long loop", Tool: agent.ToolRunCode, Checkpoint: "done"}}}),
 		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"}`),
 	)
-	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
-		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-			o := testutil.KernelOptions(t)
-			o.Workspace = t.TempDir()
-			return python.Start(ctx, &o)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(t.TempDir() + "/labmate.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	f := newFixture(t, store, func(c *server.Config) {
-		c.Prewarm = nil
-		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
-	})
+	f := runFixture(t, fake)
 	if resp, _ := http.Post(f.http.URL+"/v1/runs/nope/cancel", "", nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("cancelling an unknown run: %d", resp.StatusCode)
 	}

@@ -86,8 +86,9 @@ campaigns each, --budget turns, with four planners:
   bayes-onehot   the Gaussian-process planner on one-hot levels
   bayes          the same with level descriptors from the OTHER groups' data (never the
                  target's): levels that helped or hurt the same substrates count as similar
-  bayes+memory   bayes given, leave-one-group-out, what the bayes campaigns of the same seed
-                 recorded on the other groups (run first, into a fresh store per seed)
+  bayes+memory   bayes given, leave-one-group-out, what the random and bayes campaigns of the
+                 same seed recorded on the other groups (run first, into a fresh store per
+                 seed): 40 measured steps per other group, never one of the target's
 
 and prints mean ± sd NMA and normalized advantage at turns 1/5/10/20, repeats and proposal
 time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
@@ -245,8 +246,8 @@ func benchDataset(ctx context.Context, t *dataset.Table, dir string, seeds, budg
 	return res, nil
 }
 
-// benchSeed is the honest protocol for one seed: ordinary campaigns on every group, recorded;
-// then every group again with the others' recorded campaigns as its prior.
+// benchSeed is the honest protocol for one seed: ordinary campaigns on every group (random and
+// bayes), recorded; then every group again with the others' recorded campaigns as its prior.
 func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, budget int, bar *progress) (map[string][]*result, error) {
 	mem, err := labsqlite.Open(path)
 	if err != nil {
@@ -263,7 +264,7 @@ func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, b
 		planner string
 		record  lab.Store
 		prior   bool
-	}{{"random", nil, false}, {"bayes-onehot", nil, false}, {"bayes", mem, false}, {"bayes", later, true}} {
+	}{{"random", mem, false}, {"bayes-onehot", nil, false}, {"bayes", mem, false}, {"bayes", later, true}} {
 		gm := &game{table: t, store: phase.record, priors: mem}
 		for _, g := range t.Groups {
 			r, err := gm.play(ctx, g, phase.planner, seed, budget, phase.prior)

@@ -193,6 +193,66 @@ func TestPriorFromRelatedTasks(t *testing.T) {
 	}
 }
 
+func TestScreensAroundTheBestWithAPrior(t *testing.T) {
+	s, f := suzukiLike()
+	var prior []optimize.Observation
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 30 {
+		x := []int{r.IntN(12), r.IntN(8), r.IntN(4)}
+		prior = append(prior, optimize.Observation{Task: "related", X: x, Y: f(x)})
+	}
+	b, err := bayes.New(s, &bayes.Options{Seed: 2, Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs [][]int
+	var ys []float64
+	screened := 0
+	for n := range 20 {
+		x, err := b.Ask(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// From the 10th measurement on, every third proposal differs from the best so far in
+		// exactly one variable: the solvent (4 levels) while an alternative solvent is untried.
+		if n >= 10 && (n-10)%3 == 0 {
+			best := xs[0]
+			for i, y := range ys {
+				if y > f(best) {
+					best = xs[i]
+				}
+			}
+			var diff []int
+			for v := range x {
+				if x[v] != best[v] {
+					diff = append(diff, v)
+				}
+			}
+			solventsLeft := false
+			for l := range 4 {
+				if l != best[2] && !slices.ContainsFunc(xs, func(p []int) bool { return slices.Equal(p, []int{best[0], best[1], l}) }) {
+					solventsLeft = true
+				}
+			}
+			switch {
+			case len(diff) != 1:
+				t.Errorf("turn %d: %v is not a one-factor move from the best so far %v", n+1, x, best)
+			case solventsLeft && diff[0] != 2:
+				t.Errorf("turn %d: %v varies %s around %v while a solvent is untried", n+1, x, s.Names[diff[0]], best)
+			default:
+				screened++
+			}
+		}
+		if err := b.Tell(x, f(x)); err != nil {
+			t.Fatal(err)
+		}
+		xs, ys = append(xs, x), append(ys, f(x))
+	}
+	if screened != 4 {
+		t.Errorf("%d screening turns of 4", screened)
+	}
+}
+
 func TestDescriptorsMustMatchLevels(t *testing.T) {
 	s, _ := suzukiLike()
 	if _, err := bayes.New(s, &bayes.Options{Descriptors: [][][]float64{{{1}, {2}}}}); err == nil {

@@ -72,9 +72,9 @@ type Options struct {
 	// Explore is the expected-improvement margin ξ in standardized units: by default 0 (plain
 	// expected improvement) without a prior, 0.1 with one. Leave-one-group-out on Suzuki over
 	// seeds 1–30 (before the linear descriptor kernel), plain EI in the campaigns without a
-	// prior raised their NMA@10 from 0.760 to
-	// 0.765 and, through what they leave in memory, the memory prior's NMA@20 from 0.942 to
-	// 0.951: exploiting campaigns record their substrates' optima more densely.
+	// prior raised their NMA@10 from 0.760 to 0.765 and, through what they leave in memory,
+	// the memory prior's NMA@20 from 0.942 to 0.951: exploiting campaigns record their
+	// substrates' optima more densely.
 	Explore float64
 }
 

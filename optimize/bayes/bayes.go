@@ -15,10 +15,10 @@
 // first) plus an ARD product kernel for their interactions. With descriptors, and no prior
 // (below), a linear kernel on them is added, λ Σ_v ⟨d_v(x_v), d_v(x'_v)⟩ / K: when the
 // descriptors say how each level behaved on K other substrates, this is a Bayesian regression
-// of this task's level effects on theirs — which substrates does this one behave like. Outputs are standardized; a_v, b,
-// ℓ_v and the noise are fitted by maximizing the marginal likelihood under weak log-normal
-// priors (twenty points do not pin eight parameters down), with gonum/optimize's Nelder–Mead,
-// warm-started from the last fit. The first point is space-filling random (Options.Init).
+// of this task's level effects on theirs — which substrates does this one behave like.
+// Outputs are standardized; a_v, b, λ, ℓ_v and the noise are fitted by maximizing the marginal
+// likelihood under weak log-normal priors (twenty points do not pin nine parameters down), with
+// gonum/optimize's Nelder–Mead, warm-started from the last fit. The first point is space-filling random (Options.Init).
 //
 // # Prior from related tasks
 //
@@ -373,20 +373,19 @@ func (b *Bayes) screen(free []int) []bool {
 	along := make([]int, len(free)) // the one variable a free point differs in, or −1
 	pick := -1
 	for j, i := range free {
-		along[j] = -1
-		d := 0
+		d, last := 0, -1
 		for v, l := range b.cands[i] {
 			if l != inc[v] {
-				d++
-				along[j] = v
+				d, last = d+1, v
 			}
 		}
+		along[j] = -1
 		if d != 1 {
-			along[j] = -1
 			continue
 		}
-		if v := along[j]; pick < 0 || len(b.space.Levels[v]) < len(b.space.Levels[pick]) {
-			pick = v
+		along[j] = last
+		if pick < 0 || len(b.space.Levels[last]) < len(b.space.Levels[pick]) {
+			pick = last
 		}
 	}
 	if pick < 0 {
@@ -804,8 +803,8 @@ func thin(x [][]int, y []float64, n int) ([][]int, []float64) {
 	return xo, yo
 }
 
-// levelDots returns per variable the L×L table of mean products of the levels' descriptors;
-// nil when no variable has descriptors.
+// levelDots returns per variable the L×L table of mean products of the levels' descriptors
+// (0 for a variable or level without them); nil without descriptors.
 func levelDots(s *opt.Space, desc [][][]float64) [][]float64 {
 	if desc == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestTree(t *testing.T) {
@@ -24,7 +25,15 @@ func TestTree(t *testing.T) {
 	if d := Descendants(cmd.Process.Pid); !slices.Equal(d, kids) {
 		t.Errorf("Descendants = %v, want %v", d, kids)
 	}
-	st, ok := ReadStat(kids[0])
+	// A child caught between fork and exec can have no resident pages yet: wait for the sleep to settle.
+	var st Stat
+	ok := false
+	for i := 0; i < 200; i++ {
+		if st, ok = ReadStat(kids[0]); !ok || st.RSSBytes > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if !ok || st.State == 0 || st.Start == 0 || st.RSSBytes <= 0 {
 		t.Errorf("ReadStat(sleep) = %+v, %v", st, ok)
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -337,8 +338,10 @@ func (t *Table) Descriptors(exclude string) [][][]float64 {
 		}
 	}
 	for k, g := range others {
+		keys := slices.Sorted(maps.Keys(g.values)) // a fixed order: the same sums to the last bit, run after run
 		m, sd := g.Scale.Mean, 0.0
-		for _, y := range g.values {
+		for _, key := range keys {
+			y := g.values[key]
 			sd += (y - m) * (y - m)
 		}
 		sd = math.Sqrt(sd / float64(len(g.values)))
@@ -351,7 +354,8 @@ func (t *Table) Descriptors(exclude string) [][][]float64 {
 			sums[v] = make([]float64, len(vr.Levels))
 			counts[v] = make([]int, len(vr.Levels))
 		}
-		for key, y := range g.values {
+		for _, key := range keys {
+			y := g.values[key]
 			idx := parseIndexKey(key)
 			for v, l := range idx {
 				sums[v][l] += (y - m) / sd

@@ -214,3 +214,27 @@ func allPoints(s *lab.Space) [][]int {
 	}
 	return out
 }
+
+// Descriptors are the same to the last bit every time: the Bayesian planner's proposals depend on
+// them, and a campaign must be reproducible from its seed.
+func TestDescriptorsAreReproducible(t *testing.T) {
+	s, err := dataset.Open(filepath.Join(reactions(t), "suzuki_perera2018.csv"), &dataset.Options{Objective: "yield",
+		Vars: []string{"ligand", "reagent", "solvent"}, Groups: []string{"reactant_1", "reactant_2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := s.Groups[0].Key
+	want := s.Descriptors(target)
+	for range 10 {
+		got := s.Descriptors(target)
+		for v := range want {
+			for l := range want[v] {
+				for k := range want[v][l] {
+					if math.Float64bits(got[v][l][k]) != math.Float64bits(want[v][l][k]) {
+						t.Fatalf("descriptor [%d][%d][%d]: %v, then %v", v, l, k, want[v][l][k], got[v][l][k])
+					}
+				}
+			}
+		}
+	}
+}

@@ -323,3 +323,78 @@ func TestSuite(t *testing.T) {
 		return bayes.New(s, &bayes.Options{Seed: seed})
 	})
 }
+
+// When the related tasks fall into camps that disagree, the few measurements that tell the
+// camps apart must move the search to the right camp. In each of four worlds, three related
+// tasks share one landscape (level effects and an interaction) and two another; each task adds
+// its own smaller effects and was measured at 40 random points. The targets belong to the
+// minority camp, so the consensus opens in the wrong place. Mean NMA@5 over 48 campaigns:
+// 0.966 with the related tasks' spread in the kernel, 0.915 without.
+func TestFollowsTheRightCampOfRelatedTasks(t *testing.T) {
+	s := &optimize.Space{Names: []string{"ligand", "base", "solvent"}}
+	for _, n := range []int{12, 8, 4} {
+		s.Levels = append(s.Levels, make([]string, n))
+		for i := range n {
+			s.Levels[len(s.Levels)-1][i] = string(rune('A' + i))
+		}
+	}
+	landscape := func(r *rand.Rand, scale float64) func([]int) float64 {
+		eff := make([][]float64, 3)
+		for v, l := range s.Levels {
+			eff[v] = make([]float64, len(l))
+			for i := range eff[v] {
+				eff[v][i] = r.NormFloat64() * scale * []float64{15, 10, 4}[v]
+			}
+		}
+		inter := r.IntN(12)
+		return func(x []int) float64 {
+			y := eff[0][x[0]] + eff[1][x[1]] + eff[2][x[2]]
+			if x[0] == inter && x[1]%2 == 0 {
+				y += 10 * scale
+			}
+			return y
+		}
+	}
+	sum, n := 0.0, 0
+	for world := range uint64(4) {
+		r := rand.New(rand.NewPCG(11+world, 11+world))
+		campA, campB := landscape(r, 1), landscape(r, 1)
+		var prior []optimize.Observation
+		for task := range 5 {
+			camp := campA
+			if task >= 3 {
+				camp = campB
+			}
+			own := landscape(r, 0.3)
+			for range 40 {
+				x := []int{r.IntN(12), r.IntN(8), r.IntN(4)}
+				prior = append(prior, optimize.Observation{Task: string(rune('p' + task)), X: x, Y: 50 + camp(x) + own(x)})
+			}
+		}
+		for tg := range 12 {
+			own := landscape(r, 0.3)
+			f := func(x []int) float64 { return 50 + campB(x) + own(x) }
+			var ys []float64
+			for _, x := range s.All() {
+				ys = append(ys, f(x))
+			}
+			mean, top := 0.0, slices.Max(ys)
+			for _, y := range ys {
+				mean += y / float64(len(ys))
+			}
+			b, err := bayes.New(s, &bayes.Options{Seed: uint64(tg), Prior: prior})
+			if err != nil {
+				t.Fatal(err)
+			}
+			best := math.Inf(-1)
+			for _, x := range play(t, b, s, f, 5) {
+				best = max(best, f(x))
+			}
+			sum += (best - mean) / (top - mean)
+			n++
+		}
+	}
+	if nma := sum / float64(n); nma < 0.94 {
+		t.Errorf("mean NMA@5 %.3f over %d campaigns in the minority camp, want ≥ 0.94", nma, n)
+	}
+}

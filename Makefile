@@ -40,7 +40,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench . ./optimize/bayes
 
 ## bench-campaign: the optimization game on all Suzuki pairs and Buchwald–Hartwig halides,
-## 30 seeds × random, bayes-onehot, bayes and bayes+memory beside GPT-4 (about 3 minutes)
+## 60 seeds × random, bayes-onehot, bayes and bayes+memory beside GPT-4 (about 7 minutes)
 bench-campaign: build
 	$(BIN) bench campaign
 

@@ -157,7 +157,7 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataDir, "data-dir", "", "the reactions data folder (default: shared/data/reactions above the working directory)")
-	f.IntVar(&seeds, "seeds", 30, "campaigns per group and planner (seeds 1…N)")
+	f.IntVar(&seeds, "seeds", 60, "campaigns per group and planner (seeds 1…N)")
 	f.IntVar(&budget, "budget", 20, "turns per campaign")
 	f.BoolVar(&asJSON, "json", false, "print the table as JSON")
 	f.StringVar(&plotDir, "plot", "", "draw each dataset's NMA curves into this folder")

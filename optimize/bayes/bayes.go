@@ -90,6 +90,7 @@ type Bayes struct {
 	cands   [][]int
 	told    map[string]bool
 	x       [][]int
+	xi      []int // candidate index of each x (set by Tell; the related tasks' models go without)
 	y       []float64
 	theta   []float64      // log a_v…, log b, log ℓ_v…, log noise, log λ, c, log e
 	pmean   []float64      // prior mean per candidate (standardized units); nil without a prior
@@ -269,16 +270,12 @@ func (h *hyper) k(x, z []int, sx, sz []float64) float64 {
 	return add + h.ens*e + h.b*prod
 }
 
-// spreads returns the related tasks' spread at each point of xs; nil without a prior.
-func (b *Bayes) spreads(xs [][]int) [][]float64 {
+// measuredSpread is the related tasks' spread at the i-th measurement; nil without a prior.
+func (b *Bayes) measuredSpread(i int) []float64 {
 	if b.spread == nil {
 		return nil
 	}
-	out := make([][]float64, len(xs))
-	for i, x := range xs {
-		out[i] = b.spread[b.pos[opt.Key(x)]]
-	}
-	return out
+	return b.spread[b.xi[i]]
 }
 
 // levelDistances returns per variable the L×L table of distances between levels: 0/1 without
@@ -327,6 +324,7 @@ func (b *Bayes) Tell(x []int, y float64) error {
 	b.told[k] = true
 	if !math.IsNaN(y) {
 		b.x = append(b.x, slices.Clone(x))
+		b.xi = append(b.xi, b.pos[k])
 		b.y = append(b.y, y)
 	}
 	return nil
@@ -496,8 +494,8 @@ func (b *Bayes) residual(th, ys []float64) []float64 {
 		return r
 	}
 	c := th[2*b.nv+3]
-	for i, x := range b.x {
-		r[i] -= c * b.pmean[b.pos[opt.Key(x)]]
+	for i := range b.x {
+		r[i] -= c * b.pmean[b.xi[i]]
 	}
 	return r
 }
@@ -507,10 +505,9 @@ func (b *Bayes) gram(th []float64) *mat.SymDense {
 	k := mat.NewSymDense(n, nil)
 	h := b.hyper(th)
 	noise := h.noise
-	sx := b.spreads(b.x)
 	for i := range n {
 		for j := i; j < n; j++ {
-			v := h.k(b.x[i], b.x[j], at(sx, i), at(sx, j))
+			v := h.k(b.x[i], b.x[j], b.measuredSpread(i), b.measuredSpread(j))
 			if i == j {
 				v += noise + 1e-8
 			}
@@ -625,10 +622,9 @@ func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
 			return nil, nil, fmt.Errorf("bayes: %w", err)
 		}
 		ks := mat.NewDense(n, m, nil)
-		sx := b.spreads(b.x)
 		for i := range n {
 			for j, p := range pts {
-				ks.Set(i, j, h.k(b.x[i], p, at(sx, i), at(b.spread, idx[j])))
+				ks.Set(i, j, h.k(b.x[i], p, b.measuredSpread(i), at(b.spread, idx[j])))
 			}
 		}
 		var l mat.TriDense
@@ -753,10 +749,7 @@ func normalize(v []float64) float64 {
 // and bayes campaigns in memory). With fewer than two measurements all sources count equally.
 func (b *Bayes) priorMean() {
 	n := len(b.y)
-	at := make([]int, n)
-	for i, x := range b.x {
-		at[i] = b.pos[opt.Key(x)]
-	}
+	at := b.xi
 	pairs := n * (n - 1) / 2
 	loss := make([]float64, len(b.sources))
 	best := math.Inf(1)

@@ -166,33 +166,41 @@ func TestFindsTheOptimum(t *testing.T) {
 
 func TestPriorFromRelatedTasks(t *testing.T) {
 	s, f := suzukiLike()
-	// Two related tasks with the same landscape, shifted: their measurements point at the optimum.
-	var prior []optimize.Observation
-	r := rand.New(rand.NewPCG(9, 9))
-	for _, task := range []string{"t1", "t2"} {
-		for range 15 {
-			x := []int{r.IntN(12), r.IntN(8), r.IntN(4)}
-			prior = append(prior, optimize.Observation{Task: task, X: x, Y: f(x) - 10})
-		}
-		prior = append(prior, optimize.Observation{Task: task, X: []int{3, 5, 0}, Y: f([]int{3, 5, 0}) - 10})
-	}
-	b, err := bayes.New(s, &bayes.Options{Seed: 1, Prior: prior})
-	if err != nil {
-		t.Fatal(err)
-	}
-	xs := play(t, b, s, f, 3)
 	var ys []float64
 	for _, x := range s.All() {
 		ys = append(ys, f(x))
 	}
 	slices.Sort(ys)
-	top := 0.0
-	for _, x := range xs {
-		top = max(top, f(x))
+	q := ys[len(ys)*95/100]
+	// Two related tasks with the same landscape, shifted, each measured at 15 random points and
+	// at the sharp interaction: what they measured carries over, and one of the first 3 picks
+	// is in the top 5% far more often than the 14% of random picks.
+	const draws = 20
+	hits := 0
+	for d := range uint64(draws) {
+		var prior []optimize.Observation
+		r := rand.New(rand.NewPCG(9+d, 9))
+		for _, task := range []string{"t1", "t2"} {
+			for range 15 {
+				x := []int{r.IntN(12), r.IntN(8), r.IntN(4)}
+				prior = append(prior, optimize.Observation{Task: task, X: x, Y: f(x) - 10})
+			}
+			prior = append(prior, optimize.Observation{Task: task, X: []int{3, 5, 0}, Y: f([]int{3, 5, 0}) - 10})
+		}
+		b, err := bayes.New(s, &bayes.Options{Seed: 1, Prior: prior})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := 0.0
+		for _, x := range play(t, b, s, f, 3) {
+			top = max(top, f(x))
+		}
+		if top >= q {
+			hits++
+		}
 	}
-	// The prior's best conditions carry over: one of the first 3 picks is in the top 5%.
-	if q := ys[len(ys)*99/100]; top < q {
-		t.Errorf("with a prior, the best of the first 3 picks %v is %.1f, below the top 5%% (%.1f)", xs, top, q)
+	if hits < 14 {
+		t.Errorf("with a prior, one of the first 3 picks is in the top 5%% in %d of %d campaigns, want ≥ 14", hits, draws)
 	}
 	if _, err := bayes.New(s, &bayes.Options{Prior: []optimize.Observation{{Task: "t", X: []int{99, 0, 0}, Y: 1}}}); !errors.Is(err, optimize.ErrOutside) {
 		t.Errorf("prior outside the space: %v", err)

@@ -203,7 +203,9 @@ const priorWeightSD = 0.2
 // spread 0.791 / 0.944 and 0.904 / 0.986; with e = 0.5, 0.803 / 0.948 and 0.891 / 0.991; with
 // e = 2, 0.799 / 0.950 and 0.868 / 0.990 (Suzuki seeds 1–30 with e = 8: 0.802 / 0.945, against
 // 0.812 / 0.946 with 2). The larger e, the more the first turns explore where the related tasks
-// disagree.
+// disagree. Measured again with the related tasks' models as they are now (see fitPrior): e = 2
+// gave Suzuki seeds 1–180 0.836 / 0.954 against 0.829 / 0.952, and Buchwald–Hartwig seeds 1–60
+// 0.890 / 0.992 against 0.896 / 0.993 — no clear gain.
 const ensVar = 0.5
 
 // linVar is the prior center of the linear descriptor kernel's variance λ. Suzuki, seeds 1–30,

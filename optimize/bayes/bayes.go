@@ -102,7 +102,6 @@ type Bayes struct {
 	dot     [][]float64 // per variable, L×L descriptor dot products
 	sources []source
 	spread  [][]float64 // per candidate, √w_h δ_h of each related task (see priorMean); nil without a prior
-	source  bool        // this is the model of a related task
 }
 
 // New returns a Bayes optimizer over s.
@@ -217,7 +216,7 @@ const ensVar = 0.5
 const linVar = 10.0
 
 // linear reports whether the kernel has the linear descriptor part (see linVar).
-func (b *Bayes) linear() bool { return b.dot != nil && b.pmean == nil && !b.source }
+func (b *Bayes) linear() bool { return b.dot != nil && b.pmean == nil }
 
 // hyper are the kernel's hyperparameters in natural units, with each variable's level
 // similarity table S_v[l][l'] = exp(−D_v[l][l'] / ℓ_v).
@@ -701,8 +700,9 @@ func (b *Bayes) fitPrior(obs []opt.Observation) error {
 	var names []string
 	var ys [][]float64 // each task's measurements, standardized
 	for _, t := range tasks {
+		// Without dot: the related tasks' models go without the linear kernel (see linVar).
 		sub := &Bayes{space: b.space, o: Options{Init: 1}, told: map[string]bool{}, nv: b.nv,
-			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos, source: true}
+			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos}
 		sub.theta = sub.defaultTheta()
 		for _, o := range byTask[t] {
 			k := opt.Key(o.X)

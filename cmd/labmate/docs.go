@@ -131,16 +131,27 @@ func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.C
 		withOctave bool
 		pyModules  []string
 		asJSON     bool
+		sf         sandboxFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "index [--octave] [--python MODULE…] [PATH…]",
 		Short: "Add files, folders, the installed Octave's help or Python modules' docstrings to the index",
+		Long: `Add documents to the index. --octave and --python harvest the help of the installed
+software by running Octave or Python in the sandbox, in an empty directory of their own:
+nothing in the current directory or a workspace is on their path.`,
 		Example: `  labmate docs index --octave
   labmate docs index --python numpy scipy
   labmate docs index ~/manuals ./README.md`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !withOctave && len(pyModules) == 0 && len(args) == 0 {
 				return errors.New("docs index: name PATH…, --octave or --python MODULE…")
+			}
+			var sb harvest.Sandbox
+			if withOctave || len(pyModules) > 0 {
+				var err error
+				if sb, err = sf.open(); err != nil {
+					return err
+				}
 			}
 			ix, err := open(cmd.Context())
 			if err != nil {
@@ -178,7 +189,7 @@ func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.C
 			}
 			if withOctave {
 				start := time.Now()
-				docs, err := harvest.Octave(ctx, &harvest.OctaveOptions{Binary: octave.Binary})
+				docs, err := harvest.Octave(ctx, &harvest.OctaveOptions{Sandbox: sb, Binary: octave.Binary})
 				if err != nil {
 					return err
 				}
@@ -188,7 +199,7 @@ func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.C
 			}
 			if len(pyModules) > 0 {
 				start := time.Now()
-				docs, err := harvest.Python(ctx, pyModules, &harvest.PythonOptions{Binary: python.Binary})
+				docs, err := harvest.Python(ctx, pyModules, &harvest.PythonOptions{Sandbox: sb, Binary: python.Binary})
 				if err != nil {
 					return err
 				}
@@ -247,6 +258,7 @@ func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.C
 	cmd.Flags().BoolVar(&withOctave, "octave", false, "index the help of every function of the installed Octave and its packages")
 	cmd.Flags().StringSliceVar(&pyModules, "python", nil, "index the docstrings of these installed Python modules and their public submodules")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was indexed as JSON")
+	sf.add(cmd)
 	return cmd
 }
 

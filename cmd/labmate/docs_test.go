@@ -67,12 +67,22 @@ func TestDocs(t *testing.T) {
 	}
 }
 
+// TestDocsOctave indexes the installed Octave's help from a directory where a cell planted a
+// pkg.m (the harvest's first call is pkg load all): it must not run.
 func TestDocsOctave(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "docs.db")
+	pwned := filepath.Join(dir, "PWNED")
+	plant := fmt.Sprintf("function varargout = pkg(varargin)\nfid = fopen(%q, \"w\"); fputs(fid, \"ran\"); fclose(fid);\nend\n", pwned)
+	if err := os.WriteFile(filepath.Join(dir, "pkg.m"), []byte(plant), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, stderr, code := labmate(t, dir, "", "docs", "index", "--db", db, "--octave")
 	if code != 0 || !strings.Contains(stderr, "indexed octave: ") {
 		t.Fatalf("index --octave: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Fatal("docs index --octave ran the pkg.m planted in the current directory")
 	}
 	t.Log(strings.TrimSpace(stderr))
 	stdout, _, code := labmate(t, dir, "", "docs", "search", "--db", db, "-n", "3", "integrate a stiff ODE")

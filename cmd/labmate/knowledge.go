@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -26,7 +27,10 @@ network unless one is:
   LABMATE_PAPERS    arxiv,crossref (either or both) for papers; ARXIV_URL / CROSSREF_URL override
                     the endpoints and enable them; CROSSREF_MAILTO joins Crossref's polite pool
   LABMATE_FETCH=1   allow reading pages without a web provider (on when one is configured)
-  LABMATE_FETCH_PRIVATE=1   allow pages on loopback and private addresses (refused by default)`
+  LABMATE_FETCH_ALLOW       CIDR ranges (or addresses), comma-separated, that pages may come from
+                    although they are special-purpose (loopback, private, CGNAT, …; all refused
+                    by default), e.g. 10.1.2.0/24 for a lab's documentation server
+  LABMATE_FETCH_PRIVATE=1   allow pages from every address`
 
 // knowledgeFromEnv wires the web, literature and fetch providers the environment configures
 // into the agent tools' configuration; the documentation index is the caller's.
@@ -70,9 +74,33 @@ func knowledgeFromEnv(index knowledge.Index) (*tools.Config, error) {
 		cfg.Papers = append(cfg.Papers, crossref.New(&crossref.Options{BaseURL: os.Getenv("CROSSREF_URL"), Mailto: os.Getenv("CROSSREF_MAILTO")}))
 	}
 	if len(cfg.Web) > 0 || len(cfg.Papers) > 0 || os.Getenv("LABMATE_FETCH") == "1" {
-		cfg.Fetcher = fetch.New(&fetch.Options{AllowPrivate: os.Getenv("LABMATE_FETCH_PRIVATE") == "1"})
+		allow, err := fetchAllow(os.Getenv("LABMATE_FETCH_ALLOW"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Fetcher = fetch.New(&fetch.Options{AllowPrivate: os.Getenv("LABMATE_FETCH_PRIVATE") == "1", Allow: allow})
 	}
 	return cfg, nil
+}
+
+// fetchAllow parses LABMATE_FETCH_ALLOW: CIDR ranges or single addresses, comma-separated.
+func fetchAllow(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("LABMATE_FETCH_ALLOW: %q is neither a CIDR range (10.1.2.0/24) nor an address", f)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // agentKnowledgeTools are the knowledge tools for labmate run: the documentation index when one

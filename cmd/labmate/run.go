@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/agent"
@@ -63,8 +64,11 @@ operations (--no-memory turns both off).
 
 Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
 continues with --resume ID, without repeating the operations it finished; the kernels are new, so
-variables are recomputed, while files in the workspace (the run's, unless --workspace says
-otherwise) remain.
+variables are recomputed, while files in the workspace remain.
+
+The code the model writes runs in a workspace of its own, DATA/workspaces/run-ID (printed when the
+run starts), the only place it can write; --workspace DIR lets it work in a directory of yours
+instead (its .git and other dot-directories stay read-only to the code).
 
 Caps: --max-turns model calls, --budget tokens, --timeout wall time. A run that hits one stops
 cleanly with what it had established. Exit status: 0 answered, 3 stopped by a cap (partial
@@ -116,10 +120,14 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				}
 				workspace = st.Task.Workspace
 			}
+			var runID string
 			if workspace == "" {
-				if workspace, err = os.Getwd(); err != nil {
+				// Code a model writes works in a directory of its own, never the user's.
+				runID = uuid.NewString()
+				if workspace, err = runWorkspace(data, runID); err != nil {
 					return err
 				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "labmate run: workspace %s\n", workspace)
 			}
 			var sb kernel.Sandbox
 			if mode != string(agent.ModeDirect) {
@@ -184,7 +192,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			if resume != "" {
 				events = a.Resume(ctx, resume)
 			} else {
-				events = a.Run(ctx, &agent.Task{Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
+				events = a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
 			}
 			var out eventPrinter = &textEvents{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
 			if asJSON {
@@ -235,7 +243,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.Int64Var(&budget, "budget", 0, "most tokens (input+output) the run may spend; 0: no limit")
 	f.DurationVar(&timeout, "timeout", 0, "wall-time limit of the run, e.g. 10m; 0: none")
 	f.DurationVar(&cellTimeout, "cell-timeout", 5*time.Minute, "default wall-time limit of one cell")
-	f.StringVar(&workspace, "workspace", "", "the kernels' working directory, the only writable one (default: the current directory)")
+	f.StringVar(&workspace, "workspace", "", "the kernels' working directory, the only writable one (default: a new DATA/workspaces/run-ID, printed)")
 	f.StringVar(&memoryStore, "memory-store", defaultMemoryStore(), "memory: a SQLite file or a postgres:// URL (env LABMATE_MEMORY)")
 	f.StringVar(&namespace, "namespace", "user", "the memory namespace recalled and written (skills go to NAMESPACE/skills)")
 	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
@@ -378,6 +386,16 @@ func printStats(w io.Writer, s agent.Stats, asJSON bool) {
 		s.Operations, s.HotFixes, s.Repairs, s.Replans, s.Elapsed.Round(time.Millisecond))
 }
 
+// runWorkspace makes (or finds, on resume) the workspace of agent run id: DATA/workspaces/run-ID,
+// readable by its owner only.
+func runWorkspace(data, id string) (string, error) {
+	ws := filepath.Join(data, "workspaces", "run-"+id)
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	return ws, nil
+}
+
 // agentRuns is labmate serve's server.RunFunc: each run gets a fresh agent with its own
 // workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
 // index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
@@ -401,7 +419,6 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 		return nil, err
 	}
 	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
-		ws := filepath.Join(data, "workspaces", "run-"+task.ID)
 		am := &agentMemory{store: mem, namespace: "user", model: model.Name()}
 		tools, err := tool.NewSet(append([]tool.Tool{am.tool()}, ktools.New(kcfg)...)...)
 		if err != nil {
@@ -415,7 +432,8 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 				if err != nil {
 					return nil, err
 				}
-				if err := os.MkdirAll(ws, 0o755); err != nil {
+				ws, err := runWorkspace(data, task.ID)
+				if err != nil {
 					return nil, err
 				}
 				return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: ws})

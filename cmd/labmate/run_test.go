@@ -125,7 +125,16 @@ func TestRunKilledAndResumed(t *testing.T) {
 	if codes := requests(t, first); len(codes) != 2 {
 		t.Fatalf("before the kill: %d operations, want 2", len(codes))
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+	// The model's code worked in a workspace of its own under the data directory, not in the
+	// current directory.
+	ws := filepath.Join(data, "labmate", "workspaces", "run-"+id)
+	if !strings.Contains(stderr.String(), "labmate run: workspace "+ws+"\n") {
+		t.Errorf("the workspace %s was not printed; stderr:\n%s", ws, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "count.txt")); err == nil {
+		t.Error("the run wrote count.txt in the current directory")
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -141,7 +150,7 @@ func TestRunKilledAndResumed(t *testing.T) {
 	if len(codes) != 1 || codes[0] != stepB {
 		t.Errorf("after the resume the operations were %q, want only step b's (cut short by the kill)", codes)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "a\n" {
+	if b, _ := os.ReadFile(filepath.Join(ws, "count.txt")); string(b) != "a\n" {
 		t.Errorf("count.txt = %q: step a's operation ran again", b)
 	}
 	last := evs[len(evs)-1]

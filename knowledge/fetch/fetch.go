@@ -32,10 +32,14 @@ type Options struct {
 	Timeout      time.Duration // the whole fetch, 20 s when zero
 	MaxRedirects int           // 5 when zero
 	UserAgent    string
-	// AllowPrivate lets the fetcher connect to loopback, private, link-local and unspecified
-	// addresses. Off by default: a page (or a prompt injection) must not steer the agent into
-	// the local network or a cloud metadata service. Ignored when Client is set.
+	// AllowPrivate lets the fetcher connect to every address, the special-purpose ranges of
+	// CheckAddr (loopback, private, link-local, carrier-grade NAT…) included. Off by default: a
+	// page (or a prompt injection) must not steer the agent into the local network or a cloud
+	// metadata service. Ignored when Client is set.
 	AllowPrivate bool
+	// Allow lists special-purpose ranges that may be fetched from all the same, e.g. a lab's
+	// documentation server at 10.1.2.3/32. Ignored when Client is set.
+	Allow []netip.Prefix
 }
 
 // ReadableLimit is the largest HTML page whose main content is extracted with readability.
@@ -81,7 +85,10 @@ func New(opts *Options) *Fetcher {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		dialer := &net.Dialer{Timeout: 10 * time.Second}
 		if !opts.AllowPrivate {
-			dialer.Control = refusePrivate
+			// The check runs on each resolved address as it is dialled, for the first request
+			// and every redirect: a public name that resolves to a private address (DNS
+			// rebinding) is refused too.
+			dialer.Control = func(_, address string, _ syscall.RawConn) error { return checkDial(address, opts.Allow) }
 		}
 		t.DialContext = dialer.DialContext
 		t.Proxy = nil // the address checked must be the address connected to
@@ -212,21 +219,20 @@ func (f *Fetcher) transportError(ctx context.Context, rawURL string, err error) 
 // ErrPrivate is the refusal to connect to a private address.
 var ErrPrivate = errors.New("refusing a private address")
 
-// refusePrivate is a dialer's Control: it runs on the resolved address, so a public name that
-// resolves to a private address (DNS rebinding) is refused too.
-func refusePrivate(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+// checkDial refuses a dial to an address in a special-purpose range that allow does not list.
+func checkDial(address string, allow []netip.Prefix) error {
+	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return err
+	ip := ap.Addr()
+	for _, p := range allow {
+		if p.Contains(ip.WithZone("").Unmap()) {
+			return nil
+		}
 	}
-	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
-		return fmt.Errorf("%w: %w: %s (set AllowPrivate, or LABMATE_FETCH_PRIVATE=1, to allow it)", knowledge.ErrBadRequest, ErrPrivate, ip)
+	if err := CheckAddr(ip); err != nil {
+		return fmt.Errorf("%w: %w (LABMATE_FETCH_ALLOW=CIDR allows a range, LABMATE_FETCH_PRIVATE=1 all of them)", knowledge.ErrBadRequest, err)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -242,10 +244,94 @@ func BenchmarkFetchCleanReadable1MB(b *testing.B) {
 func TestRefusePrivate(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") }))
 	defer srv.Close()
-	for _, u := range []string{srv.URL, "http://169.254.169.254/latest/meta-data/", "http://[::1]:9/"} {
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	for _, u := range []string{srv.URL, "http://localhost:" + port + "/", "http://169.254.169.254/latest/meta-data/",
+		"http://[::1]:9/", "http://[::ffff:127.0.0.1]:" + port + "/", "http://100.64.0.1:9/", "http://198.18.0.1:9/"} {
 		_, err := fetch.New(&fetch.Options{Timeout: 2 * time.Second}).Fetch(context.Background(), u)
 		if !errors.Is(err, fetch.ErrPrivate) || !errors.Is(err, knowledge.ErrBadRequest) {
 			t.Errorf("%s: %v; want a refusal", u, err)
+		}
+	}
+}
+
+// TestRefuseRedirectToPrivate follows a redirect from an allowed server to another loopback
+// address: the address reached after the redirect is checked too.
+func TestRefuseRedirectToPrivate(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	inner := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "secret") }))
+	inner.Listener = ln
+	inner.Start()
+	defer inner.Close()
+	outer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ok" {
+			fmt.Fprint(w, "public page")
+			return
+		}
+		http.Redirect(w, r, inner.URL+"/latest/meta-data/", http.StatusFound)
+	}))
+	defer outer.Close()
+	f := fetch.New(&fetch.Options{Timeout: 2 * time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	if p, err := f.Fetch(context.Background(), outer.URL+"/ok"); err != nil || p.Text != "public page" {
+		t.Fatalf("the allowed address: %+v, %v", p, err)
+	}
+	p, err := f.Fetch(context.Background(), outer.URL+"/")
+	if !errors.Is(err, fetch.ErrPrivate) || !strings.Contains(err.Error(), "127.0.0.0/8") {
+		t.Fatalf("redirect to %s: %+v, %v; want a refusal naming 127.0.0.0/8", inner.URL, p, err)
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	for _, c := range []struct {
+		addr   string
+		range_ string // "" when the address is public
+	}{
+		{"8.8.8.8", ""},
+		{"1.1.1.1", ""},
+		{"2606:4700:4700::1111", ""},
+		{"64:ff9b::808:808", ""}, // NAT64 of 8.8.8.8
+		{"::ffff:8.8.8.8", ""},
+		{"127.0.0.1", "127.0.0.0/8"},
+		{"10.1.2.3", "10.0.0.0/8"},
+		{"172.31.255.255", "172.16.0.0/12"},
+		{"192.168.1.1", "192.168.0.0/16"},
+		{"169.254.169.254", "169.254.0.0/16"},
+		{"100.64.0.1", "100.64.0.0/10"},
+		{"100.127.255.254", "100.64.0.0/10"},
+		{"198.18.0.1", "198.18.0.0/15"},
+		{"198.19.255.1", "198.18.0.0/15"},
+		{"0.0.0.0", "0.0.0.0/8"},
+		{"192.0.0.170", "192.0.0.0/24"},
+		{"192.0.2.1", "192.0.2.0/24"},
+		{"203.0.113.9", "203.0.113.0/24"},
+		{"224.0.0.251", "224.0.0.0/4"},
+		{"255.255.255.255", "240.0.0.0/4"},
+		{"::1", "::1/128"},
+		{"::", "::/128"},
+		{"::10.0.0.1", "::/96"},
+		{"::ffff:10.0.0.1", "10.0.0.0/8"},
+		{"::ffff:169.254.169.254", "169.254.0.0/16"},
+		{"64:ff9b::a00:1", "10.0.0.0/8"},         // NAT64 of 10.0.0.1
+		{"64:ff9b::7f00:1", "127.0.0.0/8"},       // NAT64 of 127.0.0.1
+		{"64:ff9b::a9fe:a9fe", "169.254.0.0/16"}, // NAT64 of the metadata service
+		{"64:ff9b:1::808:808", "64:ff9b:1::/48"},
+		{"fd00::1", "fc00::/7"},
+		{"fe80::1%eth0", "fe80::/10"},
+		{"2001:db8::1", "2001:db8::/32"},
+		{"2001::1", "2001::/23"},
+		{"2002:a00:1::1", "2002::/16"},
+		{"ff02::1", "ff00::/8"},
+		{"100::1", "100::/64"},
+		{"4000::1", "2000::/3"},
+	} {
+		err := fetch.CheckAddr(netip.MustParseAddr(c.addr))
+		switch {
+		case c.range_ == "" && err != nil:
+			t.Errorf("%s: %v; want it allowed", c.addr, err)
+		case c.range_ != "" && (!errors.Is(err, fetch.ErrPrivate) || !strings.Contains(err.Error(), c.range_)):
+			t.Errorf("%s: %v; want a refusal naming %s", c.addr, err, c.range_)
 		}
 	}
 }

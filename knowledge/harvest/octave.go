@@ -5,11 +5,8 @@
 package harvest
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,8 +14,9 @@ import (
 	"github.com/labmate/labmate/knowledge"
 )
 
-// OctaveOptions configure Octave. nil means defaults.
+// OctaveOptions configure Octave. Sandbox is required.
 type OctaveOptions struct {
+	Sandbox Sandbox
 	Binary  string        // "octave-cli" when empty
 	Timeout time.Duration // 5 minutes when zero
 }
@@ -55,7 +53,7 @@ fputs(stdout, char(30));
 `
 
 // Octave returns one "help" document per documented function of the installed Octave and its
-// installed packages. Sources are "octave:NAME", headings the function's category (its folder:
+// installed packages, run in opts.Sandbox. Sources are "octave:NAME", headings the function's category (its folder:
 // "ode", "linear-algebra", a package name, or "built-in").
 func Octave(ctx context.Context, opts *OctaveOptions) ([]*knowledge.Doc, error) {
 	if opts == nil {
@@ -69,21 +67,9 @@ func Octave(ctx context.Context, opts *OctaveOptions) ([]*knowledge.Doc, error) 
 	if timeout == 0 {
 		timeout = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--no-gui", "--no-window-system", "--quiet", "--norc", "--no-history", "--eval", octaveScript)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: octave help harvest: no answer within %s: %w", knowledge.ErrBadSource, timeout, ctx.Err())
-		}
-		var ee *exec.Error
-		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("%w: octave help harvest: %w (install the Debian package octave)", knowledge.ErrBadSource, err)
-		}
-		return nil, fmt.Errorf("%w: octave help harvest: %w: %s", knowledge.ErrBadSource, err, tail(stderr.String()))
+	stdout, stderr, err := run(ctx, opts.Sandbox, "octave help harvest", "octave", []string{bin, "--no-gui", "--no-window-system", "--quiet", "--norc", "--no-history", "--eval", octaveScript}, timeout)
+	if err != nil {
+		return nil, err
 	}
 	out := stdout.String()
 	if !strings.HasSuffix(out, rs) {

@@ -2,20 +2,18 @@ package harvest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/labmate/labmate/knowledge"
 )
 
-// PythonOptions configure Python. nil means defaults.
+// PythonOptions configure Python. Sandbox is required.
 type PythonOptions struct {
+	Sandbox Sandbox
 	Binary  string        // "python3" when empty
 	Timeout time.Duration // 5 minutes when zero
 }
@@ -92,7 +90,7 @@ type pyRecord struct {
 }
 
 // Python returns one "help" document per documented public module, function and class of the
-// installed Python modules named (and their public submodules). Sources are "python:NAME",
+// installed Python modules named (and their public submodules), run in opts.Sandbox. Sources are "python:NAME",
 // headings the module. A module that does not import is an error naming it.
 func Python(ctx context.Context, modules []string, opts *PythonOptions) ([]*knowledge.Doc, error) {
 	if opts == nil {
@@ -114,26 +112,14 @@ func Python(ctx context.Context, modules []string, opts *PythonOptions) ([]*know
 	if timeout == 0 {
 		timeout = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-I", "-c", pythonScript}, modules...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: python help harvest: no answer within %s: %w", knowledge.ErrBadSource, timeout, ctx.Err())
-		}
-		var ee *exec.Error
-		if errors.As(err, &ee) {
-			return nil, fmt.Errorf("%w: python help harvest: %w (install the Debian package python3)", knowledge.ErrBadSource, err)
-		}
-		return nil, fmt.Errorf("%w: python help harvest: %w: %s", knowledge.ErrBadSource, err, tail(stderr.String()))
+	stdout, stderr, err := run(ctx, opts.Sandbox, "python help harvest", "python3", append([]string{bin, "-I", "-c", pythonScript}, modules...), timeout)
+	if err != nil {
+		return nil, err
 	}
 	var docs []*knowledge.Doc
 	var failed []string
 	done := false
-	sc := bufio.NewScanner(&stdout)
+	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for n := 1; sc.Scan(); n++ {
 		var r pyRecord

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/knowledge/harvest"
 	"github.com/labmate/labmate/knowledge/sqlite"
@@ -37,7 +38,7 @@ func octave(tb testing.TB) *sqlite.Index {
 			return
 		}
 		start := time.Now()
-		docs, err := harvest.Octave(context.Background(), nil)
+		docs, err := harvest.Octave(context.Background(), &harvest.OctaveOptions{Sandbox: testutil.KernelOptions(tb).Sandbox.(harvest.Sandbox)})
 		if err != nil {
 			o.err = err
 			return

@@ -62,8 +62,25 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 	collect(w, s.store.After(r.Context(), r.PathValue("id"), after))
 }
 
+// operationMessages serves GET /v1/sessions/ID/operations/OP/messages?after=SEQ: the
+// operation's messages with seq > SEQ (all without it).
 func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
-	collect(w, s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op")))
+	after, err := afterParam(r)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	msgs := s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
+	collect(w, func(yield func(*protocol.EnhancedMessage, error) bool) {
+		for m, err := range msgs {
+			if err == nil && m.Seq <= after {
+				continue
+			}
+			if !yield(m, err) {
+				return
+			}
+		}
+	})
 }
 
 func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, error) bool)) {

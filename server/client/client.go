@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -81,10 +82,13 @@ func retryable(err error) bool {
 // Exec submits req as a new operation in session and yields every message of that
 // operation, from operation_request to its terminal message. A dropped connection is
 // resumed from the log, so nothing is lost or repeated; while the server cannot be reached
-// Exec retries for up to RetryFor. Cancelling ctx interrupts the operation.
+// Exec retries for up to RetryFor. A server killed outright loses the messages it had not
+// committed yet, some of which it may have sent: its log then goes on from an earlier seq,
+// and Exec goes on with it (seq steps back once; no message is yielded twice). Cancelling
+// ctx interrupts the operation.
 func (c *Client) Exec(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
-		f := &follower{c: c, session: session, opID: uuid.NewString(), req: req, yield: yield, after: -1}
+		f := &follower{c: c, session: session, opID: uuid.NewString(), req: req, yield: yield, after: -1, yielded: map[string]bool{}}
 		retryFor := c.RetryFor
 		if retryFor <= 0 {
 			retryFor = time.Minute
@@ -138,22 +142,82 @@ type follower struct {
 	opID    string
 	req     *protocol.Request
 	yield   func(*protocol.EnhancedMessage, error) bool
-	after   int64  // the seq to resume after; -1 until the first connection found the log's end
-	seen    bool   // the operation's request is in the log
+	after   int64  // the session's seq to resume after; -1 until the first connection found the log's end
 	reqID   string // the id of the last request message sent
 	resent  bool   // the request was sent more than once
+
+	yielded map[string]bool // the ids of the operation's messages yielded
+	lastID  string          // the last one's id …
+	lastSeq int64           // … and seq
+}
+
+// emit yields m unless it was yielded already; done when the iteration is over.
+func (f *follower) emit(m *protocol.EnhancedMessage) (done bool) {
+	if f.yielded[m.ID] {
+		return false
+	}
+	f.yielded[m.ID] = true
+	f.lastID, f.lastSeq = m.ID, m.Seq
+	return !f.yield(m, nil) || m.Type.Terminal()
+}
+
+// resync brings the follower in line with the server's log before it reconnects. The log
+// is append-only, but a server killed outright loses the messages it had not committed
+// yet, which it may have sent: then the log goes on from an earlier seq with other
+// messages (the restart's operation_failed). The operation's messages in the log that were
+// not yielded are yielded now, and the session's seq to resume after comes down to the
+// log's. needSend says the server never logged the request.
+func (f *follower) resync(ctx context.Context) (needSend, done bool, err error) {
+	c := f.c
+	var tail []*protocol.EnhancedMessage
+	found := false
+	if len(f.yielded) > 0 {
+		if tail, found, err = c.opMessages(ctx, f.session, f.opID, max(f.lastSeq-1, 0)); err != nil {
+			return false, false, err
+		}
+	}
+	if len(f.yielded) == 0 || (found && (len(tail) == 0 || tail[0].ID != f.lastID)) { // read it all
+		if tail, found, err = c.opMessages(ctx, f.session, f.opID, 0); err != nil {
+			return false, false, err
+		}
+	}
+	switch {
+	case !found && len(f.yielded) == 0:
+		return true, false, nil // sent, never logged: send it again
+	case !found:
+		return false, false, fmt.Errorf("client: the server lost operation %s of session %s (it stopped before the operation was stored)", f.opID, f.session)
+	}
+	for _, m := range tail {
+		if f.emit(m) {
+			return false, true, nil
+		}
+	}
+	if n := len(tail); n > 0 {
+		f.after = min(f.after, tail[n-1].Seq)
+	}
+	return false, false, nil
 }
 
 // follow connects once. It returns whether it connected, done when the operation ended (or
 // the consumer stopped, or the server refused it), and why it stopped otherwise.
 func (f *follower) follow(ctx context.Context) (connected, done bool, err error) {
 	c := f.c
+	send := f.reqID == ""
+	if send {
+		f.after = -1 // the log's end, read again before each try: a restart may have moved it back
+	}
 	if f.after < 0 { // only the new operation matters: start from the end of the log
 		last, err := c.lastSeq(ctx, f.session)
 		if err != nil {
 			return false, false, err
 		}
 		f.after = last
+	} else if !send { // a reconnection
+		need, done, err := f.resync(ctx)
+		if done || err != nil {
+			return false, done, err
+		}
+		send = need
 	}
 	u := c.url("/v1/sessions/" + url.PathEscape(f.session) + "/ws")
 	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
@@ -173,17 +237,9 @@ func (f *follower) follow(ctx context.Context) (connected, done bool, err error)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(64 << 20)
-	if !f.seen {
-		known := false
-		if f.reqID != "" { // sent before the connection dropped: did the server log it?
-			if known, err = c.knownOp(ctx, f.session, f.opID); err != nil {
-				return true, false, err
-			}
-		}
-		if !known {
-			if err := f.send(ctx, conn); err != nil {
-				return true, false, err
-			}
+	if send {
+		if err := f.send(ctx, conn); err != nil {
+			return true, false, err
 		}
 	}
 	stop := context.AfterFunc(ctx, func() { // Ctrl-C: ask the server to interrupt
@@ -230,13 +286,7 @@ func (f *follower) follow(ctx context.Context) (connected, done bool, err error)
 			continue
 		}
 		f.after = m.Seq
-		if m.OperationID != f.opID {
-			continue
-		}
-		if m.Type == protocol.TypeRequest {
-			f.seen = true
-		}
-		if !f.yield(&m, nil) || m.Type.Terminal() {
+		if m.OperationID == f.opID && f.emit(&m) {
 			return true, true, nil
 		}
 	}
@@ -286,9 +336,12 @@ func (c *Client) url(path string) *url.URL {
 	return &u
 }
 
-// get GETs path; a refusal is an error wrapping ErrServer, retryable for 502/503/504.
+// get GETs path (with its query); a refusal is an error wrapping ErrServer, retryable for
+// 502/503/504.
 func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
-	u := c.url(path)
+	p, q, _ := strings.Cut(path, "?")
+	u := c.url(p)
+	u.RawQuery = q
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -323,18 +376,29 @@ func refusal(resp *http.Response, what string) error {
 
 // knownOp reports whether the session's log holds the operation.
 func (c *Client) knownOp(ctx context.Context, session, opID string) (bool, error) {
-	resp, err := c.get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/operations/"+url.PathEscape(opID)+"/messages")
+	_, found, err := c.opMessages(ctx, session, opID, math.MaxInt64)
+	return found, err
+}
+
+// opMessages reads the operation's messages with seq > after from the log; found is false
+// when the log does not hold the operation.
+func (c *Client) opMessages(ctx context.Context, session, opID string, after int64) (msgs []*protocol.EnhancedMessage, found bool, err error) {
+	resp, err := c.get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/operations/"+url.PathEscape(opID)+"/messages?after="+strconv.FormatInt(after, 10))
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
-		return true, nil
 	case http.StatusNotFound:
-		return false, nil
+		return nil, false, nil
+	default:
+		return nil, false, refusal(resp, "reading the operation's log")
 	}
-	return false, refusal(resp, "looking the operation up")
+	if err := json.NewDecoder(resp.Body).Decode(&msgs); err != nil {
+		return nil, false, &errRetry{fmt.Errorf("client: reading the operation's log: %w", err)}
+	}
+	return msgs, true, nil
 }
 
 // lastSeq is the session's current last seq (0 for a new session).

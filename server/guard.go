@@ -107,8 +107,11 @@ func (p *hostPolicy) allows(hostport string) bool {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	if host == "" {
+	switch host {
+	case "":
 		return false
+	case "127.0.0.1", "localhost", "::1": // the usual ones, without normalising
+		return true
 	}
 	if loopbackHost(host) {
 		return true
@@ -128,13 +131,21 @@ func (p *hostPolicy) allows(hostport string) bool {
 	return false
 }
 
+// securityHeaders go on every answer: no sniffing, no Referer (the dashboard's URL may
+// carry ?token=), no framing (against clickjacking the cell runner).
+var securityHeaders = http.Header{
+	"X-Content-Type-Options":  {"nosniff"},
+	"Referrer-Policy":         {"no-referrer"},
+	"X-Frame-Options":         {"DENY"},
+	"Content-Security-Policy": {"frame-ancestors 'none'"},
+}
+
 func (p *hostPolicy) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer") // the dashboard's URL may carry ?token=
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		for k, v := range securityHeaders {
+			h[k] = v // canonical keys; each value's slice is full, so an Add copies it
+		}
 		if !p.allows(r.Host) {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("Host %q is not a name this server answers to (a DNS-rebinding page would look like this): "+
 				"it answers to %s; start labmate serve with --allow-host NAME to add a name", r.Host, p.help))
@@ -189,6 +200,9 @@ func checkOrigin(r *http.Request) error {
 	if origin == "" {
 		return nil
 	}
+	if rest, ok := strings.CutPrefix(origin, "http://"); ok && rest == r.Host {
+		return nil // the usual same-origin case, without parsing
+	}
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%s: refused a request from origin %q: only pages this server serves may change its state", what, origin)
@@ -209,6 +223,10 @@ func requireJSON(next http.Handler) http.Handler {
 			return
 		}
 		ct := r.Header.Get("Content-Type")
+		if ct == "application/json" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			httpError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q: a request body must be application/json", r.Method, r.URL.Path, ct))
 			return

@@ -83,7 +83,9 @@ type Config struct {
 	MaxConns int
 	// Judge gets ambiguous perception windows (see operation.Options).
 	Judge perception.Judge
-	// IdleTimeout is how long a session's kernels live without an operation (default 15m).
+	// IdleTimeout is how long a session's kernels live without an operation (default 15m);
+	// then they are closed, and the session, when nobody is connected to it, is dropped from
+	// memory (its log stays; a later request for it starts it anew in a fresh workspace).
 	IdleTimeout time.Duration
 	// MaxMessageBytes caps a client message or request body (default 1 MiB).
 	MaxMessageBytes int64

@@ -41,7 +41,7 @@ ws://ADDR/v1/sessions/ID/ws?after=SEQ, send operation_request messages (kind exe
 code, timeout_s, hotfix, watch) and operation_interrupt, and receive every message of the
 session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
-GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
+GET /v1/sessions/ID/operations/OP/messages?after=SEQ, POST /v1/sessions/ID/operations (a request
 payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
 MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The web
 dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints

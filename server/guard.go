@@ -20,11 +20,11 @@ import (
 // this order: the Host allow-list (against DNS rebinding), the Origin check on requests that
 // change state (against cross-site requests), application/json on every such request with
 // a body (a cross-site page cannot send it without a CORS preflight, which the server never
-// grants), a deadline on reading the body (against trickling clients), and the bearer token.
-// Each refuses with a JSON error that says what was wrong and how to fix it.
+// grants), and the bearer token. Each refuses with a JSON error that says what was wrong and
+// how to fix it. (Trickling clients are cut off by the http.Server of HTTPServer.)
 func (s *Server) guardChain(h http.Handler) http.Handler {
 	h = s.requireToken(h)
-	h = bodyDeadline(s.cfg.BodyTimeout)(h)
+	h = explainTimeout(s.cfg.BodyTimeout)(h)
 	h = requireJSON(h)
 	h = sameOrigin(h)
 	return s.hosts.middleware(h)
@@ -235,42 +235,28 @@ func requireJSON(next http.Handler) http.Handler {
 	})
 }
 
-// bodyDeadline bounds the time a client may take to send a request body (a client that
-// trickles it one byte at a time is cut off); the deadline is lifted once the body has been
-// read to its end, so that a long answer (an SSE or NDJSON stream) is not cut. Headers are bounded by
-// http.Server.ReadHeaderTimeout; WebSockets, whose connection is taken over, by neither.
-func bodyDeadline(d time.Duration) func(http.Handler) http.Handler {
+// explainTimeout makes the error of a request body cut off by http.Server.ReadTimeout (a
+// client trickling it) say so, for the answer the handler gives.
+func explainTimeout(d time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody || isUpgrade(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, limit: d}
+			if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+				r.Body = &timeoutBody{ReadCloser: r.Body, limit: d}
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
 
-type deadlineBody struct {
+type timeoutBody struct {
 	io.ReadCloser
-	rc    *http.ResponseController
 	limit time.Duration
-	done  bool
 }
 
-func (b *deadlineBody) Read(p []byte) (int, error) {
+func (b *timeoutBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	switch {
-	case err == io.EOF && !b.done:
-		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// The deadline stays: the server then gives up reading the rest and closes.
-		err = fmt.Errorf("the request body did not arrive within %v: %w", b.limit, err)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("the request did not arrive within %v: %w", b.limit, err)
 	}
 	return n, err
 }

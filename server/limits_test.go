@@ -139,8 +139,9 @@ func healthy(url string, stop <-chan struct{}) <-chan error {
 }
 
 // TestTrickle: 100 connections that send their headers and then one byte of body every
-// second, and 20 that trickle their headers, are cut off (bodies at Config.BodyTimeout,
-// headers at 10 s) while /healthz answers at once; a WebSocket opened before lives on.
+// second, and 20 that trickle their headers, are cut off at Config.BodyTimeout (the header
+// timeout is 10 s, or less with a shorter BodyTimeout) while /healthz answers at once; a
+// WebSocket opened before, idle meanwhile, lives on.
 func TestTrickle(t *testing.T) {
 	s := serveReal(t, func(c *server.Config) { c.BodyTimeout = 2 * time.Second })
 	ws, _, err := websocket.Dial(context.Background(), strings.Replace(s.url, "http", "ws", 1)+"/v1/sessions/live/ws", nil)
@@ -209,7 +210,7 @@ func TestTrickle(t *testing.T) {
 	}
 	for i := range 20 {
 		if c := <-headers; c.after > 25*time.Second || c.answer == "never cut off" {
-			t.Fatalf("header trickler %d: after %v: %q; want cut off after about 10 s", i, c.after, c.answer)
+			t.Fatalf("header trickler %d: after %v: %q; want cut off after about 2 s", i, c.after, c.answer)
 		}
 	}
 	close(stop)
@@ -227,8 +228,8 @@ func TestTrickle(t *testing.T) {
 	}
 }
 
-// TestLongAnswersOutliveBodyTimeout: the body deadline ends with the body: a WebSocket idle
-// for longer, and an MCP call whose answer streams for longer, are not cut.
+// TestLongAnswersOutliveBodyTimeout: the read timeout ends with the request: a WebSocket
+// idle for longer, and an MCP call whose answer streams for longer, are not cut.
 func TestLongAnswersOutliveBodyTimeout(t *testing.T) {
 	s := serveReal(t, func(c *server.Config) { c.BodyTimeout = time.Second })
 	s.srv.Handle("/mcp", mcp.New(s.srv, nil).Handler())

@@ -10,18 +10,21 @@ import (
 	"golang.org/x/net/netutil"
 )
 
-// Timeouts of the HTTP server that Serve and HTTPServer set. Request bodies are bounded by
-// Config.BodyTimeout in the guard instead of http.Server.ReadTimeout, which would also cut
-// long answers (its deadline outlives the body and cancels the request).
+// Timeouts of the HTTP server that Serve and HTTPServer set, besides Config.BodyTimeout
+// (http.Server.ReadTimeout: the whole request, headers and body, must arrive within it).
+// Neither read timeout outlives the request: net/http lifts the read deadline once the body
+// has been read (a long answer, an SSE or NDJSON stream, is not cut) and when a WebSocket
+// takes the connection over.
 const (
 	headerTimeout = 10 * time.Second // a client trickling its request headers is cut off
 	idleTimeout   = 2 * time.Minute  // a kept-alive connection without a request is closed
 	maxHeaderSize = 64 << 10
 )
 
-// HTTPServer returns an http.Server for s with header and idle timeouts.
+// HTTPServer returns an http.Server for s with header, request and idle timeouts.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{Handler: s, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderSize}
+	return &http.Server{Handler: s, ReadHeaderTimeout: min(headerTimeout, s.cfg.BodyTimeout), ReadTimeout: s.cfg.BodyTimeout,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderSize}
 }
 
 // Serve serves s on ln (at most Config.MaxConns connections at once; more wait to be

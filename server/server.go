@@ -9,9 +9,9 @@
 //
 // Every request passes one guard (middleware) before the routes: a Host allow-list against
 // DNS rebinding (loopback names, the listening address's host, Config.AllowHosts), an Origin
-// check and application/json on every request that changes state, a deadline on request
-// bodies, and the bearer token (LoadToken keeps a random one in the data directory). Serve
-// adds header and idle timeouts and a cap on connections. Live sessions, kernels, queued
+// check and application/json on every request that changes state, and the bearer token
+// (LoadToken keeps a random one in the data directory). Serve adds header, request and idle
+// timeouts and a cap on connections. Live sessions, kernels, queued
 // operations and agent runs are capped (Config.Max*): a request beyond a cap is refused with
 // 429 or 503 and an error wrapping ErrBusy, and the server keeps serving. Idle sessions are
 // reaped: their kernels closed, the session dropped, its log kept.
@@ -66,7 +66,8 @@ type Config struct {
 	// AllowHosts are more names the Host header may carry (a name, an IP address, or
 	// *.domain for its subdomains), e.g. the name of a reverse proxy in front of the server.
 	AllowHosts []string
-	// BodyTimeout bounds the time a client may take to send a request body (default 30s).
+	// BodyTimeout bounds the time a client may take to send a request, headers and body
+	// (default 30s; http.Server.ReadTimeout of HTTPServer and Serve).
 	BodyTimeout time.Duration
 	// MaxSessions caps the live sessions: those with a connection, an operation or kernels
 	// (default 256).

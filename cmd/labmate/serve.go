@@ -71,8 +71,8 @@ Against web pages that try to drive the server: the Host header must be a loopba
 allows any IP address) or an --allow-host name (403 otherwise: a DNS-rebinding page); every
 request that changes state (POST, PUT, PATCH, DELETE, the WebSocket upgrade) from a browser
 must come from the server's own origin (403), and a request body must be application/json
-(415). Request headers must arrive within 10 s and bodies within 30 s; idle connections close
-after 2 minutes; at most 1024 connections are open at once.
+(415). A request's headers must arrive within 10 s and the whole request within 30 s; idle
+connections close after 2 minutes; at most 1024 connections are open at once.
 
 Limits (a request beyond one is refused with 429 or 503 saying which, and the server keeps
 serving): --max-sessions live sessions (with a connection, an operation or kernels),

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,12 +62,15 @@ func TestDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mem.Close() })
+	const token = "dashboard-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
 		c.Memory = mem
+		c.Token = token
 	})
 	ctx := browser(t, 90*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
+	// The URL labmate serve prints: every fetch and WebSocket of the page carries the token.
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
@@ -155,9 +159,12 @@ func TestDashboard(t *testing.T) {
 }
 
 // TestDashboardAndToken: the page and its assets need no token (they hold no data), the
-// API does, and a browser's WebSocket may carry it as access_token.
+// API does, and a browser's WebSocket offers it as a subprotocol (never in the URL). The page
+// opened with the URL labmate serve prints (/?token=…) keeps the token for its tab, takes it
+// out of the address bar and works; a page without it asks for it.
 func TestDashboardAndToken(t *testing.T) {
-	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = "s3cret"; c.Prewarm = nil })
+	const token = "s3cret-token-for-the-test"
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = token; c.Prewarm = nil })
 	f.srv.Handle("/mcp", mcp.New(f.srv, nil).Handler())
 	for path, want := range map[string]int{"/": 200, "/static/app.js": 200, "/static/style.css": 200, "/v1/kernels": 401, "/static/nope.js": 404, "/mcp": 401} {
 		resp, err := http.Get(f.http.URL + path)
@@ -170,24 +177,67 @@ func TestDashboardAndToken(t *testing.T) {
 		}
 	}
 	ws := strings.Replace(f.http.URL, "http", "ws", 1) + "/v1/sessions/tok/ws"
-	if _, _, err := websocket.Dial(context.Background(), ws+"?access_token=wrong", nil); err == nil {
-		t.Error("a WebSocket with a wrong access_token was accepted")
+	bearer := func(tok string) []string {
+		return []string{"labmate", "labmate.bearer." + base64.RawURLEncoding.EncodeToString([]byte(tok))}
 	}
-	c, _, err := websocket.Dial(context.Background(), ws+"?access_token=s3cret", nil)
+	for _, c := range []struct {
+		what string
+		url  string
+		opts *websocket.DialOptions
+	}{
+		{"no token", ws, nil},
+		{"a wrong token", ws, &websocket.DialOptions{Subprotocols: bearer("wrong")}},
+		{"the token in the URL (no longer taken)", ws + "?access_token=" + token, nil},
+		{"a token that is not base64url", ws, &websocket.DialOptions{Subprotocols: []string{"labmate", "labmate.bearer.%%%"}}},
+	} {
+		_, resp, err := websocket.Dial(context.Background(), c.url, c.opts)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a WebSocket with %s: %v, want 401", c.what, err)
+		}
+	}
+	c, _, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{Subprotocols: bearer(token)})
 	if err != nil {
-		t.Fatalf("a WebSocket with the right access_token: %v", err)
+		t.Fatalf("a WebSocket offering the right token: %v", err)
+	}
+	if c.Subprotocol() != "labmate" {
+		t.Errorf("negotiated subprotocol %q, want labmate (a browser fails the handshake otherwise)", c.Subprotocol())
 	}
 	c.CloseNow()
 
-	// The page asks for the token, then works with it.
-	ctx := browser(t, 60*time.Second)
+	// The page without a token asks for it, then works with it.
+	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the page asks for the token", `shown("#auth") && document.activeElement.id === "token"`)
-	evalString(t, ctx, `document.querySelector("#token").value = "s3cret"`)
+	evalString(t, ctx, fmt.Sprintf(`document.querySelector("#token").value = %q`, token))
 	jsClick(t, ctx, `#auth button[type="submit"]`)
 	waitJS(t, ctx, "the page connects with the token", `!shown("#auth") && !shown("#alert") && document.querySelector("#conn").textContent === "live"`)
+
+	// The printed URL: a fresh tab (new sessionStorage) opened at /?token=… works at once,
+	// and the token leaves the address bar.
+	ctx2, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	if err := chromedp.Do(ctx2, chromedp.Navigate(f.http.URL+"/?token="+token+"#lab")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx2, "the page opened with the token URL connects", `!shown("#auth") && !shown("#alert") && document.querySelector("#conn").textContent === "live"`)
+	if href := evalString(t, ctx2, `location.href`); strings.Contains(href, "token") {
+		t.Errorf("the token stays in the address bar: %s", href)
+	}
+	if got := evalString(t, ctx2, `sessionStorage.getItem("labmate.token")`); got != token {
+		t.Errorf("sessionStorage holds %q, want the token", got)
+	}
+	if got := evalString(t, ctx2, `document.cookie`); got != "" {
+		t.Errorf("the page set cookies: %q", got)
+	}
+	// A wrong token in the URL: the page says so and asks for the right one.
+	ctx3, cancel3 := chromedp.NewContext(ctx)
+	defer cancel3()
+	if err := chromedp.Do(ctx3, chromedp.Navigate(f.http.URL+"/?token=wrong")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx3, "a wrong token in the URL asks for the token", `shown("#auth")`)
 }
 
 // TestMemoryREST: the memory browser's endpoints refuse bad input saying why.
@@ -236,6 +286,9 @@ func TestMemoryREST(t *testing.T) {
 		{"GET", "/v1/memory/export?namespace=Bad%20NS", "", 400, "namespace"},
 	} {
 		req, _ := http.NewRequest(c.method, f.http.URL+c.path, strings.NewReader(c.body))
+		if c.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

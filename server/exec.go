@@ -29,7 +29,12 @@ func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request
 			yield(nil, errors.New("server: Exec: empty session id"))
 			return
 		}
-		ss := s.session(session)
+		ss, err := s.open(session)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer s.release(ss)
 		sub := ss.subscribe(s.cfg.SubscriberBuffer)
 		defer func() { ss.unsubscribe(sub) }()
 		opID := uuid.NewString()
@@ -97,9 +102,7 @@ func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request
 // Interrupt stops a queued or running operation of session, logging an operation_interrupt
 // with why. An operation that is not queued or running is an error wrapping ErrNotRunning.
 func (s *Server) Interrupt(ctx context.Context, session, opID, why string) error {
-	s.mu.Lock()
-	ss := s.sessions[session]
-	s.mu.Unlock()
+	ss := s.lookup(session)
 	if ss == nil {
 		return fmt.Errorf("%w: session %q has no operations in this server", ErrNotRunning, session)
 	}
@@ -116,7 +119,8 @@ func (s *Server) Interrupt(ctx context.Context, session, opID, why string) error
 func (s *Server) Store() protocol.Store { return s.store }
 
 // Handle registers another handler on the server's mux (the MCP endpoint, the dashboard's
-// extra pages), behind the same bearer-token check as the protocol.
+// extra pages), behind the same guard as the protocol: Host allow-list, Origin check,
+// application/json bodies, body deadline and bearer token.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Kernels lists the kernels the server can start (Config.Kernels).

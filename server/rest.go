@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -61,8 +62,25 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 	collect(w, s.store.After(r.Context(), r.PathValue("id"), after))
 }
 
+// operationMessages serves GET /v1/sessions/ID/operations/OP/messages?after=SEQ: the
+// operation's messages with seq > SEQ (all without it).
 func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
-	collect(w, s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op")))
+	after, err := afterParam(r)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	msgs := s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
+	collect(w, func(yield func(*protocol.EnhancedMessage, error) bool) {
+		for m, err := range msgs {
+			if err == nil && m.Seq <= after {
+				continue
+			}
+			if !yield(m, err) {
+				return
+			}
+		}
+	})
 }
 
 func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, error) bool)) {
@@ -88,9 +106,15 @@ func (s *Server) postOperation(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "operation_request payload: "+err.Error())
 		return
 	}
-	id, err := s.session(r.PathValue("id")).submit(r.Context(), r.URL.Query().Get("operation_id"), &req)
+	ss, err := s.open(r.PathValue("id"))
 	if err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
+		errorStatus(w, err, http.StatusServiceUnavailable)
+		return
+	}
+	defer s.release(ss)
+	id, err := ss.submit(r.Context(), r.URL.Query().Get("operation_id"), &req)
+	if err != nil {
+		errorStatus(w, err, http.StatusBadRequest)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"operation_id": id})
@@ -105,7 +129,12 @@ func (s *Server) postInterrupt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err := s.session(r.PathValue("id")).interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
+	ss := s.lookup(r.PathValue("id"))
+	if ss == nil {
+		httpError(w, http.StatusConflict, fmt.Sprintf("operation %s of session %s is not queued or running", r.PathValue("op"), r.PathValue("id")))
+		return
+	}
+	if err := ss.interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
 		httpError(w, http.StatusConflict, err.Error())
 		return
 	}

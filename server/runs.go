@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,12 +100,11 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	task.ID = uuid.NewString()
 	ctx, cancel := context.WithCancel(s.ctx)
 	run := &agentRun{task: task, changed: make(chan struct{}), created: time.Now(), cancel: cancel}
-	s.mu.Lock()
-	if s.runs == nil {
-		s.runs = map[string]*agentRun{}
+	if err := s.addRun(run); err != nil {
+		cancel()
+		errorStatus(w, err, http.StatusServiceUnavailable)
+		return
 	}
-	s.runs[task.ID] = run
-	s.mu.Unlock()
 	s.wg.Go(func() {
 		defer run.finish()
 		defer cancel()
@@ -116,6 +116,42 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
+}
+
+// keptRuns is how many ended runs the server keeps in memory (GET /v1/runs and their
+// events); the oldest ended ones are forgotten first. Their checkpoints stay in the store.
+const keptRuns = 256
+
+// addRun registers a new run, unless Config.MaxRuns are running already; it forgets the
+// oldest ended runs beyond keptRuns.
+func (s *Server) addRun(run *agentRun) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs == nil {
+		s.runs = map[string]*agentRun{}
+	}
+	var running int
+	var ended []*agentRun
+	for _, r := range s.runs {
+		r.mu.Lock()
+		if r.done {
+			ended = append(ended, r)
+		} else {
+			running++
+		}
+		r.mu.Unlock()
+	}
+	if running >= s.cfg.MaxRuns {
+		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", running)
+	}
+	if len(ended) >= keptRuns {
+		slices.SortFunc(ended, func(a, b *agentRun) int { return a.created.Compare(b.created) })
+		for _, r := range ended[:len(ended)-keptRuns+1] {
+			delete(s.runs, r.task.ID)
+		}
+	}
+	s.runs[run.task.ID] = run
+	return nil
 }
 
 // cancelRun stops a run: its running operation is interrupted and the run ends, checkpointed

@@ -6,16 +6,23 @@
 // (the first one pre-warmed), run their operations in order through package operation, and
 // fan their log out to every subscriber; a subscriber too slow for the live stream is cut
 // off with a close reason that says where to resume.
+//
+// Every request passes one guard (middleware) before the routes: a Host allow-list against
+// DNS rebinding (loopback names, the listening address's host, Config.AllowHosts), an Origin
+// check and application/json on every request that changes state, and the bearer token
+// (LoadToken keeps a random one in the data directory). Serve adds header, request and idle
+// timeouts and a cap on connections. Live sessions, kernels, queued
+// operations and agent runs are capped (Config.Max*): a request beyond a cap is refused with
+// 429 or 503 and an error wrapping ErrBusy, and the server keeps serving. Idle sessions are
+// reaped: their kernels closed, the session dropped, its log kept.
 package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,11 +54,39 @@ type Config struct {
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first
 	// cell does not pay the start-up.
 	Prewarm []string
-	// Token, when set, is required as "Authorization: Bearer TOKEN" on every endpoint but /healthz.
+	// Token, when set, is required as "Authorization: Bearer TOKEN" on every endpoint but
+	// /healthz and the dashboard's page and assets (a browser's WebSocket offers it as the
+	// subprotocol "labmate.bearer.BASE64URL(TOKEN)"). Empty: no token (labmate serve allows
+	// that on loopback only).
 	Token string
+	// Addr is the address the server listens on: its host is allowed in the Host header
+	// (an unspecified one, 0.0.0.0 or [::], allows any IP address). Loopback names and
+	// addresses (localhost, *.localhost, 127.0.0.0/8, ::1) always are.
+	Addr string
+	// AllowHosts are more names the Host header may carry (a name, an IP address, or
+	// *.domain for its subdomains), e.g. the name of a reverse proxy in front of the server.
+	AllowHosts []string
+	// BodyTimeout bounds the time a client may take to send a request, headers and body
+	// (default 30s; http.Server.ReadTimeout of HTTPServer and Serve).
+	BodyTimeout time.Duration
+	// MaxSessions caps the live sessions: those with a connection, an operation or kernels
+	// (default 256).
+	MaxSessions int
+	// MaxKernels caps the kernels started at once, pre-warmed ones included (default 16).
+	MaxKernels int
+	// MaxQueue caps the operations queued or running in one session (default 64), and
+	// MaxOperations those of the whole server (default 1024).
+	MaxQueue, MaxOperations int
+	// MaxRuns caps the agent runs running at once (default 4).
+	MaxRuns int
+	// MaxConns caps the connections Serve holds open at once (default 1024); more wait to be
+	// accepted.
+	MaxConns int
 	// Judge gets ambiguous perception windows (see operation.Options).
 	Judge perception.Judge
-	// IdleTimeout is how long a session's kernels live without an operation (default 15m).
+	// IdleTimeout is how long a session's kernels live without an operation (default 15m);
+	// then they are closed, and the session, when nobody is connected to it, is dropped from
+	// memory (its log stays; a later request for it starts it anew in a fresh workspace).
 	IdleTimeout time.Duration
 	// MaxMessageBytes caps a client message or request body (default 1 MiB).
 	MaxMessageBytes int64
@@ -76,6 +111,9 @@ type Server struct {
 	store protocol.Store
 	pool  *pool
 	mux   *http.ServeMux
+	hosts *hostPolicy
+	guard http.Handler // mux behind the guard
+	ops   *counter     // operations queued or running
 
 	ctx    context.Context // cancelled first by Close: operations stop and write their ends
 	cancel context.CancelFunc
@@ -110,6 +148,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = 30 * time.Second
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&cfg.MaxSessions, 256}, {&cfg.MaxKernels, 16}, {&cfg.MaxQueue, 64}, {&cfg.MaxOperations, 1024}, {&cfg.MaxRuns, 4}, {&cfg.MaxConns, 1024}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
 	recovered, err := cfg.Store.Recover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
@@ -117,11 +170,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if len(recovered) > 0 {
 		cfg.Logf("closed %d operations left running by the previous server as failed (server_restart)", len(recovered))
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}}
+	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}, hosts: hosts, ops: newCounter(cfg.MaxOperations)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
-	s.pool = newPool(s.ctx, cfg.Start, cfg.Workspaces, cfg.Prewarm, cfg.Logf)
+	s.pool = newPool(s.ctx, cfg.Start, cfg.Workspaces, cfg.Prewarm, cfg.MaxKernels, cfg.IdleTimeout, cfg.Logf)
 	s.routes()
+	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
 	return s, nil
 }
@@ -136,48 +190,39 @@ func (s *Server) stopReason(when string) string {
 	return "interrupted " + when
 }
 
-// ServeHTTP serves the protocol, REST, health endpoints and the dashboard.
+// ServeHTTP serves the protocol, REST, health endpoints and the dashboard, behind the guard
+// (Host allow-list, Origin check, application/json, body deadline, token).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !public(r) && !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="labmate"`)
-		httpError(w, http.StatusUnauthorized, "missing or wrong bearer token")
-		return
-	}
-	s.mux.ServeHTTP(w, r)
+	s.guard.ServeHTTP(w, r)
 }
 
-func (s *Server) authorized(r *http.Request) bool {
-	if s.cfg.Token == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && strings.HasSuffix(r.URL.Path, "/ws") {
-		// A browser's WebSocket cannot send headers: the dashboard passes the token here.
-		got, ok = r.URL.Query().Get("access_token"), true
-	}
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
-}
-
-// janitor reaps the kernels of idle sessions.
+// janitor reaps idle sessions and their kernels, and refills the pre-warmed kernels that
+// could not be started for want of room.
 func (s *Server) janitor() {
 	t := time.NewTicker(min(s.cfg.IdleTimeout/4, time.Minute))
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			s.mu.Lock()
-			all := make([]*session, 0, len(s.sessions))
-			for _, ss := range s.sessions {
-				all = append(all, ss)
-			}
-			s.mu.Unlock()
-			for _, ss := range all {
-				ss.reap(s.cfg.IdleTimeout)
-			}
+			s.reap(s.cfg.IdleTimeout)
+			s.pool.refillAll()
 		case <-s.ctx.Done():
 			return
 		}
 	}
+}
+
+// goWorker runs a session worker, counted in wg unless Close is waiting on it already (a
+// WaitGroup must not grow then): such a worker sees the server stopped and ends at once,
+// failing whatever was queued.
+func (s *Server) goWorker(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		go f()
+		return
+	}
+	s.wg.Go(f)
 }
 
 // Close stops the server: running operations end FAILED (the server shut down), queued ones
@@ -189,6 +234,15 @@ func (s *Server) Close() error {
 	s.cancel()
 	s.closeCampaigns()
 	s.wg.Wait()
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		ss.closeKernels(0)
+	}
 	s.pool.close()
 	s.cancelStreams()
 	return nil

@@ -382,9 +382,9 @@ func hasLine(msgs []*protocol.EnhancedMessage, line string) bool {
 }
 
 func TestOversizedFrame(t *testing.T) {
-	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.MaxMessageBytes = 4096 })
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.MaxMessageBytes = 1024 })
 	c := f.dial(t, "big", 0)
-	send(t, c, protocol.TypeRequest, "big", "op", &protocol.Request{Kind: "exec", Kernel: "python", Code: strings.Repeat("x = 1\n", 2000)})
+	send(t, c, protocol.TypeRequest, "big", "op", &protocol.Request{Kind: "exec", Kernel: "python", Code: strings.Repeat("x = 1\n", 250)}) // one write: the server closes before a second
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _, err := c.Read(ctx)

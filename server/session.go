@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,10 +20,15 @@ import (
 )
 
 // session owns a workspace, its kernels (one per kind, started on first use), the queue of
-// its operations (run in order) and the subscribers of its live stream.
+// its operations (run in order by a worker that runs while there are some) and the
+// subscribers of its live stream. It lives in the server while it is used; the janitor drops
+// one that has been idle for Config.IdleTimeout (closing its kernels), and a later request
+// for it makes it anew over the same log, in a fresh workspace.
 type session struct {
 	s  *Server
 	id string
+
+	refs int // connections, Exec calls and requests using it (guarded by Server.mu)
 
 	mu      sync.Mutex // serialises append+publish, so subscribers see seq order
 	subs    map[*subscriber]struct{}
@@ -29,7 +36,8 @@ type session struct {
 	kernels map[string]kernel.Kernel
 	used    time.Time
 
-	queue   chan *op
+	queue   []*op          // accepted, not started
+	working bool           // a worker is running the queue
 	running map[string]*op // queued or running operations by id
 }
 
@@ -41,23 +49,84 @@ type op struct {
 	cancel context.CancelFunc
 }
 
-func (s *Server) session(id string) *session {
+// open returns the live session id, making it when it is new; its caller releases it. A new
+// session beyond Config.MaxSessions takes the place of the least recently used one that
+// holds nothing (no connection, operation or kernel), or is refused.
+func (s *Server) open(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.sessions[id]; ss != nil {
-		return ss
+		ss.refs++
+		return ss, nil
+	}
+	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictLocked() {
+		return nil, busy(http.StatusServiceUnavailable, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
+			"each has a connection, an operation or kernels; a session is dropped after %v without an operation and with no connection",
+			len(s.sessions), s.cfg.IdleTimeout)
 	}
 	ss := &session{s: s, id: id, subs: map[*subscriber]struct{}{}, kernels: map[string]kernel.Kernel{},
-		queue: make(chan *op, 1024), running: map[string]*op{}, used: time.Now()}
+		running: map[string]*op{}, used: time.Now(), refs: 1}
 	s.sessions[id] = ss
-	if s.closing {
-		// Close is waiting on wg (a WaitGroup must not grow then): this worker sees the
-		// server stopped and ends at once, failing whatever was queued.
-		go ss.work()
-	} else {
-		s.wg.Go(ss.work)
+	return ss, nil
+}
+
+// release ends a use of ss that open began.
+func (s *Server) release(ss *session) {
+	s.mu.Lock()
+	ss.refs--
+	s.mu.Unlock()
+}
+
+// lookup returns the live session id, or nil.
+func (s *Server) lookup(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// evictLocked drops the least recently used session that holds nothing; false when there
+// is none. s.mu is held.
+func (s *Server) evictLocked() bool {
+	var oldest *session
+	for _, ss := range s.sessions {
+		if ss.refs > 0 {
+			continue
+		}
+		ss.mu.Lock()
+		empty, used := len(ss.running) == 0 && len(ss.kernels) == 0, ss.used
+		ss.mu.Unlock()
+		if empty && (oldest == nil || used.Before(oldest.used)) {
+			oldest = ss
+		}
 	}
-	return ss
+	if oldest == nil {
+		return false
+	}
+	delete(s.sessions, oldest.id)
+	return true
+}
+
+// reap closes the kernels of the sessions idle for longer than idle, and drops those of
+// them that nobody uses.
+func (s *Server) reap(idle time.Duration) {
+	s.mu.Lock()
+	var quiet []*session
+	for id, ss := range s.sessions {
+		ss.mu.Lock()
+		ok := len(ss.running) == 0 && time.Since(ss.used) > idle
+		ss.mu.Unlock()
+		if !ok {
+			continue
+		}
+		quiet = append(quiet, ss)
+		if ss.refs == 0 {
+			delete(s.sessions, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, ss := range quiet {
+		ss.closeKernels(idle)
+	}
 }
 
 // append stores m in the session's log and publishes the stored copy.
@@ -87,19 +156,40 @@ func (ss *session) append(ctx context.Context, t protocol.Type, opID string, pay
 }
 
 // submit accepts an operation_request: it is logged, checked, and either acknowledged and
-// queued or failed as rejected. It returns the operation's id.
+// queued or failed as rejected. It returns the operation's id. A request beyond a limit (the
+// session's queue, the server's operations, a kernel that cannot be started now) is refused
+// with an error wrapping ErrBusy, and not logged.
 func (ss *session) submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
+	s := ss.s
 	if opID == "" {
 		opID = uuid.NewString()
 	}
+	plan, err := operation.Check(req)
+	if err == nil && s.cfg.Start == nil {
+		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
+	}
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
 	o := &op{id: opID}
-	o.ctx, o.cancel = context.WithCancel(ss.s.ctx)
+	o.ctx, o.cancel = context.WithCancel(s.ctx)
 	ss.mu.Lock()
-	if ss.running[opID] != nil {
+	refusal := error(nil)
+	switch {
+	case ss.running[opID] != nil:
+		refusal = fmt.Errorf("operation %s: already running", opID)
+	case len(ss.running) >= s.cfg.MaxQueue:
+		refusal = busy(http.StatusTooManyRequests, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
+			"wait for one to end", ss.id, len(ss.running))
+	case err == nil && ss.kernels[plan.Kernel] == nil && !s.pool.canStart(plan.Kernel):
+		refusal = s.pool.full()
+	}
+	if refusal == nil && !s.ops.take() {
+		refusal = busy(http.StatusServiceUnavailable, "%d operations are queued or running on this server, its limit (labmate serve --max-operations): "+
+			"wait for some to end", s.ops.limit())
+	}
+	if refusal != nil {
 		ss.mu.Unlock()
 		o.cancel()
-		return "", fmt.Errorf("operation %s: already running", opID)
+		return "", refusal
 	}
 	ss.running[opID] = o
 	ss.mu.Unlock()
@@ -107,15 +197,12 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 		ss.mu.Lock()
 		delete(ss.running, opID)
 		ss.mu.Unlock()
+		s.ops.put()
 		o.cancel()
 	}
-	if _, err := ss.append(ctx, protocol.TypeRequest, opID, req); err != nil {
+	if _, aerr := ss.append(ctx, protocol.TypeRequest, opID, req); aerr != nil {
 		forget()
-		return "", err
-	}
-	plan, err := operation.Check(req)
-	if err == nil && ss.s.cfg.Start == nil {
-		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
+		return "", aerr
 	}
 	if err != nil {
 		forget()
@@ -127,45 +214,53 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 		forget()
 		return opID, err
 	}
-	select {
-	case ss.queue <- o:
-	default:
-		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonRejected, Error: "the session's queue is full (1024 operations)"})
+	ss.mu.Lock()
+	ss.queue = append(ss.queue, o)
+	start := !ss.working
+	ss.working = true
+	ss.mu.Unlock()
+	if start {
+		s.goWorker(ss.work)
 	}
 	return opID, nil
 }
 
-// interrupt logs an operation_interrupt and stops the operation (running or queued).
+// interrupt logs an operation_interrupt and stops the operation: a running one is
+// interrupted, a queued one leaves the queue and ends at once.
 func (ss *session) interrupt(ctx context.Context, opID string, in *protocol.Interrupt) error {
 	if _, err := ss.append(ctx, protocol.TypeInterrupt, opID, in); err != nil {
 		return err
 	}
 	ss.mu.Lock()
 	o := ss.running[opID]
+	queued := o != nil && slices.Contains(ss.queue, o)
+	if queued {
+		ss.queue = slices.DeleteFunc(ss.queue, func(q *op) bool { return q == o })
+	}
 	ss.mu.Unlock()
 	if o != nil {
 		o.cancel()
 	}
+	if queued {
+		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: ss.s.stopReason("before the operation started")})
+	}
 	return nil
 }
 
-// work runs the session's operations one after the other.
+// work runs the session's queue, one operation after the other, until it is empty.
 func (ss *session) work() {
 	for {
-		select {
-		case o := <-ss.queue:
-			ss.run(o)
-		case <-ss.s.ctx.Done():
-			for {
-				select {
-				case o := <-ss.queue:
-					ss.finish(o, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: "the server shut down before the operation started"})
-				default:
-					ss.closeKernels()
-					return
-				}
-			}
+		ss.mu.Lock()
+		if len(ss.queue) == 0 {
+			ss.working = false
+			ss.mu.Unlock()
+			return
 		}
+		o := ss.queue[0]
+		ss.queue[0] = nil
+		ss.queue = ss.queue[1:]
+		ss.mu.Unlock()
+		ss.run(o)
 	}
 }
 
@@ -208,6 +303,7 @@ func (ss *session) done(o *op, t protocol.Type, payload any) {
 	delete(ss.running, o.id)
 	ss.used = time.Now()
 	ss.mu.Unlock()
+	ss.s.ops.put()
 	o.cancel()
 }
 
@@ -220,12 +316,7 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 	if k != nil {
 		return k, nil
 	}
-	var err error
-	if ws == "" {
-		k, ws, err = ss.s.pool.take(ctx, name)
-	} else {
-		k, err = ss.s.cfg.Start(ctx, name, ws)
-	}
+	k, ws, err := ss.s.pool.take(ctx, name, ws)
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
 	}
@@ -235,18 +326,14 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 	return k, nil
 }
 
-// reap closes the session's kernels when it has been idle for longer than idle.
-func (ss *session) reap(idle time.Duration) {
+// closeKernels closes the session's kernels if it is still idle for longer than idle (0:
+// unconditionally, at shutdown).
+func (ss *session) closeKernels(idle time.Duration) {
 	ss.mu.Lock()
-	quiet := len(ss.running) == 0 && len(ss.kernels) > 0 && time.Since(ss.used) > idle
-	ss.mu.Unlock()
-	if quiet {
-		ss.closeKernels()
+	if idle > 0 && (len(ss.running) > 0 || time.Since(ss.used) <= idle) {
+		ss.mu.Unlock()
+		return
 	}
-}
-
-func (ss *session) closeKernels() {
-	ss.mu.Lock()
 	ks := ss.kernels
 	ss.kernels = map[string]kernel.Kernel{}
 	ss.mu.Unlock()

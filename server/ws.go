@@ -70,7 +70,15 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil) // same-origin only: browsers elsewhere are refused
+	ss, err := s.open(id)
+	if err != nil {
+		errorStatus(w, err, http.StatusServiceUnavailable)
+		return
+	}
+	defer s.release(ss)
+	// Same-origin only (the guard checked already; Accept checks again). The dashboard asks
+	// for the labmate subprotocol, offering its token as another.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wsProtocol}})
 	if err != nil {
 		return
 	}
@@ -78,7 +86,6 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.streams)
 	defer cancel()
-	ss := s.session(id)
 	sub := ss.subscribe(s.cfg.SubscriberBuffer)
 	defer ss.unsubscribe(sub)
 

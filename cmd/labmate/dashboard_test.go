@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +19,9 @@ import (
 func TestDashboardCampaign(t *testing.T) {
 	_, url := serve(t, t.TempDir())
 	ctx := browsertest.Start(t, 90*time.Second)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#campaigns")); err != nil {
+	// The URL labmate serve printed, with its token.
+	v, _ := served.Load(url)
+	if err := chromedp.Do(ctx, chromedp.Navigate(v.(servedInfo).dashboard+"#campaigns")); err != nil {
 		t.Fatal(err)
 	}
 	browsertest.Wait(t, ctx, "the campaign page shows", `shown("#page-campaigns") && !shown("#page-lab") && !document.querySelector("#nav-campaigns").hidden`)
@@ -79,12 +79,7 @@ func TestDashboardCampaign(t *testing.T) {
 		{"/v1/campaigns/no-such/step", ``, 404, "no-such"},
 		{"/v1/campaigns/no-such/step?n=0", ``, 400, "n="},
 	} {
-		resp, err := http.Post(url+c.path, "application/json", strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := request(t, "POST", url, c.path, c.body)
 		if resp.StatusCode != c.code || !strings.Contains(string(b), c.want) {
 			t.Errorf("POST %s %s: %d %s; want %d mentioning %q", c.path, c.body, resp.StatusCode, b, c.code, c.want)
 		}

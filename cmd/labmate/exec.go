@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/client"
 )
 
@@ -34,6 +38,7 @@ func newExecCmd() *cobra.Command {
 		serverURL  string
 		session    string
 		token      string
+		data       string
 		sf         sandboxFlags
 	)
 	cmd := &cobra.Command{
@@ -54,7 +59,11 @@ the run at once; on_warning also a Warning; off only observes.
 overshoot_pct <= 5), finite(NAME), NAME decreasing, NAME increasing, NAME in [LO, HI].
 
 With --server URL the operation runs on a labmate server (in --session, default a new one)
-instead of a local kernel; a dropped connection is resumed without losing messages.
+instead of a local kernel. The bearer token is --token, else $LABMATE_TOKEN, else, for a
+server on this machine (a loopback URL) or with --data given, the one labmate serve keeps in
+DATA/token (--data, default the data directory labmate serve uses). A dropped connection is
+resumed without losing or repeating messages; while the server cannot be reached (it is
+restarting, say) exec retries with backoff for up to a minute, then gives up saying so.
 
 With --json, the run is printed as NDJSON protocol messages: operation_request,
 operation_ack, operation_start, one operation_progress per observation (with the verdict
@@ -93,7 +102,15 @@ labmate could not run it at all.`,
 				if asJSON {
 					raw = json.NewEncoder(cmd.OutOrStdout())
 				}
-				return execRemote(ctx, out, raw, serverURL, token, session, req)
+				if token == "" {
+					token = os.Getenv("LABMATE_TOKEN")
+				}
+				if token == "" {
+					if token, err = serverToken(serverURL, data); err != nil {
+						return err
+					}
+				}
+				return execRemote(ctx, out, raw, cmd.ErrOrStderr(), serverURL, token, session, req)
 			}
 			if workspace == "" {
 				if workspace, err = os.Getwd(); err != nil {
@@ -139,7 +156,8 @@ labmate could not run it at all.`,
 	f.StringVar(&workspace, "workspace", "", "the kernel's working directory, the only writable one (default: the current directory)")
 	f.StringVar(&serverURL, "server", "", "run on a labmate server, e.g. http://127.0.0.1:7878, instead of locally")
 	f.StringVar(&session, "session", "", "with --server: the session to run in (default: a new one)")
-	f.StringVar(&token, "token", "", "with --server: the bearer token (default $LABMATE_TOKEN)")
+	f.StringVar(&token, "token", "", "with --server: the bearer token (default $LABMATE_TOKEN, else DATA/token for a loopback server)")
+	f.StringVar(&data, "data", "", "with --server: the data directory DATA whose token to use (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
 	return cmd
 }
@@ -173,18 +191,46 @@ func kernelFor(path string) (string, error) {
 	return "", fmt.Errorf("%s: cannot tell the kernel from the extension %q: pass --kernel octave|python|shell", path, ext)
 }
 
-// execRemote runs req on a server through the client package and reports its messages:
-// to raw as NDJSON when it is set, else through out.
-func execRemote(ctx context.Context, out reporter, raw *json.Encoder, serverURL, token, session string, req *protocol.Request) error {
-	if token == "" {
-		token = os.Getenv("LABMATE_TOKEN")
+// serverToken is the token labmate serve keeps in DATA/token, for a server on this machine
+// or when data is given: the local server's token is not sent elsewhere unasked.
+func serverToken(serverURL, data string) (string, error) {
+	if data == "" {
+		u, err := url.Parse(serverURL)
+		if err != nil || !loopbackURL(u) {
+			return "", nil
+		}
+		if data, err = defaultDataDir(); err != nil {
+			return "", nil
+		}
 	}
+	return client.ReadToken(filepath.Join(data, server.TokenFile))
+}
+
+func loopbackURL(u *url.URL) bool {
+	host := u.Hostname()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// execRemote runs req on a server through the client package and reports its messages:
+// to raw as NDJSON when it is set, else through out; retries are told on stderr.
+func execRemote(ctx context.Context, out reporter, raw *json.Encoder, stderr io.Writer, serverURL, token, session string, req *protocol.Request) error {
 	if session == "" {
 		session = uuid.NewString()
 	}
 	c, err := client.New(serverURL, token)
 	if err != nil {
 		return err
+	}
+	var told bool
+	c.OnRetry = func(err error, wait time.Duration) {
+		if !told {
+			fmt.Fprintf(stderr, "labmate: %v; retrying for up to %v\n", err, c.RetryFor)
+			told = true
+		}
 	}
 	var last *operation.Message
 	for m, err := range c.Exec(ctx, session, req) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,11 @@ func TestMCPStdio(t *testing.T) {
 func TestServeMCP(t *testing.T) {
 	_, url := serve(t, t.TempDir())
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	if _, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp"}, nil); err == nil {
+		t.Fatal("an MCP client without the token was let in")
+	}
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer(tokenOf(url))}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +89,15 @@ func TestServeMCP(t *testing.T) {
 	if len(turns) != 4 || out["done"] != true || turns[3].(map[string]any)["nma"] == nil {
 		t.Errorf("four Bayesian turns: %v", out)
 	}
+}
+
+// bearer sends the token with every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // sharedData finds shared/data above the repository.

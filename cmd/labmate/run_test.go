@@ -244,7 +244,7 @@ func TestServeRunsAgent(t *testing.T) {
 		call("search_memory", `{"query": "explicit Euler dt"}`),
 		call(agent.ToolFinalAnswer, `{"answer": "nothing recorded yet"}`),
 	)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--prewarm", "")
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--prewarm", "", "--no-token")
 	cmd.Env = append(os.Environ(), fakeModelEnv(t, srv)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

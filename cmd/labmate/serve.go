@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -24,9 +25,12 @@ import (
 func newServeCmd() *cobra.Command {
 	var (
 		addr, data, token string
+		noToken           bool
+		allowHosts        []string
 		modelSpec         string
 		prewarm           []string
 		idle              time.Duration
+		limits            server.Config // the Max* caps
 		sf                sandboxFlags
 	)
 	cmd := &cobra.Command{
@@ -37,7 +41,7 @@ ws://ADDR/v1/sessions/ID/ws?after=SEQ, send operation_request messages (kind exe
 code, timeout_s, hotfix, watch) and operation_interrupt, and receive every message of the
 session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
-GET /v1/sessions/ID/operations/OP/messages, POST /v1/sessions/ID/operations (a request
+GET /v1/sessions/ID/operations/OP/messages?after=SEQ, POST /v1/sessions/ID/operations (a request
 payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
 MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The web
 dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints
@@ -53,15 +57,39 @@ server's memory and documentation index like labmate run.
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
 and session workspaces in DATA/workspaces.
-The server binds loopback by default; any other address needs a bearer token (--token or
-LABMATE_TOKEN). Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down
-gracefully: running operations end FAILED saying so.`,
+
+Every client needs the server's bearer token (Authorization: Bearer TOKEN). It is --token or
+$LABMATE_TOKEN when given, else a random one (256 bits) kept in DATA/token (mode 0600, reused
+at every start, so clients keep working; a token file other users could read is refused).
+The server prints a ready URL for the dashboard, http://127.0.0.1:7878/?token=…: the page
+keeps the token for its tab (sessionStorage) and takes it out of the address bar.
+labmate exec --server picks the token up from DATA/token. --no-token serves without one,
+on a loopback address only.
+
+Against web pages that try to drive the server: the Host header must be a loopback name
+(localhost, *.localhost, 127.0.0.1, [::1]), the host of --addr (an --addr of 0.0.0.0 or [::]
+allows any IP address) or an --allow-host name (403 otherwise: a DNS-rebinding page); every
+request that changes state (POST, PUT, PATCH, DELETE, the WebSocket upgrade) from a browser
+must come from the server's own origin (403), and a request body must be application/json
+(415). A request's headers must arrive within 10 s and the whole request within 30 s; idle
+connections close after 2 minutes; at most 1024 connections are open at once.
+
+Limits (a request beyond one is refused with 429 or 503 saying which, and the server keeps
+serving): --max-sessions live sessions (with a connection, an operation or kernels),
+--max-kernels kernels at once (pre-warmed ones included: they give their place up first),
+--max-queue operations queued or running per session, --max-operations in all, --max-runs
+agent runs at once. A session idle for --idle has its kernels closed and, when no client is
+connected to it, is dropped; its log stays, and a later request for it starts it anew in a
+fresh workspace.
+
+Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down gracefully: running
+operations end FAILED saying so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
 				token = os.Getenv("LABMATE_TOKEN")
 			}
-			if err := checkExposure(addr, token); err != nil {
+			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}
 			if data == "" {
@@ -72,6 +100,12 @@ gracefully: running operations end FAILED saying so.`,
 			}
 			if err := os.MkdirAll(data, 0o755); err != nil {
 				return fmt.Errorf("data directory: %w", err)
+			}
+			if token == "" && !noToken {
+				var err error
+				if token, _, err = server.LoadToken(filepath.Join(data, server.TokenFile)); err != nil {
+					return err
+				}
 			}
 			sb, err := sf.open()
 			if err != nil {
@@ -105,6 +139,9 @@ gracefully: running operations end FAILED saying so.`,
 			}
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
+			cfg.Addr, cfg.AllowHosts = addr, allowHosts
+			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
+			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
 			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
 			if err != nil {
 				return err
@@ -121,50 +158,73 @@ gracefully: running operations end FAILED saying so.`,
 				srv.Close()
 				return err
 			}
-			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-			fmt.Fprintf(cmd.OutOrStdout(), "labmate serve: listening on http://%s (data %s; sandbox: %s)\n", ln.Addr(), data, sb.Describe())
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			select {
-			case err := <-errc:
-				srv.Close()
-				return err
-			case <-ctx.Done():
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "labmate serve: listening on http://%s (data %s; sandbox: %s)\n", ln.Addr(), data, sb.Describe())
+			if token == "" {
+				fmt.Fprintf(out, "labmate serve: no token (--no-token): any program of this machine may use the server; the dashboard is at %s/\n", dashboardURL(ln.Addr()))
+			} else {
+				fmt.Fprintf(out, "labmate serve: the dashboard, with the token: %s/?token=%s\n", dashboardURL(ln.Addr()), url.QueryEscape(token))
 			}
-			fmt.Fprintln(cmd.ErrOrStderr(), "labmate serve: shutting down")
-			srv.Close() // running operations end FAILED, streams close
-			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			return nil
+			context.AfterFunc(ctx, func() { fmt.Fprintln(cmd.ErrOrStderr(), "labmate serve: shutting down") })
+			return srv.Serve(ctx, ln) // at the end, running operations end FAILED and streams close
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&addr, "addr", "127.0.0.1:7878", "address to listen on; a non-loopback one needs --token")
+	f.StringVar(&addr, "addr", "127.0.0.1:7878", "address to listen on (its host is allowed in the Host header)")
 	f.StringVar(&data, "data", "", "data directory (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
-	f.StringVar(&token, "token", "", "bearer token required from clients (default $LABMATE_TOKEN)")
+	f.StringVar(&token, "token", "", "bearer token required from clients (default $LABMATE_TOKEN, else a random one kept in DATA/token)")
+	f.BoolVar(&noToken, "no-token", false, "serve without a token (a loopback --addr only)")
+	f.StringSliceVar(&allowHosts, "allow-host", nil, "another name the Host header may carry, e.g. a reverse proxy's (NAME, IP or *.DOMAIN; repeatable)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python", "octave"}, "kernels kept started ahead of use")
-	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels after this long without an operation")
+	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels, and drop the session, after this long without an operation")
+	f.IntVar(&limits.MaxSessions, "max-sessions", 256, "live sessions at most (with a connection, an operation or kernels)")
+	f.IntVar(&limits.MaxKernels, "max-kernels", 16, "kernels running at once at most, pre-warmed ones included")
+	f.IntVar(&limits.MaxQueue, "max-queue", 64, "operations queued or running per session at most")
+	f.IntVar(&limits.MaxOperations, "max-operations", 1024, "operations queued or running in all at most")
+	f.IntVar(&limits.MaxRuns, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
 	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)
 	return cmd
 }
 
-// checkExposure refuses to listen beyond loopback without a token.
-func checkExposure(addr, token string) error {
+// checkExposure refuses --no-token beyond loopback, and a token that cannot travel in a header.
+func checkExposure(addr, token string, noToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if token != "" || host == "localhost" {
+	if noToken && token != "" {
+		return errors.New("--no-token and a token (--token or LABMATE_TOKEN): choose one")
+	}
+	if token != "" {
+		if err := server.CheckToken(token); err != nil {
+			return fmt.Errorf("--token: %w", err)
+		}
+	}
+	if !noToken || host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--addr %q is reachable beyond this machine: set a bearer token with --token or LABMATE_TOKEN", addr)
+	return fmt.Errorf("--no-token: --addr %q is reachable beyond this machine, where a token is required: drop --no-token (a random token is made and printed) or listen on 127.0.0.1", addr)
+}
+
+// dashboardURL is the URL of the dashboard on the listening address: a loopback one when it
+// listens on every interface.
+func dashboardURL(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String()
+	}
+	ip := ta.IP
+	switch {
+	case ip.Equal(net.IPv6unspecified):
+		ip = net.IPv6loopback
+	case ip.IsUnspecified():
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
 }
 
 func defaultDataDir() (string, error) {

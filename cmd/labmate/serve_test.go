@@ -5,8 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -22,10 +25,25 @@ import (
 	"github.com/labmate/labmate/server/client"
 )
 
-// serve starts labmate serve on a free loopback port and returns its URL.
-func serve(t *testing.T, data string) (*exec.Cmd, string) {
+// served remembers, by base URL, what each labmate serve of the tests printed.
+var served sync.Map // URL → servedInfo
+
+type servedInfo struct {
+	token     string // the bearer token (empty with --no-token)
+	dashboard string // the ready URL it printed
+}
+
+// serve starts labmate serve on a free loopback port and returns its URL; its token is
+// what tokenOf returns.
+func serve(t *testing.T, data string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--prewarm", "")
+	return serveOn(t, data, "127.0.0.1:0", args...)
+}
+
+// serveOn starts labmate serve on addr (to restart one on the same port).
+func serveOn(t *testing.T, data, addr string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", data, "--prewarm", ""}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +61,19 @@ func serve(t *testing.T, data string) (*exec.Cmd, string) {
 		t.Fatalf("serve said %q", sc.Text())
 	}
 	url, _, _ := strings.Cut(rest, " ")
+	if !sc.Scan() {
+		t.Fatalf("serve printed no dashboard URL: %v", sc.Err())
+	}
+	var info servedInfo
+	if i := strings.Index(sc.Text(), url+"/?token="); i >= 0 {
+		info.dashboard = sc.Text()[i:]
+		info.token = strings.TrimPrefix(info.dashboard, url+"/?token=")
+	} else if i := strings.Index(sc.Text(), url+"/"); i >= 0 && strings.Contains(sc.Text(), "no token") {
+		info.dashboard = url + "/"
+	} else {
+		t.Fatalf("serve said %q, want the dashboard's URL", sc.Text())
+	}
+	served.Store(url, info)
 	go func() {
 		for sc.Scan() {
 		}
@@ -50,13 +81,43 @@ func serve(t *testing.T, data string) (*exec.Cmd, string) {
 	return cmd, url
 }
 
-// TestServeSurvivesKill9 kills the server during 20 running operations: after a restart
-// every one of them is terminal, the database passes its integrity check and the completed
-// history is intact.
+// tokenOf is the token of the server at url.
+func tokenOf(url string) string {
+	v, _ := served.Load(url)
+	info, _ := v.(servedInfo)
+	return info.token
+}
+
+// request sends a request to the server at base with its token.
+func request(t *testing.T, method, base, path, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := tokenOf(base); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestServeSurvivesKill9 kills the server during 20 running operations and restarts it on
+// the same port and data: every one of them is terminal, the database passes its integrity
+// check, the completed history is intact, and the 20 clients, which kept retrying, resume
+// with after=SEQ and see their operation's end, nothing lost or repeated.
 func TestServeSurvivesKill9(t *testing.T) {
 	data := t.TempDir()
-	cmd, url := serve(t, data)
-	c, err := client.New(url, "")
+	cmd, url := serve(t, data, "--max-kernels", "24")
+	c, err := client.New(url, tokenOf(url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,18 +133,32 @@ func TestServeSurvivesKill9(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ticks := make([]int, 20) // progress messages seen per running operation
+	ends := make([]string, 20)
 	for i := range 20 {
 		wg.Go(func() {
 			loop := "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.05)"
+			ids := map[string]bool{}
+			var last *protocol.EnhancedMessage
 			for m, err := range c.Exec(context.Background(), fmt.Sprint("run", i), &protocol.Request{Kind: "exec", Kernel: "python", Code: loop}) {
 				if err != nil {
-					return // the server died under it
+					ends[i] = "error: " + err.Error()
+					return
 				}
+				// (seq may step back once: the killed server lost what it had not committed)
+				if ids[m.ID] {
+					ends[i] = fmt.Sprintf("message %s (seq %d) yielded twice", m.ID, m.Seq)
+					return
+				}
+				ids[m.ID], last = true, m
 				if m.Type == protocol.TypeProgress {
 					mu.Lock()
 					ticks[i]++
 					mu.Unlock()
 				}
+			}
+			var f protocol.Failed
+			if last.Decode(&f); last.Type != protocol.TypeFailed || f.Reason != protocol.ReasonServerRestart {
+				ends[i] = fmt.Sprintf("ended %s %+v", last.Type, f)
 			}
 		})
 	}
@@ -101,7 +176,6 @@ func TestServeSurvivesKill9(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	wg.Wait()
 
 	db, err := sql.Open("sqlite", filepath.Join(data, "labmate.db"))
 	if err != nil {
@@ -113,7 +187,17 @@ func TestServeSurvivesKill9(t *testing.T) {
 	}
 	db.Close()
 
-	_, url = serve(t, data)
+	token := tokenOf(url)
+	_, url = serveOn(t, data, strings.TrimPrefix(url, "http://"), "--max-kernels", "24")
+	if tokenOf(url) != token {
+		t.Errorf("the restarted server has another token: its clients would be locked out")
+	}
+	wg.Wait()
+	for i, e := range ends {
+		if e != "" {
+			t.Errorf("client of run%d across the restart: %s", i, e)
+		}
+	}
 	var sessions []protocol.SessionInfo
 	getJSON(t, url+"/v1/sessions", &sessions)
 	if len(sessions) != 21 {
@@ -154,35 +238,204 @@ func TestServeSurvivesKill9(t *testing.T) {
 	}
 }
 
+// getJSON GETs url of a server the test started, with its token.
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	base := url
+	if i := strings.Index(url[len("http://"):], "/"); i >= 0 {
+		base = url[:len("http://")+i]
 	}
-	defer resp.Body.Close()
+	resp, body := request(t, http.MethodGet, base, url[len(base):], "")
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
+		t.Fatalf("GET %s: %s %s", url, resp.Status, body)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// TestExecThroughServer: labmate exec --server picks the token up from the server's data
+// directory (--data, or the default one), and without it is refused saying so.
 func TestExecThroughServer(t *testing.T) {
-	_, url := serve(t, t.TempDir())
+	xdg := t.TempDir()
+	data := filepath.Join(xdg, "labmate")
+	_, url := serve(t, data)
 	dir := t.TempDir()
 	write(t, dir, "run.py", "for i in range(3):\n    print('remote', i)\n")
-	out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "run.py")
+	out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "--data", data, "run.py")
 	if code != 0 || out != "remote 0\nremote 1\nremote 2\n" {
-		t.Errorf("exec --server: exit %d, stdout %q, stderr %q", code, out, errOut)
+		t.Errorf("exec --server --data: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	out, _, code = labmate(t, dir, "", "exec", "--server", url, "--json", "run.py")
+	// The default data directory, as labmate serve's.
+	out, _, code = labmateEnv(t, []string{"XDG_DATA_HOME=" + xdg}, dir, "", "exec", "--server", url, "--json", "run.py")
 	if code != 0 || strings.Count(out, "\n") < 6 || !strings.Contains(out, `"operation_complete"`) {
-		t.Errorf("exec --server --json: exit %d\n%s", code, out)
+		t.Errorf("exec --server --json with the default data directory: exit %d\n%s", code, out)
 	}
-	if _, errOut, code := labmate(t, dir, "", "serve", "--addr", "0.0.0.0:0"); code != 2 || !strings.Contains(errOut, "--token") {
-		t.Errorf("serve on all interfaces without a token: exit %d, %q", code, errOut)
+	out, _, code = labmateEnv(t, []string{"XDG_DATA_HOME=" + t.TempDir(), "LABMATE_TOKEN=" + tokenOf(url)}, dir, "", "exec", "--server", url, "run.py")
+	if code != 0 || !strings.Contains(out, "remote 2") {
+		t.Errorf("exec --server with LABMATE_TOKEN: exit %d %q", code, out)
+	}
+	for _, c := range []struct {
+		what string
+		env  []string
+		args []string
+	}{
+		{"no token anywhere", []string{"XDG_DATA_HOME=" + t.TempDir()}, nil},
+		{"a wrong --token", nil, []string{"--token", "wrong"}},
+	} {
+		_, errOut, code := labmateEnv(t, c.env, dir, "", append(append([]string{"exec", "--server", url}, c.args...), "run.py")...)
+		if code != 2 || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "bearer token") || strings.Contains(errOut, "retrying") {
+			t.Errorf("exec --server with %s: exit %d, %q; want 401 at once", c.what, code, errOut)
+		}
+	}
+}
+
+// TestServeToken: labmate serve makes a random token in DATA/token (0600), prints it in the
+// dashboard's URL, and keeps it across restarts; it refuses a token file others can read,
+// and --no-token beyond loopback.
+func TestServeToken(t *testing.T) {
+	data := t.TempDir()
+	cmd, url := serve(t, data)
+	tok := tokenOf(url)
+	fi, err := os.Stat(filepath.Join(data, "token"))
+	if err != nil || fi.Mode().Perm() != 0o600 || len(tok) != 64 {
+		t.Fatalf("token file %v %v, token %q: want mode 0600 and 64 hex digits", fi, err, tok)
+	}
+	b, _ := os.ReadFile(filepath.Join(data, "token"))
+	if strings.TrimSpace(string(b)) != tok {
+		t.Errorf("the printed token is not the stored one")
+	}
+	for path, want := range map[string]int{"/v1/sessions": 401, "/healthz": 200, "/": 200} {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s without the token: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	if resp, _ := request(t, "GET", url, "/v1/sessions", ""); resp.StatusCode != 200 {
+		t.Errorf("GET /v1/sessions with the token: %d", resp.StatusCode)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	_, url2 := serve(t, data)
+	if tokenOf(url2) != tok {
+		t.Errorf("a restart changed the token: clients would be locked out")
+	}
+
+	// Refusals.
+	leaky := t.TempDir()
+	os.WriteFile(filepath.Join(leaky, "token"), []byte(strings.Repeat("a", 64)+"\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", leaky}, "mode 0644"},
+		{[]string{"--no-token", "--addr", "0.0.0.0:0"}, "--no-token"},
+		{[]string{"--no-token", "--addr", "192.0.2.1:0"}, "reachable beyond this machine"},
+		{[]string{"--no-token", "--token", "x1234567890"}, "choose one"},
+		{[]string{"--allow-host", "http://x.example"}, "allowed host"},
+	} {
+		args := append([]string{"serve", "--prewarm", "", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...)
+		if _, errOut, code := labmate(t, t.TempDir(), "", args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("serve %v: exit %d, %q; want a refusal mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+	// --no-token on loopback serves without one, and says so.
+	_, open := serve(t, t.TempDir(), "--no-token")
+	if tokenOf(open) != "" {
+		t.Errorf("--no-token printed a token")
+	}
+	if resp, _ := request(t, "GET", open, "/v1/sessions", ""); resp.StatusCode != 200 {
+		t.Errorf("--no-token: %d", resp.StatusCode)
+	}
+}
+
+// TestExecAcrossRestart: labmate exec --server streams a cell while its server is killed
+// (kill -9) and started again on the same port and data 2 s later: exec retries, resumes
+// with after=SEQ, prints every line once, and ends with the operation's end as the restarted
+// server recorded it; the next exec runs normally. A cell printing as fast as it can is
+// killed while the server has sent lines it has not committed yet: the log goes on from an
+// earlier seq, and exec still prints each line once.
+func TestExecAcrossRestart(t *testing.T) {
+	for _, c := range []struct {
+		name, code string
+		kill       int // after this many lines
+	}{
+		{"slow", "import time\nfor i in range(100):\n    print('line', i, flush=True)\n    time.sleep(0.1)\n", 5},
+		{"flood", "for i in range(10**6):\n    print('line', i)\n", 3000},
+	} {
+		t.Run(c.name, func(t *testing.T) { execAcrossRestart(t, c.code, c.kill) })
+	}
+}
+
+func execAcrossRestart(t *testing.T, code string, kill int) {
+	data := t.TempDir()
+	srv, url := serve(t, data)
+	dir := t.TempDir()
+	write(t, dir, "slow.py", code)
+	cmd := exec.Command(bin, "exec", "--server", url, "--data", data, "slow.py")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) == kill {
+			srv.Process.Signal(syscall.SIGKILL)
+			srv.Wait()
+			time.Sleep(2 * time.Second)
+			serveOn(t, data, strings.TrimPrefix(url, "http://"))
+		}
+	}
+	err = cmd.Wait()
+	for i, l := range lines {
+		if l != fmt.Sprint("line ", i) {
+			t.Fatalf("stdout line %d is %q: lost or repeated across the restart\n%s", i, l, strings.Join(lines, "\n"))
+		}
+	}
+	if len(lines) < kill || strings.Contains(code, "range(100)") && len(lines) >= 100 {
+		t.Errorf("%d lines: want the ones printed before the kill", len(lines))
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "retrying for up to 1m0s") || !strings.Contains(stderr.String(), "the server stopped while the operation ran") {
+		t.Errorf("exec across the restart: %v, stderr %q; want exit 2 after retrying, saying the server stopped", err, stderr.String())
+	}
+	// What the log kept: a prefix of what exec printed (a server killed outright loses the
+	// messages it had not committed, which it may have sent already).
+	var sessions []protocol.SessionInfo
+	getJSON(t, url+"/v1/sessions", &sessions)
+	if len(sessions) != 1 {
+		t.Fatalf("sessions: %+v", sessions)
+	}
+	var msgs []*protocol.EnhancedMessage
+	getJSON(t, url+"/v1/sessions/"+sessions[0].ID+"/messages", &msgs)
+	kept := 0
+	for _, m := range msgs {
+		if p, _ := protocol.DecodePayload(m); p != nil {
+			if pr, ok := p.(*protocol.Progress); ok && pr.Observation != nil && pr.Observation.Kind == protocol.ObsStdout {
+				if kept >= len(lines) || pr.Observation.Line != lines[kept] {
+					t.Fatalf("the log's stdout line %d is %q, exec printed %q", kept, pr.Observation.Line, lines)
+				}
+				kept++
+			}
+		}
+	}
+	t.Logf("exec printed %d lines, the log kept %d", len(lines), kept)
+	write(t, dir, "quick.py", "print('after the restart')\n")
+	if out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "--data", data, "quick.py"); code != 0 || out != "after the restart\n" {
+		t.Errorf("exec after the restart: exit %d %q %q", code, out, errOut)
 	}
 }
 
@@ -190,7 +443,7 @@ func TestExecThroughServer(t *testing.T) {
 // server exits, and the client sees that terminal message.
 func TestServeGracefulShutdown(t *testing.T) {
 	cmd, url := serve(t, t.TempDir())
-	c, _ := client.New(url, "")
+	c, _ := client.New(url, tokenOf(url))
 	var last *protocol.EnhancedMessage
 	lines := 0
 	for m, err := range c.Exec(context.Background(), "g", &protocol.Request{Kind: "exec", Kernel: "python",

@@ -16,8 +16,9 @@ import (
 )
 
 // Start starts a headless Chromium (Debian's chromium, installed by scripts/deps) for
-// the test and returns a chromedp context bounded by timeout.
-func Start(t *testing.T, timeout time.Duration) context.Context {
+// the test and returns a chromedp context bounded by timeout. extra adds to its options
+// (e.g. chromedp.Flag("host-resolver-rules", …)).
+func Start(t *testing.T, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := os.Getenv("LABMATE_CHROMIUM")
 	if path == "" {
@@ -41,6 +42,7 @@ func Start(t *testing.T, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1366, 900), // a laptop screen
 	}
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	// The first action starts the browser, in a context without a deadline (one would stop it).

@@ -1,5 +1,7 @@
 // Package client talks to labmate serve: it runs operations over the WebSocket protocol and
-// follows their messages, resuming from the log (after=SEQ) when the connection drops.
+// follows their messages. When the connection drops, or the server cannot be reached or is
+// restarting, it retries with jittered exponential backoff for up to a minute (Client.RetryFor)
+// and resumes from the log (after=SEQ), so that nothing is lost or repeated.
 package client
 
 import (
@@ -7,9 +9,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"iter"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,10 +27,18 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// Client is a connection factory for one server.
+// Client is a connection factory for one server. Set its fields before the first call.
 type Client struct {
 	base  *url.URL
 	token string
+	http  *http.Client
+
+	// RetryFor is how long Exec keeps trying to reach the server (connection refused or
+	// lost, 502/503/504 while it restarts or is busy), counted from the last time it could
+	// (default one minute).
+	RetryFor time.Duration
+	// OnRetry, when set, is told of each retry: the error and the wait before it.
+	OnRetry func(err error, wait time.Duration)
 }
 
 // New returns a client for the server at baseURL (http:// or https://), sending token as a
@@ -33,21 +48,54 @@ func New(baseURL, token string) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("client: server URL %q: want http://HOST:PORT", baseURL)
 	}
-	return &Client{base: u, token: token}, nil
+	return &Client{base: u, token: token, http: &http.Client{Timeout: 30 * time.Second}, RetryFor: time.Minute}, nil
+}
+
+// ReadToken reads a bearer token stored in a file (labmate serve keeps its own in
+// DATA/token). A missing file is no token and no error.
+func ReadToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("client: reading the token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // ErrServer wraps an error reply of the server.
 var ErrServer = errors.New("client: server refused")
 
+// errRetry marks an error after which the server may be reached again: the connection was
+// refused or lost, or the server answered 502, 503 or 504.
+type errRetry struct{ err error }
+
+func (e *errRetry) Error() string { return e.err.Error() }
+func (e *errRetry) Unwrap() error { return e.err }
+
+func retryable(err error) bool {
+	var r *errRetry
+	return errors.As(err, &r)
+}
+
 // Exec submits req as a new operation in session and yields every message of that
-// operation, from operation_request to its terminal message. A dropped connection is resumed
-// from the log, so nothing is lost or repeated. Cancelling ctx interrupts the operation.
+// operation, from operation_request to its terminal message. A dropped connection is
+// resumed from the log, so nothing is lost or repeated; while the server cannot be reached
+// Exec retries for up to RetryFor. A server killed outright loses the messages it had not
+// committed yet, some of which it may have sent: its log then goes on from an earlier seq,
+// and Exec goes on with it (seq steps back once; no message is yielded twice). Cancelling
+// ctx interrupts the operation.
 func (c *Client) Exec(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
-		opID := uuid.NewString()
-		after := int64(-1) // -1: not submitted yet
+		f := &follower{c: c, session: session, opID: uuid.NewString(), req: req, yield: yield, after: -1, yielded: map[string]bool{}}
+		retryFor := c.RetryFor
+		if retryFor <= 0 {
+			retryFor = time.Minute
+		}
+		reached := time.Now()
 		for attempt := 0; ; attempt++ {
-			done, next, err := c.follow(ctx, session, opID, req, after, yield)
+			connected, done, err := f.follow(ctx)
 			if done {
 				return
 			}
@@ -55,109 +103,317 @@ func (c *Client) Exec(ctx context.Context, session string, req *protocol.Request
 				yield(nil, ctx.Err())
 				return
 			}
-			if err != nil && (attempt >= 5 || next == after) {
+			if connected {
+				reached, attempt = time.Now(), 0
+			}
+			if !retryable(err) {
 				yield(nil, err)
 				return
 			}
-			after = next
-			time.Sleep(time.Duration(attempt*100) * time.Millisecond)
+			if time.Since(reached) >= retryFor {
+				yield(nil, fmt.Errorf("client: gave up after %v without reaching the server at %s: %w", retryFor, c.base.Redacted(), err))
+				return
+			}
+			wait := min(backoff(attempt), time.Until(reached.Add(retryFor)))
+			if c.OnRetry != nil {
+				c.OnRetry(err, wait)
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return
+			}
 		}
 	}
 }
 
-// follow connects once. It returns done when the operation ended (or the consumer stopped),
-// and the seq to resume after.
-func (c *Client) follow(ctx context.Context, session, opID string, req *protocol.Request, after int64, yield func(*protocol.EnhancedMessage, error) bool) (bool, int64, error) {
-	u := *c.base
-	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/sessions/" + url.PathEscape(session) + "/ws"
-	from := max(after, 0)
-	if after < 0 { // only the new operation matters: start from the end of the log
-		last, err := c.lastSeq(ctx, session)
-		if err != nil {
-			return false, after, err
-		}
-		from = last
+// backoff is the wait before retry number attempt: 100 ms doubling up to 5 s, each drawn
+// between half and all of it, so that the clients of a restarting server do not return in step.
+func backoff(attempt int) time.Duration {
+	d := min(100*time.Millisecond<<min(attempt, 10), 5*time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+// follower is one operation followed across connections.
+type follower struct {
+	c       *Client
+	session string
+	opID    string
+	req     *protocol.Request
+	yield   func(*protocol.EnhancedMessage, error) bool
+	after   int64  // the session's seq to resume after; -1 until the first connection found the log's end
+	reqID   string // the id of the last request message sent
+	resent  bool   // the request was sent more than once
+
+	yielded map[string]bool // the ids of the operation's messages yielded
+	lastID  string          // the last one's id …
+	lastSeq int64           // … and seq
+}
+
+// emit yields m unless it was yielded already; done when the iteration is over.
+func (f *follower) emit(m *protocol.EnhancedMessage) (done bool) {
+	if f.yielded[m.ID] {
+		return false
 	}
-	u.RawQuery = "after=" + strconv.FormatInt(from, 10)
+	f.yielded[m.ID] = true
+	f.lastID, f.lastSeq = m.ID, m.Seq
+	return !f.yield(m, nil) || m.Type.Terminal()
+}
+
+// resync brings the follower in line with the server's log before it reconnects. The log
+// is append-only, but a server killed outright loses the messages it had not committed
+// yet, which it may have sent: then the log goes on from an earlier seq with other
+// messages (the restart's operation_failed). The operation's messages in the log that were
+// not yielded are yielded now, and the session's seq to resume after comes down to the
+// log's. needSend says the server never logged the request.
+func (f *follower) resync(ctx context.Context) (needSend, done bool, err error) {
+	c := f.c
+	var tail []*protocol.EnhancedMessage
+	found := false
+	if len(f.yielded) > 0 {
+		if tail, found, err = c.opMessages(ctx, f.session, f.opID, max(f.lastSeq-1, 0)); err != nil {
+			return false, false, err
+		}
+	}
+	if len(f.yielded) == 0 || (found && (len(tail) == 0 || tail[0].ID != f.lastID)) { // read it all
+		if tail, found, err = c.opMessages(ctx, f.session, f.opID, 0); err != nil {
+			return false, false, err
+		}
+	}
+	switch {
+	case !found && len(f.yielded) == 0:
+		return true, false, nil // sent, never logged: send it again
+	case !found:
+		return false, false, fmt.Errorf("client: the server lost operation %s of session %s (it stopped before the operation was stored)", f.opID, f.session)
+	}
+	for _, m := range tail {
+		if f.emit(m) {
+			return false, true, nil
+		}
+	}
+	if n := len(tail); n > 0 {
+		f.after = min(f.after, tail[n-1].Seq)
+	}
+	return false, false, nil
+}
+
+// follow connects once. It returns whether it connected, done when the operation ended (or
+// the consumer stopped, or the server refused it), and why it stopped otherwise.
+func (f *follower) follow(ctx context.Context) (connected, done bool, err error) {
+	c := f.c
+	send := f.reqID == ""
+	if send {
+		f.after = -1 // the log's end, read again before each try: a restart may have moved it back
+	}
+	if f.after < 0 { // only the new operation matters: start from the end of the log
+		last, err := c.lastSeq(ctx, f.session)
+		if err != nil {
+			return false, false, err
+		}
+		f.after = last
+	} else if !send { // a reconnection
+		need, done, err := f.resync(ctx)
+		if done || err != nil {
+			return false, done, err
+		}
+		send = need
+	}
+	u := c.url("/v1/sessions/" + url.PathEscape(f.session) + "/ws")
+	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
+	u.RawQuery = "after=" + strconv.FormatInt(f.after, 10)
 	hdr := http.Header{}
 	if c.token != "" {
 		hdr.Set("Authorization", "Bearer "+c.token)
 	}
-	conn, _, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPHeader: hdr})
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	conn, resp, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPHeader: hdr})
+	cancel()
 	if err != nil {
-		return false, after, fmt.Errorf("client: connecting to %s: %w", u.Redacted(), err)
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			return false, false, refusal(resp, "connecting to "+u.Redacted())
+		}
+		return false, false, &errRetry{fmt.Errorf("client: connecting to %s: %w", u.Redacted(), err)}
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(64 << 20)
-	if after < 0 {
-		m, err := protocol.NewMessage(protocol.TypeRequest, session, opID, req)
-		if err != nil {
-			return true, after, err
+	if send {
+		if err := f.send(ctx, conn); err != nil {
+			return true, false, err
 		}
-		b, _ := json.Marshal(m)
-		if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
-			return false, after, fmt.Errorf("client: sending the request: %w", err)
-		}
-		after = from
 	}
 	stop := context.AfterFunc(ctx, func() { // Ctrl-C: ask the server to interrupt
-		m, _ := protocol.NewMessage(protocol.TypeInterrupt, session, opID, &protocol.Interrupt{Why: "client cancelled"})
+		m, _ := protocol.NewMessage(protocol.TypeInterrupt, f.session, f.opID, &protocol.Interrupt{Why: "client cancelled"})
 		b, _ := json.Marshal(m)
 		conn.Write(context.Background(), websocket.MessageText, b)
 	})
 	defer stop()
+	pinger := make(chan struct{})
+	defer close(pinger)
+	go ping(conn, pinger)
 	for {
 		_, data, err := conn.Read(context.WithoutCancel(ctx))
 		if err != nil {
-			return false, after, fmt.Errorf("client: reading: %w", err)
+			switch websocket.CloseStatus(err) {
+			case -1, websocket.StatusGoingAway, websocket.StatusTryAgainLater, websocket.StatusInternalError, websocket.StatusNormalClosure, websocket.StatusAbnormalClosure:
+				return true, false, &errRetry{fmt.Errorf("client: reading: %w", err)}
+			}
+			return true, false, fmt.Errorf("client: reading: %w", err)
 		}
 		var probe struct {
-			Type  string `json:"type"`
-			Error string `json:"error"`
+			Type    string `json:"type"`
+			Error   string `json:"error"`
+			ReplyTo string `json:"reply_to"`
 		}
 		if json.Unmarshal(data, &probe) == nil && probe.Type == "error" {
-			yield(nil, fmt.Errorf("%w: %s", ErrServer, probe.Error))
-			return true, after, nil
+			if probe.ReplyTo != f.reqID {
+				continue // about an interrupt that came too late: the terminal message follows
+			}
+			if f.resent { // the server may have had the first one after all
+				if known, kerr := c.knownOp(ctx, f.session, f.opID); kerr == nil && known {
+					continue
+				}
+			}
+			f.yield(nil, fmt.Errorf("%w: %s", ErrServer, probe.Error))
+			return true, true, nil
 		}
 		var m protocol.EnhancedMessage
 		if err := json.Unmarshal(data, &m); err != nil {
-			return true, after, fmt.Errorf("client: malformed message from the server: %w", err)
+			f.yield(nil, fmt.Errorf("client: malformed message from the server: %w", err))
+			return true, true, nil
 		}
-		after = m.Seq
-		if m.OperationID != opID {
+		if m.Seq <= f.after {
 			continue
 		}
-		if !yield(&m, nil) || m.Type.Terminal() {
-			return true, after, nil
+		f.after = m.Seq
+		if m.OperationID == f.opID && f.emit(&m) {
+			return true, true, nil
 		}
 	}
 }
 
-// lastSeq is the session's current last seq (0 for a new session).
-func (c *Client) lastSeq(ctx context.Context, session string) (int64, error) {
+// send sends the operation's request (again, with the same operation id, when the server
+// did not log the first one).
+func (f *follower) send(ctx context.Context, conn *websocket.Conn) error {
+	m, err := protocol.NewMessage(protocol.TypeRequest, f.session, f.opID, f.req)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(m)
+	if err := conn.Write(ctx, websocket.MessageText, b); err != nil {
+		return &errRetry{fmt.Errorf("client: sending the request: %w", err)}
+	}
+	f.resent = f.reqID != ""
+	f.reqID = m.ID
+	return nil
+}
+
+// ping closes conn when the server stops answering pings, so that a server gone without a
+// word is noticed and retried.
+func ping(conn *websocket.Conn, stop <-chan struct{}) {
+	t := time.NewTicker(20 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			err := conn.Ping(ctx)
+			cancel()
+			if err != nil {
+				conn.CloseNow()
+				return
+			}
+		}
+	}
+}
+
+func (c *Client) url(path string) *url.URL {
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/sessions"
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = ""
+	return &u
+}
+
+// get GETs path (with its query); a refusal is an error wrapping ErrServer, retryable for
+// 502/503/504.
+func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
+	p, q, _ := strings.Cut(path, "?")
+	u := c.url(p)
+	u.RawQuery = q
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if c.token != "" {
 		r.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := c.http.Do(r)
 	if err != nil {
-		return 0, fmt.Errorf("client: %w", err)
+		return nil, &errRetry{fmt.Errorf("client: %w", err)}
+	}
+	return resp, nil
+}
+
+// refusal is the error of a server's HTTP refusal: its JSON error, wrapping ErrServer;
+// retryable for 502, 503 and 504.
+func refusal(resp *http.Response, what string) error {
+	var e struct{ Error string }
+	if resp.Body != nil {
+		json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&e)
+	}
+	err := fmt.Errorf("%w: %s: %s", ErrServer, what, resp.Status)
+	if e.Error != "" {
+		err = fmt.Errorf("%w: %s: %s: %s", ErrServer, what, resp.Status, e.Error)
+	}
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return &errRetry{err}
+	}
+	return err
+}
+
+// knownOp reports whether the session's log holds the operation.
+func (c *Client) knownOp(ctx context.Context, session, opID string) (bool, error) {
+	_, found, err := c.opMessages(ctx, session, opID, math.MaxInt64)
+	return found, err
+}
+
+// opMessages reads the operation's messages with seq > after from the log; found is false
+// when the log does not hold the operation.
+func (c *Client) opMessages(ctx context.Context, session, opID string, after int64) (msgs []*protocol.EnhancedMessage, found bool, err error) {
+	resp, err := c.get(ctx, "/v1/sessions/"+url.PathEscape(session)+"/operations/"+url.PathEscape(opID)+"/messages?after="+strconv.FormatInt(after, 10))
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, false, nil
+	default:
+		return nil, false, refusal(resp, "reading the operation's log")
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msgs); err != nil {
+		return nil, false, &errRetry{fmt.Errorf("client: reading the operation's log: %w", err)}
+	}
+	return msgs, true, nil
+}
+
+// lastSeq is the session's current last seq (0 for a new session).
+func (c *Client) lastSeq(ctx context.Context, session string) (int64, error) {
+	resp, err := c.get(ctx, "/v1/sessions")
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		json.NewDecoder(resp.Body).Decode(&e)
-		return 0, fmt.Errorf("%w: %s: %s", ErrServer, resp.Status, e.Error)
+		return 0, refusal(resp, "listing sessions")
 	}
 	var list []protocol.SessionInfo
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return 0, fmt.Errorf("client: listing sessions: %w", err)
+		return 0, &errRetry{fmt.Errorf("client: listing sessions: %w", err)}
 	}
 	for _, s := range list {
 		if s.ID == session {

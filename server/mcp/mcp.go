@@ -114,10 +114,17 @@ without losing the workspace.`
 // Server is the underlying go-sdk server (to connect it to a transport of one's own).
 func (l *Lab) Server() *sdk.Server { return l.mcp }
 
-// Handler serves MCP over streamable HTTP (mounted at /mcp by labmate serve).
+// Handler serves MCP over streamable HTTP, to be mounted on the protocol server (labmate
+// serve mounts it at /mcp with Server.Handle): the server's guard checks its requests like
+// every other route's (Host allow-list, Origin, application/json, bearer token), so the
+// go-sdk's own localhost-only Host check, which would refuse the names of --allow-host, is
+// off.
 func (l *Lab) Handler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return l.mcp },
-		&sdk.StreamableHTTPOptions{SessionTimeout: time.Hour}) // a client gone for an hour is gone
+		&sdk.StreamableHTTPOptions{
+			SessionTimeout:             time.Hour, // a client gone for an hour is gone
+			DisableLocalhostProtection: true,
+		})
 }
 
 // Run serves one client over t (e.g. &sdk.StdioTransport{}) until it disconnects or ctx ends.

@@ -1,10 +1,28 @@
 // labmate dashboard: the protocol's sessions and operations, live over the WebSocket
 // (resumed with after=SEQ when the connection drops; a reload replays the session's log),
 // and a cell runner. Plain JS, no build step, nothing from the network but this server.
+//
+// The bearer token comes from the URL labmate serve prints (/?token=…), or the form the page
+// shows on a 401. It is kept in sessionStorage — this origin and this tab only, never sent by
+// the browser on its own (a cookie would be sent to every port of the host, and with any
+// request a page elsewhere makes) — and taken out of the address bar at once. Every fetch
+// sends it as Authorization: Bearer; the WebSocket, which cannot send headers, offers it as
+// a subprotocol, labmate.bearer.BASE64URL(TOKEN), next to "labmate".
 "use strict";
 
 const $ = (sel) => document.querySelector(sel);
 const MAX_LINES = 4000; // per operation in the page; the whole stream is in the log
+
+// takeToken moves ?token=… from the address bar into sessionStorage.
+function takeToken() {
+  const params = new URLSearchParams(location.search);
+  if (!params.has("token")) return;
+  sessionStorage.setItem("labmate.token", params.get("token"));
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+}
+takeToken();
 
 const state = {
   token: sessionStorage.getItem("labmate.token") || "",
@@ -30,6 +48,12 @@ async function api(method, path, body) {
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(data.error || method + " " + path + ": HTTP " + res.status);
   return data;
+}
+
+// base64url encodes a string's UTF-8 bytes without padding (a subprotocol is a header token).
+function base64url(s) {
+  const bin = Array.from(new TextEncoder().encode(s), (b) => String.fromCharCode(b)).join("");
+  return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 function showError(err) {
@@ -123,9 +147,8 @@ async function newSession() {
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  let url = `${proto}//${location.host}/v1/sessions/${encodeURIComponent(state.session)}/ws?after=${state.lastSeq}`;
-  if (state.token) url += "&access_token=" + encodeURIComponent(state.token);
-  const ws = new WebSocket(url);
+  const url = `${proto}//${location.host}/v1/sessions/${encodeURIComponent(state.session)}/ws?after=${state.lastSeq}`;
+  const ws = state.token ? new WebSocket(url, ["labmate", "labmate.bearer." + base64url(state.token)]) : new WebSocket(url);
   state.ws = ws;
   const conn = $("#conn");
   conn.textContent = "connecting…";

@@ -80,7 +80,11 @@ func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observati
 	os := optSpace(space)
 	switch name {
 	case "random":
-		return &optPlanner{space: space, opt: random.New(os, uint64(seed))}, nil
+		r, err := random.New(os, uint64(seed))
+		if err != nil {
+			return nil, err
+		}
+		return &optPlanner{space: space, opt: r}, nil
 	case "bayes", "bayes-onehot":
 		var po []optimize.Observation
 		for _, o := range prior {

@@ -11,12 +11,13 @@
 // variable and group columns — as it reads, before anything grows faster than the input: once
 // a limit is crossed it only counts, and the *Error names the limit and the value
 // (`column "ligand": 100000 levels; at most 1000 are allowed`). The defaults leave a wide
-// margin over real screens: Suzuki–Miyaura (Perera 2018) is 1.9 MB, 5760 rows of at most
-// 477 bytes, 18 columns, at most 12 levels per variable (24 in all) and 15 groups;
-// Buchwald–Hartwig with controls (Ahneman 2018) 1.7 MB, 4599 rows, 19 columns, at most 23
-// levels per variable and 16 groups. What they bound downstream: a group's space has at most
-// Rows points, Descriptors holds (levels over all the variables) × (groups − 1) numbers
-// (at most 2 million), and a planner's level tables at most Levels entries per measured level.
+// margin over real screens: Suzuki–Miyaura (Perera 2018) is 1.9 MB, 5760 rows, 18 columns,
+// at most 12 levels per variable (24 in all) and 15 groups; Buchwald–Hartwig with controls
+// (Ahneman 2018) 1.7 MB, 4599 rows of at most 477 bytes, 19 columns, at most 24 levels per
+// variable (31 in all) and 16 groups. What they bound downstream: a group's space has at
+// most Rows points, Descriptors holds (levels over all the variables) × (groups − 1)
+// numbers (at most 2 million), and a planner's level tables at most Levels entries per
+// measured level.
 //
 // # Errors and what they show
 //

@@ -797,8 +797,13 @@ type source struct {
 	f    []float64
 }
 
-// maxPerTask bounds the points of one related task its model is fitted on.
-const maxPerTask = 60
+// maxPerTask bounds the points of one related task its model is fitted on, and
+// maxRelatedTasks the related tasks (those with the most measurements are kept): each holds a
+// prediction per point of the space.
+const (
+	maxPerTask      = 60
+	maxRelatedTasks = 64
+)
 
 // fitPrior fits one GP per related task on that task's observations, all with the same
 // hyperparameters: those that maximize the sum of the tasks' marginal likelihoods. Related
@@ -826,6 +831,12 @@ func (b *Bayes) fitPrior(obs []opt.Observation) error {
 			tasks = append(tasks, o.Task)
 		}
 		byTask[o.Task] = append(byTask[o.Task], o)
+	}
+	if len(tasks) > maxRelatedTasks {
+		keep := slices.Clone(tasks)
+		slices.SortStableFunc(keep, func(a, b string) int { return cmp.Compare(len(byTask[b]), len(byTask[a])) })
+		keep = keep[:maxRelatedTasks]
+		tasks = slices.DeleteFunc(tasks, func(t string) bool { return !slices.Contains(keep, t) })
 	}
 	var subs []*Bayes
 	var names []string

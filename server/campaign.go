@@ -33,7 +33,7 @@ type CampaignSpec struct {
 	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`
 	Group     string   `json:"group,omitempty" jsonschema:"which group to play: its values joined with ' / ' (default: the first)"`
 	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
-	Budget    int      `json:"budget" jsonschema:"how many turns: at most the space's conditions (and 200 for bayes)"`
+	Budget    int      `json:"budget" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes)"`
 	Seed      int64    `json:"seed,omitempty"`
 }
 
@@ -89,7 +89,10 @@ const (
 	campaignIdle = 30 * time.Minute
 	// maxKept campaigns are listed; beyond, the oldest finished ones are forgotten (their
 	// turns stay in the campaign store).
-	maxKept = 1000
+	maxKept = 200
+	// maxBudget bounds a campaign's turns (and so what GET /v1/campaigns lists: at most
+	// maxKept × maxBudget turns).
+	maxBudget = 1000
 )
 
 // ErrTooManyCampaigns is returned when maxLive campaigns are unfinished and none is idle.
@@ -111,8 +114,8 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	if s.cfg.Campaign == nil {
 		return nil, ErrNoCampaigns
 	}
-	if spec.Budget <= 0 || spec.Budget > 10000 {
-		return nil, fmt.Errorf("budget %d: want 1 to 10000 turns", spec.Budget)
+	if spec.Budget <= 0 || spec.Budget > maxBudget {
+		return nil, fmt.Errorf("budget %d: want 1 to %d turns", spec.Budget, maxBudget)
 	}
 	if n, max := len(spec.CSVData), dataset.DefaultLimits.Bytes; int64(n) > max {
 		return nil, fmt.Errorf("campaign: csv_data has %d bytes; at most %d are allowed", n, max)
@@ -390,8 +393,8 @@ func (s *Server) campaignRoutes() {
 		n := 1
 		if v := r.URL.Query().Get("n"); v != "" {
 			var err error
-			if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 10000 {
-				httpError(w, http.StatusBadRequest, fmt.Sprintf("n=%q: want 1 to 10000 turns", v))
+			if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxBudget {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("n=%q: want 1 to %d turns", v, maxBudget))
 				return
 			}
 		}

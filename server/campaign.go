@@ -120,10 +120,17 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	if n, max := len(spec.CSVData), dataset.DefaultLimits.Bytes; int64(n) > max {
 		return nil, fmt.Errorf("campaign: csv_data has %d bytes; at most %d are allowed", n, max)
 	}
+	// One of maxSettingUp slots, held until the campaign is listed: a burst of large uploads is
+	// read a few at a time, and the count of unfinished campaigns stays true.
+	release, err := s.settingUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if err := s.roomForCampaign(); err != nil {
 		return nil, err
 	}
-	setup, err := s.setUpCampaign(ctx, spec)
+	setup, err := s.cfg.Campaign(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +164,8 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	return cp.status(), nil
 }
 
-// setUpCampaign runs Config.Campaign in one of maxSettingUp slots, so that a burst of large
-// uploads is read a few at a time.
-func (s *Server) setUpCampaign(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+// settingUp waits for one of maxSettingUp slots to set a campaign up in; release frees it.
+func (s *Server) settingUp(ctx context.Context) (release func(), err error) {
 	s.camps.mu.Lock()
 	if s.camps.setting == nil {
 		s.camps.setting = make(chan struct{}, maxSettingUp)
@@ -168,11 +174,10 @@ func (s *Server) setUpCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	s.camps.mu.Unlock()
 	select {
 	case slots <- struct{}{}:
+		return func() { <-slots }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-slots }()
-	return s.cfg.Campaign(ctx, spec)
 }
 
 // roomForCampaign stops the campaigns idle for campaignIdle and returns ErrTooManyCampaigns

@@ -254,17 +254,28 @@ func (b *Bayes) hyper(th []float64) hyper {
 	if lin {
 		h.dot, h.diag = b.lv.dot, b.lv.diag
 	}
+	// The measured levels' rows, in one allocation: this runs at every fit evaluation.
+	size := 0
+	for i := range v {
+		h.sim[i] = make([][]float64, len(b.space.Levels[i]))
+		for _, x := range b.x {
+			if l := x[i]; h.sim[i][l] == nil {
+				h.sim[i][l] = needed
+				size += len(b.space.Levels[i])
+			}
+		}
+	}
+	buf := make([]float64, size)
 	for i := range v {
 		h.a[i] = math.Exp(th[i])
 		inv := math.Exp(-th[v+1+i])
-		h.sim[i] = make([][]float64, len(b.space.Levels[i]))
-		for _, x := range b.x {
-			l := x[i]
-			if h.sim[i][l] != nil {
+		for l, r := range h.sim[i] {
+			if r == nil {
 				continue
 			}
 			d := b.lv.distRow(i, l)
-			row := make([]float64, len(d))
+			row := buf[:len(d):len(d)]
+			buf = buf[len(d):]
 			for j, x := range d {
 				row[j] = math.Exp(-x * inv)
 			}
@@ -276,6 +287,9 @@ func (b *Bayes) hyper(th []float64) hyper {
 	}
 	return h
 }
+
+// needed marks, in hyper, a level whose row is to be computed.
+var needed = []float64{}
 
 // k is the covariance of the measured point x and the point z, whose related tasks' spreads
 // (Bayes.spread) are sx and sz (nil without a prior). Only x's levels have rows in h.

@@ -48,13 +48,17 @@ type Space struct {
 	Feasible [][]int    `json:"-"`
 }
 
-// Size is the number of runnable combinations.
+// Size is the number of runnable combinations; math.MaxInt when the product of the levels
+// overflows.
 func (s *Space) Size() int {
 	if s.Feasible != nil {
 		return len(s.Feasible)
 	}
 	n := 1
 	for _, v := range s.Vars {
+		if len(v.Levels) != 0 && n > math.MaxInt/len(v.Levels) {
+			return math.MaxInt
+		}
 		n *= len(v.Levels)
 	}
 	return n

@@ -223,3 +223,19 @@ func TestSummaryJSON(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// Size does not wrap around: a space too large to count is math.MaxInt, which every bound refuses.
+func TestSizeSaturates(t *testing.T) {
+	levels := make([]string, 1<<16)
+	s := &lab.Space{}
+	for range 4 {
+		s.Vars = append(s.Vars, lab.Variable{Name: "v", Levels: levels})
+	}
+	if got := s.Size(); got != math.MaxInt {
+		t.Errorf("(2¹⁶)⁴ points: Size %d, want math.MaxInt", got)
+	}
+	s.Vars = s.Vars[:3]
+	if got := s.Size(); got != 1<<48 {
+		t.Errorf("(2¹⁶)³ points: Size %d", got)
+	}
+}

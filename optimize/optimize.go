@@ -4,12 +4,17 @@
 //
 // A point is one level index per variable, in Space order. A measurement of NaN means the point
 // was run but measured nothing (a failed run, a missing well): it is never proposed again.
+//
+// Optimizers enumerate the space's points, so a space may hold at most MaxPoints of them; New
+// of each implementation refuses a larger one (see Space.Bounded).
 package optimize
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -27,15 +32,47 @@ type Space struct {
 	Points [][]int
 }
 
-// All returns the feasible points in a fixed order.
+// MaxPoints bounds the points of a space an optimizer accepts: each holds every point (and
+// bayes a prediction per point) in memory.
+const MaxPoints = 100_000
+
+// ErrTooLarge: the space has more than MaxPoints points.
+var ErrTooLarge = errors.New("optimize: space too large")
+
+// Size is the number of feasible points; math.MaxInt when the product of the levels overflows.
+func (s *Space) Size() int {
+	if s.Points != nil {
+		return len(s.Points)
+	}
+	n := 1
+	for _, l := range s.Levels {
+		if len(l) != 0 && n > math.MaxInt/len(l) {
+			return math.MaxInt
+		}
+		n *= len(l)
+	}
+	return n
+}
+
+// Bounded returns ErrTooLarge, saying how large, when the space has more than MaxPoints points.
+func (s *Space) Bounded() error {
+	if n := s.Size(); n > MaxPoints {
+		size := fmt.Sprint(n)
+		if n == math.MaxInt {
+			size = "more than 2⁶³"
+		}
+		return fmt.Errorf("%w: %s points; at most %d are allowed", ErrTooLarge, size, MaxPoints)
+	}
+	return nil
+}
+
+// All returns the feasible points in a fixed order. It enumerates the product of the levels
+// when Points is nil: call Bounded first.
 func (s *Space) All() [][]int {
 	if s.Points != nil {
 		return s.Points
 	}
-	n := 1
-	for _, l := range s.Levels {
-		n *= len(l)
-	}
+	n := s.Size()
 	out := make([][]int, 0, n)
 	cur := make([]int, len(s.Levels))
 	for range n {
@@ -83,11 +120,11 @@ type Observation struct {
 	Y    float64
 }
 
-// Key is a compact map key for a point.
+// Key is a compact map key for a point, distinct for distinct points of the same length.
 func Key(x []int) string {
-	b := make([]byte, len(x))
-	for i, v := range x {
-		b[i] = byte(v)
+	b := make([]byte, 0, len(x)+len(x)/2)
+	for _, v := range x {
+		b = binary.AppendUvarint(b, uint64(v))
 	}
 	return string(b)
 }

@@ -11,24 +11,29 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/dataset"
 )
 
 // CampaignSpec asks for a campaign on a fully mapped dataset (a CSV, one row per experiment):
-// a planner plays one group of it for Budget turns.
+// a planner plays one group of it for Budget turns. The CSV is uploaded (CSVData, at most
+// dataset.DefaultLimits.Bytes) or named by a path on the server, which Config.Campaign accepts
+// only under the server's data roots (labmate serve --data-root). Either way the table is
+// bounded by dataset.DefaultLimits, and Budget by the space's size and the planner.
 type CampaignSpec struct {
-	CSV       string   `json:"csv,omitempty" jsonschema:"path of the dataset CSV on the server"`
-	CSVData   string   `json:"csv_data,omitempty" jsonschema:"or the CSV itself"`
+	CSV       string   `json:"csv,omitempty" jsonschema:"path of the dataset CSV on the server, under one of its data roots (--data-root); relative paths are taken from each root in turn"`
+	CSVData   string   `json:"csv_data,omitempty" jsonschema:"or the CSV itself (at most 16 MiB)"`
 	Name      string   `json:"name,omitempty" jsonschema:"the file name of csv_data, which names the dataset"`
 	Objective string   `json:"objective" jsonschema:"the measured column to maximise, e.g. yield"`
 	Vars      []string `json:"vars" jsonschema:"the condition columns the planner chooses, e.g. ligand, base"`
 	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`
 	Group     string   `json:"group,omitempty" jsonschema:"which group to play: its values joined with ' / ' (default: the first)"`
 	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
-	Budget    int      `json:"budget" jsonschema:"how many turns"`
+	Budget    int      `json:"budget" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes)"`
 	Seed      int64    `json:"seed,omitempty"`
 }
 
@@ -62,14 +67,40 @@ type campaign struct {
 	steps []lab.Step
 	done  bool
 	err   string
+	last  time.Time // of the start or the last turn
 }
 
 // campaigns are the server's campaigns by id, in the order they were started.
 type campaigns struct {
-	mu    sync.Mutex
-	byID  map[string]*campaign
-	order []string
+	mu      sync.Mutex
+	byID    map[string]*campaign
+	order   []string
+	setting chan struct{} // a slot per campaign being set up (maxSettingUp)
 }
+
+// The server's campaigns are bounded: a live one holds its dataset group and its planner
+// (up to tens of MB at the dataset limits), a finished one only its turns.
+const (
+	// maxSettingUp campaigns are read and set up at a time; more wait.
+	maxSettingUp = 2
+	// maxLive campaigns may be unfinished at once; one idle for campaignIdle is stopped to
+	// make room for a new one.
+	maxLive      = 16
+	campaignIdle = 30 * time.Minute
+	// maxKept campaigns are listed; beyond, the oldest finished ones are forgotten (their
+	// turns stay in the campaign store).
+	maxKept = 200
+	// maxBudget bounds a campaign's turns (and so what GET /v1/campaigns lists: at most
+	// maxKept × maxBudget turns).
+	maxBudget = 1000
+)
+
+// ErrTooManyCampaigns is returned when maxLive campaigns are unfinished and none is idle.
+var ErrTooManyCampaigns = errors.New("server: too many campaigns in progress")
+
+// maxCampaignBody bounds POST /v1/campaigns: an upload of the largest CSV the dataset limits
+// allow, JSON-escaped (at worst twice its size), and the rest of the spec.
+var maxCampaignBody = 2*dataset.DefaultLimits.Bytes + 64<<10
 
 // ErrNoCampaigns is returned when the server was configured without Config.Campaign.
 var ErrNoCampaigns = errors.New("server: this server runs no campaigns")
@@ -83,12 +114,28 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	if s.cfg.Campaign == nil {
 		return nil, ErrNoCampaigns
 	}
-	if spec.Budget <= 0 || spec.Budget > 10000 {
-		return nil, fmt.Errorf("budget %d: want 1 to 10000 turns", spec.Budget)
+	if spec.Budget <= 0 || spec.Budget > maxBudget {
+		return nil, fmt.Errorf("budget %d: want 1 to %d turns", spec.Budget, maxBudget)
+	}
+	if n, max := len(spec.CSVData), dataset.DefaultLimits.Bytes; int64(n) > max {
+		return nil, fmt.Errorf("campaign: csv_data has %d bytes; at most %d are allowed", n, max)
+	}
+	// One of maxSettingUp slots, held until the campaign is listed: a burst of large uploads is
+	// read a few at a time, and the count of unfinished campaigns stays true.
+	release, err := s.settingUp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := s.roomForCampaign(); err != nil {
+		return nil, err
 	}
 	setup, err := s.cfg.Campaign(ctx, spec)
 	if err != nil {
 		return nil, err
+	}
+	if n := setup.Instrument.Space().Size(); spec.Budget > n {
+		return nil, fmt.Errorf("campaign: budget %d: the space has only %d conditions", spec.Budget, n)
 	}
 	c := setup.Campaign
 	if c.ID == "" {
@@ -101,7 +148,7 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	}
 	// The campaign lives as long as the server: its turns are played on later calls.
 	next, stop := iter.Pull2(lab.Run(s.ctx, setup.Instrument, setup.Planner, c, &lab.Options{Store: store}))
-	cp := &campaign{setup: setup, next: next, stop: stop}
+	cp := &campaign{setup: setup, next: next, stop: stop, last: time.Now()}
 	s.camps.mu.Lock()
 	defer s.camps.mu.Unlock()
 	if s.camps.byID == nil {
@@ -113,7 +160,90 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	}
 	s.camps.byID[c.ID] = cp
 	s.camps.order = append(s.camps.order, c.ID)
+	s.forgetOldCampaigns()
 	return cp.status(), nil
+}
+
+// settingUp waits for one of maxSettingUp slots to set a campaign up in; release frees it.
+func (s *Server) settingUp(ctx context.Context) (release func(), err error) {
+	s.camps.mu.Lock()
+	if s.camps.setting == nil {
+		s.camps.setting = make(chan struct{}, maxSettingUp)
+	}
+	slots := s.camps.setting
+	s.camps.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// roomForCampaign stops the campaigns idle for campaignIdle and returns ErrTooManyCampaigns
+// if maxLive are still unfinished.
+func (s *Server) roomForCampaign() error {
+	s.camps.mu.Lock()
+	all := make([]*campaign, 0, len(s.camps.byID))
+	for _, cp := range s.camps.byID {
+		all = append(all, cp)
+	}
+	s.camps.mu.Unlock()
+	live := 0
+	for _, cp := range all {
+		if !cp.mu.TryLock() { // playing a turn: live, and not idle
+			live++
+			continue
+		}
+		if !cp.done && time.Since(cp.last) > campaignIdle {
+			cp.finish(fmt.Sprintf("stopped after %v without a turn, to make room for a new campaign", campaignIdle))
+		}
+		if !cp.done {
+			live++
+		}
+		cp.mu.Unlock()
+	}
+	if live >= maxLive {
+		return fmt.Errorf("%w: %d are unfinished (at most %d; one idle for %v is stopped to make room)", ErrTooManyCampaigns, live, maxLive, campaignIdle)
+	}
+	return nil
+}
+
+// forgetOldCampaigns drops the oldest finished campaigns beyond maxKept; s.camps.mu is held.
+func (s *Server) forgetOldCampaigns() {
+	excess := len(s.camps.order) - maxKept
+	if excess <= 0 {
+		return
+	}
+	kept := s.camps.order[:0]
+	for _, id := range s.camps.order {
+		cp := s.camps.byID[id]
+		if excess > 0 && cp.mu.TryLock() {
+			done := cp.done
+			cp.mu.Unlock()
+			if done {
+				delete(s.camps.byID, id)
+				excess--
+				continue
+			}
+		}
+		kept = append(kept, id)
+	}
+	s.camps.order = kept
+}
+
+// finish ends the campaign (with why, when set, as its error) and lets go of its instrument
+// and planner; cp.mu is held.
+func (cp *campaign) finish(why string) {
+	if cp.stop != nil {
+		cp.stop()
+	}
+	cp.next, cp.stop = nil, nil
+	cp.setup.Instrument, cp.setup.Planner = nil, nil
+	cp.done = true
+	if why != "" && cp.err == "" {
+		cp.err = why
+	}
 }
 
 func (s *Server) campaign(id string) (*campaign, error) {
@@ -142,17 +272,16 @@ func (s *Server) StepCampaign(ctx context.Context, id string, n int) (*CampaignS
 			break
 		}
 		st, err, ok := cp.next()
+		cp.last = time.Now()
 		switch {
 		case !ok:
-			cp.done = true
+			cp.finish("")
 		case err != nil:
-			cp.done, cp.err = true, err.Error()
-			cp.stop()
+			cp.finish(err.Error())
 		default:
 			cp.steps = append(cp.steps, *st)
 			if len(cp.steps) >= cp.setup.Campaign.Budget {
-				cp.done = true
-				cp.stop()
+				cp.finish("")
 			}
 		}
 	}
@@ -194,8 +323,7 @@ func (s *Server) closeCampaigns() {
 	s.camps.mu.Unlock()
 	for _, cp := range all {
 		cp.mu.Lock()
-		cp.stop()
-		cp.done = true
+		cp.finish("")
 		cp.mu.Unlock()
 	}
 }
@@ -236,14 +364,23 @@ func (s *Server) campaignRoutes() {
 		writeJSON(w, http.StatusOK, s.Campaigns())
 	})
 	s.mux.HandleFunc("POST /v1/campaigns", func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<20) // a CSV may come inline
+		r.Body = http.MaxBytesReader(w, r.Body, maxCampaignBody) // a CSV may come inline
 		var spec CampaignSpec
 		if err := decodeStrict(r, &spec); err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("campaign: the request has more than %d bytes; a CSV may have at most %d", tooLarge.Limit, dataset.DefaultLimits.Bytes))
+				return
+			}
 			httpError(w, http.StatusBadRequest, "campaign: "+err.Error())
 			return
 		}
 		st, err := s.StartCampaign(r.Context(), &spec)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrTooManyCampaigns):
+			httpError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		case err != nil:
 			httpError(w, http.StatusBadRequest, err.Error())
 			return
 		}
@@ -261,8 +398,8 @@ func (s *Server) campaignRoutes() {
 		n := 1
 		if v := r.URL.Query().Get("n"); v != "" {
 			var err error
-			if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 10000 {
-				httpError(w, http.StatusBadRequest, fmt.Sprintf("n=%q: want 1 to 10000 turns", v))
+			if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxBudget {
+				httpError(w, http.StatusBadRequest, fmt.Sprintf("n=%q: want 1 to %d turns", v, maxBudget))
 				return
 			}
 		}

@@ -80,7 +80,11 @@ func newPlanner(name string, space *lab.Space, seed int64, prior []lab.Observati
 	os := optSpace(space)
 	switch name {
 	case "random":
-		return &optPlanner{space: space, opt: random.New(os, uint64(seed))}, nil
+		r, err := random.New(os, uint64(seed))
+		if err != nil {
+			return nil, err
+		}
+		return &optPlanner{space: space, opt: r}, nil
 	case "bayes", "bayes-onehot":
 		var po []optimize.Observation
 		for _, o := range prior {
@@ -468,6 +472,10 @@ same on one-hot levels); llm (the Coscientist protocol through --model).
 --prior memory gives each campaign what earlier campaigns in the store measured on the OTHER
 groups of the same dataset (leave-one-group-out); run ordinary campaigns first to fill it.
 
+A dataset may have at most 16 MiB, lines of 64 KiB, 256 columns, 100,000 rows, 1000 levels
+per variable (2000 over all the variables), 1000 groups, 16 variable and 8 group columns;
+the bayes planners model at most 200 measurements (--budget).
+
 Example:
   labmate campaign run --data suzuki_perera2018.csv --objective yield \
     --vars ligand,reagent,solvent --group reactant_1,reactant_2 --planner random,bayes --seeds 10`,
@@ -494,6 +502,9 @@ Example:
 			for _, p := range planners {
 				if !slices.Contains(plannerNames, p) {
 					return fmt.Errorf("unknown planner %q (choose %s)", p, strings.Join(plannerNames, ", "))
+				}
+				if strings.HasPrefix(p, "bayes") && budget > bayes.MaxMeasurements {
+					return fmt.Errorf("--budget %d: the %s planner models at most %d measurements", budget, p, bayes.MaxMeasurements)
 				}
 			}
 			var refs []*reference

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,6 +212,8 @@ func TestCampaignRunErrors(t *testing.T) {
 		{[]string{"--data", data, "--planner", "genius"}, `unknown planner "genius"`},
 		{[]string{"--data", data, "--prior", "intuition"}, `--prior "intuition"`},
 		{[]string{"--data", data, "--drop", "oops"}, `--drop "oops"`},
+		{[]string{"--data", data, "--budget", "201"}, `--budget 201: the bayes planner models at most 200 measurements`},
+		{[]string{"--data", write(t, dir, "wide.csv", manyLevels(1001))}, `wide.csv:1002, column "lig": 1001 levels; at most 1000 are allowed`},
 		{[]string{"--data", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
 	} {
 		_, errOut, code := labmate(t, dir, "", append(base, tc.args...)...)
@@ -218,6 +221,16 @@ func TestCampaignRunErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
 		}
 	}
+}
+
+// manyLevels is a CSV of one group whose variable lig has n levels (base and solvent one each).
+func manyLevels(n int) string {
+	var b strings.Builder
+	b.WriteString("sub,lig,base,solvent,yield\n")
+	for i := range n {
+		fmt.Fprintf(&b, "A,L%d,B1,S1,%d\n", i, i%100)
+	}
+	return b.String()
 }
 
 func TestCampaignRunLLMPlanner(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,9 @@ import (
 	"github.com/labmate/labmate/internal/browsertest"
 )
 
-// TestDashboardCampaign starts a Bayesian campaign on the Suzuki dataset from the dashboard
-// of a real labmate serve, in a real headless Chromium, and watches it play turn by turn
-// with its NMA curve drawn.
+// TestDashboardCampaign starts a Bayesian campaign on the Suzuki dataset, uploaded from the
+// dashboard of a real labmate serve in a real headless Chromium, and watches it play turn by
+// turn with its NMA curve drawn. (A path is refused: this server has no --data-root.)
 func TestDashboardCampaign(t *testing.T) {
 	_, url := serve(t, t.TempDir())
 	ctx := browsertest.Start(t, 90*time.Second)
@@ -26,13 +25,15 @@ func TestDashboardCampaign(t *testing.T) {
 	}
 	browsertest.Wait(t, ctx, "the campaign page shows", `shown("#page-campaigns") && !shown("#page-lab") && !document.querySelector("#nav-campaigns").hidden`)
 	csv := filepath.Join(sharedData(t), "reactions", "suzuki_perera2018.csv")
-	browsertest.Eval(t, ctx, fmt.Sprintf(`(() => {
-		document.querySelector("#camp-path").value = %q;
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#camp-file"), []string{csv})); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Eval(t, ctx, `(() => {
 		document.querySelector("#camp-vars").value = "ligand, reagent, solvent";
 		document.querySelector("#camp-groups").value = "reactant_1, reactant_2";
 		document.querySelector("#camp-budget").value = "8";
 		return "";
-	})()`, csv))
+	})()`)
 	browsertest.Click(t, ctx, `#camp-form button[type="submit"]`)
 	browsertest.Wait(t, ctx, "the campaign starts", `shown("#camp-view") && document.querySelector("#camp-summary").textContent.startsWith("0 of 8 turns")`)
 	browsertest.Click(t, ctx, `#camp-play`)
@@ -72,7 +73,7 @@ func TestDashboardCampaign(t *testing.T) {
 		code       int
 		want       string
 	}{
-		{"/v1/campaigns", `{"csv":"/no/such.csv","objective":"yield","vars":["a"],"budget":3}`, 400, "no such file"},
+		{"/v1/campaigns", `{"csv":"/etc/passwd","objective":"yield","vars":["a"],"budget":3}`, 400, `campaign: csv path \"/etc/passwd\" is not under a data root (--data-root); this server has none`},
 		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":0}`, 400, "budget"},
 		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":3,"planner":"oracle"}`, 400, "oracle"},
 		{"/v1/campaigns", `{"budget":3,"wat":1}`, 400, "wat"},

@@ -29,6 +29,7 @@ func newMCPCmd() *cobra.Command {
 		logPath, workspaces, data string
 		prewarm                   []string
 		sf                        sandboxFlags
+		cf                        campaignFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -51,7 +52,8 @@ Tools:
   docs_search      the documentation index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db)
   campaign_start, campaign_step, campaign_status
                    the optimization game on a CSV dataset (random or Bayesian planner;
-                   steps recorded in DATA/campaigns.db)
+                   steps recorded in DATA/campaigns.db; the CSV is sent inline, or named
+                   by a path under a --data-root directory)
 Resources: each skill's SKILL.md (labmate://skills/NAMESPACE/NAME) and the memory export
 (labmate://memory/export).
 
@@ -90,6 +92,9 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			defer mem.Close()
 			cfg := serverConfig(store, sb, workspaces, prewarm)
+			if cfg.Campaign, err = cf.setup(); err != nil {
+				return err
+			}
 			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
 			if err != nil {
 				return err
@@ -120,6 +125,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 	f.StringVar(&workspaces, "workspaces", "", "directory for session workspaces (default: a temporary one)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python"}, "kernels kept started ahead of use")
 	sf.add(cmd)
+	cf.add(cmd)
 	return cmd
 }
 

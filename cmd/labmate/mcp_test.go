@@ -71,9 +71,13 @@ func TestServeMCP(t *testing.T) {
 		t.Errorf("exec over /mcp: %s", out)
 	}
 
-	// A Bayesian campaign on the Suzuki dataset, played through MCP.
+	// A Bayesian campaign on the Suzuki dataset, uploaded and played through MCP.
+	suzuki, err := os.ReadFile(filepath.Join(sharedData(t), "reactions", "suzuki_perera2018.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "campaign_start", Arguments: map[string]any{
-		"csv": filepath.Join(sharedData(t), "reactions", "suzuki_perera2018.csv"), "objective": "yield",
+		"csv_data": string(suzuki), "name": "suzuki_perera2018.csv", "objective": "yield",
 		"vars": []string{"ligand", "reagent", "solvent"}, "groups": []string{"reactant_1", "reactant_2"},
 		"planner": "bayes", "budget": 4, "seed": 1}})
 	if err != nil || res.IsError {

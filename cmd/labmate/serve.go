@@ -32,6 +32,7 @@ func newServeCmd() *cobra.Command {
 		idle              time.Duration
 		limits            server.Config // the Max* caps
 		sf                sandboxFlags
+		cf                campaignFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -56,7 +57,9 @@ server's memory and documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
-and session workspaces in DATA/workspaces.
+and session workspaces in DATA/workspaces. Campaign CSVs (POST /v1/campaigns, the MCP
+campaign tools, the dashboard) are uploaded, or named by a path under a --data-root directory;
+no other file on the server can be named.
 
 Every client needs the server's bearer token (Authorization: Bearer TOKEN). It is --token or
 $LABMATE_TOKEN when given, else a random one (256 bits) kept in DATA/token (mode 0600, reused
@@ -138,6 +141,9 @@ operations end FAILED saying so.`,
 				return err
 			}
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
+			if cfg.Campaign, err = cf.setup(); err != nil {
+				return err
+			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
@@ -184,6 +190,7 @@ operations end FAILED saying so.`,
 	f.IntVar(&limits.MaxRuns, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
 	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)
+	cf.add(cmd)
 	return cmd
 }
 

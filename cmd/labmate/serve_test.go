@@ -466,3 +466,22 @@ func TestServeGracefulShutdown(t *testing.T) {
 		t.Errorf("serve exited with %v after SIGTERM", err)
 	}
 }
+
+// TestServeDataRoot: labmate serve --data-root lets clients name the CSV files under it by
+// path, and only those; a data root that does not exist stops the server from starting.
+func TestServeDataRoot(t *testing.T) {
+	reactions := filepath.Join(sharedData(t), "reactions")
+	_, url := serve(t, t.TempDir(), "--data-root", reactions)
+	spec := `{"csv":%q,"objective":"yield","vars":["ligand","reagent","solvent"],"groups":["reactant_1","reactant_2"],"planner":"random","budget":2}`
+	if resp, b := request(t, "POST", url, "/v1/campaigns", fmt.Sprintf(spec, filepath.Join(reactions, "suzuki_perera2018.csv"))); resp.StatusCode != http.StatusCreated {
+		t.Errorf("a CSV under the data root: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := request(t, "POST", url, "/v1/campaigns", fmt.Sprintf(spec, "/etc/passwd")); resp.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(b, `csv path \"/etc/passwd\" is not under a data root`) || strings.Contains(b, "root:") {
+		t.Errorf("/etc/passwd: %d %s", resp.StatusCode, b)
+	}
+	_, stderr, code := labmate(t, t.TempDir(), "", "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--prewarm", "", "--data-root", filepath.Join(t.TempDir(), "missing"))
+	if code == 0 || !strings.Contains(stderr, "--data-root") {
+		t.Errorf("a missing data root: exit %d, %q", code, stderr)
+	}
+}

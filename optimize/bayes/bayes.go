@@ -45,11 +45,23 @@
 //
 // Linear algebra is gonum's (mat.Cholesky, triangular solves). Nothing is proposed twice or
 // outside the space's feasible points, and proposals are deterministic for a seed.
+//
+// # Memory and time
+//
+// The kernel compares a measured point with another point, never two unmeasured ones (the
+// prior variance of a point needs only its levels' self-similarity), so the level tables hold
+// one row of L entries per variable for each level measured so far, not L × L. The Gram
+// matrix is n × n in the n measurements, which MaxMeasurements bounds; a proposal predicts the
+// space's points (at most optimize.MaxPoints) in blocks of predictBlock, so it holds n ×
+// predictBlock cross-covariances at a time. A proposal costs O(n³) per hyperparameter
+// evaluation (a few hundred of them) and O(n² m) for the m untried points: at 200 measurements
+// in a 40,000-point space, about a second on one core.
 package bayes
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -98,8 +110,8 @@ type Bayes struct {
 	pos     map[string]int // candidate index by opt.Key
 	keys    []string       // opt.Key of each candidate
 	nv      int
-	dist    [][]float64 // per variable, L×L level distances
-	dot     [][]float64 // per variable, L×L descriptor dot products
+	lv      *levels // the level tables, shared with the related tasks' models
+	lin     bool    // descriptors are set and this model may have the linear kernel (see linVar)
 	sources []source
 	spread  [][]float64 // per candidate, √w_h δ_h of each related task (see priorMean); nil without a prior
 }
@@ -117,6 +129,9 @@ func New(s *opt.Space, o *Options) (*Bayes, error) {
 		b.o.Explore = 0.1
 	}
 	b.rng = rand.New(rand.NewPCG(b.o.Seed, 0x6261796573))
+	if err := s.Bounded(); err != nil {
+		return nil, fmt.Errorf("bayes: %w", err)
+	}
 	b.cands = s.All()
 	if len(b.cands) == 0 {
 		return nil, fmt.Errorf("bayes: the space is empty")
@@ -128,10 +143,10 @@ func New(s *opt.Space, o *Options) (*Bayes, error) {
 		b.pos[b.keys[i]] = i
 	}
 	var err error
-	if b.dist, err = levelDistances(s, o.Descriptors); err != nil {
+	if b.lv, err = newLevels(s, o.Descriptors); err != nil {
 		return nil, err
 	}
-	b.dot = levelDots(s, o.Descriptors)
+	b.lin = o.Descriptors != nil
 	b.theta = b.defaultTheta()
 	if len(o.Prior) > 0 {
 		if err := b.fitPrior(o.Prior); err != nil {
@@ -216,58 +231,103 @@ const ensVar = 0.5
 const linVar = 10.0
 
 // linear reports whether the kernel has the linear descriptor part (see linVar).
-func (b *Bayes) linear() bool { return b.dot != nil && b.pmean == nil }
+func (b *Bayes) linear() bool { return b.lin && b.pmean == nil }
 
 // hyper are the kernel's hyperparameters in natural units, with each variable's level
-// similarity table S_v[l][l'] = exp(−D_v[l][l'] / ℓ_v).
+// similarities S_v[l][l'] = exp(−D_v[l][l'] / ℓ_v) for the levels l of the measured points.
 type hyper struct {
-	a     []float64   // main-effect variances
-	b     float64     // interaction variance
-	sim   [][]float64 // per variable, L×L flattened
-	nl    []int
+	a     []float64     // main-effect variances
+	b     float64       // interaction variance
+	sim   [][][]float64 // per variable and measured level, a row over all levels; nil for other levels
 	noise float64
 	lin   float64
-	dot   [][]float64 // per variable, L×L descriptor dot products; nil without descriptors
-	ens   float64     // variance of the related tasks' spread
+	dot   [][][]float64 // per variable and measured level, the descriptor products (levels.dot); nil without the linear kernel
+	diag  [][]float64   // per variable and level, a level's product with itself (levels.diag)
+	ens   float64       // variance of the related tasks' spread
 }
 
 func (b *Bayes) hyper(th []float64) hyper {
 	v := b.nv
-	h := hyper{a: make([]float64, v), sim: make([][]float64, v), nl: make([]int, v), b: math.Exp(th[v]), noise: math.Exp(th[2*v+1]),
+	h := hyper{a: make([]float64, v), sim: make([][][]float64, v), b: math.Exp(th[v]), noise: math.Exp(th[2*v+1]),
 		lin: math.Exp(th[2*v+2]), ens: math.Exp(th[2*v+4])}
-	if b.linear() {
-		h.dot = b.dot
+	lin := b.linear()
+	if lin {
+		h.dot, h.diag = b.lv.dot, b.lv.diag
 	}
+	// The measured levels' rows, in one allocation: this runs at every fit evaluation.
+	size := 0
+	for i := range v {
+		h.sim[i] = make([][]float64, len(b.space.Levels[i]))
+		for _, x := range b.x {
+			if l := x[i]; h.sim[i][l] == nil {
+				h.sim[i][l] = needed
+				size += len(b.space.Levels[i])
+			}
+		}
+	}
+	buf := make([]float64, size)
 	for i := range v {
 		h.a[i] = math.Exp(th[i])
 		inv := math.Exp(-th[v+1+i])
-		d := b.dist[i]
-		h.sim[i] = make([]float64, len(d))
-		for j, x := range d {
-			h.sim[i][j] = math.Exp(-x * inv)
+		for l, r := range h.sim[i] {
+			if r == nil {
+				continue
+			}
+			d := b.lv.distRow(i, l)
+			row := buf[:len(d):len(d)]
+			buf = buf[len(d):]
+			for j, x := range d {
+				row[j] = math.Exp(-x * inv)
+			}
+			h.sim[i][l] = row
+			if lin {
+				b.lv.dotRow(i, l)
+			}
 		}
-		h.nl[i] = len(b.space.Levels[i])
 	}
 	return h
 }
 
-// k is the covariance of x and z, whose related tasks' spreads (Bayes.spread) are sx and sz
-// (nil without a prior).
+// needed marks, in hyper, a level whose row is to be computed.
+var needed = []float64{}
+
+// k is the covariance of the measured point x and the point z, whose related tasks' spreads
+// (Bayes.spread) are sx and sz (nil without a prior). Only x's levels have rows in h.
 func (h *hyper) k(x, z []int, sx, sz []float64) float64 {
 	add, prod := 0.0, 1.0
 	for i := range x {
-		s := h.sim[i][x[i]*h.nl[i]+z[i]]
+		s := h.sim[i][x[i]][z[i]]
 		add += h.a[i] * s
 		prod *= s
 	}
 	if h.dot != nil {
 		for i := range x {
-			add += h.lin * h.dot[i][x[i]*h.nl[i]+z[i]]
+			add += h.lin * h.dot[i][x[i]][z[i]]
 		}
 	}
 	e := 0.0
 	for i := range sx {
 		e += sx[i] * sz[i]
+	}
+	return add + h.ens*e + h.b*prod
+}
+
+// kDiag is k(x, x) for any point x: a level's similarity with itself is exp(−0/ℓ) = 1.
+func (h *hyper) kDiag(x []int, sx []float64) float64 {
+	add, prod := 0.0, 1.0
+	for i := range x {
+		s := 1.0
+		add += h.a[i] * s
+		prod *= s
+	}
+	if h.dot != nil {
+		for i := range x {
+			add += h.lin * h.diag[i][x[i]]
+		}
+	}
+	e := 0.0
+	for i := range sx {
+		e += sx[i] * sx[i]
 	}
 	return add + h.ens*e + h.b*prod
 }
@@ -280,39 +340,114 @@ func (b *Bayes) measuredSpread(i int) []float64 {
 	return b.spread[b.xi[i]]
 }
 
-// levelDistances returns per variable the L×L table of distances between levels: 0/1 without
-// descriptors, else the mean squared difference of the descriptors.
-func levelDistances(s *opt.Space, desc [][][]float64) ([][]float64, error) {
-	out := make([][]float64, len(s.Levels))
-	for v, lv := range s.Levels {
-		n := len(lv)
-		out[v] = make([]float64, n*n)
-		var d [][]float64
-		if desc != nil {
-			d = desc[v]
+// levels are the level tables of a space, a row at a time: per variable v and level l, the
+// distances D_v(l, ·) to every level (0/1 without descriptors, else the mean squared difference
+// of the descriptors) and the mean products of the descriptors. A row is computed the first
+// time a measured point has that level, and kept.
+type levels struct {
+	desc [][][]float64 // Options.Descriptors; nil without
+	dist [][][]float64 // [v][l]: a row, nil until needed
+	dot  [][][]float64 // [v][l]: a row, nil until needed; nil without descriptors
+	diag [][]float64   // [v][l]: the mean product of l's descriptors with themselves; nil without descriptors
+}
+
+func newLevels(s *opt.Space, desc [][][]float64) (*levels, error) {
+	lv := &levels{desc: desc, dist: make([][][]float64, len(s.Levels))}
+	if desc != nil {
+		if len(desc) != len(s.Levels) {
+			return nil, fmt.Errorf("bayes: descriptors for %d variables; the space has %d", len(desc), len(s.Levels))
 		}
+		lv.dot = make([][][]float64, len(s.Levels))
+		lv.diag = make([][]float64, len(s.Levels))
+	}
+	for v, l := range s.Levels {
+		n := len(l)
+		lv.dist[v] = make([][]float64, n)
+		if desc == nil {
+			continue
+		}
+		d := desc[v]
 		if d != nil && len(d) != n {
 			return nil, fmt.Errorf("bayes: %d descriptors for the %d levels of %s", len(d), n, s.Names[v])
 		}
+		lv.dot[v] = make([][]float64, n)
+		lv.diag[v] = make([]float64, n)
+		if d == nil {
+			continue
+		}
 		for i := range n {
-			for j := range n {
-				if i == j {
-					continue
-				}
-				if d == nil || len(d[i]) == 0 || len(d[i]) != len(d[j]) {
-					out[v][i*n+j] = 1
-					continue
-				}
-				sq := 0.0
-				for k := range d[i] {
-					sq += (d[i][k] - d[j][k]) * (d[i][k] - d[j][k])
-				}
-				out[v][i*n+j] = sq / float64(len(d[i]))
+			p := 0.0
+			for k := range d[i] {
+				p += d[i][k] * d[i][k]
+			}
+			if len(d[i]) > 0 {
+				lv.diag[v][i] = p / float64(len(d[i]))
 			}
 		}
 	}
-	return out, nil
+	return lv, nil
 }
+
+// distRow returns the distances from level i of variable v to every level of v.
+func (lv *levels) distRow(v, i int) []float64 {
+	if r := lv.dist[v][i]; r != nil {
+		return r
+	}
+	n := len(lv.dist[v])
+	row := make([]float64, n)
+	var d [][]float64
+	if lv.desc != nil {
+		d = lv.desc[v]
+	}
+	for j := range n {
+		if i == j {
+			continue
+		}
+		if d == nil || len(d[i]) == 0 || len(d[i]) != len(d[j]) {
+			row[j] = 1
+			continue
+		}
+		sq := 0.0
+		for k := range d[i] {
+			sq += (d[i][k] - d[j][k]) * (d[i][k] - d[j][k])
+		}
+		row[j] = sq / float64(len(d[i]))
+	}
+	lv.dist[v][i] = row
+	return row
+}
+
+// dotRow returns the mean products of the descriptors of level i of variable v with every
+// level's (0 for a variable or level without them); descriptors are set.
+func (lv *levels) dotRow(v, i int) []float64 {
+	if r := lv.dot[v][i]; r != nil {
+		return r
+	}
+	n := len(lv.dot[v])
+	row := make([]float64, n)
+	d := lv.desc[v]
+	if d != nil {
+		for j := range n {
+			if len(d[i]) == 0 || len(d[i]) != len(d[j]) {
+				continue
+			}
+			p := 0.0
+			for k := range d[i] {
+				p += d[i][k] * d[j][k]
+			}
+			row[j] = p / float64(len(d[i]))
+		}
+	}
+	lv.dot[v][i] = row
+	return row
+}
+
+// MaxMeasurements bounds the measurements (not NaN) a Bayes models: its Gram matrix is n × n
+// and each of a proposal's few hundred fit evaluations costs O(n³).
+const MaxMeasurements = 200
+
+// ErrTooMany: Tell was given more than MaxMeasurements measurements.
+var ErrTooMany = errors.New("bayes: too many measurements")
 
 // Tell records a measurement.
 func (b *Bayes) Tell(x []int, y float64) error {
@@ -322,6 +457,9 @@ func (b *Bayes) Tell(x []int, y float64) error {
 	k := opt.Key(x)
 	if b.told[k] {
 		return fmt.Errorf("bayes: tell: %v was already told", x)
+	}
+	if !math.IsNaN(y) && len(b.y) >= MaxMeasurements {
+		return fmt.Errorf("%w: %d already; at most %d are modeled", ErrTooMany, len(b.y), MaxMeasurements)
 	}
 	b.told[k] = true
 	if !math.IsNaN(y) {
@@ -614,8 +752,7 @@ func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
 		if b.pmean != nil {
 			mu[j] = c * b.pmean[idx[j]]
 		}
-		sp := at(b.spread, idx[j])
-		sd[j] = h.k(p, p, sp, sp)
+		sd[j] = h.kDiag(p, at(b.spread, idx[j]))
 	}
 	if n > 0 {
 		var ch mat.Cholesky
@@ -626,22 +763,26 @@ func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
 		if err := ch.SolveVecTo(&alpha, mat.NewVecDense(n, b.residual(th, ys))); err != nil {
 			return nil, nil, fmt.Errorf("bayes: %w", err)
 		}
-		ks := mat.NewDense(n, m, nil)
-		for i := range n {
-			for j, p := range pts {
-				ks.Set(i, j, h.k(b.x[i], p, b.measuredSpread(i), at(b.spread, idx[j])))
-			}
-		}
 		var l mat.TriDense
 		ch.LTo(&l)
-		var v mat.Dense
-		if err := v.Solve(&l, ks); err != nil {
-			return nil, nil, fmt.Errorf("bayes: %w", err)
-		}
-		for j := range m {
-			mu[j] += mat.Dot(ks.ColView(j), &alpha)
-			col := v.ColView(j)
-			sd[j] -= mat.Dot(col, col)
+		// The cross-covariances of the measurements and a block of points at a time.
+		for lo := 0; lo < m; lo += predictBlock {
+			hi := min(m, lo+predictBlock)
+			ks := mat.NewDense(n, hi-lo, nil)
+			for i := range n {
+				for j := lo; j < hi; j++ {
+					ks.Set(i, j-lo, h.k(b.x[i], pts[j], b.measuredSpread(i), at(b.spread, idx[j])))
+				}
+			}
+			var v mat.Dense
+			if err := v.Solve(&l, ks); err != nil {
+				return nil, nil, fmt.Errorf("bayes: %w", err)
+			}
+			for j := lo; j < hi; j++ {
+				mu[j] += mat.Dot(ks.ColView(j-lo), &alpha)
+				col := v.ColView(j - lo)
+				sd[j] -= mat.Dot(col, col)
+			}
 		}
 	}
 	for j := range sd {
@@ -649,6 +790,10 @@ func (b *Bayes) predict(ys []float64, idx []int) ([]float64, []float64, error) {
 	}
 	return mu, sd, nil
 }
+
+// predictBlock is how many points predict takes at a time: it holds two n × predictBlock
+// matrices (the cross-covariances and their triangular solve), not n × the space.
+const predictBlock = 4096
 
 // ei is the expected improvement over best of a normal(mu, sd).
 func ei(mu, sd, best float64) float64 {
@@ -666,8 +811,13 @@ type source struct {
 	f    []float64
 }
 
-// maxPerTask bounds the points of one related task its model is fitted on.
-const maxPerTask = 60
+// maxPerTask bounds the points of one related task its model is fitted on, and
+// maxRelatedTasks the related tasks (those with the most measurements are kept): each holds a
+// prediction per point of the space.
+const (
+	maxPerTask      = 60
+	maxRelatedTasks = 64
+)
 
 // fitPrior fits one GP per related task on that task's observations, all with the same
 // hyperparameters: those that maximize the sum of the tasks' marginal likelihoods. Related
@@ -696,13 +846,19 @@ func (b *Bayes) fitPrior(obs []opt.Observation) error {
 		}
 		byTask[o.Task] = append(byTask[o.Task], o)
 	}
+	if len(tasks) > maxRelatedTasks {
+		keep := slices.Clone(tasks)
+		slices.SortStableFunc(keep, func(a, b string) int { return cmp.Compare(len(byTask[b]), len(byTask[a])) })
+		keep = keep[:maxRelatedTasks]
+		tasks = slices.DeleteFunc(tasks, func(t string) bool { return !slices.Contains(keep, t) })
+	}
 	var subs []*Bayes
 	var names []string
 	var ys [][]float64 // each task's measurements, standardized
 	for _, t := range tasks {
 		// Without dot: the related tasks' models go without the linear kernel (see linVar).
 		sub := &Bayes{space: b.space, o: Options{Init: 1}, told: map[string]bool{}, nv: b.nv,
-			dist: b.dist, cands: b.cands, keys: b.keys, pos: b.pos}
+			lv: b.lv, cands: b.cands, keys: b.keys, pos: b.pos}
 		sub.theta = sub.defaultTheta()
 		for _, o := range byTask[t] {
 			k := opt.Key(o.X)
@@ -893,34 +1049,4 @@ func thin(x [][]int, y []float64, n int) ([][]int, []float64) {
 		}
 	}
 	return xo, yo
-}
-
-// levelDots returns per variable the L×L table of mean products of the levels' descriptors
-// (0 for a variable or level without them); nil without descriptors.
-func levelDots(s *opt.Space, desc [][][]float64) [][]float64 {
-	if desc == nil {
-		return nil
-	}
-	out := make([][]float64, len(s.Levels))
-	for v, lv := range s.Levels {
-		n := len(lv)
-		out[v] = make([]float64, n*n)
-		d := desc[v]
-		if d == nil {
-			continue
-		}
-		for i := range n {
-			for j := range n {
-				if len(d[i]) == 0 || len(d[i]) != len(d[j]) {
-					continue
-				}
-				p := 0.0
-				for k := range d[i] {
-					p += d[i][k] * d[j][k]
-				}
-				out[v][i*n+j] = p / float64(len(d[i]))
-			}
-		}
-	}
-	return out
 }

@@ -406,3 +406,26 @@ func TestFollowsTheRightCampOfRelatedTasks(t *testing.T) {
 		t.Errorf("mean NMA@5 %.3f over %d campaigns in the minority camp, want ≥ 0.94", nma, n)
 	}
 }
+
+// The model's n × n Gram matrix is bounded: past MaxMeasurements, Tell refuses (a failed run,
+// NaN, is still recorded so that it is never proposed again).
+func TestTellBoundsTheMeasurements(t *testing.T) {
+	s, f := suzukiLike()
+	b, err := bayes.New(s, &bayes.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := s.All()
+	for _, x := range all[:bayes.MaxMeasurements] {
+		if err := b.Tell(x, f(x)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := all[bayes.MaxMeasurements]
+	if err := b.Tell(x, f(x)); !errors.Is(err, bayes.ErrTooMany) {
+		t.Errorf("measurement %d: %v, want ErrTooMany", bayes.MaxMeasurements+1, err)
+	}
+	if err := b.Tell(x, math.NaN()); err != nil {
+		t.Errorf("a failed run past the bound: %v", err)
+	}
+}

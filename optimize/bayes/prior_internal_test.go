@@ -2,6 +2,7 @@ package bayes
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	opt "github.com/labmate/labmate/optimize"
@@ -52,5 +53,35 @@ func TestRelatedTasksKeepTheirMeasurements(t *testing.T) {
 				t.Errorf("task %s: measured %.2f, predicted %.4f: off the measurement by %.2g", src.task, ys[i], fs[i], d)
 			}
 		}
+	}
+}
+
+// The related tasks are bounded (each holds a prediction per point of the space): of 100, the
+// maxRelatedTasks with the most measurements are modeled.
+func TestRelatedTasksAreBounded(t *testing.T) {
+	s := &opt.Space{Names: []string{"a", "b"}, Levels: [][]string{make([]string, 6), make([]string, 5)}}
+	r := rand.New(rand.NewPCG(5, 6))
+	var prior []opt.Observation
+	for task := range 100 {
+		n := 4 + task%3 // tasks 2, 5, 8, …: 6 measurements; the rest 4 or 5
+		for _, i := range r.Perm(30)[:n] {
+			prior = append(prior, opt.Observation{Task: strconv.Itoa(task), X: []int{i / 5, i % 5}, Y: r.Float64() * 100})
+		}
+	}
+	b, err := New(s, &Options{Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.sources) > maxRelatedTasks {
+		t.Fatalf("%d related tasks' models, want at most %d", len(b.sources), maxRelatedTasks)
+	}
+	six := 0
+	for _, src := range b.sources {
+		if task, _ := strconv.Atoi(src.task); task%3 == 2 {
+			six++
+		}
+	}
+	if six != 33 { // all 33 tasks with 6 measurements are kept
+		t.Errorf("%d of the 33 tasks with the most measurements kept", six)
 	}
 }

@@ -1,7 +1,8 @@
 // Package optimizetest is the suite every optimize.Optimizer passes: it never proposes a point
 // twice or outside the space's feasible points (failed runs included), it covers the whole
-// space and then says ErrExhausted, it refuses to be told a point outside the space, and it is
-// reproducible with a seed.
+// space and then says ErrExhausted, it refuses to be told a point outside the space, it is
+// reproducible with a seed, and it refuses a space of more than optimize.MaxPoints points
+// without enumerating it.
 package optimizetest
 
 import (
@@ -61,6 +62,19 @@ func Run(t *testing.T, newOpt New) {
 		}
 		if err := o.Tell([]int{0, 9, 0}, 1); !errors.Is(err, optimize.ErrOutside) {
 			t.Errorf("Tell outside: %v, want ErrOutside", err)
+		}
+	})
+	t.Run("RefusesAHugeSpace", func(t *testing.T) {
+		levels := make([]string, 1<<16)
+		for _, vars := range []int{3, 4} { // 2⁴⁸ points; 2⁶⁴, which overflows int
+			s := &optimize.Space{}
+			for v := range vars {
+				s.Names = append(s.Names, string(rune('a'+v)))
+				s.Levels = append(s.Levels, levels)
+			}
+			if _, err := newOpt(s, 1); !errors.Is(err, optimize.ErrTooLarge) {
+				t.Errorf("%d variables of 2¹⁶ levels: %v, want ErrTooLarge", vars, err)
+			}
 		}
 	})
 	t.Run("ReproducibleWithASeed", func(t *testing.T) {

@@ -17,14 +17,18 @@ type Random struct {
 	told  map[string]bool
 }
 
-// New returns a Random over s, reproducible with seed.
-func New(s *optimize.Space, seed uint64) *Random {
+// New returns a Random over s, reproducible with seed. A space of more than
+// optimize.MaxPoints points is refused.
+func New(s *optimize.Space, seed uint64) (*Random, error) {
+	if err := s.Bounded(); err != nil {
+		return nil, fmt.Errorf("random: %w", err)
+	}
 	all := s.All()
 	order := make([][]int, len(all))
 	copy(order, all)
 	r := rand.New(rand.NewPCG(seed, 0x6c61626d617465))
 	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	return &Random{space: s, order: order, told: map[string]bool{}}
+	return &Random{space: s, order: order, told: map[string]bool{}}, nil
 }
 
 // Ask returns the next untried point of the random order.

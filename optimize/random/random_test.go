@@ -14,7 +14,10 @@ import (
 func TestRandomCoversTheSpaceOnce(t *testing.T) {
 	s := &optimize.Space{Names: []string{"a", "b"}, Levels: [][]string{{"1", "2", "3"}, {"x", "y"}}}
 	s.Points = s.All()[1:] // one missing well
-	r := random.New(s, 4)
+	r, err := random.New(s, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	var order [][]int
 	for {
@@ -37,7 +40,10 @@ func TestRandomCoversTheSpaceOnce(t *testing.T) {
 	if len(order) != 5 {
 		t.Fatalf("%d points, want 5", len(order))
 	}
-	again := random.New(s, 4)
+	again, err := random.New(s, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, x := range order {
 		y, _ := again.Ask(context.Background())
 		if !slices.Equal(x, y) {
@@ -59,5 +65,5 @@ func TestSpaceAll(t *testing.T) {
 }
 
 func TestSuite(t *testing.T) {
-	optimizetest.Run(t, func(s *optimize.Space, seed uint64) (optimize.Optimizer, error) { return random.New(s, seed), nil })
+	optimizetest.Run(t, func(s *optimize.Space, seed uint64) (optimize.Optimizer, error) { return random.New(s, seed) })
 }

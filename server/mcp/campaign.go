@@ -66,6 +66,9 @@ func (l *Lab) addCampaignTools() {
 	sdk.AddTool(l.mcp, &sdk.Tool{Name: "campaign_start", Title: "Start a campaign",
 		Description: "Start a closed-loop optimization campaign on a fully mapped dataset (a CSV with one row per experiment): " +
 			"a random or Bayesian planner chooses conditions, the dataset answers with the measured objective. " +
+			"Give the CSV itself (csv_data) or a path under one of the server's data roots (--data-root; other paths are refused). " +
+			"A table may have at most 16 MiB, 100,000 rows, 256 columns, 1000 levels per variable (2000 in all) and 1000 groups; " +
+			"the budget at most 1000 turns and the group's conditions (200 for bayes). " +
 			"Play it with campaign_step; scores are normalized advantage and NMA (1 = the best of the space)."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in server.CampaignSpec) (*sdk.CallToolResult, CampaignOut, error) {
 			st, err := l.srv.StartCampaign(ctx, &in)

@@ -1,0 +1,70 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/mcp"
+)
+
+// campaign_start shares the server's bounds: an upload beyond the dataset limits (the
+// 100k-level one of issue 16), a NaN objective or a budget beyond the space is a tool error
+// that says which limit and what value, and the server goes on playing campaigns. (The
+// transports bound a message before any tool sees it: 4 MiB over streamable HTTP, 16 MiB
+// over stdio. The real setup, with data roots and the planners, is tested through this tool
+// in cmd/labmate.)
+func TestCampaignToolsRefuse(t *testing.T) {
+	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Campaign: sweepCampaign, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := mcp.New(srv, &mcp.Options{Version: "test"}).Server().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	ctx := context.Background()
+	var levels strings.Builder
+	levels.WriteString("sub,lig,base,yield\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&levels, "A,ligand-%d,B1,%d\n", i, i%100)
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"100k levels", map[string]any{"csv_data": levels.String(), "objective": "yield", "vars": []string{"lig", "base"}, "budget": 5},
+			`csv_data:1002, column "lig": 100000 levels; at most 1000 are allowed`},
+		{"budget beyond the space", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig", "base"}, "groups": []string{"sub"}, "budget": 5},
+			`campaign: budget 5: the space has only 4 conditions`},
+		{"NaN", map[string]any{"csv_data": "lig,yield\nL1,NaN\n", "objective": "yield", "vars": []string{"lig"}, "budget": 1},
+			`csv_data:2, column "yield", value "NaN": the objective is not a finite number`},
+	} {
+		r := call(t, ctx, cs, "", "campaign_start", c.args)
+		if !r.IsError || !strings.Contains(text(r), c.want) {
+			t.Errorf("%s: isError=%t %.300q; want %q", c.name, r.IsError, text(r), c.want)
+		}
+	}
+	r := call(t, ctx, cs, "", "campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig", "base"}, "groups": []string{"sub"}, "budget": 4})
+	if r.IsError {
+		t.Fatalf("a normal campaign after: %s", text(r))
+	}
+	r = call(t, ctx, cs, "", "campaign_step", map[string]any{"id": structured(t, r)["id"], "turns": 4})
+	if out := structured(t, r); r.IsError || out["done"] != true || out["played"] != 4.0 {
+		t.Errorf("playing it: %s", text(r))
+	}
+}

@@ -344,7 +344,7 @@ func (ss *session) closeKernels(idle time.Duration) {
 
 // newWorkspace makes a fresh workspace directory under root.
 func newWorkspace(root string) (string, error) {
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("workspaces: %w", err)
 	}
 	dir, err := os.MkdirTemp(root, "ws-")

@@ -81,10 +81,8 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if data == "" {
-				if data, err = defaultDataDir(); err != nil {
-					return err
-				}
+			if data, err = dataDir(data); err != nil {
+				return err
 			}
 			mem, memPath, err := openMemory(ctx, data)
 			if err != nil {

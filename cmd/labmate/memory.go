@@ -55,7 +55,7 @@ func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
 	if strings.HasPrefix(f.store, "postgres://") || strings.HasPrefix(f.store, "postgresql://") {
 		return postgres.Open(ctx, f.store, &postgres.Options{Embedder: emb})
 	}
-	if err := os.MkdirAll(filepath.Dir(f.store), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.store), 0o700); err != nil {
 		return nil, fmt.Errorf("memory store %s: %w", f.store, err)
 	}
 	return sqlite.Open(ctx, f.store, &sqlite.Options{Embedder: emb})

@@ -99,13 +99,8 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			if err != nil {
 				return err
 			}
-			if data == "" {
-				if data, err = defaultDataDir(); err != nil {
-					return err
-				}
-			}
-			if err := os.MkdirAll(data, 0o755); err != nil {
-				return fmt.Errorf("data directory: %w", err)
+			if data, err = dataDir(data); err != nil {
+				return err
 			}
 			store, err := agentsqlite.Open(filepath.Join(data, "runs.db"))
 			if err != nil {

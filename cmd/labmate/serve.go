@@ -95,17 +95,11 @@ operations end FAILED saying so.`,
 			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}
-			if data == "" {
-				var err error
-				if data, err = defaultDataDir(); err != nil {
-					return err
-				}
-			}
-			if err := os.MkdirAll(data, 0o755); err != nil {
-				return fmt.Errorf("data directory: %w", err)
+			data, err := dataDir(data)
+			if err != nil {
+				return err
 			}
 			if token == "" && !noToken {
-				var err error
 				if token, _, err = server.LoadToken(filepath.Join(data, server.TokenFile)); err != nil {
 					return err
 				}
@@ -232,6 +226,31 @@ func dashboardURL(a net.Addr) string {
 		ip = net.IPv4(127, 0, 0, 1)
 	}
 	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
+}
+
+// dataDir returns the data directory (flag, else the default), made if missing and readable by
+// its owner only: it holds the memory, the logs, the token and every session's workspace.
+func dataDir(flag string) (string, error) {
+	dir := flag
+	if dir == "" {
+		var err error
+		if dir, err = defaultDataDir(); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("data directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("data directory: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, fi.Mode().Perm()&0o700); err != nil {
+			return "", fmt.Errorf("data directory %s is open to other users (%v) and cannot be closed: %w", dir, fi.Mode().Perm(), err)
+		}
+	}
+	return dir, nil
 }
 
 func defaultDataDir() (string, error) {

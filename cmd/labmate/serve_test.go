@@ -485,3 +485,19 @@ func TestServeDataRoot(t *testing.T) {
 		t.Errorf("a missing data root: exit %d, %q", code, stderr)
 	}
 }
+
+// TestServeDataDirPrivate: the data directory holds memory, logs, the token and workspaces:
+// labmate serve makes it readable by its owner only, closing one that was left open.
+func TestServeDataDirPrivate(t *testing.T) {
+	parent := t.TempDir()
+	fresh, open := filepath.Join(parent, "fresh"), filepath.Join(parent, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{fresh, open} {
+		serve(t, dir)
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, %v; want mode 0700", dir, fi.Mode(), err)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func Open(path string, opts *Options) (*Index, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
 	db, err := sqlitefile.Open(path)

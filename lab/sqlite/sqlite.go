@@ -67,7 +67,7 @@ var _ lab.Store = (*Store)(nil)
 
 // Open opens or creates the store at path (its directory is created).
 func Open(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("lab/sqlite: %w", err)
 	}
 	db, err := sqlitefile.Open(path, "_pragma=foreign_keys(1)")

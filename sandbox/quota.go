@@ -1,8 +1,7 @@
 package sandbox
 
 import (
-	"io/fs"
-	"path/filepath"
+	"os"
 	"syscall"
 	"time"
 )
@@ -90,36 +89,43 @@ func (w *watchdog) run() {
 }
 
 // allocated is the disk space the files under root take (st_blocks, each inode once), except the
-// subtrees in skip.
+// subtrees in skip. What cannot be read is not counted.
 func allocated(root string, skip map[string]bool) int64 {
-	var total int64
+	var st syscall.Stat_t
+	if err := syscall.Lstat(root, &st); err != nil {
+		return 0
+	}
+	total := st.Blocks * 512
 	seen := map[uint64]bool{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var walk func(dir string)
+	walk = func(dir string) {
+		f, err := os.Open(dir)
 		if err != nil {
-			return nil // vanished or unreadable: what cannot be read is not counted
+			return
 		}
-		if skip[p] {
-			if d.IsDir() {
-				return filepath.SkipDir
+		names, _ := f.Readdirnames(-1) // unsorted, unlike filepath.WalkDir
+		f.Close()
+		for _, n := range names {
+			p := dir + "/" + n
+			if skip[p] {
+				continue
 			}
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		st, ok := info.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
-		}
-		if st.Nlink > 1 && !d.IsDir() {
-			if seen[st.Ino] {
-				return nil
+			if err := syscall.Lstat(p, &st); err != nil {
+				continue
 			}
-			seen[st.Ino] = true
+			isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+			if st.Nlink > 1 && !isDir {
+				if seen[st.Ino] {
+					continue
+				}
+				seen[st.Ino] = true
+			}
+			total += st.Blocks * 512
+			if isDir {
+				walk(p)
+			}
 		}
-		total += st.Blocks * 512
-		return nil
-	})
+	}
+	walk(root)
 	return total
 }

@@ -40,7 +40,7 @@ type cgroupTree struct {
 	version  int // 1 or 2; 0: no cgroup at all
 	parents  []cgParent
 	has      map[string]bool // the controllers whose limits (or counters) are in force
-	problems []string        // why a wanted controller is missing
+	problems map[string][]string // why a wanted controller is missing; "": all of them
 }
 
 // cgParent is one hierarchy's parent cgroup of labmate's commands.
@@ -59,6 +59,18 @@ type cgroup struct {
 // cgroupSeq numbers the cgroups this process creates.
 var cgroupSeq atomic.Uint64
 
+// why says why controller c is not in force.
+func (t *cgroupTree) why(c string) string {
+	if t == nil {
+		return "no cgroup was looked for"
+	}
+	all := append(slices.Clone(t.problems[c]), t.problems[""]...)
+	if len(all) == 0 {
+		return "no cgroup usable here"
+	}
+	return strings.Join(all, "; ")
+}
+
 // how names the mechanism that enforces controller c, e.g. "cgroup v1 memory".
 func (t *cgroupTree) how(c string) string {
 	if t == nil || !t.has[c] {
@@ -74,11 +86,11 @@ func (t *cgroupTree) how(c string) string {
 func findCgroups(want []string) *cgroupTree {
 	mounts, err := cgroupMounts()
 	if err != nil {
-		return &cgroupTree{has: map[string]bool{}, problems: []string{"reading the cgroup mounts: " + err.Error()}}
+		return &cgroupTree{has: map[string]bool{}, problems: map[string][]string{"": {"reading the cgroup mounts: " + err.Error()}}}
 	}
 	own, err := ownCgroups()
 	if err != nil {
-		return &cgroupTree{has: map[string]bool{}, problems: []string{"reading /proc/self/cgroup: " + err.Error()}}
+		return &cgroupTree{has: map[string]bool{}, problems: map[string][]string{"": {"reading /proc/self/cgroup: " + err.Error()}}}
 	}
 	var v2problem string
 	if m, ok := mounts.v2(); ok {
@@ -97,13 +109,13 @@ func findCgroups(want []string) *cgroupTree {
 			}
 		}
 	}
-	t := &cgroupTree{version: 1, has: map[string]bool{}}
+	t := &cgroupTree{version: 1, has: map[string]bool{}, problems: map[string][]string{}}
 	done := map[string]bool{} // mount points already prepared
 	for _, c := range want {
 		m, ok := mounts.v1(c)
 		if !ok {
 			if c != ctlAcct {
-				t.problems = append(t.problems, fmt.Sprintf("no cgroup v1 hierarchy has the %s controller", c))
+				t.problems[c] = append(t.problems[c], fmt.Sprintf("no cgroup v1 hierarchy has the %s controller", c))
 			}
 			continue
 		}
@@ -119,7 +131,9 @@ func findCgroups(want []string) *cgroupTree {
 		}
 		path, ok := ownPath(own, ctls[0])
 		if !ok {
-			t.problems = append(t.problems, fmt.Sprintf("this process is in no cgroup of the %s hierarchy", ctls[0]))
+			for _, c := range ctls {
+				t.problems[c] = append(t.problems[c], fmt.Sprintf("this process is in no cgroup of the %s hierarchy", ctls[0]))
+			}
 			continue
 		}
 		rel, ok := strings.CutPrefix(path, m.root)
@@ -128,7 +142,9 @@ func findCgroups(want []string) *cgroupTree {
 		}
 		dir := filepath.Join(m.point, rel, cgroupDir)
 		if err := prepareParent(dir, 1, ctls); err != nil {
-			t.problems = append(t.problems, fmt.Sprintf("cgroup v1 %s: %v", strings.Join(ctls, ","), err))
+			for _, c := range ctls {
+				t.problems[c] = append(t.problems[c], fmt.Sprintf("cgroup v1 %s: %v", c, err))
+			}
 			continue
 		}
 		t.parents = append(t.parents, cgParent{dir, ctls})
@@ -140,7 +156,7 @@ func findCgroups(want []string) *cgroupTree {
 		t.version = 0
 	}
 	if v2problem != "" && !(t.has[ctlMemory] && t.has[ctlPids]) {
-		t.problems = append(t.problems, v2problem)
+		t.problems[""] = append(t.problems[""], v2problem)
 	}
 	return t
 }
@@ -157,13 +173,13 @@ func v2Tree(mount, dir string, nsRoot bool, want []string) (*cgroupTree, error) 
 	if err != nil {
 		return nil, err
 	}
-	t := &cgroupTree{version: 2, has: map[string]bool{}}
+	t := &cgroupTree{version: 2, has: map[string]bool{}, problems: map[string][]string{}}
 	var ctls []string
 	for _, c := range want {
 		if slices.Contains(avail, c) {
 			ctls = append(ctls, c)
 		} else {
-			t.problems = append(t.problems, fmt.Sprintf("cgroup v2: the %s controller is not available in %s (cgroup.controllers: %q)", c, dir, strings.Join(avail, " ")))
+			t.problems[c] = append(t.problems[c], fmt.Sprintf("cgroup v2: the %s controller is not available in %s (cgroup.controllers: %q)", c, dir, strings.Join(avail, " ")))
 		}
 	}
 	if !slices.Contains(ctls, ctlMemory) || !slices.Contains(ctls, ctlPids) {
@@ -261,7 +277,11 @@ func prepareParent(dir string, version int, ctls []string) error {
 	p := &cgroupTree{version: version, parents: []cgParent{{dir, ctls}}}
 	probe, err := p.create(Policy{MemoryBytes: 64 << 20, MaxProcs: 1, CPUs: 1})
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot make and limit a cgroup in %s: %w", dir, err)
 	}
 	if err := syscall.Access(filepath.Join(probe.dirs[0], "cgroup.procs"), 2); err != nil {
 		probe.remove()

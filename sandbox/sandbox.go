@@ -348,10 +348,6 @@ type Limit struct {
 func (s *Sandbox) Limits() []Limit {
 	p := s.policy
 	var out []Limit
-	problems := "none usable here"
-	if s.cg != nil && len(s.cg.problems) > 0 {
-		problems = strings.Join(s.cg.problems, "; ")
-	}
 	mem := Limit{Name: "memory", Value: "unlimited", Enforced: true, How: "no limit asked for"}
 	if p.MemoryBytes > 0 {
 		mem.Value = FormatSize(p.MemoryBytes)
@@ -362,7 +358,7 @@ func (s *Sandbox) Limits() []Limit {
 			mem.How = how + " (memory.max, memory.swap.max 0): every process of the sandbox with its /tmp and /dev/shm pages"
 		default:
 			mem.Enforced = false
-			mem.How = "NOT enforced for the sandbox as a whole (each process still has RLIMIT_AS): no memory cgroup: " + problems
+			mem.How = "NOT enforced for the sandbox as a whole (each process still has RLIMIT_AS): no memory cgroup: " + s.cg.why(ctlMemory)
 		}
 	}
 	as := Limit{Name: "address space", Value: "unlimited", Enforced: true, How: "no limit asked for"}
@@ -380,7 +376,7 @@ func (s *Sandbox) Limits() []Limit {
 			procs.How = "RLIMIT_NPROC in the sandbox's user namespace"
 		default:
 			procs.Enforced = false
-			procs.How = "NOT enforced: no pids cgroup (RLIMIT_NPROC never binds root): " + problems
+			procs.How = "NOT enforced: no pids cgroup (RLIMIT_NPROC never binds root): " + s.cg.why(ctlPids)
 		}
 	}
 	cpu := Limit{Name: "cpu", Value: "unlimited", Enforced: true, How: "no limit asked for"}
@@ -393,7 +389,7 @@ func (s *Sandbox) Limits() []Limit {
 			cpu.How = how + " (cpu.max)"
 		default:
 			cpu.Enforced = false
-			cpu.How = "NOT enforced: no cpu cgroup: " + problems
+			cpu.How = "NOT enforced: no cpu cgroup: " + s.cg.why(ctlCPU)
 		}
 	}
 	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}

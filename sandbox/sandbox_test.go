@@ -296,7 +296,7 @@ func TestLimits(t *testing.T) {
 
 	// The same sandbox where no cgroup can be made.
 	bare := &Sandbox{mode: s.mode, policy: s.policy, version: s.version, features: s.features,
-		cg: &cgroupTree{has: map[string]bool{}, problems: []string{"no cgroup v1 hierarchy has the memory controller"}}}
+		cg: &cgroupTree{has: map[string]bool{}, problems: map[string][]string{ctlMemory: {"no cgroup v1 hierarchy has the memory controller"}}}}
 	err := bare.CheckLimits()
 	if !errors.Is(err, ErrUnenforced) || !strings.Contains(err.Error(), "memory 4.0 GiB: NOT enforced") ||
 		!strings.Contains(err.Error(), "no cgroup v1 hierarchy has the memory controller") {

@@ -39,7 +39,7 @@ const cfsPeriod = 100000
 type cgroupTree struct {
 	version  int // 1 or 2; 0: no cgroup at all
 	parents  []cgParent
-	has      map[string]bool // the controllers whose limits (or counters) are in force
+	has      map[string]bool     // the controllers whose limits (or counters) are in force
 	problems map[string][]string // why a wanted controller is missing; "": all of them
 }
 

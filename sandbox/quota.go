@@ -9,7 +9,7 @@ import (
 // How often the quota watchdog measures a workspace: every quotaMin when a walk is cheap, up to
 // quotaMax for big trees, so that walking costs at most 1/quotaCost of a core.
 const (
-	quotaMin   = 100 * time.Millisecond
+	quotaMin   = 50 * time.Millisecond
 	quotaMax   = 5 * time.Second
 	quotaCost  = 20
 	quotaGrace = 3 * time.Second // a command still writing this long after a breach is killed

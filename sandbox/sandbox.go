@@ -649,7 +649,7 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 
 // breach records that cmd's workspace grew past its quota.
 func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {
-	err := fmt.Errorf("%w: %s of %s written to the workspace %s", kernel.ErrQuota, FormatSize(used), FormatSize(s.policy.DiskBytes), ws)
+	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(s.policy.DiskBytes), ws)
 	if killed {
 		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
 	}

@@ -49,21 +49,20 @@ var networkEtc = []string{"resolv.conf"}
 
 // procReadOnly are the parts of the sandbox's /proc that are replaced by the host's, read-only:
 // as root, the code is still uid 0 on the host, and writing /proc/sys (kernel.core_pattern,
-// binfmt_misc) or /proc/sysrq-trigger would reach the host kernel. procMasked are hidden
-// behind /dev/null (Docker's list).
+// binfmt_misc), /proc/sysrq-trigger or /proc/acpi would reach the host kernel. procMasked are
+// hidden behind /dev/null (Docker's list; /proc/kcore needs CAP_SYS_RAWIO, which is gone).
 var (
-	procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "asound", "driver"}
-	procMasked   = []string{"kcore", "keys", "key-users", "latency_stats", "timer_list", "timer_stats", "sched_debug"}
+	procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "asound"}
+	procMasked   = []string{"keys", "key-users", "latency_stats", "timer_list", "timer_stats", "sched_debug"}
 )
 
 // sysEntries is all of /sys there is inside: the CPU and NUMA topology that glibc, OpenBLAS and
 // hwloc (OpenMPI) read. The rest, including the cgroup filesystem, is absent.
 var sysEntries = []string{"/sys/devices/system/cpu", "/sys/devices/system/node"}
 
-// genFile is a file generated for the sandbox, passed to bwrap on fd (by the wrapper shell).
+// genFile is a file generated for the sandbox's /etc.
 type genFile struct {
-	fd   int
-	path string
+	name string
 	data string
 }
 
@@ -72,9 +71,9 @@ type bwrapFeatures struct {
 	size, disableUserns bool
 }
 
-// hostLayout returns the bwrap options that build the sandbox's root from the host: /usr, the
-// merged-/usr links, the curated /etc, the font cache, and the CPU topology.
-func hostLayout(network bool) []string {
+// hostLayout returns the bwrap options that build the sandbox's root from the host, but for
+// /etc (see stagedEtc): /usr, the merged-/usr links, the font cache, and the CPU topology.
+func hostLayout() []string {
 	a := []string{"--ro-bind", "/usr", "/usr"}
 	for _, name := range []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"} {
 		p := "/" + name
@@ -89,18 +88,7 @@ func hostLayout(network bool) []string {
 			a = append(a, "--ro-bind", p, p)
 		}
 	}
-	a = append(a, "--perms", "0755", "--dir", "/etc")
-	names := slices.Clone(etcEntries)
-	for _, g := range etcGlobs {
-		m, _ := filepath.Glob(filepath.Join("/etc", g))
-		for _, p := range m {
-			names = append(names, filepath.Base(p))
-		}
-	}
-	if network {
-		names = append(names, networkEtc...)
-	}
-	made := map[string]bool{"/etc": true}
+	made := map[string]bool{}
 	// dirs creates the missing parents of p with the usual mode (bwrap's own are 0700).
 	dirs := func(p string) {
 		var missing []string
@@ -112,14 +100,6 @@ func hostLayout(network bool) []string {
 			a = append(a, "--perms", "0755", "--dir", missing[i])
 		}
 	}
-	for _, n := range names {
-		p := filepath.Join("/etc", n)
-		if _, err := os.Stat(p); err == nil {
-			dirs(p)
-			a = append(a, "--ro-bind", p, p)
-		}
-	}
-	a = append(a, "--symlink", "../proc/self/mounts", "/etc/mtab")
 	dirs("/var/tmp")
 	a = append(a, "--symlink", "../tmp", "/var/tmp")
 	if _, err := os.Stat("/var/cache/fontconfig"); err == nil {
@@ -170,10 +150,10 @@ func generatedFiles(network bool) []genFile {
 	}
 	hosts += "127.0.1.1\t" + hostname + "\n"
 	return []genFile{
-		{6, "/etc/passwd", fmt.Sprintf("%s:x:%d:%d:%s:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", User, UID, GID, User, Home)},
-		{7, "/etc/group", fmt.Sprintf("%s:x:%d:\nnogroup:x:65534:\n", User, GID)},
-		{8, "/etc/hosts", hosts},
-		{9, "/etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n"},
+		{"passwd", fmt.Sprintf("%s:x:%d:%d:%s:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", User, UID, GID, User, Home)},
+		{"group", fmt.Sprintf("%s:x:%d:\nnogroup:x:65534:\n", User, GID)},
+		{"hosts", hosts},
+		{"nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\nethers: files\nrpc: files\n"},
 	}
 }
 
@@ -195,7 +175,7 @@ const (
 // its dot-entries read-only), the read-only paths and the hidden ones. The mounts that come
 // after --tmpfs /tmp may lie under /tmp; they are sorted so that a parent is mounted before
 // what lies inside it.
-func (s *Sandbox) bwrapArgs(workspace string, mounts []mount) []string {
+func (s *Sandbox) bwrapArgs(etc, workspace string, mounts []mount) []string {
 	a := []string{"--unshare-all"}
 	if s.policy.Network {
 		a = append(a, "--share-net")
@@ -215,6 +195,7 @@ func (s *Sandbox) bwrapArgs(workspace string, mounts []mount) []string {
 		"--new-session",
 	)
 	a = append(a, s.host...)
+	a = append(a, "--ro-bind", etc, "/etc")
 	a = append(a, s.proc...)
 	a = append(a, "--dev", "/dev")
 	if s.features.size {
@@ -226,9 +207,6 @@ func (s *Sandbox) bwrapArgs(workspace string, mounts []mount) []string {
 		a = append(a, "--size", strconv.FormatInt(s.policy.TmpBytes, 10))
 	}
 	a = append(a, "--tmpfs", "/tmp", "--perms", "0700", "--dir", Home)
-	for _, f := range s.files {
-		a = append(a, "--perms", "0644", "--ro-bind-data", strconv.Itoa(f.fd), f.path)
-	}
 	slices.SortStableFunc(mounts, func(x, y mount) int {
 		if d := strings.Count(x.path, "/") - strings.Count(y.path, "/"); d != 0 {
 			return d

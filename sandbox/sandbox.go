@@ -79,9 +79,8 @@ type Sandbox struct {
 	bwrap    string
 	prlimit  string
 	features bwrapFeatures
-	host     []string  // bwrap options for the host's part of the sandbox's root
-	proc     []string  // bwrap options for /proc
-	files    []genFile // generated /etc files
+	host     []string // bwrap options for the host's part of the sandbox's root, but /etc
+	proc     []string // bwrap options for /proc
 	cg       *cgroupTree
 	hide     []string // Policy.Hide, absolute
 
@@ -100,8 +99,7 @@ type command struct {
 	exceeded []error
 }
 
-// wrapperName is argv[0] of the /bin/sh that moves a command into its cgroups, hands bwrap the
-// generated files and execs it.
+// wrapperName is argv[0] of the /bin/sh that moves a command into its cgroups and execs it.
 const wrapperName = "labmate-sandbox"
 
 // How long Detect and New wait for a probe, Target for the interpreter, and Kill for the tree.
@@ -206,8 +204,8 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 		}
 		s.version = strings.TrimSpace(string(out))
 		help, _ := exec.Command(s.bwrap, "--help").CombinedOutput()
-		for _, opt := range []string{"--ro-bind-data", "--perms", "--remount-ro", "--disable-userns"} {
-			if opt != "--disable-userns" && !strings.Contains(string(help), opt+" ") {
+		for _, opt := range []string{"--perms", "--remount-ro"} {
+			if !strings.Contains(string(help), opt+" ") {
 				return nil, fmt.Errorf("%w: %s: %s has no %s option (bubblewrap 0.8 or newer is needed)", ErrUnavailable, mode, s.version, opt)
 			}
 		}
@@ -215,9 +213,8 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 			size:          strings.Contains(string(help), "--size "),
 			disableUserns: strings.Contains(string(help), "--disable-userns "),
 		}
-		s.host = hostLayout(pol.Network)
+		s.host = hostLayout()
 		s.proc = procLayout()
-		s.files = generatedFiles(pol.Network)
 	}
 	return s, nil
 }
@@ -519,8 +516,7 @@ func (s *Sandbox) limits() string {
 // does not cover dot-entries the code creates, symlinked ones, or deeper ones (sub/.git).
 //
 // Every variable name in env must be a shell identifier. The command runs in its own process
-// group and is SIGKILLed if the thread that starts it dies. cmd.ExtraFiles may hold up to three
-// files (fds 3–5): the wrapper uses fds 6–9 to hand bwrap the generated /etc files. Call Kill
+// group and is SIGKILLed if the thread that starts it dies. Call Kill
 // when done with the command, even after it has exited by itself: that releases its cgroup and
 // stops its quota watchdog.
 func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error) {
@@ -572,8 +568,11 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 	for _, p := range ro {
 		skip[p] = true
 	}
-	var files []genFile
 	if s.mode == ModeBubblewrap {
+		etc, err := stagedEtc(s.policy.Network)
+		if err != nil {
+			return nil, err
+		}
 		mounts := []mount{{path: ws, kind: mountWritable}}
 		for _, p := range ro {
 			mounts = append(mounts, mount{path: p, kind: mountReadOnly})
@@ -598,8 +597,7 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 				skip[h] = true
 			}
 		}
-		args = append(append([]string{s.bwrap}, s.bwrapArgs(ws, mounts)...), args...)
-		files = s.files
+		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, mounts)...), args...)
 	}
 	cmd := &exec.Cmd{
 		Path:        args[0],
@@ -626,11 +624,11 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 	if c.cg != nil {
 		join = c.cg.procsFiles()
 	}
-	if len(join) > 0 || len(files) > 0 {
+	if len(join) > 0 {
 		// The shell joins the cgroups, then execs the command in place: everything the command
 		// ever forks is counted from its first instruction, with no race.
 		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env, join, files), wrapperName}, args...)
+		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env, join), wrapperName}, args...)
 	}
 	if d := s.policy.DiskBytes; d > 0 {
 		w := &watchdog{root: ws, skip: skip, limit: d, cpu: func() (int64, bool) { return 0, false }}
@@ -757,9 +755,9 @@ func isIdentifier(s string) bool {
 }
 
 // wrapperScript is the /bin/sh -c script that joins the cgroups whose cgroup.procs files are
-// join, then execs "$@" with each generated file readable on its fd. dash rewrites IFS, OPTIND,
-// PPID and PWD at startup (and exports PWD): restore them so the command sees exactly env.
-func wrapperScript(env, join []string, files []genFile) string {
+// join, then execs "$@". dash rewrites IFS, OPTIND, PPID and PWD at startup (and exports PWD):
+// restore them so the command sees exactly env.
+func wrapperScript(env, join []string) string {
 	var b strings.Builder
 	for _, f := range join {
 		fmt.Fprintf(&b, "echo 0 >%s || exit 126; ", shellQuote(f))
@@ -773,12 +771,6 @@ func wrapperScript(env, join []string, files []genFile) string {
 		}
 	}
 	b.WriteString(`; exec "$@"`)
-	for _, f := range files {
-		fmt.Fprintf(&b, " %d<<'LABMATE_EOF_%d'", f.fd, f.fd)
-	}
-	for _, f := range files {
-		fmt.Fprintf(&b, "\n%sLABMATE_EOF_%d", f.data, f.fd)
-	}
 	return b.String()
 }
 
@@ -917,7 +909,7 @@ func (s *Sandbox) Kill(cmd *exec.Cmd) error {
 			}
 			return fmt.Errorf("sandbox: kill: %d processes still alive after %v", left, killTimeout)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(500 * time.Microsecond)
 	}
 }
 

@@ -343,10 +343,9 @@ func TestBwrapArgs(t *testing.T) {
 			a = append(a, "--share-net")
 		}
 		return append(a, "--unshare-user", "--disable-userns", "--uid", "1000", "--gid", "1000", "--hostname", "labmate",
-			"--cap-drop", "ALL", "--die-with-parent", "--new-session", "HOST", "PROC",
+			"--cap-drop", "ALL", "--die-with-parent", "--new-session", "HOST", "--ro-bind", "ETC", "/etc", "PROC",
 			"--dev", "/dev", "--size", "67108864", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-			"--perms", "1777", "--size", "1073741824", "--tmpfs", "/tmp", "--perms", "0700", "--dir", "/tmp/home",
-			"--perms", "0644", "--ro-bind-data", "6", "/etc/passwd")
+			"--perms", "1777", "--size", "1073741824", "--tmpfs", "/tmp", "--perms", "0700", "--dir", "/tmp/home")
 	}
 	for _, tc := range []struct {
 		name    string
@@ -375,8 +374,8 @@ func TestBwrapArgs(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &Sandbox{mode: ModeBubblewrap, policy: pol, host: []string{"HOST"}, proc: []string{"PROC"},
-			files: []genFile{{6, "/etc/passwd", "x"}}, features: bwrapFeatures{size: true, disableUserns: true}}
-		if diff := cmp.Diff(tc.want, s.bwrapArgs(ws, tc.mounts)); diff != "" {
+			features: bwrapFeatures{size: true, disableUserns: true}}
+		if diff := cmp.Diff(tc.want, s.bwrapArgs("ETC", ws, tc.mounts)); diff != "" {
 			t.Errorf("%s: bwrapArgs (-want +got):\n%s", tc.name, diff)
 		}
 	}
@@ -395,9 +394,6 @@ func TestLayout(t *testing.T) {
 			return true
 		case strings.HasPrefix(src, "/proc/"):
 			return !strings.Contains(src[len("/proc/"):], "/")
-		case strings.HasPrefix(src, "/etc/"):
-			n := src[len("/etc/"):]
-			return slices.Contains(etcEntries, n) || strings.HasPrefix(n, "python3") || strings.HasPrefix(n, "ImageMagick-")
 		}
 		return false
 	}
@@ -413,16 +409,47 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	joined := " " + strings.Join(args, " ") + " "
-	for _, want := range []string{"--ro-bind /usr /usr", "--ro-bind /etc/ld.so.cache /etc/ld.so.cache", "--ro-bind /etc/alternatives /etc/alternatives",
-		"--proc /proc", "--ro-bind /proc/sys /proc/sys"} {
+	for _, want := range []string{"--ro-bind /usr /usr", "--proc /proc", "--ro-bind /proc/sys /proc/sys"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the layout lacks %q:\n%s", want, joined)
 		}
 	}
-	for _, bad := range []string{"/etc/shadow", "/etc/ssl/private", "/etc/ssh", "/etc/machine-id", "/etc/passwd", "/sys/fs"} {
-		if strings.Contains(joined, bad) {
-			t.Errorf("the layout names %s:\n%s", bad, joined)
+	if strings.Contains(joined, "/etc") || strings.Contains(joined, "/sys/fs") {
+		t.Errorf("the layout names /etc or /sys/fs:\n%s", joined)
+	}
+
+	// /etc is a copy of the curated entries and the generated files, and nothing else.
+	etc, err := stagedEtc(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := stagedEtc(false); again != etc {
+		t.Errorf("a second stagedEtc made %s; want %s again", again, etc)
+	}
+	entries, err := os.ReadDir(etc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if !slices.Contains(etcEntries, n) && n != "ssl" && !strings.HasPrefix(n, "python3") && !strings.HasPrefix(n, "ImageMagick-") &&
+			!slices.Contains([]string{"passwd", "group", "hosts", "nsswitch.conf", "mtab"}, n) {
+			t.Errorf("/etc inside has %s", n)
 		}
+	}
+	for _, bad := range []string{"shadow", "gshadow", "ssl/private", "ssh", "machine-id", "sudoers", "resolv.conf"} {
+		if _, err := os.Lstat(filepath.Join(etc, bad)); err == nil {
+			t.Errorf("/etc inside has %s", bad)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(etc, "passwd")); err != nil || !strings.HasPrefix(string(b), "labmate:x:1000:1000:labmate:/tmp/home:") || strings.Contains(string(b), "root") {
+		t.Errorf("/etc/passwd inside: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(etc, "ld.so.cache")); err != nil {
+		t.Error(err)
+	}
+	if target, err := os.Readlink(filepath.Join(etc, "localtime")); err == nil && !strings.HasPrefix(target, "/usr/") {
+		t.Errorf("/etc/localtime → %s", target)
 	}
 	t.Log(args)
 }

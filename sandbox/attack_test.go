@@ -536,3 +536,53 @@ func BenchmarkQuotaWalk(b *testing.B) {
 		})
 	}
 }
+
+// TestScientificCodes checks that the minimal sandbox has what Debian's scientific codes need:
+// OpenMPI (hwloc reads the CPU topology, no --allow-run-as-root as uid 1000), Quantum ESPRESSO
+// and LAMMPS with their data under /usr/share. Codes that are not installed are skipped.
+func TestScientificCodes(t *testing.T) {
+	s := newSandbox(t, ModeBubblewrap, nil)
+	for _, tc := range []struct {
+		name, bin, input, cmd, want string
+	}{
+		{"mpirun", "mpirun", "", "mpirun -np 2 /bin/echo rank 2>&1", "rank\nrank"},
+		{"pw.x", "pw.x", `&control
+  calculation='scf', pseudo_dir='/usr/share/espresso/pseudo', outdir='./tmp'
+/
+&system
+  ibrav=2, celldm(1)=10.2, nat=2, ntyp=1, ecutwfc=12
+/
+&electrons
+/
+ATOMIC_SPECIES
+ Si 28.086 Si.pz-vbc.UPF
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ 2 2 2 0 0 0
+`, "mpirun -np 2 pw.x -in input 2>&1 | grep -o 'convergence has been achieved'", "convergence has been achieved"},
+		{"lmp", "lmp", `units metal
+atom_style atomic
+lattice fcc 3.615
+region box block 0 3 0 3 0 3
+create_box 1 box
+create_atoms 1 box
+pair_style eam
+pair_coeff 1 1 /usr/share/lammps/potentials/Cu_u3.eam
+run 0
+`, "lmp -in input 2>&1 | grep -c '^Total wall time'", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.bin); err != nil {
+				t.Skipf("%s is not installed", tc.bin)
+			}
+			ws := t.TempDir()
+			writeFile(t, filepath.Join(ws, "input"), tc.input)
+			lines, stderr, err := output(t, s, []string{"/bin/sh", "-c", tc.cmd}, testEnv(), ws)
+			if err != nil || strings.Join(lines, "\n") != tc.want {
+				t.Errorf("%s: %q, %v; want %q\nstderr: %s", tc.cmd, lines, err, tc.want, stderr)
+			}
+		})
+	}
+}

@@ -33,9 +33,10 @@ type watchdog struct {
 	done   chan struct{}
 }
 
-// startWatchdog measures root now, as the baseline, and watches it until close.
+// startWatchdog watches root until close. The baseline is measured first, in the watchdog's
+// own goroutine, so that a big workspace does not delay the command's start; what the command
+// writes in the meantime is not counted.
 func startWatchdog(w *watchdog) *watchdog {
-	w.base = allocated(w.root, w.skip)
 	w.stop, w.done = make(chan struct{}), make(chan struct{})
 	go w.run()
 	return w
@@ -48,6 +49,7 @@ func (w *watchdog) close() {
 
 func (w *watchdog) run() {
 	defer close(w.done)
+	w.base = allocated(w.root, w.skip)
 	interval := quotaMin
 	t := time.NewTimer(interval)
 	defer t.Stop()

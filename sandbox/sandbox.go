@@ -66,7 +66,8 @@ type Policy struct {
 	// quarter of MemoryBytes, at most DefaultTmpBytes.
 	TmpBytes int64
 	// Hide lists host paths that must never be visible inside, even where they lie in the
-	// workspace or in a read-only path (labmate's data and configuration directories).
+	// workspace or in a read-only path (labmate's data and configuration directories; in
+	// ModeBubblewrap, the only mode that can hide anything).
 	Hide []string
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,12 +163,13 @@ func findCgroups(want []string) *cgroupTree {
 }
 
 // v2Tree finds or prepares labmate's parent cgroup in the unified hierarchy mounted at mount,
-// where dir is this process's own cgroup (nsRoot: the root of its cgroup namespace). Controllers can be enabled
-// for children only in a cgroup without processes of its own ("no internal processes"), so
-// labmate first looks for a parent an earlier labmate prepared in dir or above it, and else
-// moves the processes of dir into dir/labmate-main — only if dir is its own to reorganise: the
-// root of a container's cgroup namespace, a cgroup systemd delegated (Delegate=yes sets the
-// user.delegate or trusted.delegate attribute), or a cgroup where labmate is alone.
+// where dir is this process's own cgroup (nsRoot: the root of its cgroup namespace).
+// Controllers can be enabled for children only in a cgroup without processes of its own ("no
+// internal processes"), so labmate first looks for a parent an earlier labmate prepared in dir
+// or above it, and else moves the processes of dir into dir/labmate-main — only if dir is its
+// own to reorganise: the root of a container's cgroup namespace, a cgroup systemd delegated
+// (Delegate=yes sets the user.delegate or trusted.delegate attribute), or a cgroup where
+// labmate is alone.
 func v2Tree(mount, dir string, nsRoot bool, want []string) (*cgroupTree, error) {
 	avail, err := readFields(filepath.Join(dir, "cgroup.controllers"))
 	if err != nil {
@@ -346,10 +348,15 @@ func limit(version int, dir, ctl string, p Policy) error {
 		optional["memory.swap.max"] = true
 	case ctl == ctlPids && p.MaxProcs > 0:
 		s = []setting{{"pids.max", strconv.Itoa(p.MaxProcs)}}
+	// A cgroup competes for the CPU as one task of the default weight: give the sandbox the
+	// weight of as many tasks as it may use cores, so that under contention it is not slower
+	// than the same processes outside a cgroup would be.
 	case ctl == ctlCPU && p.CPUs > 0 && version == 1:
-		s = []setting{{"cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, {"cpu.cfs_quota_us", strconv.Itoa(max(1000, int(p.CPUs*cfsPeriod)))}}
+		s = []setting{{"cpu.cfs_period_us", strconv.Itoa(cfsPeriod)}, {"cpu.cfs_quota_us", strconv.Itoa(max(1000, int(p.CPUs*cfsPeriod)))},
+			{"cpu.shares", strconv.Itoa(1024 * int(math.Ceil(p.CPUs)))}}
 	case ctl == ctlCPU && p.CPUs > 0:
-		s = []setting{{"cpu.max", fmt.Sprintf("%d %d", max(1000, int(p.CPUs*cfsPeriod)), cfsPeriod)}}
+		s = []setting{{"cpu.max", fmt.Sprintf("%d %d", max(1000, int(p.CPUs*cfsPeriod)), cfsPeriod)},
+			{"cpu.weight", strconv.Itoa(min(10000, 100*int(math.Ceil(p.CPUs))))}}
 	}
 	for _, x := range s {
 		f := filepath.Join(dir, x.file)

@@ -28,11 +28,13 @@ func TestCgroupFiles(t *testing.T) {
 			"pids/pids.max":                 "99",
 			"cpu,cpuacct/cpu.cfs_period_us": "100000",
 			"cpu,cpuacct/cpu.cfs_quota_us":  "150000",
+			"cpu,cpuacct/cpu.shares":        "2048",
 		}},
 		{2, map[string][]string{"labmate": {ctlMemory, ctlPids, ctlCPU}}, map[string]string{
 			"labmate/memory.max": "2147483648",
 			"labmate/pids.max":   "99",
 			"labmate/cpu.max":    "150000 100000",
+			"labmate/cpu.weight": "200",
 		}},
 	} {
 		t.Run(fmt.Sprintf("v%d", tc.version), func(t *testing.T) {

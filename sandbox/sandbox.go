@@ -116,11 +116,11 @@ const (
 func Detect() (Mode, error) {
 	var errs []error
 	for _, m := range []Mode{ModeBubblewrap, ModeNamespaces} {
-		if err := probeMode(m); err == nil {
+		err := probeMode(m)
+		if err == nil {
 			return m, nil
-		} else {
-			errs = append(errs, err)
 		}
+		errs = append(errs, err)
 	}
 	return ModeNone, fmt.Errorf("sandbox: no isolation possible here, only mode none (--no-sandbox) remains: %w",
 		errors.Join(errs...))
@@ -517,9 +517,9 @@ func (s *Sandbox) limits() string {
 // does not cover dot-entries the code creates, symlinked ones, or deeper ones (sub/.git).
 //
 // Every variable name in env must be a shell identifier. The command runs in its own process
-// group and is SIGKILLed if the thread that starts it dies. Call Kill
-// when done with the command, even after it has exited by itself: that releases its cgroup and
-// stops its quota watchdog.
+// group and is SIGKILLed if the thread that starts it dies. Call Kill when done with the
+// command, even after it has exited by itself: that releases its cgroup and stops its quota
+// watchdog.
 func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: empty argv")
@@ -631,18 +631,18 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		cmd.Path = "/bin/sh"
 		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env, join), wrapperName}, args...)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cmds[cmd] = c
 	if d := s.policy.DiskBytes; d > 0 {
 		w := &watchdog{root: ws, skip: skip, limit: d, cpu: func() (int64, bool) { return 0, false }}
 		if cg := c.cg; cg != nil {
 			w.cpu = cg.cpuTime
 			w.kill = func() { killCgroup(cg) }
 		}
-		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) }
+		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) } // waits for s.mu
 		c.quota = startWatchdog(w)
 	}
-	s.mu.Lock()
-	s.cmds[cmd] = c
-	s.mu.Unlock()
 	return cmd, nil
 }
 

@@ -41,7 +41,7 @@ type run struct {
 	seen    int    // streams on which want's marker arrived
 	end     *mark  // want's side-channel end record
 	cellEnd *mark  // the cell's own end record, when it arrived while recovering
-	budget0 int    // the sandbox's budget overruns of this interpreter before the cell
+	budget0 int    // the sandbox's budget overruns of this interpreter reported by earlier cells
 	over    []error
 }
 
@@ -85,7 +85,7 @@ func (k *Kernel) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Ste
 			return
 		}
 		defer os.Remove(path)
-		r := &run{k: k, p: p, yield: yield, start: time.Now(), want: k.tag(), budget0: len(k.opts.Sandbox.Exceeded(p.cmd))}
+		r := &run{k: k, p: p, yield: yield, start: time.Now(), want: k.tag(), budget0: p.overruns}
 		r.loop(ctx, c, path, rehash)
 	}
 }
@@ -303,7 +303,8 @@ func (r *run) crashed(detail string) {
 	r.result()
 }
 
-// overruns are the sandbox's budget overruns since the cell began.
+// overruns are the sandbox's budget overruns not reported by an earlier cell: those of this
+// cell, and of processes the interpreter left running between cells.
 func (r *run) overruns() []error {
 	errs := r.k.opts.Sandbox.Exceeded(r.p.cmd)
 	if len(errs) <= r.budget0 {
@@ -336,6 +337,7 @@ func (r *run) explain() {
 }
 
 func (r *run) result() {
+	r.p.overruns = r.budget0 + len(r.over)
 	r.res.DurationS = time.Since(r.start).Seconds()
 	r.res.OutputBytes = r.out
 	if !r.quiet {

@@ -538,13 +538,15 @@ func BenchmarkQuotaWalk(b *testing.B) {
 }
 
 // TestScientificCodes checks that the minimal sandbox has what Debian's scientific codes need:
-// OpenMPI (hwloc reads the CPU topology, no --allow-run-as-root as uid 1000), Quantum ESPRESSO
+// Python's multiprocessing (semaphores in /dev/shm), OpenMPI (hwloc reads the CPU topology, no --allow-run-as-root as uid 1000), Quantum ESPRESSO
 // and LAMMPS with their data under /usr/share. Codes that are not installed are skipped.
 func TestScientificCodes(t *testing.T) {
 	s := newSandbox(t, ModeBubblewrap, nil)
 	for _, tc := range []struct {
 		name, bin, input, cmd, want string
 	}{
+		{"multiprocessing", python, "import multiprocessing as mp\nif __name__ == '__main__':\n    with mp.Pool(2) as p:\n        print(sum(p.map(abs, range(-10, 0))))\n",
+			python + " input 2>&1", "55"},
 		{"mpirun", "mpirun", "", "mpirun -np 2 /bin/echo rank 2>&1", "rank\nrank"},
 		{"pw.x", "pw.x", `&control
   calculation='scf', pseudo_dir='/usr/share/espresso/pseudo', outdir='./tmp'
@@ -579,9 +581,10 @@ run 0
 			}
 			ws := t.TempDir()
 			writeFile(t, filepath.Join(ws, "input"), tc.input)
-			lines, stderr, err := output(t, s, []string{"/bin/sh", "-c", tc.cmd}, testEnv(), ws)
+			r := start(t, s, []string{"/bin/sh", "-c", tc.cmd}, testEnv(), ws)
+			lines, err := r.wait(time.Minute)
 			if err != nil || strings.Join(lines, "\n") != tc.want {
-				t.Errorf("%s: %q, %v; want %q\nstderr: %s", tc.cmd, lines, err, tc.want, stderr)
+				t.Errorf("%s: %q, %v; want %q\nstderr: %s", tc.cmd, lines, err, tc.want, r.stderr.String())
 			}
 		})
 	}

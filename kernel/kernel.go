@@ -26,6 +26,14 @@ var (
 	ErrNoSandbox = errors.New("kernel: no sandbox")
 )
 
+// Budget overruns a Sandbox reports through Exceeded (wrapped, with the limit and what was
+// done about it), e.g. "out of memory: the sandbox's 4.0 GiB budget … ran out and the kernel's
+// OOM killer ended 1 process(es)".
+var (
+	ErrOutOfMemory = errors.New("out of memory")
+	ErrQuota       = errors.New("workspace quota exceeded")
+)
+
 // Kernel is a live interpreter session. Variables persist between cells.
 type Kernel interface {
 	// Exec runs one cell. It yields each Observation as it happens and, last, the Result.
@@ -92,13 +100,19 @@ type Info struct {
 // Sandbox starts interpreter processes in isolation. sandbox.Sandbox implements it.
 type Sandbox interface {
 	// Command returns an unstarted command that runs argv with env, isolated so that only
-	// workspace is writable; readOnly paths are made visible read-only.
+	// workspace is writable; readOnly paths are made visible read-only. When env has no HOME
+	// the command gets a private writable one, never the workspace.
 	Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error)
 	// Target returns the pid of the interpreter inside a started command: the process
 	// that receives SIGINT (never a wrapper such as bwrap).
 	Target(cmd *exec.Cmd) (int, error)
-	// Kill ends the started command's whole process tree.
+	// Kill ends the started command's whole process tree and releases what the sandbox
+	// holds for it.
 	Kill(cmd *exec.Cmd) error
+	// Exceeded lists, oldest first, each time a command ran into the sandbox's budget so far:
+	// errors wrapping ErrOutOfMemory or ErrQuota. A kernel interrupts a cell on ErrQuota and
+	// reports both in the cell's result. Call it before Kill, which forgets the command.
+	Exceeded(cmd *exec.Cmd) []error
 	// Describe names the isolation in use, e.g. "bubblewrap (no network, rlimits …)".
 	Describe() string
 	// MemoryLimit is the address-space limit each interpreter runs under, in bytes; 0: none.

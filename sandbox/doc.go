@@ -1,15 +1,31 @@
 // Package sandbox is the process isolation used by kernels and jobs: it turns an interpreter's
-// argv into an *exec.Cmd that runs with no network, a read-only view of the host, a writable
-// workspace and resource limits, and it finds and kills that process tree again. *Sandbox
-// implements kernel.Sandbox.
+// argv into an *exec.Cmd that runs with least privilege — no network, only what interpreters
+// need of the host, read-only, a writable workspace — under one resource budget for the whole
+// process tree, and it finds and kills that tree again. *Sandbox implements kernel.Sandbox.
 //
 // Three modes exist; [Detect] picks the best one that works on this machine.
 //
-// [ModeBubblewrap] runs the command under bwrap(1) in new user, mount, pid, network, ipc, uts
-// and cgroup namespaces with every capability dropped. The host filesystem is mounted
-// read-only; only the workspace is writable; /tmp, /dev and /proc are private. It protects the
-// host's files, processes and network from the code. It does not hide the host's files: anything
-// the calling user can read, the code can read.
+// [ModeBubblewrap] runs the command under bwrap(1). Least privilege is by construction: the
+// sandbox's root is empty but for what is bound into it, read-only — /usr and the merged-/usr
+// links, a curated /etc (a private copy of the loader cache, alternatives, fonts, certificates
+// and the configuration of Octave, Python, matplotlib and OpenMPI, with a generated passwd,
+// group, hosts and nsswitch.conf naming only the sandbox's user and nobody), the font cache, and
+// the CPU topology under /sys/devices/system. /root, /home, /run, /var, /srv, /mnt, the cgroup
+// filesystem and the rest of /sys are absent, and so are labmate's data directory and other
+// workspaces. /proc is the sandbox's own, with /proc/sys, sysrq-trigger, irq, bus, fs, acpi
+// replaced by the host's read-only and keys, timer_list and the like masked: the code is still
+// the caller's uid on the host (root, when labmate runs as root), and these would reach the
+// host kernel (kernel.core_pattern runs a program as host root). The code runs as [User]
+// ([UID]) in new user, mount, pid, network, ipc, uts and cgroup namespaces, with every
+// capability dropped, no further user namespaces (--disable-userns), no controlling terminal,
+// and dies with its parent. The root and /dev are read-only; writable are the workspace, a
+// size-capped private /tmp (Policy.TmpBytes) holding a private [Home], and a 64 MiB /dev/shm.
+// Each top-level dot-entry of the workspace (.git, .vscode, .envrc, …) is mounted read-only over
+// itself, so code cannot plant a git hook or edit a configuration that runs on the host; not
+// covered are dot-entries the code creates, symlinked ones and deeper ones (sub/.git).
+// Policy.Hide masks host paths even inside the workspace (labmate's data directory when the
+// workspace is the home directory). With Policy.Network the host's network namespace is shared,
+// and with it the host's abstract unix sockets.
 //
 // [ModeNamespaces] is the fallback when bubblewrap is missing: the command starts directly in new
 // user, mount, pid, network, ipc and uts namespaces. The network and the host's processes are out
@@ -20,12 +36,31 @@
 // [ModeNone] starts a plain process with the same limits. It isolates nothing and must be chosen
 // explicitly (the CLI's --no-sandbox).
 //
-// In every mode the interpreter runs under rlimits set by prlimit(1) before it starts:
-// RLIMIT_AS (an oversized allocation fails recoverably, e.g. MemoryError in Python) and
-// RLIMIT_FSIZE. The process count of the whole sandbox is capped by a cgroup v1 "pids" cgroup when
-// one is writable (as root); this is what contains a fork bomb run by root, because
-// RLIMIT_NPROC never binds root, not even inside a user namespace. Without that cgroup the cap
-// falls back to RLIMIT_NPROC inside the sandbox's user namespace, which binds ordinary users only.
-// In ModeNamespaces and ModeNone the code could lift its own cgroup cap, as it can write wherever
-// the caller can. Describe says which limits are really in force.
+// # One budget
+//
+// Every command gets a cgroup of its own, joined by a wrapper shell before the command's first
+// instruction: cgroup v2 when the unified hierarchy delegates memory and pids to labmate (a
+// container's own root, a systemd unit or scope with Delegate=yes, or a cgroup labmate is
+// alone in; labmate moves its processes into labmate-main and makes the commands' cgroups in
+// labmate/, following the no-internal-processes rule), else cgroup v1 per controller where
+// the hierarchy is writable (as root). It bounds the whole tree: memory with /tmp and /dev/shm
+// pages and no swap (Policy.MemoryBytes; the kernel's OOM killer ends what does not fit and
+// [Sandbox.Exceeded] reports it), processes and threads (Policy.MaxProcs; this is what contains
+// a fork bomb run by root, because RLIMIT_NPROC never binds root), and CPU time
+// (Policy.CPUs). Each process also runs under rlimits set by prlimit(1): RLIMIT_AS at the
+// memory budget (an oversized allocation fails recoverably, e.g. MemoryError in Python) and
+// RLIMIT_FSIZE at the file-size cap, at most the quota.
+//
+// The workspace quota (Policy.DiskBytes) bounds how much the workspace may grow while one
+// command runs. There is no unprivileged filesystem quota, so a watchdog measures the
+// workspace's allocated blocks (each inode once, read-only subtrees skipped) every 50 ms to
+// 5 s, depending on the size of the tree, and only while the sandbox uses CPU. A breach is
+// reported by Exceeded, on which the kernel interrupts the cell; a command still writing 3 s
+// later is killed. The overshoot is what the code writes in the meantime.
+//
+// [Sandbox.Limits] says which limits are enforced and how; [Sandbox.CheckLimits] fails when
+// the memory or process limit cannot be enforced for the sandbox as a whole (an ordinary user
+// on a cgroup v1 machine, or no delegated v2 cgroup), and the CLI refuses to run code then. In
+// ModeNamespaces and ModeNone the code could lift its own cgroup limits, as it can write
+// wherever the caller can.
 package sandbox

@@ -1,19 +1,21 @@
 package sandbox
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/labmate/labmate/internal/procfs"
+	"github.com/labmate/labmate/kernel"
 )
 
 // Mode is an isolation mechanism.
@@ -21,47 +23,84 @@ type Mode string
 
 // The modes, best first.
 const (
-	ModeBubblewrap Mode = "bubblewrap" // bwrap(1): namespaces, read-only host, writable workspace
+	ModeBubblewrap Mode = "bubblewrap" // bwrap(1): namespaces, minimal read-only host, writable workspace
 	ModeNamespaces Mode = "namespaces" // namespaces only: no network, but the filesystem is writable
-	ModeNone       Mode = "none"       // a plain process with rlimits: no isolation at all
+	ModeNone       Mode = "none"       // a plain process with limits: no isolation at all
 )
 
 // ErrUnavailable means that a mode cannot run on this machine; the wrapping error names what is
 // missing.
 var ErrUnavailable = errors.New("sandbox mode unavailable")
 
-// Defaults for a zero Policy field.
+// ErrUnenforced means that a limit of the Policy cannot be enforced here for the sandbox as a
+// whole; the wrapping error names the limit, why, and what would enforce it.
+var ErrUnenforced = errors.New("sandbox limit not enforced")
+
+// Defaults for a zero Policy field, and the least memory an interpreter can start in.
 const (
 	DefaultMemoryBytes  int64 = 4 << 30
 	DefaultMaxProcs           = 256
 	DefaultMaxFileBytes int64 = 1 << 30
+	DefaultDiskBytes    int64 = 10 << 30
+	DefaultTmpBytes     int64 = 1 << 30 // at most; and at most a quarter of the memory budget
+	MinMemoryBytes      int64 = 64 << 20
 )
 
 // Policy sets what sandboxed code may do. The zero value (or a nil *Policy) means defaults.
 type Policy struct {
-	Network      bool  // allow network; default false (a new, empty network namespace)
-	MemoryBytes  int64 // RLIMIT_AS of the interpreter; 0 = DefaultMemoryBytes; <0 = no limit
-	MaxProcs     int   // processes and threads of the whole sandbox; 0 = DefaultMaxProcs; <0 = no limit
-	MaxFileBytes int64 // RLIMIT_FSIZE; 0 = DefaultMaxFileBytes; <0 = no limit
+	Network bool // allow network; default false (a new, empty network namespace)
+	// MemoryBytes is the memory budget of the whole sandbox — every process, and the pages of
+	// its /tmp and /dev/shm — enforced by a cgroup, and the address-space limit (RLIMIT_AS) of
+	// each process, which turns one oversized allocation into a recoverable error.
+	// 0 = DefaultMemoryBytes; <0 = no limit.
+	MemoryBytes int64
+	MaxProcs    int     // processes and threads of the whole sandbox; 0 = DefaultMaxProcs; <0 = no limit
+	CPUs        float64 // CPU time, in cores (a cgroup CPU quota); 0 = all of the machine's; <0 = no limit
+	// MaxFileBytes is the largest file a process may write (RLIMIT_FSIZE, also capped by
+	// DiskBytes); 0 = DefaultMaxFileBytes; <0 = no limit.
+	MaxFileBytes int64
+	// DiskBytes is the workspace quota: how much the workspace may grow while one command (one
+	// interpreter, until it is restarted) runs; 0 = DefaultDiskBytes; <0 = no quota.
+	DiskBytes int64
+	// TmpBytes is the size of the private /tmp of ModeBubblewrap (which holds $HOME); 0 = a
+	// quarter of MemoryBytes, at most DefaultTmpBytes.
+	TmpBytes int64
+	// Hide lists host paths that must never be visible inside, even where they lie in the
+	// workspace or in a read-only path (labmate's data and configuration directories; in
+	// ModeBubblewrap, the only mode that can hide anything).
+	Hide []string
 }
 
 // Sandbox starts commands in one Mode under one Policy. It implements kernel.Sandbox and is safe
 // for concurrent use.
 type Sandbox struct {
-	mode    Mode
-	policy  Policy // zero fields resolved to defaults
-	version string // "bubblewrap 0.8.0"
-	bwrap   string
-	prlimit string
-	pids    string // the parent pids cgroup of our commands; "" if there is none
+	mode     Mode
+	policy   Policy // zero fields resolved to defaults
+	version  string // "bubblewrap 0.8.0"
+	bwrap    string
+	prlimit  string
+	features bwrapFeatures
+	host     []string // bwrap options for the host's part of the sandbox's root, but /etc
+	proc     []string // bwrap options for /proc
+	cg       *cgroupTree
+	hide     []string // Policy.Hide, absolute
 
 	bwrapFile, prlimitFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
 
-	mu      sync.Mutex
-	cgroups map[*exec.Cmd]string // the pids cgroup of each command not yet Killed
+	mu   sync.Mutex
+	cmds map[*exec.Cmd]*command // the commands not yet Killed
 }
 
-// wrapperName is argv[0] of the /bin/sh that moves a command into its pids cgroup and execs it.
+// command is what a Sandbox keeps of one command until Kill.
+type command struct {
+	cg       *cgroup   // nil: no cgroup
+	home     string    // a private HOME to remove (outside ModeBubblewrap)
+	quota    *watchdog // nil: no quota
+	oom      int64     // OOM kills already reported
+	exceeded []error
+}
+
+// wrapperName is argv[0] of the /bin/sh that moves a command into its cgroups and execs it.
 const wrapperName = "labmate-sandbox"
 
 // How long Detect and New wait for a probe, Target for the interpreter, and Kill for the tree.
@@ -77,9 +116,9 @@ const (
 func Detect() (Mode, error) {
 	var errs []error
 	for _, m := range []Mode{ModeBubblewrap, ModeNamespaces} {
-		s, err := New(m, nil)
+		err := probeMode(m)
 		if err == nil {
-			return s.Mode(), nil
+			return m, nil
 		}
 		errs = append(errs, err)
 	}
@@ -87,17 +126,64 @@ func Detect() (Mode, error) {
 		errors.Join(errs...))
 }
 
+// probeMode checks that mode works here, without the cgroups of a full New.
+func probeMode(mode Mode) error {
+	s, err := prepare(mode, &Policy{MemoryBytes: -1, MaxProcs: -1, CPUs: -1, DiskBytes: -1})
+	if err != nil {
+		return err
+	}
+	return s.probe()
+}
+
 // New returns a sandbox of the given mode after checking that it works here; the error wraps
-// ErrUnavailable when it does not. A nil p means defaults. ModeNone is never chosen for the caller:
-// it must be asked for.
+// ErrUnavailable when it does not. A nil p means defaults; a Policy that makes no sense (less
+// memory than an interpreter needs, more than the machine has) is an error. ModeNone is never
+// chosen for the caller: it must be asked for. The limits a Policy sets are enforced as far as
+// this machine allows: Limits says how, CheckLimits whether anything important is missing.
 func New(mode Mode, p *Policy) (*Sandbox, error) {
-	s := &Sandbox{mode: mode, policy: resolve(p), cgroups: make(map[*exec.Cmd]string)}
+	s, err := prepare(mode, p)
+	if err != nil {
+		return nil, err
+	}
+	var want []string
+	if s.policy.MemoryBytes > 0 {
+		want = append(want, ctlMemory)
+	}
+	if s.policy.MaxProcs > 0 {
+		want = append(want, ctlPids)
+	}
+	if s.policy.CPUs > 0 {
+		want = append(want, ctlCPU)
+	}
+	if len(want) > 0 || s.policy.DiskBytes > 0 {
+		want = append(want, ctlAcct) // the quota watchdog walks only when the sandbox used CPU
+		s.cg = findCgroups(want)
+	}
+	if err := s.probe(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 	switch mode {
 	case ModeBubblewrap, ModeNamespaces, ModeNone:
 	default:
 		return nil, fmt.Errorf("sandbox: unknown mode %q (want %s, %s or %s)", mode, ModeBubblewrap, ModeNamespaces, ModeNone)
 	}
-	var err error
+	pol, err := resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{mode: mode, policy: pol, cmds: make(map[*exec.Cmd]*command)}
+	inheritNoFds()
+	for _, h := range pol.Hide {
+		abs, err := filepath.Abs(h)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: hidden path %s: %w", h, err)
+		}
+		s.hide = append(s.hide, abs)
+	}
 	if mode == ModeBubblewrap {
 		if s.bwrap, err = exec.LookPath("bwrap"); err != nil {
 			return nil, fmt.Errorf("%w: %s: bwrap not found in PATH (install bubblewrap): %w", ErrUnavailable, mode, err)
@@ -112,49 +198,78 @@ func New(mode Mode, p *Policy) (*Sandbox, error) {
 	if s.prlimitFile, err = os.Stat(s.prlimit); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, mode, err)
 	}
-	switch mode {
-	case ModeBubblewrap:
+	if mode == ModeBubblewrap {
 		out, err := exec.Command(s.bwrap, "--version").Output()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %s --version: %w", ErrUnavailable, mode, s.bwrap, err)
 		}
 		s.version = strings.TrimSpace(string(out))
-		probe := append([]string{s.bwrap}, s.bwrapArgs("", nil)...)
-		if err := runProbe(probe, nil); err != nil {
-			return nil, fmt.Errorf("%w: %s: probe sandbox `%s true` failed: %w", ErrUnavailable, mode, strings.Join(probe, " "), err)
+		help, _ := exec.Command(s.bwrap, "--help").CombinedOutput()
+		for _, opt := range []string{"--perms", "--remount-ro"} {
+			if !strings.Contains(string(help), opt+" ") {
+				return nil, fmt.Errorf("%w: %s: %s has no %s option (bubblewrap 0.8 or newer is needed)", ErrUnavailable, mode, s.version, opt)
+			}
 		}
-	case ModeNamespaces:
-		if err := runProbe(nil, s.sysProcAttr()); err != nil {
-			return nil, fmt.Errorf("%w: %s: probe clone into new user, mount, pid, net, ipc and uts namespaces failed: %w", ErrUnavailable, mode, err)
+		s.features = bwrapFeatures{
+			size:          strings.Contains(string(help), "--size "),
+			disableUserns: strings.Contains(string(help), "--disable-userns "),
 		}
-	}
-	if s.policy.MaxProcs > 0 {
-		// Best effort: without a pids cgroup Describe says which process limit remains.
-		s.pids, _ = pidsParent()
+		s.host = hostLayout()
+		s.proc = procLayout()
 	}
 	return s, nil
 }
 
-// runProbe runs `prefix... true` with attr and reports how it failed.
-func runProbe(prefix []string, attr *syscall.SysProcAttr) error {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	argv := append(prefix, "true")
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SysProcAttr = attr
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if msg := strings.TrimSpace(string(out)); msg != "" {
-			return fmt.Errorf("%w: %s", err, msg)
+// inheritNoFds marks every file descriptor above 2 close-on-exec. Go opens its own that way,
+// but not the ones this process inherited (a leaky parent's pipes or sockets), which every
+// command would otherwise inherit in turn, through bwrap, into the sandbox.
+func inheritNoFds() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+			if errno == 0 && flags&syscall.FD_CLOEXEC == 0 {
+				syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, flags|syscall.FD_CLOEXEC)
+			}
 		}
-		return err
+	}
+}
+
+// probe runs `true` in the sandbox, through everything a command goes through.
+func (s *Sandbox) probe() error {
+	ws, err := os.MkdirTemp("", "labmate-probe-")
+	if err != nil {
+		return fmt.Errorf("%w: %s: probe workspace: %w", ErrUnavailable, s.mode, err)
+	}
+	defer os.RemoveAll(ws)
+	cmd, err := s.Command([]string{"true"}, []string{"PATH=/usr/bin:/bin"}, ws)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, s.mode, err)
+	}
+	defer s.Kill(cmd)
+	timer := time.AfterFunc(probeTimeout, func() { s.Kill(cmd) })
+	defer timer.Stop()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		what := "probe sandbox `true`"
+		if s.mode == ModeNamespaces {
+			what = "probe clone into new user, mount, pid, net, ipc and uts namespaces"
+		}
+		if msg := strings.TrimSpace(string(out)); msg != "" {
+			return fmt.Errorf("%w: %s: %s failed: %w: %s", ErrUnavailable, s.mode, what, err, msg)
+		}
+		return fmt.Errorf("%w: %s: %s failed: %w", ErrUnavailable, s.mode, what, err)
 	}
 	return nil
 }
 
-func resolve(p *Policy) Policy {
+func resolve(p *Policy) (Policy, error) {
 	var r Policy
 	if p != nil {
 		r = *p
+		r.Hide = slices.Clone(p.Hide)
 	}
 	if r.MemoryBytes == 0 {
 		r.MemoryBytes = DefaultMemoryBytes
@@ -162,21 +277,177 @@ func resolve(p *Policy) Policy {
 	if r.MaxProcs == 0 {
 		r.MaxProcs = DefaultMaxProcs
 	}
+	if r.CPUs == 0 {
+		r.CPUs = float64(runtime.NumCPU())
+	}
 	if r.MaxFileBytes == 0 {
 		r.MaxFileBytes = DefaultMaxFileBytes
 	}
-	return r
+	if r.DiskBytes == 0 {
+		r.DiskBytes = DefaultDiskBytes
+	}
+	if r.TmpBytes <= 0 {
+		r.TmpBytes = DefaultTmpBytes
+		if r.MemoryBytes > 0 {
+			r.TmpBytes = min(r.TmpBytes, r.MemoryBytes/4)
+		}
+	}
+	if err := CheckMemory(r.MemoryBytes); err != nil {
+		return r, fmt.Errorf("sandbox: %w", err)
+	}
+	if r.CPUs > 0 && r.CPUs < 0.01 {
+		return r, fmt.Errorf("sandbox: a CPU budget of %g cores is too small (at least 0.01)", r.CPUs)
+	}
+	if r.DiskBytes > 0 && r.DiskBytes < 1<<20 {
+		return r, fmt.Errorf("sandbox: a workspace quota of %s is too small (at least 1 MiB)", FormatSize(r.DiskBytes))
+	}
+	return r, nil
+}
+
+// CheckMemory says what is wrong with a memory budget of n bytes (n ≤ 0: none): less than an
+// interpreter needs to start, or more than this machine has.
+func CheckMemory(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if n < MinMemoryBytes {
+		return fmt.Errorf("a memory budget of %s is below the minimum of %s (an interpreter needs more to start)", FormatSize(n), FormatSize(MinMemoryBytes))
+	}
+	if host, err := HostMemory(); err == nil && n > host {
+		return fmt.Errorf("a memory budget of %s is more than this machine's %s of RAM", FormatSize(n), FormatSize(host))
+	}
+	return nil
 }
 
 // Mode returns the isolation mode in use.
 func (s *Sandbox) Mode() Mode { return s.mode }
 
-// MemoryLimit is the address-space limit (RLIMIT_AS) of every command, in bytes; 0: none.
+// MemoryLimit is the address-space limit (RLIMIT_AS) of every command, in bytes; 0: none. The
+// cgroup budget of the whole sandbox, when enforced, is the same number.
 func (s *Sandbox) MemoryLimit() int64 { return max(s.policy.MemoryBytes, 0) }
 
-// Describe names the mode and the limits really in force, in one line, e.g.
-// "bubblewrap 0.8.0: no network, read-only host, private /tmp, writable workspace, 4.0 GiB memory,
-// 256 processes, 1.0 GiB files".
+// Policy returns the policy in force, defaults filled in.
+func (s *Sandbox) Policy() Policy {
+	p := s.policy
+	p.Hide = slices.Clone(p.Hide)
+	return p
+}
+
+// Limit is one limit of the policy and how this sandbox enforces it.
+type Limit struct {
+	Name     string `json:"name"`     // "memory", "address space", "processes", "cpu", "disk", "file size", "/tmp"
+	Value    string `json:"value"`    // "4.0 GiB", "256", "2 CPUs", "unlimited"
+	Enforced bool   `json:"enforced"` // false: the limit is set but nothing enforces it here
+	How      string `json:"how"`      // the mechanism, or why there is none
+}
+
+// Limits lists every limit, what enforces it (cgroup v1 or v2, an rlimit, the quota watchdog,
+// the tmpfs size) or why nothing does.
+func (s *Sandbox) Limits() []Limit {
+	p := s.policy
+	var out []Limit
+	mem := Limit{Name: "memory", Value: "unlimited", Enforced: true, How: "no limit asked for"}
+	if p.MemoryBytes > 0 {
+		mem.Value = FormatSize(p.MemoryBytes)
+		switch how := s.cg.how(ctlMemory); {
+		case how != "" && s.cg.version == 1:
+			mem.How = how + " (memory.limit_in_bytes, memory.memsw.limit_in_bytes): every process of the sandbox with its /tmp and /dev/shm pages"
+		case how != "":
+			mem.How = how + " (memory.max, memory.swap.max 0): every process of the sandbox with its /tmp and /dev/shm pages"
+		default:
+			mem.Enforced = false
+			mem.How = "NOT enforced for the sandbox as a whole (each process still has RLIMIT_AS): no memory cgroup: " + s.cg.why(ctlMemory)
+		}
+	}
+	as := Limit{Name: "address space", Value: "unlimited", Enforced: true, How: "no limit asked for"}
+	if p.MemoryBytes > 0 {
+		as.Value = FormatSize(p.MemoryBytes) + " per process"
+		as.How = "RLIMIT_AS (prlimit): an oversized allocation fails recoverably (MemoryError, out of memory)"
+	}
+	procs := Limit{Name: "processes", Value: "unlimited", Enforced: true, How: "no limit asked for"}
+	if p.MaxProcs > 0 {
+		procs.Value = strconv.Itoa(p.MaxProcs)
+		switch how := s.cg.how(ctlPids); {
+		case how != "":
+			procs.How = how + " (pids.max): processes and threads of the whole sandbox"
+		case s.mode != ModeNone && os.Geteuid() != 0:
+			procs.How = "RLIMIT_NPROC in the sandbox's user namespace"
+		default:
+			procs.Enforced = false
+			procs.How = "NOT enforced: no pids cgroup (RLIMIT_NPROC never binds root): " + s.cg.why(ctlPids)
+		}
+	}
+	cpu := Limit{Name: "cpu", Value: "unlimited", Enforced: true, How: "no limit asked for"}
+	if p.CPUs > 0 {
+		cpu.Value = strconv.FormatFloat(p.CPUs, 'g', 4, 64) + " CPUs"
+		switch how := s.cg.how(ctlCPU); {
+		case how != "" && s.cg.version == 1:
+			cpu.How = how + " (cpu.cfs_quota_us per cpu.cfs_period_us)"
+		case how != "":
+			cpu.How = how + " (cpu.max)"
+		default:
+			cpu.Enforced = false
+			cpu.How = "NOT enforced: no cpu cgroup: " + s.cg.why(ctlCPU)
+		}
+	}
+	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}
+	if p.DiskBytes > 0 {
+		disk.Value = FormatSize(p.DiskBytes) + " of workspace growth per command"
+		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU; the kernel interrupts the cell, a command still writing %v later is killed", quotaMin, quotaMax, quotaGrace)
+		if s.cg == nil || len(s.cg.parents) == 0 {
+			disk.How += " (NOT killed here: without a cgroup its processes cannot be found)"
+		}
+	}
+	file := Limit{Name: "file size", Value: "unlimited", Enforced: true, How: "no limit asked for"}
+	if f := s.fileLimit(); f > 0 {
+		file.Value = FormatSize(f)
+		file.How = "RLIMIT_FSIZE (prlimit): the per-file cap, at most the disk quota"
+	}
+	tmp := Limit{Name: "/tmp", Value: "host's", Enforced: false, How: "NOT private: the host's /tmp (only bubblewrap gives the sandbox its own)"}
+	if s.mode == ModeBubblewrap {
+		tmp.Value = FormatSize(p.TmpBytes) + " (and " + FormatSize(shmBytes) + " /dev/shm)"
+		tmp.Enforced = s.features.size
+		tmp.How = "a private tmpfs with a size, holding $HOME; its pages count in the memory budget"
+		if !s.features.size {
+			tmp.How = "NOT capped: this bwrap has no --size (bubblewrap 0.8 has); its pages still count in the memory budget"
+		}
+	}
+	return append(out, mem, as, procs, cpu, disk, file, tmp)
+}
+
+// CheckLimits returns an error wrapping ErrUnenforced when the memory budget or the process
+// limit of the policy cannot be enforced for the sandbox as a whole; nil when they are (or
+// when none was asked for).
+func (s *Sandbox) CheckLimits() error {
+	var bad []string
+	for _, l := range s.Limits() {
+		if !l.Enforced && (l.Name == "memory" || l.Name == "processes") {
+			bad = append(bad, fmt.Sprintf("%s %s: %s", l.Name, l.Value, l.How))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrUnenforced, strings.Join(bad, "; "))
+}
+
+// fileLimit is RLIMIT_FSIZE: the per-file cap, at most the quota; 0: none.
+func (s *Sandbox) fileLimit() int64 {
+	f, d := s.policy.MaxFileBytes, s.policy.DiskBytes
+	switch {
+	case f > 0 && d > 0:
+		return min(f, d)
+	case f > 0:
+		return f
+	case d > 0:
+		return d
+	}
+	return 0
+}
+
+// Describe names the mode and the limits really in force, in one line, e.g. "bubblewrap 0.8.0:
+// no network, read-only /usr and minimal /etc, uid 1000, private 1.0 GiB /tmp, writable
+// workspace (dot-entries read-only); 4.0 GiB memory (cgroup v1), 256 processes (cgroup v1), …".
 func (s *Sandbox) Describe() string {
 	net := "no network"
 	if s.policy.Network || s.mode == ModeNone {
@@ -184,57 +455,71 @@ func (s *Sandbox) Describe() string {
 	}
 	switch s.mode {
 	case ModeBubblewrap:
-		return fmt.Sprintf("%s: %s, read-only host, private /tmp, writable workspace, %s", s.version, net, s.limits())
+		return fmt.Sprintf("%s: %s, read-only host /usr and minimal /etc (no /home, /root, /run, /var), uid %d, private %s /tmp, writable workspace (dot-entries read-only); %s",
+			s.version, net, UID, FormatSize(s.policy.TmpBytes), s.limits())
 	case ModeNamespaces:
-		return fmt.Sprintf("namespaces: %s, pid/ipc isolation, %s; filesystem NOT protected — install bubblewrap", net, s.limits())
+		return fmt.Sprintf("namespaces: %s, pid/ipc isolation; filesystem NOT protected — install bubblewrap; %s", net, s.limits())
 	default:
 		return fmt.Sprintf("none — NOT isolated: host filesystem, network and processes open; %s", s.limits())
 	}
 }
 
 func (s *Sandbox) limits() string {
-	mem, files := "unlimited memory", "unlimited file size"
-	if m := s.policy.MemoryBytes; m > 0 {
-		mem = formatBytes(m) + " memory"
-	}
-	if f := s.policy.MaxFileBytes; f > 0 {
-		files = formatBytes(f) + " files"
-	}
-	procs := "unlimited processes"
-	if n := s.policy.MaxProcs; n > 0 {
-		switch {
-		case s.pids != "":
-			procs = fmt.Sprintf("%d processes", n)
-		case s.mode != ModeNone && os.Geteuid() != 0:
-			// In the sandbox's own user namespace RLIMIT_NPROC counts only the sandbox.
-			procs = fmt.Sprintf("%d processes (RLIMIT_NPROC)", n)
+	var parts []string
+	for _, l := range s.Limits() {
+		var part string
+		switch l.Name {
+		case "memory":
+			part = l.Value + " memory"
+		case "processes":
+			part = l.Value + " processes"
+		case "cpu":
+			part = l.Value
+			if l.Value == "unlimited" {
+				part = "unlimited CPU"
+			}
+		case "disk":
+			part = strings.TrimSuffix(l.Value, " of workspace growth per command") + " disk quota"
+			if l.Value == "unlimited" {
+				part = "no disk quota"
+			}
+		case "file size":
+			part = l.Value + " files"
+			if l.Value == "unlimited" {
+				part = "unlimited file size"
+			}
 		default:
-			procs = "process limit NOT enforced (no writable pids cgroup)"
+			continue
 		}
+		switch how := l.How; {
+		case !l.Enforced:
+			part += " (NOT enforced)"
+		case strings.HasPrefix(how, "cgroup v"):
+			part += " (" + how[:len("cgroup v1")] + ")"
+		case strings.HasPrefix(how, "RLIMIT_NPROC"):
+			part += " (RLIMIT_NPROC)"
+		}
+		parts = append(parts, part)
 	}
-	return mem + ", " + procs + ", " + files
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%d bytes", n)
-	}
+	return strings.Join(parts, ", ")
 }
 
 // Command returns an unstarted command that runs argv in workspace, the only writable directory,
-// with exactly env: nil means an empty environment, the host's is never inherited, and in
-// ModeBubblewrap bwrap itself also sets PWD to the workspace. argv[0] is looked up in env's PATH.
+// with env: nil means an empty environment, the host's is never inherited. When env sets no
+// HOME the command gets a private, writable, empty one — never the workspace: Home in
+// ModeBubblewrap, elsewhere a new directory that Kill removes. In ModeBubblewrap bwrap also
+// sets PWD to the workspace. argv[0] is looked up in env's PATH.
+//
 // In ModeBubblewrap the readOnly paths (which, like workspace, may lie under /tmp) are the host
-// paths made visible inside; the other modes see the whole host anyway.
+// paths made visible inside; the other modes see the whole host anyway. Every top-level entry
+// of the workspace whose name starts with a dot (.git, .vscode, .envrc, …) is mounted read-only
+// over itself, so that code cannot plant a git hook or edit an editor's configuration; this
+// does not cover dot-entries the code creates, symlinked ones, or deeper ones (sub/.git).
 //
 // Every variable name in env must be a shell identifier. The command runs in its own process
-// group and is SIGKILLed if the thread that starts it dies. Call Kill when done with the command,
-// even after it has exited by itself: that releases its cgroup.
+// group and is SIGKILLed if the thread that starts it dies. Call Kill when done with the
+// command, even after it has exited by itself: that releases its cgroup and stops its quota
+// watchdog.
 func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("sandbox: empty argv")
@@ -249,6 +534,9 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 	if ws == "/" {
 		return nil, errors.New("sandbox: workspace / would make the whole host writable")
 	}
+	if slices.Contains(s.hide, ws) {
+		return nil, fmt.Errorf("sandbox: workspace %s is hidden from sandboxed code (Policy.Hide)", ws)
+	}
 	var ro []string
 	for _, p := range readOnly {
 		p, err := existingPath("read-only path", p, false)
@@ -261,31 +549,135 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		ro = append(ro, p)
 	}
 
+	c := &command{}
+	env = slices.Clone(env)
+	if env == nil {
+		env = []string{}
+	}
+	if _, ok := lookupEnv(env, "HOME"); !ok {
+		home := Home
+		if s.mode != ModeBubblewrap {
+			if home, err = os.MkdirTemp("", "labmate-home-"); err != nil {
+				return nil, fmt.Errorf("sandbox: private HOME: %w", err)
+			}
+			c.home = home
+		}
+		env = append(env, "HOME="+home)
+	}
 	args := s.limited(argv)
+	skip := map[string]bool{}
+	for _, p := range ro {
+		skip[p] = true
+	}
 	if s.mode == ModeBubblewrap {
-		args = append(append([]string{s.bwrap}, s.bwrapArgs(ws, ro)...), args...)
+		etc, err := stagedEtc(s.policy.Network)
+		if err != nil {
+			return nil, err
+		}
+		mounts := []mount{{path: ws, kind: mountWritable}}
+		for _, p := range ro {
+			mounts = append(mounts, mount{path: p, kind: mountReadOnly})
+		}
+		for _, p := range dotEntries(ws) {
+			if !skip[p] {
+				mounts = append(mounts, mount{path: p, kind: mountReadOnly})
+				skip[p] = true
+			}
+		}
+		for _, h := range s.hide {
+			fi, err := os.Stat(h)
+			if err != nil {
+				continue
+			}
+			visible := within(h, ws)
+			for _, p := range ro {
+				visible = visible || within(h, p)
+			}
+			if visible {
+				mounts = append(mounts, mount{path: h, kind: mountHidden, dir: fi.IsDir()})
+				skip[h] = true
+			}
+		}
+		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, mounts)...), args...)
 	}
 	cmd := &exec.Cmd{
 		Path:        args[0],
 		Args:        args,
-		Env:         append([]string{}, env...),
+		Env:         env,
 		Dir:         ws,
 		SysProcAttr: s.sysProcAttr(),
 	}
-	if s.pids != "" {
-		cg, err := newCgroup(s.pids, s.policy.MaxProcs)
-		if err != nil {
-			return nil, err
+	fail := func(err error) (*exec.Cmd, error) {
+		if c.cg != nil {
+			c.cg.remove()
 		}
-		// The shell joins the cgroup, then execs the command in place: everything the command
+		if c.home != "" {
+			os.RemoveAll(c.home)
+		}
+		return nil, err
+	}
+	if s.cg != nil && len(s.cg.parents) > 0 {
+		if c.cg, err = s.cg.create(s.policy); err != nil {
+			return fail(err)
+		}
+	}
+	var join []string
+	if c.cg != nil {
+		join = c.cg.procsFiles()
+	}
+	if len(join) > 0 {
+		// The shell joins the cgroups, then execs the command in place: everything the command
 		// ever forks is counted from its first instruction, with no race.
 		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env), filepath.Join(cg, "cgroup.procs")}, args...)
-		s.mu.Lock()
-		s.cgroups[cmd] = cg
-		s.mu.Unlock()
+		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env, join), wrapperName}, args...)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cmds[cmd] = c
+	if d := s.policy.DiskBytes; d > 0 {
+		w := &watchdog{root: ws, skip: skip, limit: d, cpu: func() (int64, bool) { return 0, false }}
+		if cg := c.cg; cg != nil {
+			w.cpu = cg.cpuTime
+			w.kill = func() { killCgroup(cg) }
+		}
+		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) } // waits for s.mu
+		c.quota = startWatchdog(w)
 	}
 	return cmd, nil
+}
+
+// breach records that cmd's workspace grew past its quota.
+func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {
+	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(s.policy.DiskBytes), ws)
+	if killed {
+		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.cmds[cmd]; c != nil {
+		c.exceeded = append(c.exceeded, err)
+	}
+}
+
+// Exceeded returns, oldest first, each time cmd ran into the sandbox's budget: errors wrapping
+// kernel.ErrOutOfMemory (the memory budget ran out and the kernel's OOM killer ended
+// processes) or kernel.ErrQuota (the workspace grew past its quota). It is nil for a command
+// that stayed within its budget, and after Kill.
+func (s *Sandbox) Exceeded(cmd *exec.Cmd) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cmds[cmd]
+	if c == nil {
+		return nil
+	}
+	if c.cg != nil {
+		if n, ok := c.cg.oomKills(); ok && n > c.oom {
+			c.exceeded = append(c.exceeded, fmt.Errorf("%w: the sandbox's %s budget (its processes, /tmp and /dev/shm together) ran out and the kernel's OOM killer ended %d process(es)",
+				kernel.ErrOutOfMemory, FormatSize(s.policy.MemoryBytes), n-c.oom))
+			c.oom = n
+		}
+	}
+	return slices.Clone(c.exceeded)
 }
 
 // limited prefixes argv with prlimit, which sets the rlimits and execs argv (found in the PATH
@@ -295,7 +687,7 @@ func (s *Sandbox) limited(argv []string) []string {
 	if m := s.policy.MemoryBytes; m > 0 {
 		flags = append(flags, fmt.Sprintf("--as=%d", m))
 	}
-	if f := s.policy.MaxFileBytes; f > 0 {
+	if f := s.fileLimit(); f > 0 {
 		flags = append(flags, fmt.Sprintf("--fsize=%d", f))
 	}
 	// RLIMIT_NPROC never binds root; for other users it binds per user namespace (kernel ≥ 5.14),
@@ -305,53 +697,6 @@ func (s *Sandbox) limited(argv []string) []string {
 	}
 	out := append([]string{s.prlimit}, flags...)
 	return append(append(out, "--"), argv...)
-}
-
-// bwrapArgs returns bwrap's options, ending with "--". The mounts that come after --tmpfs /tmp
-// may lie under /tmp; they are sorted so that a parent is mounted before what lies inside it.
-func (s *Sandbox) bwrapArgs(workspace string, readOnly []string) []string {
-	a := []string{"--unshare-all"}
-	if s.policy.Network {
-		a = append(a, "--share-net")
-	}
-	a = append(a,
-		// As root bwrap keeps every capability inside its user namespace, enough to remount
-		// the read-only host read-write: drop them all.
-		"--cap-drop", "ALL",
-		"--die-with-parent",
-		// No controlling terminal, so no TIOCSTI injection into the caller's terminal. Signals
-		// are unaffected: Target signals the interpreter itself, Kill the bwrap processes.
-		"--new-session",
-		"--ro-bind", "/", "/",
-		"--tmpfs", "/tmp",
-		"--dev", "/dev",
-		"--proc", "/proc",
-	)
-	type mount struct {
-		path     string
-		writable bool
-	}
-	var mounts []mount
-	for _, p := range readOnly {
-		mounts = append(mounts, mount{p, false})
-	}
-	if workspace != "" {
-		mounts = append(mounts, mount{workspace, true})
-	}
-	slices.SortStableFunc(mounts, func(x, y mount) int {
-		return strings.Count(x.path, "/") - strings.Count(y.path, "/")
-	})
-	for _, m := range mounts {
-		if m.writable {
-			a = append(a, "--bind", m.path, m.path)
-		} else {
-			a = append(a, "--ro-bind", m.path, m.path)
-		}
-	}
-	if workspace != "" {
-		a = append(a, "--chdir", workspace)
-	}
-	return append(a, "--")
 }
 
 func (s *Sandbox) sysProcAttr() *syscall.SysProcAttr {
@@ -410,12 +755,15 @@ func isIdentifier(s string) bool {
 	return s != ""
 }
 
-// wrapperScript is the /bin/sh -c script that joins the cgroup whose cgroup.procs is $0 and execs
-// "$@". dash rewrites IFS, OPTIND, PPID and PWD at startup (and exports PWD): restore them so the
-// command sees exactly env.
-func wrapperScript(env []string) string {
+// wrapperScript is the /bin/sh -c script that joins the cgroups whose cgroup.procs files are
+// join, then execs "$@". dash rewrites IFS, OPTIND, PPID and PWD at startup (and exports PWD):
+// restore them so the command sees exactly env.
+func wrapperScript(env, join []string) string {
 	var b strings.Builder
-	b.WriteString(`echo 0 >"$0" || exit 126`)
+	for _, f := range join {
+		fmt.Fprintf(&b, "echo 0 >%s || exit 126; ", shellQuote(f))
+	}
+	b.WriteString(":")
 	for _, name := range []string{"IFS", "OPTIND", "PPID", "PWD"} {
 		if v, ok := lookupEnv(env, name); ok {
 			fmt.Fprintf(&b, "; %s=%s", name, shellQuote(v))
@@ -502,21 +850,27 @@ func (s *Sandbox) classify(pid int) string {
 
 // Kill ends the started command's whole process tree with SIGKILL: its process group, every
 // descendant (in ModeBubblewrap and ModeNamespaces killing the pid namespace's init ends all
-// of the namespace) and everything in its pids cgroup, which it then removes. It waits up to 2 s
-// for the processes to die. Kill is safe to call twice, on an exited command and on one that was
-// never started; it does not reap cmd: call cmd.Wait.
+// of the namespace) and everything in its cgroup, which it then removes; it stops the quota
+// watchdog and removes the private HOME. It waits up to 2 s for the processes to die. Kill is
+// safe to call twice, on an exited command and on one that was never started; it does not reap
+// cmd: call cmd.Wait.
 func (s *Sandbox) Kill(cmd *exec.Cmd) error {
 	if cmd == nil {
 		return nil
 	}
 	s.mu.Lock()
-	cg := s.cgroups[cmd]
-	delete(s.cgroups, cmd)
+	c := s.cmds[cmd]
+	delete(s.cmds, cmd)
 	s.mu.Unlock()
-
-	if cg != "" {
-		// Forbid new processes first, so that a fork bomb cannot outrun the killing.
-		_ = os.WriteFile(filepath.Join(cg, "pids.max"), []byte("0"), 0)
+	if c == nil {
+		c = &command{}
+	}
+	if c.quota != nil {
+		c.quota.close()
+	}
+	cg := c.cg
+	if cg != nil {
+		cg.freeze()
 	}
 	var procs []procID
 	if cmd.Process != nil {
@@ -536,28 +890,46 @@ func (s *Sandbox) Kill(cmd *exec.Cmd) error {
 	deadline := time.Now().Add(killTimeout)
 	for {
 		left := 0
-		if cg != "" {
-			for _, pid := range cgroupProcs(cg) {
-				if st, ok := procfs.ReadStat(pid); ok && st.State != 'Z' {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-					left++
-				}
-			}
+		if cg != nil {
+			left += killProcs(cg.procs())
 		}
 		for _, p := range procs {
 			if p.alive() {
 				left++
 			}
 		}
-		if left == 0 && (cg == "" || removeCgroup(cg) == nil) {
+		if left == 0 && (cg == nil || cg.remove() == nil) {
+			if c.home != "" {
+				os.RemoveAll(c.home)
+			}
 			return nil
 		}
 		if time.Now().After(deadline) {
 			if left == 0 {
-				return fmt.Errorf("sandbox: kill: removing cgroup %s: %w", cg, removeCgroup(cg))
+				return fmt.Errorf("sandbox: kill: removing cgroup %s: %w", cg.dirs, cg.remove())
 			}
 			return fmt.Errorf("sandbox: kill: %d processes still alive after %v", left, killTimeout)
 		}
+		time.Sleep(500 * time.Microsecond)
+	}
+}
+
+// killProcs SIGKILLs the live processes among pids and says how many there were.
+func killProcs(pids []int) int {
+	n := 0
+	for _, pid := range pids {
+		if st, ok := procfs.ReadStat(pid); ok && st.State != 'Z' {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}
+
+// killCgroup kills everything in cg and waits (bounded) for it to be gone, leaving cg itself.
+func killCgroup(cg *cgroup) {
+	cg.freeze()
+	for deadline := time.Now().Add(killTimeout); killProcs(cg.procs()) > 0 && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
 	}
 }

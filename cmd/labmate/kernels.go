@@ -15,8 +15,13 @@ func newKernelsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "kernels",
-		Short: "List the kernels, their interpreter versions and the sandbox in use",
-		Args:  cobra.NoArgs,
+		Short: "List the kernels, their interpreter versions, the sandbox and which of its limits are enforced",
+		Long: `List the kernels and their interpreter versions, the sandbox labmate would use, and each
+limit of its default policy (the whole sandbox's memory with /tmp, processes, CPU, the workspace
+disk quota, the file size, /tmp) with what enforces it here: cgroup v1 or v2, an rlimit, the
+quota watchdog, the tmpfs size. When the memory or process limit cannot be enforced, commands
+that run code refuse unless --no-sandbox; the exit status is then 1.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			type row struct {
 				Name    string `json:"name"`
@@ -36,20 +41,29 @@ func newKernelsCmd() *cobra.Command {
 				})
 			}
 			wg.Wait()
-			var isolation, problem string
+			var isolation, problem, unenforced string
+			var limits []sandbox.Limit
 			if mode, err := sandbox.Detect(); err != nil {
 				problem = err.Error()
 			} else if sb, err := sandbox.New(mode, nil); err != nil {
 				problem = err.Error()
 			} else {
-				isolation = sb.Describe()
+				isolation, limits = sb.Describe(), sb.Limits()
+				if err := sb.CheckLimits(); err != nil {
+					unenforced = err.Error()
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(out).Encode(map[string]any{
+				err := json.NewEncoder(out).Encode(map[string]any{
 					"kernels": rows,
-					"sandbox": map[string]any{"available": problem == "", "description": isolation, "error": problem},
+					"sandbox": map[string]any{"available": problem == "", "description": isolation, "error": problem,
+						"limits": limits, "enforced": problem == "" && unenforced == "", "unenforced": unenforced},
 				})
+				if err == nil && (problem != "" || unenforced != "") {
+					return exitError{1}
+				}
+				return err
 			}
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "KERNEL\tVERSION")
@@ -66,7 +80,21 @@ func newKernelsCmd() *cobra.Command {
 					"!!! labmate refuses to run code without isolation unless you pass --no-sandbox !!!\n", problem)
 				return exitError{1}
 			}
-			fmt.Fprintf(out, "\nsandbox: %s\n", isolation)
+			fmt.Fprintf(out, "\nsandbox: %s\n\n", isolation)
+			w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "LIMIT\tVALUE\tENFORCED\tHOW")
+			for _, l := range limits {
+				enforced := "yes"
+				if !l.Enforced {
+					enforced = "NO"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l.Name, l.Value, enforced, l.How)
+			}
+			w.Flush()
+			if unenforced != "" {
+				fmt.Fprintf(out, "\n!!! labmate refuses to run code here unless you pass --no-sandbox (or --memory unlimited): %s !!!\n", unenforced)
+				return exitError{1}
+			}
 			return nil
 		},
 	}

@@ -3,8 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -89,18 +95,26 @@ func newVersionCmd() *cobra.Command {
 type sandboxFlags struct {
 	none    bool
 	network bool
-	memory  int64
+	memory  sizeFlag
+	disk    sizeFlag
+	cpus    cpusFlag
 }
 
 func (f *sandboxFlags) add(cmd *cobra.Command) {
+	f.memory.name, f.memory.check = "memory", sandbox.CheckMemory
+	f.disk.name, f.disk.check = "disk", checkDisk
 	cmd.Flags().BoolVar(&f.none, "no-sandbox", false, "run WITHOUT isolation (only when no sandbox is possible and you trust the code)")
 	cmd.Flags().BoolVar(&f.network, "network", false, "allow network access inside the sandbox")
-	cmd.Flags().Int64Var(&f.memory, "memory", 0, "address-space limit in bytes for the interpreter (default 4 GiB)")
+	cmd.Flags().Var(&f.memory, "memory", "memory budget of the whole sandbox — every process, /tmp and /dev/shm together — and each process's\n"+
+		"address-space limit, e.g. 2G, 512M, 4GiB (default 4G), or unlimited")
+	cmd.Flags().Var(&f.cpus, "cpus", fmt.Sprintf("CPU time the sandbox may use, in cores, e.g. 1.5 (default all %d of this machine)", runtime.NumCPU()))
+	cmd.Flags().Var(&f.disk, "disk", "workspace quota: how much the workspace may grow while a kernel runs, e.g. 20G (default 10G), or unlimited")
 }
 
-// open returns the sandbox to use: the best available, or none when asked for explicitly.
+// open returns the sandbox to use: the best available, or none when asked for explicitly. It
+// refuses when the memory or process limit cannot be enforced for the sandbox as a whole.
 func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
-	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory}
+	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory.n, CPUs: f.cpus.n, DiskBytes: f.disk.n, Hide: hiddenDirs()}
 	if f.none {
 		return sandbox.New(sandbox.ModeNone, policy)
 	}
@@ -109,5 +123,125 @@ func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
 		return nil, fmt.Errorf("no sandbox is available, so labmate refuses to run code: %w\n"+
 			"  install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox to run unisolated", err)
 	}
-	return sandbox.New(mode, policy)
+	sb, err := sandbox.New(mode, policy)
+	if err != nil {
+		return nil, err
+	}
+	if err := sb.CheckLimits(); err != nil {
+		return nil, fmt.Errorf("the sandbox's budget cannot be enforced here, so labmate refuses to run code: %w\n"+
+			"  run labmate as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes labmate …),\n"+
+			"  or pass --memory unlimited to run without a memory budget, or --no-sandbox to run unisolated", err)
+	}
+	return sb, nil
+}
+
+// hiddenDirs are the host paths a sandbox never shows, even inside a workspace that contains
+// them (labmate exec in the home directory): labmate's data and configuration, and the usual
+// places of the user's credentials.
+func hiddenDirs() []string {
+	var out []string
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = ""
+	}
+	for _, xdg := range []struct{ env, def string }{{"XDG_DATA_HOME", ".local/share"}, {"XDG_CONFIG_HOME", ".config"}} {
+		if d := os.Getenv(xdg.env); d != "" {
+			out = append(out, filepath.Join(d, "labmate"))
+		} else if home != "" {
+			out = append(out, filepath.Join(home, xdg.def, "labmate"))
+		}
+	}
+	if home != "" {
+		for _, p := range []string{".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials",
+			".password-store", ".config/gcloud", ".config/gh"} {
+			out = append(out, filepath.Join(home, p))
+		}
+	}
+	return out
+}
+
+// sizeFlag is a size in bytes with units (2G, 512M, 4GiB) or "unlimited" (-1); 0 means the
+// sandbox's default.
+type sizeFlag struct {
+	n     int64
+	name  string
+	check func(int64) error
+}
+
+func (f *sizeFlag) String() string {
+	switch {
+	case f.n < 0:
+		return "unlimited"
+	case f.n == 0:
+		return ""
+	}
+	return sandbox.FormatSize(f.n)
+}
+
+func (f *sizeFlag) Type() string { return "size" }
+
+func (f *sizeFlag) Set(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "unlimited", "none":
+		f.n = -1
+		return nil
+	}
+	n, err := sandbox.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("a --%s of 0 makes no sense (give a size such as 2G, or unlimited)", f.name)
+	}
+	if f.check != nil {
+		if err := f.check(n); err != nil {
+			return err
+		}
+	}
+	f.n = n
+	return nil
+}
+
+// checkDisk says what is wrong with a workspace quota of n bytes: too small to be meant, or
+// larger than any filesystem here.
+func checkDisk(n int64) error {
+	const minDisk = 64 << 20
+	if n < minDisk {
+		return fmt.Errorf("a workspace quota of %s is below the minimum of %s", sandbox.FormatSize(n), sandbox.FormatSize(minDisk))
+	}
+	var biggest int64
+	for _, dir := range []string{".", "/"} {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err == nil {
+			biggest = max(biggest, int64(st.Blocks)*st.Bsize)
+		}
+	}
+	if biggest > 0 && n > biggest {
+		return fmt.Errorf("a workspace quota of %s is more than the %s filesystem it would live on", sandbox.FormatSize(n), sandbox.FormatSize(biggest))
+	}
+	return nil
+}
+
+// cpusFlag is a number of cores, at most the machine's; 0 means all of them.
+type cpusFlag struct{ n float64 }
+
+func (f *cpusFlag) String() string {
+	if f.n == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(f.n, 'g', -1, 64)
+}
+
+func (f *cpusFlag) Type() string { return "cores" }
+
+func (f *cpusFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%q is not a number of cores (e.g. 1, 1.5)", s)
+	}
+	if n := runtime.NumCPU(); v < 0.01 || v > float64(n) {
+		return fmt.Errorf("%g cores: this machine has %d (give 0.01 to %d)", v, n, n)
+	}
+	f.n = v
+	return nil
 }

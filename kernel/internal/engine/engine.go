@@ -65,6 +65,7 @@ const (
 	bootTimeout      = 30 * time.Second
 	resendEvery      = 250 * time.Millisecond
 	resourceEvery    = 500 * time.Millisecond
+	budgetEvery      = 50 * time.Millisecond // how often a cell asks the sandbox about its budget
 )
 
 // Kernel is a kernel.Kernel running one interpreter process at a time.
@@ -174,8 +175,9 @@ func (k *Kernel) tag() string { return k.tags + strconv.FormatInt(k.n.Add(1), 10
 
 func (k *Kernel) env() []string {
 	env := []string{
+		// No HOME: the sandbox gives each interpreter a private one, so that what tools keep in
+		// ~/.cache and ~/.config never lands in the workspace.
 		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + k.ws,
 		"TMPDIR=/tmp",
 		"LANG=C.UTF-8",
 		"TERM=dumb",

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/internal/procfs"
@@ -21,6 +24,7 @@ const (
 	notStopped why = iota
 	byInterrupt
 	byTimeout
+	byQuota // the sandbox reported that the workspace grew past its quota
 )
 
 // run is the state of one Exec.
@@ -37,6 +41,8 @@ type run struct {
 	seen    int    // streams on which want's marker arrived
 	end     *mark  // want's side-channel end record
 	cellEnd *mark  // the cell's own end record, when it arrived while recovering
+	budget0 int    // the sandbox's budget overruns of this interpreter reported by earlier cells
+	over    []error
 }
 
 // Exec runs one cell; see kernel.Kernel.
@@ -79,7 +85,7 @@ func (k *Kernel) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Ste
 			return
 		}
 		defer os.Remove(path)
-		r := &run{k: k, p: p, yield: yield, start: time.Now(), want: k.tag()}
+		r := &run{k: k, p: p, yield: yield, start: time.Now(), want: k.tag(), budget0: p.overruns}
 		r.loop(ctx, c, path, rehash)
 	}
 }
@@ -121,6 +127,8 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 	}
 	res := time.NewTicker(resourceEvery)
 	defer res.Stop()
+	budget := time.NewTicker(budgetEvery)
+	defer budget.Stop()
 	ctxDone := ctx.Done()
 	var grace *time.Timer
 	var resend *time.Ticker
@@ -163,7 +171,14 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 			} else {
 				k.signal(p)
 			}
+		case <-budget.C:
+			for _, err := range r.overruns() {
+				if errors.Is(err, kernel.ErrQuota) {
+					stop(byQuota)
+				}
+			}
 		case <-graceC:
+			r.over = r.overruns()
 			p.kill()
 			r.finishKilled()
 			return
@@ -243,6 +258,9 @@ func (r *run) finish() {
 		// The cell failed on its own; an interrupt that came after did not change that.
 		r.res.Status = protocol.StatusError
 		r.res.Error, r.res.Line = end.msg, end.line
+	case r.stopped == byQuota:
+		r.res.Status = protocol.StatusError
+		r.res.Error = "the cell was interrupted; the workspace is kept"
 	case r.stopped == byTimeout:
 		r.res.Status = protocol.StatusTimeout
 		r.res.Error = fmt.Sprintf("cell exceeded its time limit and was interrupted after %s; the workspace is kept", time.Since(r.start).Round(time.Millisecond))
@@ -250,6 +268,8 @@ func (r *run) finish() {
 		r.res.Status = protocol.StatusInterrupted
 		r.res.Error = "interrupted; the workspace is kept"
 	}
+	r.over = r.overruns()
+	r.explain()
 	switch r.res.Status {
 	case protocol.StatusOK, protocol.StatusError:
 		r.event(protocol.EventFinished, string(r.res.Status))
@@ -267,20 +287,57 @@ func (r *run) finishKilled() {
 	}
 	r.res.Error = fmt.Sprintf("the interpreter did not stop within %s of the interrupt and was killed; the workspace is lost (Restart the kernel)", r.k.opts.Grace)
 	r.res.ExitCode = exitStatus(r.p)
+	r.explain()
 	r.event(protocol.EventCrashed, r.res.Error)
 	r.result()
 }
 
 func (r *run) crashed(detail string) {
+	r.over = r.overruns() // before Kill, which makes the sandbox forget the command
 	r.p.kill()
 	r.res.Status = protocol.StatusCrashed
 	r.res.Error = detail + "; the workspace is lost (Restart the kernel)"
 	r.res.ExitCode = exitStatus(r.p)
+	r.explain()
 	r.event(protocol.EventCrashed, r.res.Error)
 	r.result()
 }
 
+// overruns are the sandbox's budget overruns not reported by an earlier cell: those of this
+// cell, and of processes the interpreter left running between cells.
+func (r *run) overruns() []error {
+	errs := r.k.opts.Sandbox.Exceeded(r.p.cmd)
+	if len(errs) <= r.budget0 {
+		return nil
+	}
+	return errs[r.budget0:]
+}
+
+// explain puts what the sandbox's budget did during the cell first in the result's error: a
+// cell in which a process was killed for memory, or that was stopped by the workspace quota,
+// is not ok even if its own code did not notice.
+func (r *run) explain() {
+	if len(r.over) == 0 {
+		return
+	}
+	var why []string
+	for _, err := range r.over {
+		if msg := err.Error(); !slices.Contains(why, msg) {
+			why = append(why, msg)
+		}
+	}
+	if r.res.Status == protocol.StatusOK {
+		r.res.Status = protocol.StatusError
+	}
+	if r.res.Error == "" {
+		r.res.Error = strings.Join(why, "; ")
+	} else {
+		r.res.Error = strings.Join(why, "; ") + "; " + r.res.Error
+	}
+}
+
 func (r *run) result() {
+	r.p.overruns = r.budget0 + len(r.over)
 	r.res.DurationS = time.Since(r.start).Seconds()
 	r.res.OutputBytes = r.out
 	if !r.quiet {

@@ -48,6 +48,8 @@ type proc struct {
 	items chan item
 	// active is set while a cell (or boot) runs; idle output is dropped, markers never.
 	active atomic.Bool
+	// overruns is how many of the sandbox's budget overruns (Exceeded) cells have reported.
+	overruns int
 
 	exited   chan struct{}
 	gone     chan struct{} // closed by kill: readers stop blocking on items

@@ -1,0 +1,49 @@
+package shell_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/kerneltest"
+	"github.com/labmate/labmate/kernel/shell"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
+)
+
+// TestQuotaStopsCell: dd writing file after file into the workspace is interrupted at the
+// quota, and the cell's result says why.
+func TestQuotaStopsCell(t *testing.T) {
+	mode, err := sandbox.Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(mode, &sandbox.Policy{DiskBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.CheckLimits(); err != nil && os.Geteuid() != 0 {
+		t.Skip(err)
+	}
+	ws := t.TempDir()
+	k, err := shell.Start(context.Background(), &kernel.Options{Sandbox: sb, Workspace: ws, Grace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "for i in $(seq 20); do dd if=/dev/zero of=f$i bs=1M count=100 status=none; echo f$i; done", Timeout: time.Minute})
+	if r.Err != nil || r.Res.Status != protocol.StatusError || !strings.HasPrefix(r.Res.Error, "workspace quota exceeded: ") || !strings.Contains(r.Res.Error, "of 256 MiB") {
+		t.Fatalf("%v %+v; want error: workspace quota exceeded: … of 256 MiB\n%s", r.Err, r.Res, r.Output())
+	}
+	if n := len(r.Stdout); n > 6 {
+		t.Errorf("%d files of 100 MiB written past a 256 MiB quota", n)
+	}
+	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "echo $HOME $(whoami)"}); r.Res == nil || r.Res.Status != protocol.StatusOK ||
+		strings.Join(r.Stdout, "") != sandbox.Home+" "+sandbox.User {
+		t.Errorf("the next cell: %+v %q", r.Res, r.Stdout)
+	}
+	t.Log(r.Res.Error)
+}

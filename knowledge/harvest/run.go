@@ -61,7 +61,8 @@ func run(ctx context.Context, sb Sandbox, what, install string, argv []string, t
 	if !installed(argv[0]) {
 		return nil, nil, fmt.Errorf("%w: %s: %s not found in %s (install the Debian package %s)", knowledge.ErrBadSource, what, argv[0], path, install)
 	}
-	env := []string{"PATH=" + path, "HOME=" + dir, "TMPDIR=/tmp", "LANG=C.UTF-8", "TERM=dumb",
+	// No HOME: the sandbox gives the interpreter a private, empty one.
+	env := []string{"PATH=" + path, "TMPDIR=/tmp", "LANG=C.UTF-8", "TERM=dumb",
 		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}
 	cmd, err := sb.Command(argv, env, dir)
 	if err != nil {

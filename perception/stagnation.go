@@ -62,7 +62,7 @@ type stagnation struct {
 	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
 	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
 	rawCPU, cpuGone float64
-	silent   protocol.VerdictState // the silence state reported
+	silent          protocol.VerdictState // the silence state reported
 
 	frozenRun   int
 	frozenSince time.Time

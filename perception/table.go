@@ -29,9 +29,9 @@ import (
 // row's other samples. Reading a line allocates nothing: names are slices of the header line.
 type table struct {
 	header
-	rows  int  // rows read under this header
-	index bool // its rows carry a leading index (a pandas frame)
-	other int  // lines since the last row that were not rows
+	rows  int    // rows read under this header
+	index bool   // its rows carry a leading index (a pandas frame)
+	other int    // lines since the last row that were not rows
 	cand  header // the line just read, when it could be a new header
 }
 

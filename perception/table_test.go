@@ -270,4 +270,3 @@ func TestThresholdSettings(t *testing.T) {
 		t.Error("New accepted an unknown detector in Off")
 	}
 }
-

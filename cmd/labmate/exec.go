@@ -75,7 +75,8 @@ operation_ack, operation_start, one operation_progress per observation (with the
 when it changes), and operation_complete or operation_failed.
 
 Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an error or crash,
-3 when perception stopped it (hot-fix), 124 on a timeout, 130 when interrupted, 2 when
+3 when perception stopped it (hot-fix; also when its Error came on the last lines
+of a cell that finished before the interrupt), 124 on a timeout, 130 when interrupted, 2 when
 labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -297,7 +297,8 @@ func TestCorpus(t *testing.T) {
 		}
 		caught++
 		last := o.verdicts[len(o.verdicts)-1].Detector
-		if !o.interrupt.IsZero() && !o.onset.IsZero() {
+		f, _ := o.terminal.Payload.(*protocol.Failed)
+		if byHotfix := f != nil && f.Reason == protocol.ReasonInterrupted; byHotfix && !o.interrupt.IsZero() && !o.onset.IsZero() {
 			stopped++
 			after := o.interrupt.Sub(o.onset)
 			budget := stopBudget(p, o.onset.Sub(o.begin))
@@ -308,8 +309,10 @@ func TestCorpus(t *testing.T) {
 			}
 			t.Logf("faulty %s: onset at %.1f s, stopped %v after it by %s (wall %v, runs %v to its end)", p.name, o.onset.Sub(o.begin).Seconds(),
 				after.Round(time.Millisecond), last, o.wall.Round(time.Millisecond), p.runtime)
-		} else if o.interrupt.IsZero() {
-			t.Logf("faulty %s: caught by %s; it ended by itself (wall %v)", p.name, last, o.wall.Round(time.Millisecond))
+		} else if byHotfix {
+			t.Logf("faulty %s: stopped by %s before it logged its onset (wall %v)", p.name, last, o.wall.Round(time.Millisecond))
+		} else {
+			t.Logf("faulty %s: caught by %s; it ended by itself, %s (wall %v)", p.name, last, o.terminal.Type, o.wall.Round(time.Millisecond))
 		}
 		if p.runtime > 10*time.Second {
 			long++

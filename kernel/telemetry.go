@@ -2,18 +2,21 @@ package kernel
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/labmate/labmate/protocol"
 )
 
 // ParseSamples reads telemetry from one line of printed output: every `name = number`,
 // `name: number` or `name=number` pair becomes a sample (Octave's `x = 3.2000` display
-// included). When a line also carries `t` or `time`, that value becomes the simulation time
-// of the other samples on the line: `t=0.1 y=2e5` is one sample y=2e5 at t=0.1. Lines
-// without '=' or ':' cost no allocation.
+// included). A line without '=' or ':' that is made only of two or more `name number` pairs,
+// separated by blanks, '|', ',' or ';' — `epoch 8 | loss nan`, `epoch 8 loss 0.31`,
+// `iter 12, residual 3e-5` — gives a sample per pair too. When a line also carries `t` or
+// `time`, that value becomes the simulation time of the other samples on the line:
+// `t=0.1 y=2e5` is one sample y=2e5 at t=0.1. Lines that give no sample cost no allocation.
 func ParseSamples(line string) []*protocol.Sample {
 	if !hasSep(line) {
-		return nil
+		return prosePairs(line)
 	}
 	var out []*protocol.Sample
 	var t *float64
@@ -39,6 +42,109 @@ func ParseSamples(line string) []*protocol.Sample {
 		s.T = t
 	}
 	return out
+}
+
+// prosePairs reads a line made only of `name number` pairs (at least two).
+func prosePairs(line string) []*protocol.Sample {
+	pairs, ok := scanPairs(line, nil)
+	if !ok || pairs < 2 {
+		return nil
+	}
+	out := make([]*protocol.Sample, 0, pairs)
+	scanPairs(line, func(name string, v float64) {
+		out = append(out, &protocol.Sample{Name: name, Value: v, Source: protocol.FromStdout})
+	})
+	var t *float64
+	kept := out[:0]
+	for _, s := range out {
+		if s.Name == "t" || s.Name == "time" {
+			tv := s.Value
+			t = &tv
+			continue
+		}
+		kept = append(kept, s)
+	}
+	for _, s := range kept {
+		s.T = t
+	}
+	return kept
+}
+
+// scanPairs walks the tokens of line, which must alternate name, number; it reports the
+// number of pairs and whether the whole line was pairs, calling f (when not nil) for each.
+func scanPairs(line string, f func(name string, v float64)) (int, bool) {
+	n := 0
+	var name string
+	for i := 0; i < len(line); {
+		for i < len(line) && isPairSep(line[i]) {
+			i++
+		}
+		if i >= len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && !isPairSep(line[j]) {
+			j++
+		}
+		tok := line[i:j]
+		i = j
+		if name == "" {
+			if !isName(tok) {
+				return n, false
+			}
+			name = tok
+			continue
+		}
+		if !isNumberLike(tok) {
+			return n, false
+		}
+		v, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			return n, false
+		}
+		if f != nil {
+			f(name, v)
+		}
+		name = ""
+		n++
+	}
+	return n, name == ""
+}
+
+func isPairSep(c byte) bool { return c == ' ' || c == '\t' || c == '|' || c == ',' || c == ';' }
+
+func isName(s string) bool {
+	if s == "" || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isNameChar(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return s[len(s)-1] != '.'
+}
+
+// isNumberLike filters tokens before ParseFloat, whose failure allocates: digits with an
+// optional sign, dot and exponent, or nan, inf or infinity in any case.
+func isNumberLike(s string) bool {
+	if s[0] == '+' || s[0] == '-' {
+		s = s[1:]
+	}
+	if strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity") {
+		return true
+	}
+	digits := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == '.' || c == 'e' || c == 'E' || ((c == '+' || c == '-') && i > 0 && s[i-1]|0x20 == 'e'):
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 func hasSep(s string) bool {

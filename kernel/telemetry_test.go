@@ -37,6 +37,17 @@ func TestParseSamples(t *testing.T) {
 		{"ratio = 3/4", nil},
 		{"url: http://example.org", nil},
 		{"2x = 5", nil},
+		// Prose pairs: a line of name-number pairs only, at least two.
+		{"epoch 8 | loss nan", []*protocol.Sample{s("epoch", 8, nil), s("loss", math.NaN(), nil)}},
+		{"epoch 8 loss nan", []*protocol.Sample{s("epoch", 8, nil), s("loss", math.NaN(), nil)}},
+		{"iter 12, residual 3e-5; step -Inf", []*protocol.Sample{s("iter", 12, nil), s("residual", 3e-5, nil), s("step", math.Inf(-1), nil)}},
+		{"t 0.5 x 2", []*protocol.Sample{s("x", 2, f(0.5))}},
+		{"epoch 8", nil},                   // one pair: too little to tell from prose
+		{"between 3 and", nil},             // not all pairs
+		{"found 3 errors in 2 files", nil}, // a word where a number should be
+		{"Step 100 of 200 done", nil},
+		{"0 300 -906.24 0", nil},
+		{"x 1e", nil},
 	} {
 		got := kernel.ParseSamples(c.line)
 		if d := cmp.Diff(c.want, got, cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })); d != "" {
@@ -46,8 +57,10 @@ func TestParseSamples(t *testing.T) {
 }
 
 func TestParseSamplesNoAllocWithoutPairs(t *testing.T) {
-	if n := testing.AllocsPerRun(100, func() { kernel.ParseSamples("plain output line with no pairs") }); n != 0 {
-		t.Errorf("%v allocations for a line without pairs", n)
+	for _, line := range []string{"plain output line with no pairs", "iteration information Inf done", "epoch 8 loss", "  0 300 -906.24 0 -896.35 3493.3"} {
+		if n := testing.AllocsPerRun(100, func() { kernel.ParseSamples(line) }); n != 0 {
+			t.Errorf("%v allocations for %q, a line without pairs", n, line)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
@@ -30,6 +31,9 @@ type Plan struct {
 	Cell   *kernel.Cell
 	Hotfix protocol.Hotfix
 	Watch  *perception.Config
+	// Follow are the workspace files whose new lines are observed while the cell runs: the
+	// request's, and those the code visibly writes its progress to (FollowTargets).
+	Follow []string
 }
 
 // Check validates an exec request before anything runs. Its errors wrap ErrRejected and
@@ -50,11 +54,32 @@ func Check(req *protocol.Request) (*Plan, error) {
 	if req.ExpectSilenceS < 0 {
 		return nil, fmt.Errorf("%w: expect_silence_s: %v is negative", ErrRejected, req.ExpectSilenceS)
 	}
+	profile := perception.ProfileFor(req.Kernel, req.Code)
+	if req.Profile != "" {
+		var err error
+		if profile, err = perception.ParseProfile(req.Profile); err != nil {
+			return nil, fmt.Errorf("%w: profile: %w", ErrRejected, err)
+		}
+	}
+	th, err := perception.ParseThresholds(req.Perception)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err) // "perception: bad config: silence=…"
+	}
+	if err := checkFollow(req.Follow); err != nil {
+		return nil, fmt.Errorf("%w: follow: %w", ErrRejected, err)
+	}
 	p := &Plan{
 		Kernel: req.Kernel,
 		Cell:   &kernel.Cell{Code: req.Code, Timeout: seconds(req.TimeoutS)},
 		Hotfix: req.Hotfix,
-		Watch:  &perception.Config{Watch: req.Watch, Expect: perception.Expectation{Silence: seconds(req.ExpectSilenceS)}},
+		Watch: &perception.Config{Watch: req.Watch, Expect: perception.Expectation{Silence: seconds(req.ExpectSilenceS)},
+			Thresholds: th, Profile: profile, Code: req.Code},
+		Follow: append([]string(nil), req.Follow...),
+	}
+	for _, f := range FollowTargets(req.Kernel, req.Code) {
+		if !slices.Contains(p.Follow, f) && len(p.Follow) < maxFollowed {
+			p.Follow = append(p.Follow, f)
+		}
 	}
 	switch p.Hotfix {
 	case "":
@@ -67,7 +92,10 @@ func Check(req *protocol.Request) (*Plan, error) {
 		return nil, fmt.Errorf("%w: code: %w", ErrRejected, err)
 	}
 	if _, err := perception.New(p.Watch); err != nil {
-		return nil, fmt.Errorf("%w: watch: %w", ErrRejected, err)
+		if errors.Is(err, perception.ErrBadConstraint) {
+			return nil, fmt.Errorf("%w: watch: %w", ErrRejected, err)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	return p, nil
 }
@@ -83,11 +111,19 @@ type Options struct {
 }
 
 // Exec runs a checked plan in k. It yields operation_start, one operation_progress per
-// observation — carrying perception's verdict whenever it changes — and exactly one terminal
-// message: operation_complete, or operation_failed whose reason is "interrupted" with the
-// triggering verdict as evidence when the Hot-Fix policy stopped the run. When the kernel's
-// plumbing breaks (a dead or closed kernel) the terminal message is operation_failed with
-// reason "error" and the error's text.
+// observation — the kernel's, the lines of followed files, and the telemetry perception's
+// profile parsed from a line — carrying perception's verdict whenever it changes, and
+// exactly one terminal message.
+//
+// The verdict decides the outcome: when the Hot-Fix policy acted on an Error (or, under
+// on_warning, a Warning) seen before the cell's end, the terminal message is operation_failed
+// with reason "interrupted" and that verdict as evidence — also when the cell finished on its
+// own before the interrupt took hold (a violation on one of its last lines), since its
+// result is still the one the verdict condemned. A crash, and a cell whose own error message
+// triggered the Hot-Fix, keep their reason, with perception's verdict attached. Otherwise the terminal
+// message is operation_complete, or operation_failed as the kernel's result says. When the
+// kernel's plumbing breaks (a dead or closed kernel) it is operation_failed with reason
+// "error" and the error's text.
 func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq[*Message] {
 	if opts == nil {
 		opts = &Options{}
@@ -104,6 +140,12 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		var trigger *protocol.Verdict // the verdict that made the Hot-Fix interrupt
 		var res *protocol.Result
 		listening := true
+		send := func(m *Message) {
+			if listening && !yield(m) {
+				listening = false // stop yielding; the kernel finishes the cell (or is interrupted) below
+				k.Interrupt()
+			}
+		}
 		hotfix := func(v *protocol.Verdict) {
 			if v != nil && trigger == nil && perception.Interrupts(p.Hotfix, v) {
 				trigger = v
@@ -114,6 +156,38 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		judged := make(chan *protocol.Verdict, 1)
 		judgeCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		var observe func(o *protocol.Observation)
+		observe = func(o *protocol.Observation) {
+			v := mon.Observe(o)
+			hotfix(v)
+			if esc.Should(v, o.Time) {
+				go judge(judgeCtx, opts.Judge, mon.Window(), v, judged)
+			}
+			send(&Message{protocol.TypeProgress, &protocol.Progress{Observation: o, Verdict: v}})
+			for _, s := range mon.Parsed() { // telemetry the profile read from this line
+				if s.T != nil {
+					t := *s.T
+					s.T = &t
+				}
+				send(&Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: &s}}})
+			}
+			if o.Kind == protocol.ObsFile && o.Line != "" { // the kernel parses printed lines; file lines are parsed here
+				for _, s := range kernel.ParseSamples(o.Line) {
+					s.Source = protocol.FromFile
+					observe(&protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s})
+				}
+			}
+		}
+		takeJudged := func() {
+			select {
+			case jv := <-judged:
+				hotfix(jv)
+				send(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: jv}})
+			default:
+			}
+		}
+		fol := newFollower(k.Info().Workspace, p.Follow)
+		defer fol.close()
 		for step, err := range k.Exec(ctx, p.Cell) {
 			if err != nil {
 				if listening {
@@ -125,25 +199,14 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 				res = step.Result
 				continue
 			}
-			v := mon.Observe(step.Observation)
-			hotfix(v)
-			if esc.Should(v, step.Observation.Time) {
-				go judge(judgeCtx, opts.Judge, mon.Window(), v, judged)
+			observe(step.Observation)
+			if now := time.Now(); fol.due(now) {
+				fol.poll(now, false, observe)
 			}
-			if listening && !yield(&Message{protocol.TypeProgress, &protocol.Progress{Observation: step.Observation, Verdict: v}}) {
-				listening = false // stop yielding; the kernel finishes the cell (or is interrupted) below
-				k.Interrupt()
-			}
-			select {
-			case jv := <-judged:
-				hotfix(jv)
-				if listening && !yield(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: jv}}) {
-					listening = false
-					k.Interrupt()
-				}
-			default:
-			}
+			takeJudged()
 		}
+		fol.poll(time.Now(), true, observe) // what the files gained up to the cell's end
+		takeJudged()
 		if !listening {
 			return
 		}
@@ -166,13 +229,25 @@ func judge(ctx context.Context, j perception.Judge, window []*protocol.Observati
 	}
 }
 
-// terminal reports the result: a hot-fixed run fails as interrupted with the triggering
-// verdict; a failed run carries perception's verdict as evidence when it saw something.
+// terminal reports the result. A run the Hot-Fix acted on fails as interrupted with the
+// triggering verdict — whether the interrupt stopped it, a timeout came first, the cell had
+// just finished by itself, or it failed while the interrupt was on its way (a shell cell's
+// command killed by the SIGINT exits 130; pw.x may exit on its own error first): the verdict
+// was seen before the end, and it decides. Two failures keep their own reason: a crash (the
+// workspace is lost, which the agent must know), and an error whose own message is what
+// triggered the Hot-Fix (an Octave `error:`, a Python traceback: the cell stopped itself).
+// A failed run carries perception's verdict as evidence when it saw something.
 func terminal(res *protocol.Result, trigger *protocol.Verdict, final protocol.Verdict) *Message {
-	if trigger != nil && (res.Status == protocol.StatusInterrupted || res.Status == protocol.StatusTimeout) {
+	ownFailure := res.Status == protocol.StatusCrashed ||
+		res.Status == protocol.StatusError && trigger != nil && trigger.Detector == perception.DetectorLanguage
+	if trigger != nil && !ownFailure {
+		msg := fmt.Sprintf("hot-fix: %s: %s", trigger.Detector, trigger.Message)
+		if res.Status == protocol.StatusOK {
+			msg += " (the cell finished before the interrupt took hold; its result is not to be trusted)"
+		}
 		return &Message{protocol.TypeFailed, &protocol.Failed{
 			Reason:  protocol.ReasonInterrupted,
-			Error:   fmt.Sprintf("hot-fix: %s: %s", trigger.Detector, trigger.Message),
+			Error:   msg,
 			Verdict: trigger,
 			Result:  res,
 		}}

@@ -6,13 +6,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -33,6 +37,10 @@ func TestCheck(t *testing.T) {
 		{"hotfix", func(r *protocol.Request) { r.Hotfix = "sometimes" }, `hotfix "sometimes"`},
 		{"binary", func(r *protocol.Request) { r.Code = "\xff\xfe" }, "not UTF-8"},
 		{"watch", func(r *protocol.Request) { r.Watch = []string{"x <"} }, "watch"},
+		{"profile", func(r *protocol.Request) { r.Profile = "vasp" }, `profile: perception: bad config: unknown profile "vasp"`},
+		{"perception", func(r *protocol.Request) { r.Perception = map[string]string{"silence": "soon"} }, `rejected: perception: bad config: silence="soon"`},
+		{"detector", func(r *protocol.Request) { r.Perception = map[string]string{"telepathy": "off"} }, `unknown perception setting "telepathy"`},
+		{"follow", func(r *protocol.Request) { r.Follow = []string{"../../etc/shadow"} }, "follow: \"../../etc/shadow\" is not a relative path"},
 	} {
 		r := ok
 		c.edit(&r)
@@ -106,7 +114,7 @@ func TestHotfixStopsDivergence(t *testing.T) {
 
 func TestHotfixOffObservesOnly(t *testing.T) {
 	k := start(t)
-	code := "import math\nfor i in range(5):\n    print('x =', math.nan if i == 2 else i)\nprint('done')"
+	code := "import math\nfor i in range(5):\n    print('x =', math.nan if i >= 2 else i)\nprint('done')"
 	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: code, Hotfix: protocol.HotfixOff})
 	var sawError, sawDone bool
 	for _, m := range msgs {
@@ -156,7 +164,7 @@ func TestDeadKernelFails(t *testing.T) {
 // line carries its own time stamp) to the Hot-Fix's interrupt being sent.
 func BenchmarkHotfixLatency(b *testing.B) {
 	k := start(b)
-	code := "import time\ntime.sleep(0.01)\nprint('at %.6f x = nan' % time.time(), flush=True)\ntime.sleep(30)"
+	code := "import time\nprint('x = 1', flush=True)\nprint('x = nan', flush=True)\ntime.sleep(0.01)\nprint('at %.6f x = nan' % time.time(), flush=True)\ntime.sleep(30)"
 	p, err := operation.Check(&protocol.Request{Kind: "exec", Kernel: "python", Code: code})
 	if err != nil {
 		b.Fatal(err)
@@ -220,5 +228,63 @@ func TestJudgeEscalation(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(asked, "\n"), "RuntimeWarning: overflow") {
 		t.Errorf("the judge's window lacks the warning: %q", asked)
+	}
+}
+
+// TestLateViolationNeverSucceeds: a --watch violated on the very last sample, when the cell
+// finishes before the interrupt can take hold, must still end as operation_failed
+// (interrupted, with the constraint's verdict) — every time. It runs the case 200 times,
+// on four kernels at once, with the violation logged by the helper and printed on stdout.
+func TestLateViolationNeverSucceeds(t *testing.T) {
+	cases := []struct {
+		code  string
+		watch string
+	}{
+		{"for i in range(5):\n    labmate.log('x', i)", "x < 4"},
+		{"for i in range(6):\n    print('x =', i)", "x < 5"},
+		{"print('progress: 1 of 1')\nlabmate.log('temperature', 401)", "temperature < 400"},
+	}
+	const runs, kernels = 200, 4
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	for w := range kernels {
+		k := start(t)
+		wg.Go(func() {
+			for i := w; i < runs; i += kernels {
+				c := cases[i%len(cases)]
+				p, err := operation.Check(&protocol.Request{Kind: "exec", Kernel: "python", Code: c.code, Watch: []string{c.watch}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var sawError bool
+				var last *operation.Message
+				for m := range operation.Exec(context.Background(), k, p, nil) {
+					if pr, ok := m.Payload.(*protocol.Progress); ok && pr.Verdict != nil && pr.Verdict.State == protocol.Error {
+						sawError = true
+					}
+					last = m
+				}
+				key := string(last.Type)
+				if f, ok := last.Payload.(*protocol.Failed); ok {
+					key += "/" + string(f.Reason)
+					if f.Verdict == nil || f.Verdict.Detector != perception.DetectorConstraint {
+						key += "/no constraint verdict"
+					}
+				}
+				if !sawError {
+					key += "/no Error verdict in the stream"
+				}
+				mu.Lock()
+				outcomes[key]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	want := map[string]int{"operation_failed/interrupted": runs}
+	if diff := cmp.Diff(want, outcomes); diff != "" {
+		t.Errorf("outcomes of %d late violations (-want +got):\n%s", runs, diff)
 	}
 }

@@ -3,6 +3,8 @@ package perception
 import (
 	"fmt"
 	"math"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +140,91 @@ func TestSteadyPathAllocations(t *testing.T) {
 		}
 		if v := m.Verdict(); v.State != protocol.Normal {
 			t.Errorf("%s: the healthy stream raised %+v", name, v)
+		}
+	}
+}
+
+// profileStreams are real outputs (testdata/profiles) as stdout lines, with the profile
+// that reads them: the steady path of the profile parsers.
+func profileStreams(tb testing.TB) []struct {
+	name string
+	cfg  *Config
+	obs  []*protocol.Observation
+} {
+	tb.Helper()
+	load := func(file string) []*protocol.Observation {
+		b, err := os.ReadFile("testdata/profiles/" + file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var obs []*protocol.Observation
+		for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+			obs = append(obs, stdout(float64(i)*0.01, l))
+		}
+		return obs
+	}
+	var csv []*protocol.Observation
+	csv = append(csv, stdout(0, "epoch,loss,accuracy,lr"))
+	for i := 1; i < 2000; i++ {
+		x := float64(i)
+		csv = append(csv, stdout(x*0.01, fmt.Sprintf("%d,%.6f,%.4f,%.2e", i, 0.3+0.1*math.Sin(x/7), 0.9+0.05*math.Cos(x/5), 1e-3*(1+0.5*math.Sin(x/11)))))
+	}
+	var thermo []*protocol.Observation
+	for _, o := range load("lammps_nve_multi.out") {
+		if strings.HasPrefix(strings.TrimSpace(o.Line), "2") || strings.HasPrefix(o.Line, "Step") {
+			thermo = append(thermo, o)
+		}
+	}
+	return []struct {
+		name string
+		cfg  *Config
+		obs  []*protocol.Observation
+	}{
+		{"qe", &Config{Profile: ProfileQE}, load("qe_si_scf.out")},
+		{"lammps", &Config{Profile: ProfileLAMMPS, Code: "fix 1 all nve"}, load("lammps_nve_multi.out")},
+		{"lammps-thermo-rows", &Config{Profile: ProfileLAMMPS, Code: "fix 1 all nve"}, thermo},
+		{"csv-rows", nil, csv},
+	}
+}
+
+// BenchmarkProfiles is the cost of one printed line through a monitor with a software
+// profile: the profile's parser (tables, QE progress lines, LAMMPS thermo rows and its
+// rules), the samples it emits through the numeric detectors, and the language and
+// non-finite scans.
+func BenchmarkProfiles(b *testing.B) {
+	for _, bm := range profileStreams(b) {
+		b.Run(bm.name, func(b *testing.B) {
+			m := warmMonitor(b, bm.cfg, bm.obs)
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				m.Observe(bm.obs[i%len(bm.obs)])
+				i++
+			}
+			b.StopTimer()
+			if v := m.Verdict(); v.State != protocol.Normal {
+				b.Fatalf("the healthy stream raised %+v", v)
+			}
+		})
+	}
+}
+
+// TestProfileAllocations: reading a profile's lines of series that exist allocates nothing,
+// and costs well under the 5 µs per line budget.
+func TestProfileAllocations(t *testing.T) {
+	for _, bm := range profileStreams(t) {
+		m := warmMonitor(t, bm.cfg, bm.obs)
+		i := 0
+		allocs := testing.AllocsPerRun(len(bm.obs), func() {
+			m.Observe(bm.obs[i%len(bm.obs)])
+			i++
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per line, want 0", bm.name, allocs)
+		}
+		if v := m.Verdict(); v.State != protocol.Normal {
+			t.Errorf("%s: the healthy stream raised %+v", bm.name, v)
 		}
 	}
 }

@@ -1,6 +1,15 @@
 package perception
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Config configures the Monitor of one operation. A nil *Config means defaults.
 type Config struct {
@@ -11,6 +20,12 @@ type Config struct {
 	Expect Expectation
 	// Thresholds tune the detectors; zero fields take the documented defaults.
 	Thresholds Thresholds
+	// Profile names the software whose output is read (see Profile); empty: ProfileGeneric.
+	// ProfileFor chooses one from a cell's kernel and code.
+	Profile Profile
+	// Code is the cell's code. Profiles read declarations from it: LAMMPS' `fix … nve`
+	// (energy must be conserved) and its other fixes.
+	Code string
 }
 
 // Expectation declares what a healthy run of the operation may legitimately do.
@@ -42,6 +57,24 @@ type Thresholds struct {
 	OutputWarning float64 // output bytes / output limit → Warning (0.80)
 	// MemoryLimit is used when resource samples carry no MemoryLimit (0: no limit known).
 	MemoryLimit int64
+
+	// Cadence scales the silence limits with the run's own rhythm: a run whose longest gap
+	// between outputs so far was g is not silent before Cadence·g (3).
+	Cadence float64
+
+	StepCollapse float64       // integrator step below its largest / this → collapsed (1e4) …
+	CrawlFor     time.Duration // … while t crawls (step ≤ 1e-5·|t|) for this long → Error (1 s)
+
+	ScfRise  float64 // QE: estimated scf accuracy this many times its best → Error (1e4)
+	ScfStall int     // QE: SCF iterations without a new best accuracy → Error (12)
+
+	TemperatureRise float64 // LAMMPS: Temp this many times its start → Error (100)
+	EnergyRise      float64 // LAMMPS: energy risen by this many times its scale → Error (10)
+	NVEDrift        float64 // LAMMPS, NVE: |ΔTotEng| / kinetic energy → Error (0.25); a fifth → Warning
+
+	// Off turns detectors off by name (DetectorLanguage, DetectorNonFinite, …); the
+	// constraint detector — the operation's own watch expressions — cannot be turned off.
+	Off []string
 }
 
 // The default thresholds.
@@ -57,6 +90,14 @@ const (
 	DefaultMemoryWarning    = 0.80
 	DefaultMemoryError      = 0.95
 	DefaultOutputWarning    = 0.80
+	DefaultCadence          = 3.0
+	DefaultStepCollapse     = 1e4
+	DefaultCrawlFor         = time.Second
+	DefaultScfRise          = 1e4
+	DefaultScfStall         = 12
+	DefaultTemperatureRise  = 100.0
+	DefaultEnergyRise       = 10.0
+	DefaultNVEDrift         = 0.25
 )
 
 // withDefaults fills zero (or meaningless negative) fields with the defaults and folds the
@@ -110,5 +151,149 @@ func (t Thresholds) withDefaults(e Expectation) Thresholds {
 	if t.OutputWarning <= 0 {
 		t.OutputWarning = DefaultOutputWarning
 	}
+	if t.Cadence <= 0 {
+		t.Cadence = DefaultCadence
+	}
+	if t.StepCollapse <= 1 {
+		t.StepCollapse = DefaultStepCollapse
+	}
+	if t.CrawlFor <= 0 {
+		t.CrawlFor = DefaultCrawlFor
+	}
+	if t.ScfRise <= 1 {
+		t.ScfRise = DefaultScfRise
+	}
+	if t.ScfStall <= 0 {
+		t.ScfStall = DefaultScfStall
+	}
+	if t.TemperatureRise <= 1 {
+		t.TemperatureRise = DefaultTemperatureRise
+	}
+	if t.EnergyRise <= 0 {
+		t.EnergyRise = DefaultEnergyRise
+	}
+	if t.NVEDrift <= 0 {
+		t.NVEDrift = DefaultNVEDrift
+	}
 	return t
+}
+
+// thresholdKeys are the names Set accepts, in the order the documentation lists them.
+var thresholdKeys = []string{
+	"silence", "silence_error", "cadence", "frozen", "frozen_for", "divergence_window",
+	"divergence_bound", "swing_growth", "growing_swings", "memory_warning", "memory_error",
+	"output_warning", "memory_limit", "step_collapse", "crawl_for", "scf_rise", "scf_stall",
+	"temperature_rise", "energy_rise", "nve_drift",
+}
+
+// Set sets one threshold from its snake_case name and a textual value — a duration for
+// silence, silence_error, frozen_for and crawl_for ("20s", "2m"), a whole number for frozen,
+// divergence_window, growing_swings, scf_stall and memory_limit (bytes), a number for the
+// rest — or turns a detector off or on again (`divergence=off`, `nonfinite=on`). It is what
+// `labmate exec --perception KEY=VALUE` and the operation request's `perception` object use.
+// The error wraps ErrConfig and names the key and the problem.
+func (t *Thresholds) Set(key, value string) error {
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	if slices.Contains(detectorNames[:], key) {
+		switch strings.ToLower(value) {
+		case "off", "false", "no", "0":
+			if key == DetectorConstraint {
+				return fmt.Errorf("%w: %s cannot be turned off: drop the watch expressions instead", ErrConfig, key)
+			}
+			if !slices.Contains(t.Off, key) {
+				t.Off = append(t.Off, key)
+			}
+		case "on", "true", "yes", "1":
+			t.Off = slices.DeleteFunc(t.Off, func(s string) bool { return s == key })
+		default:
+			return fmt.Errorf("%w: %s=%q: a detector is on or off", ErrConfig, key, value)
+		}
+		return nil
+	}
+	dur := func(p *time.Duration) error {
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%w: %s=%q: want a positive duration such as 20s or 2m", ErrConfig, key, value)
+		}
+		*p = d
+		return nil
+	}
+	whole := func(p *int) error {
+		n, err := strconv.Atoi(value)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%w: %s=%q: want a positive whole number", ErrConfig, key, value)
+		}
+		*p = n
+		return nil
+	}
+	number := func(p *float64) error {
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s=%q: want a positive number", ErrConfig, key, value)
+		}
+		*p = v
+		return nil
+	}
+	switch key {
+	case "silence":
+		return dur(&t.Silence)
+	case "silence_error":
+		return dur(&t.SilenceError)
+	case "cadence":
+		return number(&t.Cadence)
+	case "frozen":
+		return whole(&t.Frozen)
+	case "frozen_for":
+		return dur(&t.FrozenFor)
+	case "divergence_window":
+		return whole(&t.DivergenceWindow)
+	case "divergence_bound":
+		return number(&t.DivergenceBound)
+	case "swing_growth":
+		return number(&t.SwingGrowth)
+	case "growing_swings":
+		return whole(&t.GrowingSwings)
+	case "memory_warning":
+		return number(&t.MemoryWarning)
+	case "memory_error":
+		return number(&t.MemoryError)
+	case "output_warning":
+		return number(&t.OutputWarning)
+	case "memory_limit":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%w: %s=%q: want a positive number of bytes", ErrConfig, key, value)
+		}
+		t.MemoryLimit = n
+		return nil
+	case "step_collapse":
+		return number(&t.StepCollapse)
+	case "crawl_for":
+		return dur(&t.CrawlFor)
+	case "scf_rise":
+		return number(&t.ScfRise)
+	case "scf_stall":
+		return whole(&t.ScfStall)
+	case "temperature_rise":
+		return number(&t.TemperatureRise)
+	case "energy_rise":
+		return number(&t.EnergyRise)
+	case "nve_drift":
+		return number(&t.NVEDrift)
+	}
+	return fmt.Errorf("%w: unknown perception setting %q: thresholds are %s; detectors (=off) are %s",
+		ErrConfig, key, strings.Join(thresholdKeys, ", "), strings.Join(detectorNames[:], ", "))
+}
+
+// ParseThresholds applies settings (KEY → VALUE, see Thresholds.Set) to the defaults, in
+// key order; every bad setting is reported.
+func ParseThresholds(settings map[string]string) (Thresholds, error) {
+	var t Thresholds
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		if err := t.Set(k, settings[k]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return t, errors.Join(errs...)
 }

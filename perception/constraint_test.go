@@ -135,9 +135,9 @@ func TestConstraintViolations(t *testing.T) {
 		{"vector element", "x < 1", []*protocol.Observation{telVec(0, "x", 0.5, 0.9), telVec(1, "x", 0.5, 1.5)}, emitted{1, protocol.Error, DetectorConstraint}},
 		{"not equal", "mode != 0", seriesObs("mode", 1, []float64{1, 2, 0}), emitted{2, protocol.Error, DetectorConstraint}},
 		{"finite holds", "finite(x)", seriesObs("x", 1, []float64{1, -1e99}), emitted{}},
-		// NaN trips finite(x) and the non-finite detector at once; the tie goes to nonfinite,
-		// which comes first.
-		{"finite violated", "finite(x)", seriesObs("x", 1, []float64{1, math.NaN()}), emitted{1, protocol.Error, DetectorNonFinite}},
+		// The first NaN after finite values is an Error for finite(x) (the non-finite detector
+		// alone would wait for a second one).
+		{"finite violated", "finite(x)", seriesObs("x", 1, []float64{1, math.NaN()}), emitted{1, protocol.Error, DetectorConstraint}},
 
 		{"decreasing", "r decreasing", seriesObs("r", 1, geometric(1, 0.5, 40)), emitted{}},
 		{"decreasing, two rises in a row", "r decreasing", seriesObs("r", 1, []float64{5, 4, 3, 3.5, 3.6, 2, 1.9, 2.1, 2.2, 1}), emitted{}},

@@ -1,13 +1,14 @@
 // Package perception watches a running operation and says, while it runs, when it goes
 // wrong — so that a diverging simulation, a loop spitting NaNs, an unstable controller, a
-// stuck iteration or a violated requirement is stopped at once instead of burning minutes
-// until it ends or times out.
+// stuck iteration, an SCF that sloshes, an MD run that explodes or a violated requirement is
+// stopped at once instead of burning minutes until it ends or times out.
 //
 // A Monitor consumes the Observations a kernel streams for one operation — stdout and stderr
-// lines, telemetry samples, resource samples, kernel events — and judges them with small
-// deterministic detectors, in microseconds per observation and without allocating on the
-// steady path. It is pure: no I/O, no goroutines, no clock of its own (every time comes from
-// an Observation or from Tick), so a recorded stream replays to the same verdicts.
+// lines, lines of followed files, telemetry samples, resource samples, kernel events — and
+// judges them with small deterministic detectors, in microseconds per observation and without
+// allocating on the steady path. It is pure: no I/O, no goroutines, no clock of its own (every
+// time comes from an Observation or from Tick), so a recorded stream replays to the same
+// verdicts.
 //
 // # Verdicts
 //
@@ -22,6 +23,26 @@
 // being interrupted, and the verdict no longer changes (later evidence from the same detector
 // is still added, up to five items).
 //
+// # Software profiles
+//
+// What a run prints depends on the software, so the Monitor reads it through a Profile
+// (Config.Profile; ProfileFor picks one from the cell's kernel and code, `labmate exec
+// --profile` declares one). Every profile reads `name = value` pairs (the kernel parses them),
+// prose pairs (`epoch 8 | loss nan`, the kernel too) and tables with a header — aligned
+// columns, CSV, pipe-separated, pandas frames, LAMMPS' thermo table — as telemetry, one
+// series per column. On top of that:
+//
+//   - ProfileQE (Quantum ESPRESSO's pw.x, chosen for a cell that runs pw.x): scf_iteration,
+//     scf_accuracy, total_energy, total_force and pressure as series; error blocks,
+//     "convergence NOT achieved", "S matrix not positive definite", charge mismatches and an
+//     SCF that diverges or stalls as faults (see qe for the rules).
+//   - ProfileLAMMPS (lmp): every thermo column of `one` and `multi` styles; ERROR lines, lost
+//     and out-of-range atoms, an exploding temperature or energy, and energy drift when the
+//     code declares `fix … nve` (see lammps).
+//   - ProfileOctave, ProfilePython, ProfileShell, ProfileGeneric: the common rules only.
+//
+// Parsed() hands the samples a profile read from a line to the caller, which streams them.
+//
 // # Detectors
 //
 //   - language: what Octave, Python, numpy, scipy and the Fortran integrators print when
@@ -30,29 +51,41 @@
 //     invalid value, divide by zero: Warning), ODE integrators giving up (step size too small,
 //     excess work, repeated convergence failures: Error), iterative solvers stopping short
 //     (not making good progress, failed to converge: Warning).
-//   - nonfinite: NaN or ±Inf in a telemetry sample, or printed as a number (`x = NaN`, a
-//     matrix row with Inf): Error. Prose that merely mentions NaN does not count.
+//   - profile: the software profile's fault signatures (above).
+//   - nonfinite, in context: a series that had finite values and turns NaN is a Warning, and
+//     an Error when the next sample is NaN too; ±Inf is a value (an infinite gain margin, a
+//     search's initial best) and at most a Warning; a series non-finite from its first sample
+//     is a printed result and Normal. Unnamed printed numbers (a matrix row): NaN on three
+//     lines over a second is an Error, once a Warning. Prose that merely mentions NaN does
+//     not count.
 //   - divergence: a series growing exponentially (three decades over the 16-sample window,
 //     with consistent, non-slowing steps): Warning once it is 10³ times its initial scale,
-//     Error at 10¹⁰ times, or at once when it reaches 1e100.
+//     Error at 10¹⁰ times, or at once when it reaches 1e100. A --watch bound on the series
+//     (`N < 1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.
 //   - oscillation: a series whose swings grow steadily by 1.2× or more, three times in a row,
 //     to twice anything seen before: Error (an unstable loop). Damped, steady, building-up
 //     and noisy series are Normal.
-//   - stagnation: no output or telemetry for 10 s (or past the declared Expectation.Silence)
-//     while the process burns CPU: Warning, Error at 30 s (or twice the declared silence);
-//     telemetry that keeps coming but in which nothing changes for 50 samples and 1 s: Error.
+//   - stagnation: no output, telemetry or followed-file line for 10 s (or Cadence = 3 times
+//     the longest gap the run already had, or past the declared Expectation.Silence) while the
+//     process burns CPU: Warning, Error at 30 s (or twice the stretched limit); telemetry that
+//     keeps coming but in which nothing changes for 50 samples and 1 s: Error; an integrator
+//     whose step collapsed 10⁴-fold to 10⁻⁵ of t for a second and 20 samples (it crawls): Error.
 //   - resources: resident memory at 80% of the limit: Warning, 95%: Error; output at 80% of
 //     its limit: Warning.
 //   - constraint: a watch expression given with the operation is violated: Error.
 //
-// Each detector's doc comment explains its thresholds and why; Thresholds tunes them.
+// Each detector's doc comment explains its thresholds and why. Thresholds tunes them for one
+// run, and turns single detectors off (Thresholds.Off) without turning perception off;
+// Thresholds.Set and ParseThresholds read the `KEY=VALUE` settings of `labmate exec
+// --perception` and of the request's `perception` object (silence=2m, scf_stall=30,
+// divergence=off).
 //
 // # Watch expressions
 //
 // `labmate exec --watch EXPR` (repeatable) states what must hold while the code runs. EXPR
 // is about one telemetry series: samples logged with the kernel helper (Octave
-// `labmate_log('x', x)`, Python `labmate.log("x", x)`) or parsed from printed `x = value`
-// lines. The grammar:
+// `labmate_log('x', x)`, Python `labmate.log("x", x)`), parsed from printed `x = value`
+// lines, or a column of a printed table. The grammar:
 //
 //	x < 1e6                 comparison with a number: < <= > >= == !=
 //	overshoot_pct <= 5
@@ -77,7 +110,8 @@
 // Each operation runs under a Hot-Fix policy (protocol.Hotfix): off observes only; on_error,
 // the default, interrupts on an Error verdict; on_warning on a Warning or an Error. Interrupts
 // applies the policy. On an interrupt the kernel keeps its workspace, the operation fails with
-// reason interrupted, and the verdict goes with it as evidence for the agent's repair.
+// reason interrupted, and the verdict goes with it as evidence for the agent's repair — also
+// when the cell finished before the interrupt took hold (package operation).
 //
 // # Known limits
 //
@@ -86,7 +120,17 @@
 //     operation declares a shorter Thresholds.SilenceError.
 //   - Memory is judged only against a known limit (Resource.MemoryLimit or
 //     Thresholds.MemoryLimit); a single huge allocation fails before any sample shows it.
-//   - A printed table with legitimate missing values (NaN cells) is reported as non-finite.
+//   - A printed table with legitimate missing values (NaN cells in a column that had
+//     numbers) is reported as non-finite.
+//   - A sweep whose NaN result repeats right after a finite one (a crossover frequency that
+//     exists for one design and not for the next two) looks like a series turning NaN.
+//   - A line of as many words as a table's columns, printed right before a row, is read as a
+//     new header.
+//   - LAMMPS writes its screen output and log through C stdio: through a pipe they arrive in
+//     4 KiB blocks unless the input says `thermo_modify flush yes` (or the command runs under
+//     `stdbuf -oL`); perception sees each block when it arrives.
+//   - The NVE drift rule knows the ensemble only from the cell's code and echoed input; an
+//     input file written elsewhere leaves it off.
 //   - A search that prints only its best-so-far value looks frozen while it still explores.
 //   - A growing oscillation is caught at its eighth swing, about seven half-periods after it
 //     starts: the price of not mistaking noise for instability.

@@ -3,6 +3,8 @@ package perception
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/protocol"
@@ -17,6 +19,9 @@ const (
 	DetectorOscillation = "oscillation"
 	DetectorStagnation  = "stagnation"
 	DetectorResources   = "resources"
+	// DetectorProfile reports a software profile's fault signatures (Quantum ESPRESSO's error
+	// blocks and SCF, LAMMPS' errors and explosions); the message names the software.
+	DetectorProfile = "profile"
 )
 
 // detector indexes the Monitor's slots; the order breaks ties between detectors that report
@@ -31,12 +36,13 @@ const (
 	detOscillation
 	detStagnation
 	detResources
+	detProfile
 	numDetectors
 )
 
 var detectorNames = [numDetectors]string{
 	DetectorLanguage, DetectorNonFinite, DetectorConstraint, DetectorDivergence,
-	DetectorOscillation, DetectorStagnation, DetectorResources,
+	DetectorOscillation, DetectorStagnation, DetectorResources, DetectorProfile,
 }
 
 // Evidence bounds: a verdict carries at most maxEvidence items of at most maxEvidenceLen bytes.
@@ -48,6 +54,10 @@ const (
 	maxSeries = 256
 	// windowSize is how many recent observations Window returns for a Judge.
 	windowSize = 32
+	// maxParsed bounds the samples parsed from one line (a table row has at most 32).
+	maxParsed = 2 * maxColumns
+	// maxFiles bounds the followed files read with their own table state.
+	maxFiles = 16
 )
 
 // finding is one detector's report.
@@ -75,6 +85,20 @@ type Monitor struct {
 	byName      map[string][]*Constraint // watched series name → its constraints
 
 	series map[seriesKey]*series
+
+	prof  profile
+	lmp   lammps
+	out   stream             // stdout
+	errs  stream             // stderr: fault signatures only
+	files map[string]*stream // followed files, by path
+	off   [numDetectors]bool
+
+	// The samples parsed from the line being observed (Parsed), and its time.
+	parsed  [maxParsed]protocol.Sample
+	parsedT [maxParsed]float64
+	np      int
+	now     time.Time
+	row     tableRow
 
 	lang  language
 	nf    nonFinite
@@ -106,20 +130,43 @@ func New(cfg *Config) (*Monitor, error) {
 		return nil, fmt.Errorf("%w: negative expected silence %v", ErrConfig, cfg.Expect.Silence)
 	}
 	th := cfg.Thresholds.withDefaults(cfg.Expect)
+	prof, err := newProfile(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
 	m := &Monitor{
 		th:     th,
+		prof:   prof,
+		out:    stream{src: protocol.FromStdout},
+		errs:   stream{src: protocol.FromStdout},
 		byName: make(map[string][]*Constraint),
 		series: make(map[seriesKey]*series),
 		div:    divergence{window: th.DivergenceWindow, bound: th.DivergenceBound},
 		osc:    oscillation{growth: th.SwingGrowth, swings: th.GrowingSwings},
 		stag: stagnation{
-			warnAfter: th.Silence, errAfter: th.SilenceError,
+			warnAfter: th.Silence, errAfter: th.SilenceError, cadence: th.Cadence,
 			frozen: th.Frozen, frozenFor: th.FrozenFor,
 		},
 		res: resources{memWarn: th.MemoryWarning, memErr: th.MemoryError, outWarn: th.OutputWarning, memLimit: th.MemoryLimit},
 		cur: -1,
 	}
 	var errs []error
+	for _, name := range cfg.Thresholds.Off {
+		i := slices.Index(detectorNames[:], name)
+		switch {
+		case i < 0:
+			errs = append(errs, fmt.Errorf("%w: unknown detector %q in Off: the detectors are %s", ErrConfig, name, strings.Join(detectorNames[:], ", ")))
+		case detector(i) == detConstraint:
+			errs = append(errs, fmt.Errorf("%w: the constraint detector cannot be turned off", ErrConfig))
+		default:
+			m.off[i] = true
+		}
+	}
+	if prof.lammps {
+		for line := range strings.Lines(cfg.Code) {
+			m.lmp.declare(strings.TrimSpace(line))
+		}
+	}
 	for _, expr := range cfg.Watch {
 		c, err := ParseConstraint(expr)
 		if err != nil {
@@ -154,15 +201,11 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	}
 	m.window[m.wn%windowSize] = o
 	m.wn++
+	m.np, m.now = 0, o.Time
 	switch o.Kind {
-	case protocol.ObsStdout, protocol.ObsStderr:
+	case protocol.ObsStdout, protocol.ObsStderr, protocol.ObsFile:
 		m.stag.activity(o.Time, m)
-		if f, ok := m.lang.line(o.Kind, o.Line); ok {
-			m.raise(detLanguage, f)
-		}
-		if f, ok := m.nf.line(o.Kind, o.Line); ok {
-			m.raise(detNonFinite, f)
-		}
+		m.text(o)
 	case protocol.ObsTelemetry:
 		m.stag.activity(o.Time, m)
 		if o.Sample != nil {
@@ -180,6 +223,92 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 		}
 	}
 	return m.resolve()
+}
+
+// Parsed returns the telemetry samples the profile read from the last observed line: table
+// rows, Quantum ESPRESSO's progress lines. They were judged with the line; the caller may
+// stream them as telemetry (the kernel's own `name = value` samples of the line come
+// separately). The slice and its samples are valid until the next Observe.
+func (m *Monitor) Parsed() []protocol.Sample { return m.parsed[:m.np] }
+
+// text judges one line of stdout, stderr or a followed file.
+func (m *Monitor) text(o *protocol.Observation) {
+	if o.Line == "" {
+		return // a followed file grew without a complete line: activity only
+	}
+	st := m.streamFor(o)
+	row := false
+	if o.Kind != protocol.ObsStderr && st.table.line(o.Line, m.prof.lammps, &m.row) {
+		row = true
+		m.emitRow(st)
+	}
+	if m.prof.qe {
+		m.qeLine(st, o.Kind, o.Line)
+	}
+	if m.prof.lammps {
+		m.lammpsLine(st, o.Kind, o.Line)
+	}
+	if f, ok := m.lang.line(o.Kind, o.Line); ok {
+		m.raise(detLanguage, f)
+	}
+	if !row {
+		if f, ok := m.nf.line(o.Time, o.Kind, o.Line, o.Kind != protocol.ObsStderr); ok {
+			m.raise(detNonFinite, f)
+		}
+	}
+}
+
+// streamFor is the reading state of o's stream.
+func (m *Monitor) streamFor(o *protocol.Observation) *stream {
+	switch o.Kind {
+	case protocol.ObsStderr:
+		return &m.errs
+	case protocol.ObsFile:
+		if st := m.files[o.Path]; st != nil {
+			return st
+		}
+		if m.files == nil {
+			m.files = make(map[string]*stream)
+		}
+		if len(m.files) >= maxFiles {
+			return &m.errs // further files: fault signatures only, no table state of their own
+		}
+		st := &stream{src: protocol.FromFile}
+		m.files[o.Path] = st
+		return st
+	}
+	return &m.out
+}
+
+// emitRow turns the table row just read into samples.
+func (m *Monitor) emitRow(st *stream) {
+	tb, r := &st.table, &m.row
+	var t *float64
+	if tb.tcol >= 0 {
+		t = &r.values[tb.tcol]
+	}
+	for j := range r.n {
+		if j != tb.tcol {
+			m.emitT(st, tb.names[j], r.values[j], t)
+		}
+	}
+}
+
+// emit judges one sample the profile parsed and keeps it for Parsed.
+func (m *Monitor) emit(st *stream, name string, v float64) { m.emitT(st, name, v, nil) }
+
+func (m *Monitor) emitT(st *stream, name string, v float64, t *float64) {
+	if m.np == maxParsed {
+		return
+	}
+	s := &m.parsed[m.np]
+	*s = protocol.Sample{Name: name, Value: v, Source: st.src}
+	if t != nil {
+		m.parsedT[m.np] = *t
+		s.T = &m.parsedT[m.np]
+	}
+	m.np++
+	m.sample(m.now, s)
 }
 
 // Tick runs the time-based detectors (a silent but busy process) at now, when no observation
@@ -215,14 +344,14 @@ func (m *Monitor) Window() []*protocol.Observation {
 
 // sample routes one telemetry sample through the numeric detectors.
 func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
-	if f, ok := m.nf.sample(s); ok {
-		m.raise(detNonFinite, f)
-	}
 	sr := m.lookup(s)
 	if sr == nil {
 		return
 	}
 	v, norm, finite := sampleValues(s)
+	if f, ok := m.nf.sample(t, sr, s, finite); ok {
+		m.raise(detNonFinite, f)
+	}
 	for i := range sr.cons {
 		if f, ok := sr.cons[i].check(s, norm); ok {
 			m.raise(detConstraint, f)
@@ -234,11 +363,19 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	if !finite {
 		return // the non-finite detector has spoken; NaN would poison the numeric state
 	}
-	if f, ok := m.div.sample(sr, norm); ok {
-		m.raise(detDivergence, f)
+	if !sr.bounded { // a declared bound replaces the divergence detector
+		if f, ok := m.div.sample(sr, norm); ok {
+			m.raise(detDivergence, f)
+		}
 	}
 	if f, ok := m.osc.sample(sr, v); ok {
 		m.raise(detOscillation, f)
+	}
+	if sr.isStep {
+		m.crawl(t, sr, s)
+	}
+	if m.prof.lammps {
+		m.lammpsSample(sr, s)
 	}
 }
 
@@ -260,6 +397,9 @@ func (m *Monitor) lookup(s *protocol.Sample) *series {
 // raise reports a sticky finding: a detector's state only rises. A finding of the slot's
 // current state adds its evidence.
 func (m *Monitor) raise(d detector, f finding) {
+	if m.off[d] {
+		return
+	}
 	sl := &m.slots[d]
 	switch r, cur := rank(f.state), rank(sl.state); {
 	case r > cur:
@@ -278,6 +418,9 @@ func (m *Monitor) raise(d detector, f finding) {
 
 // set reports a condition: the detector's state is exactly f's, and may fall back.
 func (m *Monitor) set(d detector, f finding) {
+	if m.off[d] {
+		return
+	}
 	sl := &m.slots[d]
 	if f.state == sl.state && f.message == sl.message {
 		return

@@ -1,60 +1,138 @@
 package perception
 
 import (
+	"fmt"
+	"math"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labmate/labmate/protocol"
 )
 
-// nonFinite reports NaN or ±Inf as an Error: in a telemetry sample (any element of a vector),
-// or printed as a number on stdout or stderr (`x = NaN`, `   1   NaN   3`, `[ 1. nan inf]`,
-// `loss: -inf`). There is no threshold: a numerical result that became NaN or Inf does not
-// recover, and everything computed from it is garbage.
+// nonFinite judges NaN and ±Inf in context: where in the run they appear, not merely that
+// they appear.
 //
-// Printed text is where false alarms come from, so a word counts only when it is a number in
-// a number's place. The word is nan, inf or infinity in any case, with an optional sign and an
-// optional imaginary unit (NaNi, infj). It must be preceded by the line start, one of
-// `= : [ ( { , ; |`, or another number; and followed by the line end, one of `, ; ] ) } |`,
-// another number, or (when it follows `=` or `:`) the next `name =` pair. So `information`, `Infinity is the limit`, `NaN count: 0`, `checking for
-// NaN values` and `the NaN column` are prose, and `x = NaN`, a matrix row with a NaN, a numpy
-// array and a dict value are numbers. A known rough edge: a printed table that legitimately
-// holds missing values (a pandas DataFrame with NaN cells) is reported too.
-type nonFinite struct{}
+// A telemetry series (a name and its source: the helper, printed lines, a followed file) that
+// had finite values and turns NaN has been corrupted — a computation that produced NaN does
+// not recover, and everything computed from it is garbage: a Warning at its first NaN and an
+// Error when the next sample is NaN too. (One NaN between finite values can be a sweep's
+// legitimate answer: margin's crossover frequency `Wcg = NaN` for the one design whose phase
+// never reaches −180°.) ±Inf is a value more often than a fault — Octave's margin gives
+// `Gm = Inf` for an infinite gain margin, a search starts from `best = inf`, a limit is
+// unbounded — so it is never an Error here: a Warning when a finite series turns infinite;
+// a series that overflows on its way up is the divergence detector's (it reaches 1e100 first),
+// and the Inf − Inf that follows is NaN. A series that is non-finite from its first sample is
+// a printed result and stays Normal.
+//
+// Printed numbers that belong to no series — a matrix row, a numpy array, a dict value —
+// are judged as one anonymous series: the first line with a NaN or Inf is a Warning, NaN on
+// three lines spread over at least a second an Error (a loop printing garbage, not one result).
+// A word counts only when it is a number in a number's place: nan, inf or infinity in any
+// case, with an optional sign and an optional imaginary unit (NaNi, infj), preceded by the
+// line start, one of `= : [ ( { , ; |`, or another number, and followed by the line end, one
+// of `, ; ] ) } |`, another number, or (when it follows `=` or `:`) the next `name =` pair.
+// So `information`, `Infinity is the limit`, `NaN count: 0`, `checking for NaN values` and
+// `the NaN column` are prose. A `name = NaN` or `name: NaN` on stdout (or in a followed file)
+// is a sample of the series name and is judged as such, not as an anonymous number.
+type nonFinite struct {
+	lines    int       // printed lines with an anonymous non-finite number
+	first    time.Time // the first of them
+	reported int       // 1 Warning, 2 Error
+}
 
-func (nonFinite) sample(s *protocol.Sample) (finding, bool) {
+// nonFiniteState is one series' history for the non-finite detector.
+type nonFiniteState struct {
+	finite bool // a finite sample was seen
+	nans   int  // NaN samples in a row since
+}
+
+// The anonymous rule: NaN on this many lines spread over at least this long.
+const (
+	nonFiniteRepeat = 3
+	nonFiniteSpread = time.Second
+)
+
+// sample judges one sample of sr at t; finite says whether all of its elements are finite.
+func (nonFinite) sample(t time.Time, sr *series, s *protocol.Sample, finite bool) (finding, bool) {
+	st := &sr.nf
+	if finite {
+		st.finite, st.nans = true, 0
+		return finding{}, false
+	}
+	if !st.finite {
+		return finding{}, false // a printed result: margin's Gm = Inf, Wcg = NaN
+	}
+	ev := nonFiniteEvidence(s)
+	if !hasNaN(s) {
+		st.nans = 0
+		return finding{state: protocol.Warning, message: sr.label() + " turned infinite after finite values: " + ev, evidence: ev, severity: 0.4}, true
+	}
+	st.nans++
+	if st.nans == 1 {
+		return finding{state: protocol.Warning, message: sr.label() + " turned NaN after finite values: " + ev, evidence: ev, severity: 0.5}, true
+	}
+	return finding{state: protocol.Error, message: sr.label() + " stays NaN after finite values: " + ev, evidence: ev, severity: 1}, true
+}
+
+func hasNaN(s *protocol.Sample) bool {
 	if len(s.Values) == 0 {
-		if isFinite(s.Value) {
-			return finding{}, false
+		return math.IsNaN(s.Value)
+	}
+	for _, x := range s.Values {
+		if math.IsNaN(x) {
+			return true
 		}
-		return nonFiniteFinding(s.Name + " = " + num(s.Value) + at(s))
+	}
+	return false
+}
+
+// nonFiniteEvidence names the (first) non-finite element of s.
+func nonFiniteEvidence(s *protocol.Sample) string {
+	if len(s.Values) == 0 {
+		return s.Name + " = " + num(s.Value) + at(s)
 	}
 	for i, x := range s.Values {
 		if !isFinite(x) {
-			return nonFiniteFinding(s.Name + "[" + strconv.Itoa(i) + "] = " + num(x) + at(s))
+			return s.Name + "[" + strconv.Itoa(i) + "] = " + num(x) + at(s)
 		}
 	}
-	return finding{}, false
+	return s.Name + at(s)
 }
 
-func nonFiniteFinding(ev string) (finding, bool) {
-	return finding{state: protocol.Error, message: "non-finite value: " + ev, evidence: ev, severity: 1}, true
-}
-
-func (nonFinite) line(kind protocol.ObservationKind, line string) (finding, bool) {
-	tok, ok := printedNonFinite(line)
-	if !ok {
+// line judges one printed line at t. named says that `name = NaN` pairs on it are samples
+// (stdout and followed files, which the kernel parses) and not anonymous numbers.
+func (d *nonFinite) line(t time.Time, kind protocol.ObservationKind, line string, named bool) (finding, bool) {
+	tok, ok := printedNonFinite(line, named)
+	if !ok || d.reported == 2 {
 		return finding{}, false
 	}
-	return finding{
-		state:    protocol.Error,
-		message:  "non-finite value printed: " + tok,
-		evidence: string(kind) + ": " + line,
-		severity: 1,
-	}, true
+	ev := string(kind) + ": " + line
+	if isNaNWord(tok) {
+		if d.lines == 0 {
+			d.first = t
+		}
+		d.lines++
+		if d.lines >= nonFiniteRepeat && t.Sub(d.first) >= nonFiniteSpread {
+			d.reported = 2
+			return finding{state: protocol.Error, message: fmt.Sprintf("NaN printed again and again (%d lines): %s", d.lines, tok), evidence: ev, severity: 1}, true
+		}
+	}
+	d.reported = 1
+	return finding{state: protocol.Warning, message: "non-finite value printed: " + tok, evidence: ev, severity: 0.4}, true
 }
 
-// printedNonFinite finds a NaN/Inf printed as a number in line (see nonFinite).
-func printedNonFinite(line string) (string, bool) {
+// isNaNWord: the token is a NaN (not an infinity).
+func isNaNWord(t string) bool {
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	return len(t) >= 3 && t[0]|0x20 == 'n'
+}
+
+// printedNonFinite finds a NaN/Inf printed as a number in line (see nonFinite). With named,
+// a value assigned to a plain name (`x = NaN`, `loss: nan`) does not count: it is a sample.
+func printedNonFinite(line string, named bool) (string, bool) {
 	if !mayHoldNonFinite(line) {
 		return "", false
 	}
@@ -69,7 +147,8 @@ func printedNonFinite(line string) (string, bool) {
 		}
 		tok := line[i:j]
 		if isNonFiniteWord(tok) {
-			if left := valueBefore(line, i); left != notValue && valueAfter(line, j, left == assigned) {
+			if left := valueBefore(line, i); left != notValue && valueAfter(line, j, left == assigned) &&
+				!(named && left == assigned && assignedToName(line, i)) {
 				return tok, true
 			}
 		}
@@ -137,6 +216,31 @@ func valueBefore(s string, i int) int {
 		return inList
 	}
 	return notValue
+}
+
+// assignedToName reports whether the value starting at i follows `name =` or `name:` with a
+// plain name that starts the line or follows a blank, a comma, a semicolon or an opening
+// bracket: the pairs the kernel parses into samples.
+func assignedToName(s string, i int) bool {
+	k := i - 1
+	for k >= 0 && (s[k] == ' ' || s[k] == '\t') {
+		k--
+	}
+	if k < 0 || (s[k] != '=' && s[k] != ':') {
+		return false
+	}
+	k--
+	for k >= 0 && (s[k] == ' ' || s[k] == '\t') {
+		k--
+	}
+	e := k + 1
+	for k >= 0 && isIdentByte(s[k]) {
+		k--
+	}
+	if k+1 >= e || !isNameStart(s[k+1]) {
+		return false
+	}
+	return k < 0 || strings.IndexByte(" \t,;([", s[k]) >= 0
 }
 
 // valueAfter reports whether the token ending at j is in a value's place on its right: the

@@ -54,34 +54,89 @@ func TestPrintedNonFinite(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		got, ok := printedNonFinite(tt.line)
+		got, ok := printedNonFinite(tt.line, false)
 		if ok != (tt.want != "") || got != tt.want {
 			t.Errorf("printedNonFinite(%q) = %q, %v; want %q", tt.line, got, ok, tt.want)
 		}
 	}
 }
 
-func TestNonFiniteSamples(t *testing.T) {
+func TestPrintedNonFiniteNamed(t *testing.T) {
+	// On stdout a value assigned to a plain name is a sample (the kernel parses it), so the
+	// line itself does not count; other numbers on it still do.
+	for line, want := range map[string]string{
+		"x = NaN":               "",
+		"loss: nan":             "",
+		"t=2.24 predator=NaN":   "",
+		"gain_margin = Inf":     "",
+		"{'x': -inf, 'y': 2.0}": "-inf",
+		"x = 3, [1 NaN 2]":      "NaN",
+		"     1   NaN     3":    "NaN",
+	} {
+		got, ok := printedNonFinite(line, true)
+		if ok != (want != "") || got != want {
+			t.Errorf("printedNonFinite(%q, named) = %q, %v; want %q", line, got, ok, want)
+		}
+	}
+}
+
+func TestNonFiniteInContext(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
 	tests := []struct {
 		name string
-		obs  *protocol.Observation
-		want string // the evidence, "" for none
+		obs  []*protocol.Observation
+		want []emitted
 	}{
-		{"finite", tel(0, "x", 1e308), ""},
-		{"NaN", tel(0, "x", math.NaN()), "x = NaN"},
-		{"+Inf", tel(0, "x", math.Inf(1)), "x = +Inf"},
-		{"-Inf", tel(0, "x", math.Inf(-1)), "x = -Inf"},
-		{"finite vector", telVec(0, "v", 1, -1e300, 3), ""},
-		{"vector", telVec(0, "v", 1, 2, math.NaN()), "v[2] = NaN"},
+		{"finite", seriesObs("x", 0.1, []float64{1, 1e30, -3}), nil},
+		// A series that had finite values and turns NaN: Warning, then Error if it stays.
+		{"turns NaN", seriesObs("x", 0.1, []float64{1, 2, nan, nan}),
+			[]emitted{{2, protocol.Warning, DetectorNonFinite}, {3, protocol.Error, DetectorNonFinite}}},
+		// Inf is a value (an infinite margin); overflow on the way up is divergence's.
+		{"turns Inf", seriesObs("x", 0.1, []float64{1, 2, inf, inf}), []emitted{{2, protocol.Warning, DetectorNonFinite}}},
+		{"Inf then NaN", seriesObs("x", 0.1, []float64{1, 2, inf, nan, nan}),
+			[]emitted{{2, protocol.Warning, DetectorNonFinite}, {4, protocol.Error, DetectorNonFinite}}},
+		// One non-finite result in a sweep, then finite again: a Warning only.
+		{"sweep", seriesObs("gain_margin", 0.5, []float64{12, inf, 8, 9}), []emitted{{1, protocol.Warning, DetectorNonFinite}}},
+		{"crossover sweep", seriesObs("Wcg", 0.5, []float64{1.7, nan, 2.2, nan}), []emitted{{1, protocol.Warning, DetectorNonFinite}}},
+		// Non-finite from the start: a printed result (margin's Gm = Inf, Wcg = NaN).
+		{"Inf result", seriesObs("gain_margin", 0.5, []float64{inf}), nil},
+		{"Inf throughout", seriesObs("best", 0.5, []float64{inf, inf, inf, inf, inf}), nil},
+		{"NaN result", seriesObs("Wcg", 0.5, []float64{nan}), nil},
+		{"best starts at inf", seriesObs("best", 0.5, []float64{inf, 3, 2, 1}), nil},
+		// NaN from the start is a result too (margin over a sweep of designs, none crossing).
+		{"NaN throughout", seriesObs("Wcg", 0.5, []float64{nan, nan, nan, nan}), nil},
+		{"vector", []*protocol.Observation{telVec(0, "v", 1, 2), telVec(0.1, "v", 1, nan), telVec(0.2, "v", nan, 1)},
+			[]emitted{{1, protocol.Warning, DetectorNonFinite}, {2, protocol.Error, DetectorNonFinite}}},
 	}
 	for _, tt := range tests {
-		f, ok := nonFinite{}.sample(tt.obs.Sample)
-		if got := f.evidence; ok != (tt.want != "") || got != tt.want {
-			t.Errorf("%s: evidence %q, %v; want %q", tt.name, got, ok, tt.want)
-		}
-		if ok && f.state != protocol.Error {
-			t.Errorf("%s: state %s, want Error", tt.name, f.state)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, feed(newMonitor(t, nil), tt.obs)); diff != "" {
+				t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNonFinitePrintedAnonymous(t *testing.T) {
+	// A matrix printed once with a NaN in it: a Warning. Rows with NaN again and again over
+	// more than a second: an Error; with Inf: a Warning still.
+	once := []*protocol.Observation{stdout(0, "A ="), stdout(0, "   1   NaN"), stdout(0, "   NaN   2")}
+	if diff := cmp.Diff([]emitted{{1, protocol.Warning, DetectorNonFinite}}, feed(newMonitor(t, nil), once)); diff != "" {
+		t.Errorf("a matrix printed once (-want +got):\n%s", diff)
+	}
+	var again []*protocol.Observation
+	for i := range 5 {
+		again = append(again, stdout(float64(i)*0.5, "[ 1. nan 3.]"))
+	}
+	want := []emitted{{0, protocol.Warning, DetectorNonFinite}, {2, protocol.Error, DetectorNonFinite}}
+	if diff := cmp.Diff(want, feed(newMonitor(t, nil), again)); diff != "" {
+		t.Errorf("rows printed again and again (-want +got):\n%s", diff)
+	}
+	for i := range again {
+		again[i] = stdout(float64(i)*0.5, "   Inf   60.0")
+	}
+	if diff := cmp.Diff([]emitted{{0, protocol.Warning, DetectorNonFinite}}, feed(newMonitor(t, nil), again)); diff != "" {
+		t.Errorf("Inf rows (-want +got):\n%s", diff)
 	}
 }
 
@@ -89,15 +144,18 @@ func TestNonFiniteStream(t *testing.T) {
 	m := newMonitor(t, nil)
 	obs := []*protocol.Observation{
 		stdout(0, "t=2.22 prey=0.01 predator=3.1 growth_rate=-0.5"),
+		printed(0, "predator", 3.1),
 		stdout(0.1, "NaN count: 0"),
 		stdout(0.2, "t=2.24 prey=0 predator=NaN growth_rate=NaN"),
-		tel(0.2, "predator", math.NaN()),
+		printed(0.2, "predator", math.NaN()),
+		stdout(0.3, "t=2.26 prey=0 predator=NaN growth_rate=NaN"),
+		printed(0.3, "predator", math.NaN()),
 	}
 	got := feed(m, obs)
-	if diff := cmp.Diff([]emitted{{2, protocol.Error, DetectorNonFinite}}, got); diff != "" {
+	if diff := cmp.Diff([]emitted{{4, protocol.Warning, DetectorNonFinite}, {6, protocol.Error, DetectorNonFinite}}, got); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
-	want := []string{"stdout: t=2.24 prey=0 predator=NaN growth_rate=NaN", "predator = NaN"}
+	want := []string{"predator = NaN"}
 	if diff := cmp.Diff(want, m.Verdict().Evidence); diff != "" {
 		t.Errorf("evidence mismatch (-want +got):\n%s", diff)
 	}

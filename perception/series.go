@@ -2,6 +2,7 @@ package perception
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/labmate/labmate/protocol"
@@ -18,20 +19,25 @@ type seriesKey struct {
 // series is the per-series state of the numeric detectors. It is allocated once, when the
 // series first appears; judging later samples allocates nothing.
 type series struct {
-	name string
-	src  protocol.SampleSource
-	div  divergenceState
-	osc  oscillationState
-	stag freezeState
-	cons []constraintState
+	name    string
+	src     protocol.SampleSource
+	bounded bool // a watch expression bounds it from above
+	isStep  bool // its name is an integrator's step size
+	nf      nonFiniteState
+	div     divergenceState
+	osc     oscillationState
+	stag    freezeState
+	crawl   crawlState
+	cons    []constraintState
 }
 
 func newSeries(name string, src protocol.SampleSource, window int, cons []*Constraint) *series {
-	s := &series{name: name, src: src, div: divergenceState{ring: make([]float64, window)}}
+	s := &series{name: name, src: src, div: divergenceState{ring: make([]float64, window)}, isStep: slices.Contains(stepNames, name)}
 	if len(cons) > 0 {
 		s.cons = make([]constraintState, len(cons))
 		for i, c := range cons {
 			s.cons[i].c = c
+			s.bounded = s.bounded || bounds(c)
 		}
 	}
 	return s
@@ -39,8 +45,11 @@ func newSeries(name string, src protocol.SampleSource, window int, cons []*Const
 
 // label names the series in evidence: "y", or "y (printed)" for samples parsed from stdout.
 func (s *series) label() string {
-	if s.src == protocol.FromStdout {
+	switch s.src {
+	case protocol.FromStdout:
 		return s.name + " (printed)"
+	case protocol.FromFile:
+		return s.name + " (file)"
 	}
 	return s.name
 }
@@ -88,3 +97,35 @@ func at(s *protocol.Sample) string {
 	}
 	return " at t=" + num(*s.T)
 }
+
+var (
+	nan    = math.NaN()
+	posInf = math.Inf(1)
+	negInf = math.Inf(-1)
+)
+
+func pow10(e int) float64 { return math.Pow10(e) }
+
+// sourceIndex numbers the sources whose runs the LAMMPS rules keep apart.
+func sourceIndex(src protocol.SampleSource) int {
+	if src == protocol.FromFile {
+		return 1
+	}
+	return 0
+}
+
+// bounds reports whether c bounds its series from above (`x < 1e20`, `x in [0, 1e6]`): a
+// declared range, within which growth is expected, so the divergence detector (and LAMMPS'
+// explosion rules) leave the series to the constraint.
+func bounds(c *Constraint) bool {
+	switch c.kind {
+	case within:
+		return true
+	case compare:
+		return c.op == "<" || c.op == "<=" || c.op == "=="
+	}
+	return false
+}
+
+// stepNames are the series integrators' step sizes are printed or logged as.
+var stepNames = []string{"h", "dt", "step", "step_size", "stepsize", "hstep", "h_step", "dt_step"}

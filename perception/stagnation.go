@@ -43,8 +43,10 @@ import (
 // still exploring; print something that changes each iteration (the current candidate).
 type stagnation struct {
 	warnAfter, errAfter time.Duration
+	cadence             float64
 	frozen              int
 	frozenFor           time.Duration
+	longestGap          time.Duration // the longest silence the run ended by itself so far
 
 	started      bool
 	ended        bool
@@ -56,7 +58,11 @@ type stagnation struct {
 	baseAt   time.Time
 	lastCPU  float64
 	lastRes  time.Time
-	silent   protocol.VerdictState // the silence state reported
+	// Resource samples sum the CPU of the live process tree: when a child exits (a shell
+	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
+	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
+	rawCPU, cpuGone float64
+	silent          protocol.VerdictState // the silence state reported
 
 	frozenRun   int
 	frozenSince time.Time
@@ -85,6 +91,9 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
+	if d.started && !d.ended && t.After(d.lastActivity) {
+		d.longestGap = max(d.longestGap, t.Sub(d.lastActivity))
+	}
 	d.started = true
 	d.lastActivity = t
 	d.needBase = true
@@ -94,10 +103,15 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, cpu float64) {
+func (d *stagnation) resource(t time.Time, raw float64) {
 	if t.IsZero() {
 		return
 	}
+	if raw < d.rawCPU {
+		d.cpuGone += d.rawCPU - raw
+	}
+	d.rawCPU = raw
+	cpu := raw + d.cpuGone
 	if !d.started {
 		d.started, d.lastActivity, d.needBase = true, t, true
 	}
@@ -124,7 +138,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		return
 	}
 	quiet := now.Sub(d.lastActivity)
-	if quiet < d.warnAfter {
+	warnAfter, errAfter := d.limits()
+	if quiet < warnAfter {
 		return
 	}
 	measured := d.lastRes.Sub(d.baseAt).Seconds() // the silence covered by resource samples
@@ -132,9 +147,9 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	if measured <= 0 || burnt < busyShare*measured {
 		return
 	}
-	st, limit := protocol.Warning, d.warnAfter
-	if quiet >= d.errAfter {
-		st, limit = protocol.Error, d.errAfter
+	st, limit := protocol.Warning, warnAfter
+	if quiet >= errAfter {
+		st, limit = protocol.Error, errAfter
 	}
 	if st == d.silent {
 		return
@@ -150,6 +165,13 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		evidence: fmt.Sprintf("silent %s, %.1f CPU s burnt", quiet.Round(100*time.Millisecond), burnt),
 		severity: sev,
 	})
+}
+
+// limits are the silence limits for this run: the thresholds, stretched by the run's own
+// cadence (Cadence times the longest gap it already ended by itself).
+func (d *stagnation) limits() (warn, err time.Duration) {
+	own := time.Duration(d.cadence * float64(d.longestGap))
+	return max(d.warnAfter, own), max(d.errAfter, 2*own)
 }
 
 // sample updates the frozen-series check with one sample of sr.

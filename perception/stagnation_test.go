@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -175,5 +176,18 @@ func TestFrozenEvidence(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, m.Verdict()); diff != "" {
 		t.Errorf("verdict mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSilenceChildProcesses: a shell cell runs one program after another; each one's CPU
+// seconds leave the resource samples' sum when it exits. The run is busy all along.
+func TestSilenceChildProcesses(t *testing.T) {
+	obs := []*protocol.Observation{event(0, protocol.EventStarted), stdout(0, "running three jobs")}
+	for s := 0.5; s <= 12; s += 0.5 {
+		obs = append(obs, resource(s, math.Mod(s, 4), 100<<20, 0)) // a new child every 4 s
+	}
+	want := []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}
+	if diff := cmp.Diff(want, feed(newMonitor(t, nil), obs)); diff != "" {
+		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
 }

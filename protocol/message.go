@@ -97,6 +97,15 @@ type Request struct {
 	Watch    []string `json:"watch,omitempty"`
 	// ExpectSilenceS declares how long the code may legitimately compute without output.
 	ExpectSilenceS float64 `json:"expect_silence_s,omitempty"`
+	// Profile names the software whose output perception reads ("qe", "lammps", "octave",
+	// "python", "shell", "generic"); empty: chosen from the kernel and the code.
+	Profile string `json:"profile,omitempty"`
+	// Perception tunes perception's detectors for this run: threshold KEY → VALUE
+	// ("silence": "20s", "divergence_bound": "1e50"), or a detector's name → "off".
+	Perception map[string]string `json:"perception,omitempty"`
+	// Follow names workspace files (relative paths) whose appended lines are observed while
+	// the cell runs, e.g. a log the code writes instead of printing.
+	Follow []string `json:"follow,omitempty"`
 }
 
 // StatePayload is the payload of operation_ack and operation_start.
@@ -175,6 +184,7 @@ const (
 	ObsTelemetry ObservationKind = "telemetry"
 	ObsResource  ObservationKind = "resource"
 	ObsEvent     ObservationKind = "event"
+	ObsFile      ObservationKind = "file" // a line appended to a followed workspace file (Path)
 )
 
 // Observation is one thing seen while an operation runs.
@@ -182,7 +192,8 @@ type Observation struct {
 	Kind ObservationKind `json:"kind"`
 	// Time is when labmate read it (wall clock with Go's monotonic reading in-process).
 	Time     time.Time `json:"time"`
-	Line     string    `json:"line,omitempty"` // stdout / stderr, without the newline
+	Line     string    `json:"line,omitempty"` // stdout / stderr / file, without the newline
+	Path     string    `json:"path,omitempty"` // file: the followed file, relative to the workspace
 	Sample   *Sample   `json:"sample,omitempty"`
 	Resource *Resource `json:"resource,omitempty"`
 	Event    *Event    `json:"event,omitempty"`
@@ -194,7 +205,8 @@ type SampleSource string
 // Sample sources.
 const (
 	FromHelper SampleSource = "helper" // labmate_log / labmate.log, via the side channel
-	FromStdout SampleSource = "stdout" // parsed from a `name = value` line
+	FromStdout SampleSource = "stdout" // parsed from a printed line (`name = value`, a table row, …)
+	FromFile   SampleSource = "file"   // parsed from a line of a followed file
 )
 
 // Sample is one telemetry value. Value holds a scalar; Values a vector (then Value is its first element).

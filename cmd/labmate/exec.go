@@ -33,6 +33,9 @@ func newExecCmd() *cobra.Command {
 		hotfix     string
 		watch      []string
 		silence    time.Duration
+		profile    string
+		settings   []string
+		follow     []string
 		asJSON     bool
 		workspace  string
 		serverURL  string
@@ -57,6 +60,16 @@ the run at once; on_warning also a Warning; off only observes.
 --watch takes a constraint on a telemetry series (labmate_log / labmate.log, or printed
 "name = value" lines): NAME OP NUMBER with OP one of < <= > >= == != (x < 1e6,
 overshoot_pct <= 5), finite(NAME), NAME decreasing, NAME increasing, NAME in [LO, HI].
+A bound on a series (x < 1e20) also tells perception that growth below it is expected.
+
+Perception reads the output of the software the cell runs: --profile qe (Quantum ESPRESSO's
+pw.x: SCF accuracy, energies, error blocks), lammps (the thermo table, ERROR lines,
+exploding temperatures), octave, python, shell or generic; by default it is chosen from
+the code (a cell that runs pw.x or lmp) and the kernel. --perception KEY=VALUE tunes one
+detector for this run (silence=2m, divergence_bound=1e50, scf_stall=30) or turns one off
+(divergence=off) without turning perception off; see "go doc ./perception". --follow FILE
+watches a workspace file the code writes its progress to (a shell cell's output
+redirections, and LAMMPS' log under -screen none, are followed without asking).
 
 With --server URL the operation runs on a labmate server (in --session, default a new one)
 instead of a local kernel. The bearer token is --token, else $LABMATE_TOKEN, else, for a
@@ -70,7 +83,8 @@ operation_ack, operation_start, one operation_progress per observation (with the
 when it changes), and operation_complete or operation_failed.
 
 Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an error or crash,
-3 when perception stopped it (hot-fix), 124 on a timeout, 130 when interrupted, 2 when
+3 when perception stopped it (hot-fix; also when its Error came on the last lines
+of a cell that finished before the interrupt), 124 on a timeout, 130 when interrupted, 2 when
 labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,7 +103,18 @@ labmate could not run it at all.`,
 				return err
 			}
 			req := &protocol.Request{Kind: "exec", Kernel: name, Code: code, TimeoutS: timeout.Seconds(),
-				Hotfix: protocol.Hotfix(hotfix), Watch: watch, ExpectSilenceS: silence.Seconds()}
+				Hotfix: protocol.Hotfix(hotfix), Watch: watch, ExpectSilenceS: silence.Seconds(),
+				Profile: profile, Follow: follow}
+			for _, kv := range settings {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("--perception %q: want KEY=VALUE, e.g. silence=2m or divergence=off", kv)
+				}
+				if req.Perception == nil {
+					req.Perception = map[string]string{}
+				}
+				req.Perception[k] = v
+			}
 			plan, err := operation.Check(req)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -152,6 +177,9 @@ labmate could not run it at all.`,
 	f.StringVar(&hotfix, "hotfix", string(protocol.HotfixOnError), "when perception interrupts the run: off, on_error or on_warning")
 	f.StringArrayVar(&watch, "watch", nil, "a constraint to watch, e.g. 'x < 1e6' or 'residual decreasing' (repeatable)")
 	f.DurationVar(&silence, "expect-silence", 0, "how long the code may legitimately compute without output, e.g. 2m")
+	f.StringVar(&profile, "profile", "", "the software perception reads: qe, lammps, octave, python, shell or generic (default: from the code and kernel)")
+	f.StringArrayVar(&settings, "perception", nil, "tune a detector for this run, KEY=VALUE, e.g. silence=2m or divergence=off (repeatable)")
+	f.StringArrayVar(&follow, "follow", nil, "a workspace file whose new lines perception watches, e.g. run.log (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print the operation as NDJSON protocol messages")
 	f.StringVar(&workspace, "workspace", "", "the kernel's working directory, the only writable one (default: the current directory)")
 	f.StringVar(&serverURL, "server", "", "run on a labmate server, e.g. http://127.0.0.1:7878, instead of locally")

@@ -1,0 +1,229 @@
+package perception
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// lammps reads LAMMPS' screen output and log (the 2021–2024 releases' texts).
+//
+// Telemetry: every column of the thermo table — the header line (`Step Temp E_pair E_mol
+// TotEng Press`, or whatever thermo_style custom asks for) and its rows, until `Loop time of`
+// — through the table reader, which keeps the table standing across WARNING lines;
+// `thermo_style multi` blocks (`TotEng = … KinEng = … Temp = …`) through the kernel's
+// `name = value` parser. Series are named as LAMMPS names them (Temp, TotEng, PotEng, c_msd[4]).
+//
+// Faults:
+//
+//   - `ERROR: …` and `ERROR on proc N: …` → Error (LAMMPS stops; the verdict says why), and
+//     so is a `WARNING: Lost atoms` (thermo_modify lost warn) or `Out of range atoms`: the
+//     integration has blown up. Other warnings → Warning, except a few that say nothing about
+//     the physics (no fixes defined during a setup run, neighbor settings reset for a
+//     minimization, the OpenMP thread count). `Dangerous builds = N` with N > 0 → Warning:
+//     the neighbor list may have missed interactions.
+//   - the temperature exploding: within one run, Temp reaching TemperatureRise (100) times
+//     its start (the largest of its first three positive values) → Error. A heating ramp
+//     multiplies the temperature by a few or a few tens; a timestep far too large or
+//     overlapping atoms multiply it by hundreds within a few rows (30 fs for copper: 300 K
+//     to 3e5 K). A --watch bound on Temp replaces this rule.
+//   - the energy exploding: TotEng rising by EnergyRise (10) times its scale (the larger of
+//     |TotEng| and the kinetic energy at the run's start) → Error.
+//   - energy drift under NVE: when the cell declares `fix … nve` (in its code, or in echoed
+//     input) and no fix that adds or removes energy (thermostats, barostats, langevin,
+//     forces, walls, deformation…), |TotEng − TotEng₀| reaching NVEDrift (0.25) times the
+//     kinetic energy (KinEng, or TotEng − PotEng, or TotEng − E_pair − E_mol; its largest
+//     value in the run) → Error, a fifth of that (5%) → Warning. Velocity Verlet with a sound
+//     timestep conserves the energy to 10⁻⁴ of the kinetic energy or better (copper at 1 fs);
+//     a timestep near the stability limit shifts it by a few percent at the start and then
+//     holds it (copper at 20 fs: 7%, a Warning); a drift of a quarter of the kinetic energy
+//     and growing means the trajectory is no longer the system's (copper at 28–30 fs).
+//
+// Minimizations (`Setting up cg style minimization`) are judged by none of the three rules.
+type lammps struct {
+	nve   bool     // fix nve declared, and nothing that changes the energy
+	fixes []string // "id style" of the fixes declared so far
+	min   bool     // the current run is a minimization
+	runs  [2]lammpsRun
+}
+
+// lammpsRun is the state of the rules for one run, per source (printed, followed file).
+type lammpsRun struct {
+	temps    int
+	tempRef  float64
+	e0, keMx float64
+	haveE0   bool
+	pot, kin float64
+	havePot  bool
+	haveKin  bool
+	ePair    float64
+	eMol     float64
+	fired    [3]bool // temperature, energy, drift Error reported
+	drifting bool    // drift Warning reported
+}
+
+// conservative are fix styles that neither add nor remove energy.
+var conservative = []string{
+	"nve", "nve/sphere", "nve/asphere", "nve/body", "nve/line", "nve/tri", "rigid", "rigid/nve",
+	"rigid/small", "rigid/nve/small", "momentum", "recenter", "ave/time", "ave/atom", "ave/chunk",
+	"ave/histo", "ave/histo/weight", "ave/correlate", "print", "store/state", "halt", "dt/reset",
+	"balance", "vector", "enforce2d", "property/atom",
+}
+
+// declare reads one line of LAMMPS input (from the cell's code or echoed by LAMMPS):
+// `fix ID GROUP STYLE …` and `unfix ID`.
+func (l *lammps) declare(line string) {
+	f := strings.Fields(line)
+	switch {
+	case len(f) >= 4 && f[0] == "fix":
+		l.fixes = slices.DeleteFunc(l.fixes, func(s string) bool { return strings.HasPrefix(s, f[1]+" ") })
+		l.fixes = append(l.fixes, f[1]+" "+f[3])
+	case len(f) >= 2 && f[0] == "unfix":
+		l.fixes = slices.DeleteFunc(l.fixes, func(s string) bool { return strings.HasPrefix(s, f[1]+" ") })
+	default:
+		return
+	}
+	nve, other := false, false
+	for _, s := range l.fixes {
+		_, style, _ := strings.Cut(s, " ")
+		nve = nve || strings.HasPrefix(style, "nve") && slices.Contains(conservative, style)
+		other = other || !slices.Contains(conservative, style)
+	}
+	l.nve = nve && !other
+}
+
+// lammpsBenign are warnings that say nothing about the physics.
+var lammpsBenign = []string{
+	"No fixes defined", "Using 'neigh_modify every 1 delay 0 check yes' setting during minimization",
+	"Resetting reneighboring criteria", "OMP_NUM_THREADS", "Using a manybody potential with bonds/angles/dihedrals",
+}
+
+func (m *Monitor) lammpsLine(st *stream, kind protocol.ObservationKind, line string) {
+	l := &m.lmp
+	ev := func() string { return string(kind) + ": " + line } // built only for a finding
+	switch {
+	case strings.HasPrefix(line, "ERROR"):
+		msg := "LAMMPS error: " + lammpsMessage(line)
+		switch {
+		case strings.Contains(line, "Lost atoms"):
+			msg = "LAMMPS: lost atoms (the integration blew up: timestep too large, or atoms too hot)"
+		case strings.Contains(line, "Out of range atoms"):
+			msg = "LAMMPS: out of range atoms (the integration blew up)"
+		}
+		m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: ev(), severity: 1})
+	case strings.HasPrefix(line, "WARNING"):
+		switch {
+		case strings.Contains(line, "Lost atoms"), strings.Contains(line, "Out of range atoms"):
+			m.raise(detProfile, finding{state: protocol.Error, message: "LAMMPS: lost atoms (the integration blew up)", evidence: ev(), severity: 1})
+		default:
+			for _, b := range lammpsBenign {
+				if strings.Contains(line, b) {
+					return
+				}
+			}
+			m.raise(detProfile, finding{state: protocol.Warning, message: "LAMMPS warning", evidence: ev(), severity: 0.4})
+		}
+	case strings.HasPrefix(line, "Setting up "):
+		l.min = strings.Contains(line, "minimization")
+		l.runs[st.index()] = lammpsRun{}
+	case strings.HasPrefix(line, "Loop time of"):
+		st.table.end()
+	case strings.HasPrefix(line, "Dangerous builds"):
+		if v, ok := firstNumber(line[strings.IndexByte(line, '=')+1:]); ok && v > 0 {
+			m.raise(detProfile, finding{state: protocol.Warning, message: "LAMMPS: dangerous neighbor list builds (interactions may have been missed)", evidence: ev(), severity: 0.4})
+		}
+	case strings.HasPrefix(line, "fix ") || strings.HasPrefix(line, "unfix "):
+		l.declare(line)
+	}
+}
+
+// lammpsSample applies the temperature, energy and drift rules to one sample of sr.
+func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
+	if s.Source == protocol.FromHelper || len(s.Values) > 0 {
+		return
+	}
+	l := &m.lmp
+	r := &l.runs[sourceIndex(s.Source)]
+	v := s.Value
+	switch s.Name {
+	case "KinEng":
+		r.kin, r.haveKin = v, true
+		r.keMx = max(r.keMx, v)
+	case "PotEng":
+		r.pot, r.havePot = v, true
+	case "E_pair":
+		r.ePair = v
+		r.pot, r.havePot = r.ePair+r.eMol, true
+	case "E_mol":
+		r.eMol = v
+		r.pot, r.havePot = r.ePair+r.eMol, true
+	case "Temp":
+		if l.min || sr.bounded || r.fired[0] {
+			return
+		}
+		r.temps++
+		if r.temps <= 3 {
+			if v > 0 {
+				r.tempRef = max(r.tempRef, v)
+			}
+			return
+		}
+		if r.tempRef > 0 && v >= m.th.TemperatureRise*r.tempRef {
+			r.fired[0] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message:  fmt.Sprintf("LAMMPS: temperature exploded: Temp %s is %s× its start (%s)", num(v), num(v/r.tempRef), num(r.tempRef)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.tempRef)), severity: 1})
+		}
+	case "TotEng":
+		if l.min {
+			return
+		}
+		if !r.haveKin && r.havePot {
+			r.keMx = max(r.keMx, v-r.pot)
+		}
+		if !r.haveE0 {
+			r.e0, r.haveE0 = v, true
+			return
+		}
+		if scale := max(abs(r.e0), r.keMx); !r.fired[1] && !sr.bounded && scale > 0 && v-r.e0 >= m.th.EnergyRise*scale {
+			r.fired[1] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message:  fmt.Sprintf("LAMMPS: energy exploded: TotEng rose from %s to %s", num(r.e0), num(v)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 1})
+		}
+		if !l.nve || r.fired[2] || r.keMx <= 0 {
+			return
+		}
+		drift := abs(v - r.e0)
+		share := drift / r.keMx
+		switch {
+		case share >= m.th.NVEDrift:
+			r.fired[2] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message:  fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng drifted by %s (%s of the kinetic energy %s)", num(drift), percent(share), num(r.keMx)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.9})
+		case share >= m.th.NVEDrift/5 && !r.drifting:
+			r.drifting = true
+			m.raise(detProfile, finding{state: protocol.Warning,
+				message:  fmt.Sprintf("LAMMPS: energy drifting under NVE: TotEng moved by %s (%s of the kinetic energy %s)", num(drift), percent(share), num(r.keMx)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.5})
+		}
+	}
+}
+
+// lammpsMessage is the text of an ERROR line without its prefix and source location:
+// "ERROR on proc 0: Unknown command: velcity … (src/input.cpp:232)" → "Unknown command: velcity …".
+func lammpsMessage(line string) string {
+	_, msg, ok := strings.Cut(line, ": ")
+	if !ok {
+		return line
+	}
+	if i := strings.LastIndex(msg, " (src/"); i > 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+func percent(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

@@ -1,0 +1,194 @@
+package perception
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// qe reads Quantum ESPRESSO's pw.x output (version 6.x and 7.x): the texts below are its own
+// format strings.
+//
+// Telemetry, one sample per line (the kernel's own parser adds `energy` from every
+// `total energy = … Ry` line, `ecut` and `beta` from the iteration header):
+//
+//	iteration #  3     ecut=    12.00 Ry     beta= 0.70      scf_iteration = 3
+//	estimated scf accuracy    <       0.00009279 Ry          scf_accuracy = 9.279e-05
+//	!    total energy              =     -15.61435403 Ry     total_energy = -15.61435403
+//	Total force =     0.000123     Total SCF correction = …  total_force = 0.000123
+//	total   stress  (Ry/bohr**3)   (kbar)     P=       47.47 pressure = 47.47
+//
+// Faults:
+//
+//   - an error block — a line of %, ` Error in routine NAME (N):`, the message, a line of % —
+//     is an Error with the routine and the message as evidence (QE stops right after it;
+//     the verdict says why). Blocks with `Message from routine` are informational.
+//   - `convergence NOT achieved after N iterations` (the SCF gave up), `S matrix not positive
+//     definite` and `problems computing cholesky` (the overlap matrix of the basis is
+//     singular: atoms too close, a bad pseudopotential, a broken cell), `charge is wrong`
+//     → Error.
+//   - `WARNING: integrated charge … expected …`, `starting and expected charges differ`,
+//     `imaginary charge`, and `negative rho` or `negative starting charge` of 0.1 electrons or
+//     more → Warning: the density is suspect, and whether the run is still usable is a judge's
+//     call. (Small negative densities are routine with ultrasoft and PAW pseudopotentials.)
+//   - an SCF that diverges or stalls: within one SCF cycle (the iteration counter restarting
+//     at 1 starts a new one), the estimated scf accuracy reaching ScfRise (1e4) times the
+//     best it reached, from the third iteration on, or ScfStall (12) iterations without a new
+//     best while the accuracy is still ten times worse than that best → Error. A converging
+//     SCF improves on its best every few iterations even when its start is noisy (rises of
+//     10–100× in the first iterations are common); charge sloshing with a mixing_beta too
+//     high jumps from 1e-6 back to 10–100 Ry and keeps oscillating until electron_maxstep.
+type qe struct {
+	inBlock  bool   // between two lines of %
+	blockErr bool   // the block is an error
+	routine  string // its routine, until the message line is read
+	errLine  string // the "Error in routine" line
+
+	cycle    bool // an SCF cycle is running (iteration 1 seen, no end yet)
+	iter     int  // the last iteration number
+	n        int  // accuracies seen in this cycle
+	best     float64
+	bestAt   int
+	reported bool // the SCF rule fired in this cycle
+}
+
+// qeLine reads one line; samples go to emit, faults to report.
+func (m *Monitor) qeLine(st *stream, kind protocol.ObservationKind, line string) {
+	q := &st.qe
+	t := strings.TrimLeft(line, " \t")
+	if strings.HasPrefix(t, "%%%%%%%%%%") {
+		if q.inBlock && q.blockErr && q.routine != "" { // an error block without a message
+			m.qeError(q, "", kind, line)
+		}
+		q.inBlock, q.blockErr, q.routine = !q.inBlock, false, ""
+		return
+	}
+	if q.inBlock {
+		switch {
+		case strings.HasPrefix(t, "Error in routine"):
+			q.blockErr = true
+			q.routine = strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(t, "Error in routine")), ":")
+			q.errLine = line
+		case q.blockErr && t != "":
+			if q.routine != "" {
+				m.qeError(q, t, kind, line)
+			} else {
+				m.raise(detProfile, finding{state: protocol.Error, evidence: string(kind) + ": " + line, severity: 1})
+			}
+		}
+		return
+	}
+	switch {
+	case strings.HasPrefix(t, "iteration #"):
+		n, ok := firstNumber(t[len("iteration #"):])
+		if !ok {
+			return
+		}
+		if n <= 1 || int(n) < q.iter || !q.cycle {
+			*q = qe{cycle: true}
+		}
+		q.iter = int(n)
+		m.emit(st, "scf_iteration", n)
+	case strings.HasPrefix(t, "estimated scf accuracy"):
+		i := strings.IndexByte(t, '<')
+		if i < 0 || !q.cycle {
+			return // the converged value repeated after the cycle's end
+		}
+		v, ok := firstNumber(t[i+1:])
+		if !ok {
+			return
+		}
+		m.emit(st, "scf_accuracy", v)
+		m.qeAccuracy(q, v, kind, line)
+	case strings.HasPrefix(t, "End of self-consistent calculation"), strings.HasPrefix(t, "convergence has been achieved"),
+		strings.HasPrefix(t, "End of band structure calculation"):
+		q.cycle = false
+	case strings.HasPrefix(t, "!"):
+		if i := strings.IndexByte(t, '='); i >= 0 && strings.Contains(t[:i], "total energy") {
+			if v, ok := firstNumber(t[i+1:]); ok {
+				m.emit(st, "total_energy", v)
+			}
+		}
+	case strings.HasPrefix(t, "Total force ="):
+		if v, ok := firstNumber(t[len("Total force ="):]); ok {
+			m.emit(st, "total_force", v)
+		}
+	case strings.HasPrefix(t, "total   stress"):
+		if i := strings.Index(t, "P="); i >= 0 {
+			if v, ok := firstNumber(t[i+2:]); ok {
+				m.emit(st, "pressure", v)
+			}
+		}
+	case strings.Contains(t, "convergence NOT achieved"):
+		q.cycle = false
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: SCF convergence NOT achieved", evidence: string(kind) + ": " + line, severity: 1})
+	case strings.Contains(t, "S matrix not positive definite"), strings.Contains(t, "problems computing cholesky"):
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: overlap matrix not positive definite (atoms too close, or a bad basis)", evidence: string(kind) + ": " + line, severity: 1})
+	case strings.Contains(t, "charge is wrong"):
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: charge is wrong", evidence: string(kind) + ": " + line, severity: 1})
+	case strings.HasPrefix(t, "WARNING: integrated charge"), strings.Contains(t, "starting and expected charges differ"), strings.Contains(t, "imaginary charge"):
+		m.raise(detProfile, finding{state: protocol.Warning, message: "Quantum ESPRESSO: charge mismatch", evidence: string(kind) + ": " + line, severity: 0.5})
+	case strings.HasPrefix(t, "negative rho"), strings.HasPrefix(t, "Check: negative starting charge"), strings.HasPrefix(t, "Check: negative core charge"):
+		i := strings.LastIndexByte(t, ':')
+		if v, ok := firstNumber(t[i+1:]); ok && abs(v) >= 0.1 {
+			m.raise(detProfile, finding{state: protocol.Warning, message: "Quantum ESPRESSO: negative charge density", evidence: string(kind) + ": " + line, severity: 0.5})
+		}
+	}
+}
+
+// qeError reports an error block: its routine and its message.
+func (m *Monitor) qeError(q *qe, msg string, kind protocol.ObservationKind, line string) {
+	text := "Quantum ESPRESSO: error in routine " + q.routine
+	if msg != "" {
+		text += ": " + msg
+	}
+	if strings.Contains(msg, "charge is wrong") {
+		text += " (a metal needs smearing, or the electron count is wrong)"
+	}
+	m.raise(detProfile, finding{state: protocol.Error, message: text, evidence: string(kind) + ": " + q.errLine, severity: 1})
+	if msg != "" {
+		m.raise(detProfile, finding{state: protocol.Error, evidence: string(kind) + ": " + line, severity: 1})
+	}
+	q.routine = ""
+}
+
+// qeAccuracy applies the SCF rule to one estimated scf accuracy.
+func (m *Monitor) qeAccuracy(q *qe, v float64, kind protocol.ObservationKind, line string) {
+	q.n++
+	if q.n == 1 || v < q.best {
+		q.best, q.bestAt = v, q.n
+	}
+	if q.reported || q.best <= 0 {
+		return
+	}
+	var msg string
+	switch {
+	case q.n >= 3 && v >= m.th.ScfRise*q.best:
+		msg = fmt.Sprintf("Quantum ESPRESSO: SCF diverging: estimated scf accuracy %s Ry is %s× its best (%s Ry at iteration %d)", num(v), num(v/q.best), num(q.best), q.bestAt)
+	case q.n-q.bestAt >= m.th.ScfStall && v > 10*q.best:
+		msg = fmt.Sprintf("Quantum ESPRESSO: SCF not converging: no improvement on %s Ry (iteration %d) in %d iterations, now %s Ry", num(q.best), q.bestAt, q.n-q.bestAt, num(v))
+	default:
+		return
+	}
+	q.reported = true
+	m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: string(kind) + ": " + strings.TrimSpace(line), severity: 0.9})
+}
+
+// firstNumber parses the first number token of s (blank-separated), skipping words.
+func firstNumber(s string) (float64, bool) {
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '=' || s[i] == ',' || s[i] == '(') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != ',' && s[j] != ')' && s[j] != ':' {
+			j++
+		}
+		if j > i && isNumberToken(s[i:j]) {
+			return parseNumber(s[i:j]), true
+		}
+		i = j + 1
+	}
+	return 0, false
+}

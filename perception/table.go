@@ -1,0 +1,279 @@
+package perception
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// table reads printed tables with a header: a line of column names followed by rows of
+// numbers, one sample per column and row. The forms programs print:
+//
+//	Step Temp E_pair E_mol TotEng Press        LAMMPS' thermo table (aligned columns)
+//	       0          300      -906.24 …
+//	epoch,loss,accuracy                        CSV (also ';' or tab separated)
+//	1,0.693,0.51
+//	| iter | residual |                        pipe-separated, with or without borders
+//	|    1 | 1.0e-2   |
+//	   epoch      loss                         a pandas DataFrame: rows carry an index
+//	0      1  0.500000
+//
+// A header is two to 32 names (a letter or "_", then letters, digits, "_", "." or "[…]":
+// `c_msd[4]`, `v_T`, `E_pair`), a row as many numbers (nan and inf included), separated the
+// same way. Lines made of "-", "=", "+" and "|" only, and blank lines, are transparent. The
+// table starts with the first row right after its header (so a line of words followed by a
+// line of numbers is a table only when the counts match), survives other lines once it has
+// rows (a warning printed mid-run), and ends at a new header, at a row of another width, or
+// after 50 lines that are not rows. A column named t or time gives the simulation time of the
+// row's other samples. Reading a line allocates nothing: names are slices of the header line.
+type table struct {
+	header
+	rows  int    // rows read under this header
+	index bool   // its rows carry a leading index (a pandas frame)
+	other int    // lines since the last row that were not rows
+	cand  header // the line just read, when it could be a new header
+}
+
+// header is a table's column names.
+type header struct {
+	names [maxColumns]string
+	n     int  // columns; 0: none
+	sep   byte // the separator
+	tcol  int  // the time column, -1 if none
+}
+
+// fits reports whether a row of n fields separated by sep, the first f0, belongs under h;
+// index says the row carries a pandas index (a first row's index is 0).
+func (h *header) fits(n int, sep byte, f0 string, first bool, indexed bool) (ok, index bool) {
+	if h.n < 2 || sep != h.sep {
+		return false, false
+	}
+	switch {
+	case n == h.n && (first || !indexed):
+		return true, false
+	case n == h.n+1 && isIndex(f0) && (indexed || first && f0 == "0"):
+		return true, true
+	}
+	return false, false
+}
+
+const (
+	maxColumns = 32
+	// tableGap is how many other lines a table with rows survives.
+	tableGap = 50
+)
+
+// fields splits line at sep (' ': runs of blanks) into out, trimming blanks and dropping the
+// empty first and last fields of a bordered row ("| a | b |"). ok is false for more than
+// maxColumns fields.
+func fields(line string, sep byte, out *[maxColumns]string) (n int, ok bool) {
+	if sep == ' ' {
+		for i := 0; i < len(line); {
+			for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+				i++
+			}
+			j := i
+			for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+				j++
+			}
+			if j > i {
+				if n == maxColumns {
+					return 0, false
+				}
+				out[n] = line[i:j]
+				n++
+			}
+			i = j
+		}
+		return n, true
+	}
+	start := 0
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && line[i] != sep {
+			continue
+		}
+		if n == maxColumns {
+			return 0, false
+		}
+		out[n] = strings.Trim(line[start:i], " \t\r")
+		n++
+		start = i + 1
+	}
+	if n > 0 && out[0] == "" { // a leading border
+		copy(out[:], out[1:n])
+		n--
+	}
+	if n > 0 && out[n-1] == "" { // a trailing border
+		n--
+	}
+	return n, true
+}
+
+// separator guesses how a line separates its fields.
+func separator(line string) byte {
+	for _, c := range []byte{'|', ',', ';', '\t'} {
+		if strings.IndexByte(line, c) >= 0 {
+			return c
+		}
+	}
+	return ' '
+}
+
+// isRule: a blank line or one drawn with - = + | : only.
+func isRule(line string) bool {
+	for i := 0; i < len(line); i++ {
+		if strings.IndexByte(" \t-=+|:_", line[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isColumnName: a letter or "_", then letters, digits, "_", "." or a bracketed index.
+func isColumnName(s string) bool {
+	if s == "" || !isNameStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !isIdentByte(c) && c != '.' && c != '[' && c != ']' {
+			return false
+		}
+	}
+	return true
+}
+
+// tableRow is one row's values, in header order.
+type tableRow struct {
+	values [maxColumns]float64
+	n      int
+}
+
+// line reads one line. It returns true with row filled when the line is a row of the table.
+// keep says that lines which are not rows leave the table standing however many there are
+// (LAMMPS prints warnings mid-table and ends the table itself).
+func (tb *table) line(line string, keep bool, row *tableRow) bool {
+	if isRule(line) {
+		return false // transparent: a header candidate stays one
+	}
+	sep := separator(line)
+	var f [maxColumns]string
+	n, ok := fields(line, sep, &f)
+	if !ok || n == 0 {
+		tb.cand.n = 0
+		tb.notRow(keep)
+		return false
+	}
+	numbers, names := true, true
+	for i := range n {
+		numbers = numbers && isNumberToken(f[i])
+		names = names && isColumnName(f[i])
+		if !numbers && !names {
+			break
+		}
+	}
+	switch {
+	case numbers:
+		if ok, index := tb.cand.fits(n, sep, f[0], true, false); ok { // the line before was its header
+			tb.header, tb.rows, tb.index, tb.other = tb.cand, 0, index, 0
+		} else if ok, _ := tb.header.fits(n, sep, f[0], tb.rows == 0, tb.index); !ok {
+			tb.cand.n = 0
+			if tb.rows > 0 {
+				tb.n = 0 // a row of another width: the table has ended
+			}
+			return false
+		}
+		tb.cand.n = 0
+		first := n - tb.n
+		for i := first; i < n; i++ {
+			row.values[i-first] = parseNumber(f[i])
+		}
+		row.n = tb.n
+		tb.rows++
+		tb.other = 0
+		return true
+	case names && n >= 2:
+		tb.cand = header{n: n, sep: sep, tcol: -1}
+		for i := range n {
+			tb.cand.names[i] = f[i]
+			if tb.cand.tcol < 0 && (equalFoldASCII(f[i], "t") || equalFoldASCII(f[i], "time")) {
+				tb.cand.tcol = i
+			}
+		}
+		tb.notRow(true)
+		return false
+	}
+	tb.cand.n = 0
+	tb.notRow(keep)
+	return false
+}
+
+// notRow handles a line that is not a row.
+func (tb *table) notRow(keep bool) {
+	if tb.rows == 0 {
+		return
+	}
+	tb.other++
+	if !keep && tb.other > tableGap {
+		tb.n = 0
+	}
+}
+
+// end forgets the table (LAMMPS' "Loop time of …").
+func (tb *table) end() { tb.n, tb.rows, tb.cand.n = 0, 0, 0 }
+
+// isIndex: a pandas row index, a non-negative integer.
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseNumber parses a token isNumberToken accepted, without allocating: Fortran's D
+// exponent, numpy's trailing dot and the non-finite words included.
+func parseNumber(t string) float64 {
+	if isNonFiniteWord(t) {
+		neg := t[0] == '-'
+		if t[0] == '+' || t[0] == '-' {
+			t = t[1:]
+		}
+		if t[0]|0x20 == 'n' {
+			return nan
+		}
+		if neg {
+			return negInf
+		}
+		return posInf
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i]|0x20 == 'd' { // 1.5D-03: mantissa and exponent apart
+			m, err1 := strconv.ParseFloat(t[:i], 64)
+			e, err2 := strconv.Atoi(strings.TrimPrefix(t[i+1:], "+"))
+			if err1 != nil || err2 != nil {
+				return nan
+			}
+			return m * pow10(e)
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return nan
+	}
+	return v
+}
+
+// stream is the reading state of one text stream: stdout, stderr or one followed file.
+type stream struct {
+	src   protocol.SampleSource
+	table table
+	qe    qe
+}
+
+func (st *stream) index() int { return sourceIndex(st.src) }

@@ -6,6 +6,7 @@ package shell
 import (
 	"context"
 	_ "embed"
+	"os"
 	"strings"
 
 	"github.com/labmate/labmate/kernel"
@@ -22,7 +23,7 @@ var dialect = &engine.Dialect{
 	Name:  "shell",
 	Ext:   ".sh",
 	Files: map[string]string{"labmate_driver.sh": driver},
-	Env:   []string{"PS1=", "PS2="},
+	Env:   append([]string{"PS1=", "PS2="}, lineBuffered()...),
 	Argv: func(string) []string {
 		return []string{Binary, "--norc", "--noprofile", "--noediting", "-i"}
 	},
@@ -34,6 +35,22 @@ var dialect = &engine.Dialect{
 	},
 	Recover:    func(tag string) string { return "__labmate_mark " + tag + " ready 0 ''\n" },
 	SignalTree: true,
+}
+
+// stdbuf are the places of coreutils' libstdbuf, which stdbuf(1) preloads.
+var stdbuf = []string{"/usr/libexec/coreutils/libstdbuf.so", "/usr/lib/coreutils/libstdbuf.so"}
+
+// lineBuffered makes the C stdio of the programs a cell runs write their output a line at a
+// time, as stdbuf -oL does: a program writing to a pipe (LAMMPS' thermo table, for one)
+// otherwise holds its output in 4 KiB blocks, and perception would see nothing until a block
+// fills. Programs that set their own buffering, and static binaries, are unaffected.
+func lineBuffered() []string {
+	for _, p := range stdbuf {
+		if _, err := os.Stat(p); err == nil {
+			return []string{"LD_PRELOAD=" + p, "_STDBUF_O=L"}
+		}
+	}
+	return nil
 }
 
 // quote is a bash single-quoted word.

@@ -1,11 +1,16 @@
 package shell_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
 	"github.com/labmate/labmate/kernel/shell"
+	"github.com/labmate/labmate/protocol"
 )
 
 var lang = kerneltest.Lang{
@@ -39,4 +44,33 @@ func BenchmarkKernel(b *testing.B) {
 		BareSetup: "",
 		BareCell:  "x=1; echo BARE_DONE",
 	}, testutil.KernelOptions(b))
+}
+
+// TestLineBuffered: a program that writes to the kernel's pipe through C stdio (sed here,
+// LAMMPS' thermo table in real use) delivers each line as it is written, not in 4 KiB blocks
+// at its exit.
+func TestLineBuffered(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	k, err := shell.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "for i in 1 2 3; do echo $i; sleep 0.4; done | sed 's/^/line /'"})
+	if r.Err != nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("%v %+v", r.Err, r.Res)
+	}
+	var first, last time.Time
+	for _, o := range r.Obs {
+		if o.Kind == protocol.ObsStdout && strings.HasPrefix(o.Line, "line ") {
+			if first.IsZero() {
+				first = o.Time
+			}
+			last = o.Time
+		}
+	}
+	if gap := last.Sub(first); gap < 500*time.Millisecond {
+		t.Errorf("the three lines arrived within %v of each other: sed's output was held in a block", gap)
+	}
 }

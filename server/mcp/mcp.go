@@ -194,6 +194,10 @@ type ExecIn struct {
 	// ExpectSilenceS lets long silent computations pass the stagnation detector.
 	ExpectSilenceS float64 `json:"expect_silence_s,omitempty" jsonschema:"how long the code may legitimately compute without printing"`
 	Session        string  `json:"session,omitempty" jsonschema:"labmate session to run in (default: this connection's own; its workspace persists across calls)"`
+	Profile        string  `json:"profile,omitempty" jsonschema:"the software whose output perception reads: qe, lammps, octave, python, shell or generic (default: chosen from the kernel and the code)"`
+	// Perception and Follow are protocol.Request's.
+	Perception map[string]string `json:"perception,omitempty" jsonschema:"perception settings for this run: a threshold KEY to VALUE (silence: 20s, divergence_bound: 1e50) or a detector's name to off"`
+	Follow     []string          `json:"follow,omitempty" jsonschema:"workspace files (relative paths) whose appended lines perception reads while the cell runs, e.g. a log the code writes"`
 }
 
 // ExecOut is the structured result of exec.
@@ -265,7 +269,8 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		return errResult("exec: code is empty"), out, nil
 	}
 	pr := &protocol.Request{Kind: "exec", Kernel: in.Kernel, Code: in.Code, Watch: in.Watch,
-		Hotfix: protocol.Hotfix(in.Hotfix), TimeoutS: in.TimeoutS, ExpectSilenceS: in.ExpectSilenceS}
+		Hotfix: protocol.Hotfix(in.Hotfix), TimeoutS: in.TimeoutS, ExpectSilenceS: in.ExpectSilenceS,
+		Profile: in.Profile, Perception: in.Perception, Follow: in.Follow}
 	token := req.Params.GetProgressToken()
 	var (
 		output strings.Builder

@@ -262,6 +262,8 @@ func TestMCP(t *testing.T) {
 					{"kernel": "fortran", "code": "print(1)"}, // unknown kernel
 					{"kernel": "python", "code": "print(1)", "hotfix": "sometimes"},
 					{"kernel": "python", "code": "print(1)", "watch": []string{"x <<< 3"}},
+					{"kernel": "python", "code": "print(1)", "profile": "fortran"},
+					{"kernel": "python", "code": "print(1)", "perception": map[string]string{"no_such_setting": "3"}},
 				} {
 					r := call(t, ctx, cs, "", "exec", args)
 					if !r.IsError || text(r) == "" {
@@ -271,6 +273,16 @@ func TestMCP(t *testing.T) {
 				r := call(t, ctx, cs, "", "interrupt", map[string]any{"operation_id": "no-such-op"})
 				if !r.IsError || !strings.Contains(text(r), "no-such-op") {
 					t.Errorf("interrupt of an unknown operation: isError=%t %q", r.IsError, text(r))
+				}
+			})
+
+			t.Run("perception reads a followed file", func(t *testing.T) {
+				// Nothing is printed: the loss goes to a log file the call names, and turns NaN.
+				r := call(t, ctx, cs, "", "exec", map[string]any{"kernel": "python", "follow": []string{"train.log"},
+					"code": "import time\nwith open('train.log', 'w') as f:\n    for i in range(200):\n" +
+						"        f.write('epoch %d | loss %s\\n' % (i, 1.0 / (i + 1) if i < 5 else 'nan'))\n        f.flush()\n        time.sleep(0.05)\n"})
+				if !r.IsError || !strings.Contains(text(r), "nonfinite") {
+					t.Errorf("a NaN loss in the followed log: isError=%t %s; want it stopped by perception", r.IsError, text(r))
 				}
 			})
 

@@ -67,6 +67,9 @@ type Thresholds struct {
 
 	ScfRise  float64 // QE: estimated scf accuracy this many times its best → Error (1e4)
 	ScfStall int     // QE: SCF iterations without a new best accuracy → Error (12)
+	// QE: the accuracy ScfSlosh (20) times its best or more, ScfSloshRun (4) times in a row → Error
+	ScfSlosh    float64
+	ScfSloshRun int
 
 	TemperatureRise float64 // LAMMPS: Temp this many times its start → Error (100)
 	EnergyRise      float64 // LAMMPS: energy risen by this many times its scale → Error (10)
@@ -95,6 +98,8 @@ const (
 	DefaultCrawlFor         = time.Second
 	DefaultScfRise          = 1e4
 	DefaultScfStall         = 12
+	DefaultScfSlosh         = 20.0
+	DefaultScfSloshRun      = 4
 	DefaultTemperatureRise  = 100.0
 	DefaultEnergyRise       = 10.0
 	DefaultNVEDrift         = 0.25
@@ -166,6 +171,12 @@ func (t Thresholds) withDefaults(e Expectation) Thresholds {
 	if t.ScfStall <= 0 {
 		t.ScfStall = DefaultScfStall
 	}
+	if t.ScfSlosh <= 1 {
+		t.ScfSlosh = DefaultScfSlosh
+	}
+	if t.ScfSloshRun <= 0 {
+		t.ScfSloshRun = DefaultScfSloshRun
+	}
 	if t.TemperatureRise <= 1 {
 		t.TemperatureRise = DefaultTemperatureRise
 	}
@@ -183,7 +194,7 @@ var thresholdKeys = []string{
 	"silence", "silence_error", "cadence", "frozen", "frozen_for", "divergence_window",
 	"divergence_bound", "swing_growth", "growing_swings", "memory_warning", "memory_error",
 	"output_warning", "memory_limit", "step_collapse", "crawl_for", "scf_rise", "scf_stall",
-	"temperature_rise", "energy_rise", "nve_drift",
+	"scf_slosh", "scf_slosh_run", "temperature_rise", "energy_rise", "nve_drift",
 }
 
 // Set sets one threshold from its snake_case name and a textual value — a duration for
@@ -274,6 +285,10 @@ func (t *Thresholds) Set(key, value string) error {
 		return number(&t.ScfRise)
 	case "scf_stall":
 		return whole(&t.ScfStall)
+	case "scf_slosh":
+		return number(&t.ScfSlosh)
+	case "scf_slosh_run":
+		return whole(&t.ScfSloshRun)
 	case "temperature_rise":
 		return number(&t.TemperatureRise)
 	case "energy_rise":

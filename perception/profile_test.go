@@ -141,6 +141,13 @@ func TestQuantumEspressoLines(t *testing.T) {
 		{"slow but improving", scfLines(geometric(1, 0.7, 40)...), protocol.Normal},
 		{"stalled", scfLines(append(geometric(1, 0.1, 5), 0.01, 0.02, 0.05, 0.01, 0.03, 0.02, 0.04, 0.01, 0.02, 0.03, 0.05, 0.02, 0.04)...), protocol.Error},
 		{"a new cycle starts over", append(scfLines(1, 1e-6), scfLines(1, 0.5, 0.1)...), protocol.Normal},
+		// pw.x on this machine: h_qe_al_noisy_start's SCF, with one 30× rise near convergence.
+		{"real noisy start", scfLines(0.02025005, 0.00082386, 0.00008868, 0.00081569, 0.00000103, 0.00000113, 0.00000006, 0.00000178, 2.3e-09), protocol.Normal},
+		{"plateau within a few times the best", scfLines(1e-2, 5e-3, 6e-3, 4e-3, 5e-3, 3e-3, 4e-3, 2e-3, 3e-3, 1e-3, 2e-3, 8e-4), protocol.Normal},
+		{"single spikes fall back", scfLines(1e-2, 1e-4, 5e-3, 1e-5, 1e-3, 1e-6, 1e-4, 1e-7), protocol.Normal},
+		// f_qe_scf_late_sloshing up to iteration 16: converged to 5e-8 at 11, then bounced up to stay.
+		{"late sloshing", scfLines(0.02025005, 0.00056061, 0.00017925, 0.01503931, 0.00000974, 0.00006118, 0.00004739, 0.00027210, 0.00002276,
+			0.00072156, 0.00000005, 0.00000034, 0.00000189, 0.00000377, 0.00000259, 0.00043311), protocol.Error},
 		{"S matrix", []string{"     S matrix not positive definite"}, protocol.Error},
 		{"charge", []string{" %%%%%%%%%%%%%%%%%%%%", "     Error in routine efermig (1):", "     charge is wrong: smearing is needed", " %%%%%%%%%%%%%%%%%%%%"}, protocol.Error},
 		{"message block", []string{" %%%%%%%%%%%%%%%%%%%%", "     Message from routine setup:", "     using ibrav=0 with symmetry is DISCOURAGED", " %%%%%%%%%%%%%%%%%%%%"}, protocol.Normal},

@@ -34,11 +34,13 @@ import (
 //     call. (Small negative densities are routine with ultrasoft and PAW pseudopotentials.)
 //   - an SCF that diverges or stalls: within one SCF cycle (the iteration counter restarting
 //     at 1 starts a new one), the estimated scf accuracy reaching ScfRise (1e4) times the
-//     best it reached, from the third iteration on, or ScfStall (12) iterations without a new
+//     best it reached, from the third iteration on, or staying ScfSlosh (20) times above that
+//     best for ScfSloshRun (4) iterations in a row, or ScfStall (12) iterations without a new
 //     best while the accuracy is still ten times worse than that best → Error. A converging
-//     SCF improves on its best every few iterations even when its start is noisy (rises of
-//     10–100× in the first iterations are common); charge sloshing with a mixing_beta too
-//     high jumps from 1e-6 back to 10–100 Ry and keeps oscillating until electron_maxstep.
+//     SCF improves on its best every few iterations even when its start is noisy (single rises
+//     of 10–100× are common, and it falls back below them at the next iteration or so); charge
+//     sloshing with a mixing_beta too high bounces from 1e-6 back up and stays up, wandering
+//     higher until 10–100 Ry, until electron_maxstep.
 type qe struct {
 	inBlock  bool   // between two lines of %
 	blockErr bool   // the block is an error
@@ -50,6 +52,7 @@ type qe struct {
 	n        int  // accuracies seen in this cycle
 	best     float64
 	bestAt   int
+	above    int  // consecutive accuracies ScfSlosh times the best or more
 	reported bool // the SCF rule fired in this cycle
 }
 
@@ -162,10 +165,17 @@ func (m *Monitor) qeAccuracy(q *qe, v float64, kind protocol.ObservationKind, li
 	if q.reported || q.best <= 0 {
 		return
 	}
+	if v >= m.th.ScfSlosh*q.best {
+		q.above++
+	} else {
+		q.above = 0
+	}
 	var msg string
 	switch {
 	case q.n >= 3 && v >= m.th.ScfRise*q.best:
 		msg = fmt.Sprintf("Quantum ESPRESSO: SCF diverging: estimated scf accuracy %s Ry is %s× its best (%s Ry at iteration %d)", num(v), num(v/q.best), num(q.best), q.bestAt)
+	case q.n >= 3 && q.above >= m.th.ScfSloshRun:
+		msg = fmt.Sprintf("Quantum ESPRESSO: SCF sloshing: estimated scf accuracy %s× its best (%s Ry at iteration %d) or more for %d iterations in a row, now %s Ry", num(m.th.ScfSlosh), num(q.best), q.bestAt, q.above, num(v))
 	case q.n-q.bestAt >= m.th.ScfStall && v > 10*q.best:
 		msg = fmt.Sprintf("Quantum ESPRESSO: SCF not converging: no improvement on %s Ry (iteration %d) in %d iterations, now %s Ry", num(q.best), q.bestAt, q.n-q.bestAt, num(v))
 	default:

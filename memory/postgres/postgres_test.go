@@ -77,6 +77,12 @@ func TestSuite(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
 
+// TestMerge is the merge table: the same fact reworded is merged, a different number, unit,
+// sign, polarity, comparison, material or version is kept.
+func TestMerge(t *testing.T) {
+	memorytest.RunMerge(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
 func TestEmbedding(t *testing.T) {
 	memorytest.RunEmbedding(t, func(t *testing.T, e memory.Embedder) memory.Store { return open(t, e) })
 }

@@ -769,3 +769,16 @@ func SameFact(a, b string, threshold float64) (bool, string) {
 	}
 	return true, ""
 }
+
+// Overlap counts the content words two texts share (stop words dropped, endings stemmed,
+// entities canonical): how much a remembered statement is about the text at hand.
+func Overlap(a, b string) int {
+	x, y := analyse(a).content, analyse(b).content
+	n := 0
+	for w := range x {
+		if y[w] && !strings.HasPrefix(w, "#") && !strings.HasPrefix(w, "~") {
+			n++
+		}
+	}
+	return n
+}

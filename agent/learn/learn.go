@@ -272,7 +272,7 @@ func (m *Memory) Guard(ctx context.Context, c *agent.Cell) (*agent.Caution, erro
 			if k := kernelOf(f.Tags); k != "" && k != c.Kernel {
 				continue
 			}
-			if !relevant(about+" "+c.Code, f.Text) {
+			if !relevant(about, f.Text) {
 				continue
 			}
 			repeated := false

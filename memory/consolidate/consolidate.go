@@ -87,6 +87,7 @@ const (
 // Report lists the actions in order.
 type Report struct {
 	Extracted []string `json:"extracted,omitempty"` // facts the model extracted
+	Entities  []string `json:"entities,omitempty"`  // entities the model named (ids)
 	Actions   []Action `json:"actions"`
 }
 
@@ -258,6 +259,13 @@ type extracted struct {
 		Tags     []string `json:"tags"`
 		Evidence string   `json:"evidence"`
 	} `json:"facts"`
+	// Entities are the materials, methods, software, parameters and properties the trace
+	// names, with the other names they go by, for the entity graph.
+	Entities []struct {
+		Name    string   `json:"name"`
+		Kind    string   `json:"kind"`
+		Aliases []string `json:"aliases"`
+	} `json:"entities,omitempty"`
 }
 
 // decision is one operation of the model's second answer.
@@ -278,7 +286,9 @@ extract atomic facts worth remembering for future experiments: observations, war
 boundaries, parameter choices that worked, calibrated reference values. Include what the agent and
 its tools found (errors, measured values, what fixed a failure), not only what the user said. Each
 fact is one self-contained statement; quote the line of the trace that supports it as evidence.
-kind is one of observation, warning, boundary, parameter, reference. Answer with JSON only.`
+kind is one of observation, warning, boundary, parameter, reference. Also list the entities the
+trace names — materials, methods, software (with its version), parameters, properties — each with
+its canonical name, its kind and the other names it goes by. Answer with JSON only.`
 
 const decideSystem = `You maintain the long-term memory of a scientific lab agent. You are shown EXISTING
 memory entries, each under a small integer id, and NEW facts, each under an index. For each new
@@ -290,7 +300,7 @@ fact decide one operation:
 - NOOP: memory already holds it ("id", "fact").
 Use only the ids shown. Give a short reason for each. Answer with JSON only.`
 
-var extractSchema = json.RawMessage(`{"type":"object","required":["facts"],"additionalProperties":false,"properties":{"facts":{"type":"array","items":{"type":"object","required":["text","kind","tags","evidence"],"additionalProperties":false,"properties":{"text":{"type":"string"},"kind":{"type":"string","enum":["observation","warning","boundary","parameter","reference"]},"tags":{"type":"array","items":{"type":"string"}},"evidence":{"type":"string"}}}}}}`)
+var extractSchema = json.RawMessage(`{"type":"object","required":["facts"],"additionalProperties":false,"properties":{"facts":{"type":"array","items":{"type":"object","required":["text","kind","tags","evidence"],"additionalProperties":false,"properties":{"text":{"type":"string"},"kind":{"type":"string","enum":["observation","warning","boundary","parameter","reference"]},"tags":{"type":"array","items":{"type":"string"}},"evidence":{"type":"string"}}}},"entities":{"type":"array","items":{"type":"object","required":["name","kind","aliases"],"additionalProperties":false,"properties":{"name":{"type":"string"},"kind":{"type":"string","enum":["material","method","software","parameter","property","name"]},"aliases":{"type":"array","items":{"type":"string"}}}}}}}`)
 
 var decideSchema = json.RawMessage(`{"type":"object","required":["operations"],"additionalProperties":false,"properties":{"operations":{"type":"array","items":{"type":"object","required":["event","id","fact","text","reason"],"additionalProperties":false,"properties":{"event":{"type":"string","enum":["ADD","UPDATE","DELETE","NOOP"]},"id":{"type":["integer","null"]},"fact":{"type":["integer","null"]},"text":{"type":"string"},"reason":{"type":"string"}}}}}}`)
 
@@ -370,6 +380,19 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 		}
 		news = append(news, newFact{fact, f.Evidence})
 		rep.Extracted = append(rep.Extracted, fact.Text)
+	}
+	if g, ok := s.(memory.Graph); ok {
+		for _, e := range ex.Entities {
+			ent := &memory.Entity{Name: strings.TrimSpace(e.Name), Kind: memory.EntityKind(e.Kind), Aliases: e.Aliases, Source: "model:" + opt.Model.Name()}
+			if err := ent.Validate(); err != nil {
+				rep.Actions = append(rep.Actions, Action{Event: memory.EventRefused, Text: e.Name, Refused: "entity", Reason: err.Error()})
+				continue
+			}
+			if _, err := g.PutEntity(ctx, &memory.PutEntityParams{Entity: ent, Actor: "model:" + opt.Model.Name()}); err != nil {
+				return rep, err
+			}
+			rep.Entities = append(rep.Entities, memory.EntityID(ent.Kind, ent.Name))
+		}
 	}
 	if len(news) == 0 {
 		return rep, nil

@@ -136,6 +136,9 @@ func TestInfer(t *testing.T) {
 			{"text": "maglev PID with Kp=5 oscillates (overshoot 38%)", "kind": "boundary", "tags": []string{"maglev", "pid"}, "evidence": "overshoot 38%, oscillation at 3.1 Hz"},
 			{"text": "maglev PID with Kp=2.5 gives overshoot 3.8% and settling 0.41 s", "kind": "parameter", "tags": []string{"maglev"}, "evidence": "overshoot 3.8%, settling 0.41 s"},
 			{"text": "the maglev sensor samples at 1 kHz", "kind": "reference", "tags": []string{}, "evidence": "the sensor sample rate is 1 kHz"},
+		}, "entities": []map[string]any{
+			{"name": "maglev plant", "kind": "name", "aliases": []string{"magnetic levitation rig"}},
+			{"name": "x", "kind": "colour", "aliases": []string{}},
 		}}),
 		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 			// The model sees small integer ids, never the store's.
@@ -184,8 +187,19 @@ func TestInfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The entity the model named is in the graph, with its alias; the one of no known kind is refused.
+	var ents []string
+	for e, err := range s.(memory.Graph).Entities(ctx, &memory.EntityQuery{Names: []string{"magnetic levitation rig"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents = append(ents, e.ID+" "+e.Source)
+	}
+	if !slices.Equal(ents, []string{"name:maglev plant model:test:fake"}) || !slices.Equal(rep.Entities, []string{"name:maglev plant"}) {
+		t.Errorf("entities: %v, report %v", ents, rep.Entities)
+	}
 	if rep.Count(memory.EventAdd) != 1 || rep.Count(memory.EventUpdate) != 1 || rep.Count(memory.EventInvalidate) != 1 ||
-		rep.Count(memory.EventNoop) != 1 || rep.Count(memory.EventRefused) != 5 {
+		rep.Count(memory.EventNoop) != 1 || rep.Count(memory.EventRefused) != 6 {
 		t.Errorf("report: %+v", rep.Actions)
 	}
 	// DELETE invalidated and kept f0, with the reason and the model as actor.

@@ -36,6 +36,11 @@ func TestMerge(t *testing.T) {
 	memorytest.RunMerge(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
 
+// TestGraph is the entity graph: links, expansion, aliases, invalidation with validity times.
+func TestGraph(t *testing.T) {
+	memorytest.RunGraph(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
 func TestEmbedding(t *testing.T) {
 	memorytest.RunEmbedding(t, func(t *testing.T, e memory.Embedder) memory.Store { return open(t, e) })
 }

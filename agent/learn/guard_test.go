@@ -28,9 +28,9 @@ func learnGuardrail(t *testing.T, m *learn.Memory) {
 	}
 }
 
-// Guard flags a cell that repeats the failing setting in a related task, and only there: not
-// another value (which gets the guardrail as a caution), not another kernel, not an unrelated
-// task.
+// Guard flags a cell that repeats the failing setting in a related task (in any kernel: the
+// numerics are the same), and only there: not another value (which gets the guardrail as a
+// caution), not an unrelated task.
 func TestGuard(t *testing.T) {
 	backends(t, func(t *testing.T, s memory.Store) {
 		m := learn.New(s, &learn.Options{Namespace: "lab"})
@@ -43,7 +43,7 @@ func TestGuard(t *testing.T) {
 			{"the failing setting again", "Integrate y' = -80 y with explicit Euler.", "python", euler(80, 0.06, 300), true, false},
 			{"written another way", "Integrate y' = -80 y with explicit Euler.", "python", "k=80; dt=6e-2\ny=1.0\n", true, false},
 			{"another value", "Integrate y' = -80 y with explicit Euler.", "python", euler(80, 0.02, 300), false, true},
-			{"another kernel", "Integrate y' = -80 y with explicit Euler.", "octave", "k = 80;\ndt = 0.06;\n", false, false},
+			{"another kernel, the same numerics", "Integrate y' = -80 y with explicit Euler.", "octave", "k = 80;\ndt = 0.06;\n", true, false},
 			{"an unrelated task", "Fit a straight line to the calibration points.", "python", "dt = 0.06\nprint(dt)", false, false},
 		} {
 			st := step
@@ -121,7 +121,9 @@ func TestToolsOnTheAgent(t *testing.T) {
 		if len(h) != 1 || h[0].Actor != "agent:fake:fake-model" {
 			t.Errorf("history %+v", h)
 		}
-		if sks := skills(t, s, "lab/skills"); !slices.ContainsFunc(sks, func(sk *memory.Skill) bool { return sk.Name == "measure-coil-current" && sk.Version == 1 && sk.Body == "print it" }) {
+		if sks := skills(t, s, "lab/skills"); !slices.ContainsFunc(sks, func(sk *memory.Skill) bool {
+			return sk.Name == "measure-coil-current" && sk.Version == 1 && sk.Body == "print it"
+		}) {
 			t.Errorf("skills %+v", sks)
 		}
 		if srv.Remaining() != 0 {

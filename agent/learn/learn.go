@@ -268,10 +268,9 @@ func (m *Memory) Guard(ctx context.Context, c *agent.Cell) (*agent.Caution, erro
 			if err != nil {
 				return err
 			}
+			// A guardrail about the same task holds in any kernel: dt = 0.06 makes explicit
+			// Euler unstable in Octave as in Python.
 			f := r.Fact
-			if k := kernelOf(f.Tags); k != "" && k != c.Kernel {
-				continue
-			}
 			if !relevant(about, f.Text) {
 				continue
 			}
@@ -321,15 +320,6 @@ func (m *Memory) Guard(ctx context.Context, c *agent.Cell) (*agent.Caution, erro
 	}
 	out.Text = strings.Join(keep, "\n")
 	return out, nil
-}
-
-func kernelOf(tags []string) string {
-	for _, t := range tags {
-		if k, ok := strings.CutPrefix(t, "kernel:"); ok {
-			return k
-		}
-	}
-	return ""
 }
 
 // Learn implements agent.Memory.

@@ -191,6 +191,13 @@ func (k *Kernel) env() []string {
 		"OPENBLAS_NUM_THREADS=1",
 		"OMP_NUM_THREADS=1",
 		"MKL_NUM_THREADS=1",
+		// Open MPI's mpirun: code runs as uid 0 only without bubblewrap (as root with
+		// --no-sandbox), where mpirun would refuse without --allow-run-as-root; and -np larger
+		// than the cores is allowed (slower, not an error). Nothing else is needed in the
+		// sandbox: the shared-memory transport and its single-copy (CMA) work there.
+		"OMPI_ALLOW_RUN_AS_ROOT=1",
+		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
 	}
 	// Some processors need these for OpenBLAS to compute correctly; pass them through.
 	for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} {

@@ -61,12 +61,12 @@ OpenAI-compatible or Anthropic model (labmate run); memory of facts and skills (
 memory); closed-loop campaigns (labmate campaign); documentation and web search (labmate
 docs); and a server with WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
 
-Start with: labmate kernels, labmate exec FILE, labmate model check, labmate run "TASK",
+Start with: labmate kernels, labmate software, labmate exec FILE, labmate model check, labmate run "TASK",
 or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
+	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
 	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd())
 	return root
 }

@@ -65,7 +65,7 @@ func findReactions() (string, error) {
 
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks"}
-	cmd.AddCommand(newBenchCampaignCmd())
+	cmd.AddCommand(newBenchCampaignCmd(), newBenchMaterialsCmd())
 	return cmd
 }
 

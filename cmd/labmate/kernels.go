@@ -20,7 +20,9 @@ func newKernelsCmd() *cobra.Command {
 limit of its default policy (the whole sandbox's memory with /tmp, processes, CPU, the workspace
 disk quota, the file size, /tmp) with what enforces it here: cgroup v1 or v2, an rlimit, the
 quota watchdog, the tmpfs size. When the memory or process limit cannot be enforced, commands
-that run code refuse unless --no-sandbox; the exit status is then 1.`,
+that run code refuse unless --no-sandbox; the exit status is then 1. The scientific software
+the kernels can use (Octave packages, Python modules, pw.x, lmp, mpirun) is listed by
+labmate software.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			type row struct {
@@ -75,6 +77,7 @@ that run code refuse unless --no-sandbox; the exit status is then 1.`,
 				fmt.Fprintf(w, "%s\t%s\n", r.Name, v)
 			}
 			w.Flush()
+			fmt.Fprintln(out, "\nscientific software (Octave packages, Python modules, pw.x, lmp, mpirun): labmate software")
 			if problem != "" {
 				fmt.Fprintf(out, "\nSANDBOX: NONE AVAILABLE — %s\n"+
 					"!!! labmate refuses to run code without isolation unless you pass --no-sandbox !!!\n", problem)

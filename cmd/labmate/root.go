@@ -55,18 +55,21 @@ func newRoot() *cobra.Command {
 (GNU Octave, Python with numpy/scipy, bash) that stream every line as it is printed and can
 be interrupted without losing their workspace; perception judges the stream and the Hot-Fix
 stops a run that diverges, turns NaN, oscillates, stalls or breaks a --watch constraint.
+The kernels can use Octave's control, signal, optim, statistics and symbolic packages with
+headless plots, matplotlib, sympy, pandas and ASE, Quantum ESPRESSO (pw.x), LAMMPS (lmp) and
+Open MPI (labmate software lists them; labmate bench materials runs DFT and EAM scans).
 
 On top of the kernels: an agent that plans, runs, repairs and re-plans on any
 OpenAI-compatible or Anthropic model (labmate run); memory of facts and skills (labmate
 memory); closed-loop campaigns (labmate campaign); documentation and web search (labmate
 docs); and a server with WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
 
-Start with: labmate kernels, labmate exec FILE, labmate model check, labmate run "TASK",
-or labmate serve and open http://127.0.0.1:7878/.`,
+Start with: labmate kernels, labmate software, labmate exec FILE, labmate model check,
+labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCmd(), newKernelsCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
+	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
 	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd())
 	return root
 }

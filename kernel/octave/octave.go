@@ -1,5 +1,12 @@
 // Package octave is the GNU Octave kernel: a persistent octave-cli session whose cells run
 // in the base workspace, with labmate_log(name, value[, t]) for telemetry.
+//
+// The session is set up for headless science: figures are invisible by default and are
+// written with print or saveas (gnuplot, e.g. print -dpng fig.png), the gnuplot toolkit's
+// "discouraged" notice and the "shadows a core library function" warnings that pkg load
+// statistics and optim print are off, and labmate's implementations of toolbox functions that
+// Octave's packages lack (toolbox/: stepinfo, allmargin, iirnotch, MATLAB semantics) are at
+// the end of the load path, so a package or user function of the same name takes precedence.
 package octave
 
 import (
@@ -15,8 +22,12 @@ import (
 // Binary is the interpreter labmate starts.
 const Binary = "octave-cli"
 
-//go:embed driver/*.m
+//go:embed driver/*.m toolbox/*.m
 var driverFS embed.FS
+
+// Toolbox lists labmate's implementations of toolbox functions missing from the Octave
+// packages Debian ships, in the runtime directory's toolbox/ folder.
+var Toolbox = []string{"stepinfo", "allmargin", "iirnotch"}
 
 var dialect = &engine.Dialect{
 	Name:     "octave",
@@ -30,7 +41,11 @@ var dialect = &engine.Dialect{
 		// Without these, core dumps are written on signals and errors can stop at a debug> prompt.
 		return `PS1(""); PS2(""); more off; beep_on_error(false); crash_dumps_octave_core(false); ` +
 			`sigterm_dumps_octave_core(false); sighup_dumps_octave_core(false); debug_on_error(false); ` +
-			`debug_on_warning(false); debug_on_interrupt(false); addpath(` + quote(rt) + `); __labmate_loop__(` + quote(tag) + ")\n"
+			`debug_on_warning(false); debug_on_interrupt(false); addpath(` + quote(rt) + `); ` +
+			// Headless plotting; toolbox functions only where nothing else defines them.
+			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics"); ` +
+			`warning("off", "Octave:shadowed-function"); addpath(` + quote(rt+"/toolbox") + `, "-end"); ` +
+			`__labmate_loop__(` + quote(tag) + ")\n"
 	},
 	Frame: func(tag, path string, rehash bool) string {
 		return fmt.Sprintf("__labmate_run__(%s, %s, %t)\n", quote(tag), quote(path), rehash)
@@ -39,12 +54,16 @@ var dialect = &engine.Dialect{
 	Rehash:  true,
 }
 
+// files are the driver's files at the top of the runtime directory and the toolbox's in
+// toolbox/.
 func files() map[string]string {
-	entries, _ := driverFS.ReadDir("driver")
-	m := make(map[string]string, len(entries))
-	for _, e := range entries {
-		b, _ := driverFS.ReadFile("driver/" + e.Name())
-		m[e.Name()] = string(b)
+	m := map[string]string{}
+	for dir, prefix := range map[string]string{"driver": "", "toolbox": "toolbox/"} {
+		entries, _ := driverFS.ReadDir(dir)
+		for _, e := range entries {
+			b, _ := driverFS.ReadFile(dir + "/" + e.Name())
+			m[prefix+e.Name()] = string(b)
+		}
 	}
 	return m
 }

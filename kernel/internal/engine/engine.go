@@ -37,7 +37,8 @@ type Dialect struct {
 	CellFile string
 	// Argv is the interpreter's command line; rt is the runtime directory holding Files.
 	Argv func(rt string) []string
-	// Files are driver files written into the runtime directory before start.
+	// Files are driver files written into the runtime directory before start, by their
+	// slash-separated paths relative to it ("toolbox/stepinfo.m").
 	Files map[string]string
 	// Env is added to the kernel's base environment.
 	Env []string
@@ -145,6 +146,12 @@ func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, erro
 		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
 	}
 	for name, body := range d.Files {
+		if dir := filepath.Dir(name); dir != "." {
+			if err := os.MkdirAll(filepath.Join(k.rt, dir), 0o755); err != nil {
+				os.RemoveAll(k.rt)
+				return nil, fmt.Errorf("%s kernel: writing driver %s: %w", d.Name, name, err)
+			}
+		}
 		if err := os.WriteFile(filepath.Join(k.rt, name), []byte(body), 0o644); err != nil {
 			os.RemoveAll(k.rt)
 			return nil, fmt.Errorf("%s kernel: writing driver %s: %w", d.Name, name, err)
@@ -184,6 +191,13 @@ func (k *Kernel) env() []string {
 		"OPENBLAS_NUM_THREADS=1",
 		"OMP_NUM_THREADS=1",
 		"MKL_NUM_THREADS=1",
+		// Open MPI's mpirun: code runs as uid 0 only without bubblewrap (as root with
+		// --no-sandbox), where mpirun would refuse without --allow-run-as-root; and -np larger
+		// than the cores is allowed (slower, not an error). Nothing else is needed in the
+		// sandbox: the shared-memory transport and its single-copy (CMA) work there.
+		"OMPI_ALLOW_RUN_AS_ROOT=1",
+		"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
 	}
 	// Some processors need these for OpenBLAS to compute correctly; pass them through.
 	for _, v := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} {

@@ -1,7 +1,8 @@
 // Package postgres is the shared memory.Store: PostgreSQL through pgx, for teams and for many
 // labmate servers on one memory. Full-text search uses a generated tsvector column (English
 // stemming) with a GIN index, ranked by ts_rank; the query's words are ORed, as in BM25, so an
-// entry need not contain every word to be found.
+// entry need not contain every word to be found, and the words the statistics say are in
+// thousands of entries are left out while rarer ones remain (as memory/sqlite does).
 //
 // Writers serialise on a transaction-level advisory lock, so that duplicate detection, frozen
 // namespaces and the history's order hold across every server; readers never wait.
@@ -179,7 +180,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("memory/postgres: connecting to %s: %w", redact(dsn), err)
 	}
-	st, err := sqlstore.Open(ctx, db, dialect, &sqlstore.Options{Embedder: opts.Embedder, Now: opts.Now}, nil)
+	d := *dialect
+	d.TermDocs = (&termDocs{}).docs
+	st, err := sqlstore.Open(ctx, db, &d, &sqlstore.Options{Embedder: opts.Embedder, Now: opts.Now}, nil)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("memory/postgres: opening %s: %w", redact(dsn), err)

@@ -27,6 +27,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -133,8 +134,16 @@ var dialect = &sqlstore.Dialect{
 	Candidates: func(terms []string) (string, any) {
 		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
 	},
-	Key:      "n",
-	TermDocs: "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+	Key: "n",
+	TermDocs: func(ctx context.Context, db *sql.DB, terms []string) ([]int, error) {
+		n := make([]int, len(terms))
+		for i, t := range terms {
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", matchExpr([]string{t})).Scan(&n[i]); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	},
 	Retryable: func(err error) bool {
 		var se *sqlite.Error
 		if errors.As(err, &se) {

@@ -51,9 +51,9 @@ type Dialect struct {
 	// entries column its keys match (read as text).
 	Candidates func(terms []string) (query string, arg any)
 	Key        string
-	// TermDocs, when set, counts the entries matching the argument Candidates returns for one
-	// term, so that very common terms can be left out of the ranking (see pruneTerms).
-	TermDocs string
+	// TermDocs, when set, counts (or estimates) the entries each term matches, so that very
+	// common terms can be left out of the ranking (see pruneTerms).
+	TermDocs func(ctx context.Context, db *sql.DB, terms []string) ([]int, error)
 	// Lock is run first in every write transaction (PostgreSQL takes an advisory lock; SQLite
 	// starts its transactions IMMEDIATE and needs nothing).
 	Lock func(ctx context.Context, tx *sql.Tx) error
@@ -1207,15 +1207,19 @@ func (s *Store) textSearch(ctx context.Context, terms []string, where string, ar
 }
 
 // matchBudget bounds the documents the candidate query ranks (SQLite's bm25 costs several
-// microseconds a document).
+// microseconds a document, PostgreSQL's ts_rank a visit to the row's page).
 const matchBudget = 1500
 
 // pruneTerms drops the most common terms of a query while, together, the terms would match
 // more than matchBudget documents: like stop words, a term in thousands of entries adds little
 // to BM25 and much to its cost. The rarest term is always kept; a small store keeps them all.
 func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error) {
-	if s.d.TermDocs == "" || len(terms) < 2 {
+	if s.d.TermDocs == nil || len(terms) < 2 {
 		return terms, nil
+	}
+	docs, err := s.d.TermDocs(ctx, s.db, terms)
+	if err != nil {
+		return nil, err
 	}
 	type tc struct {
 		term string
@@ -1224,12 +1228,8 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 	counts := make([]tc, len(terms))
 	total := 0
 	for i, t := range terms {
-		_, arg := s.d.Candidates([]string{t})
-		if err := s.queryRow(ctx, s.db, s.d.TermDocs, arg).Scan(&counts[i].n); err != nil {
-			return nil, err
-		}
-		counts[i].term = t
-		total += counts[i].n
+		counts[i] = tc{t, docs[i]}
+		total += docs[i]
 	}
 	if total <= matchBudget {
 		return terms, nil

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"github.com/labmate/labmate/internal/rank"
 	"math"
 	"slices"
 	"strconv"
@@ -746,16 +747,7 @@ func setDiff(a, b map[string]bool) string {
 // ("3.615 Å" is "0.3615 nm").
 func ContentSimilarity(a, b string) float64 {
 	x, y := analyse(a).content, analyse(b).content
-	if len(x) == 0 && len(y) == 0 {
-		return 1
-	}
-	inter := 0
-	for w := range x {
-		if y[w] {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(x)+len(y)-inter)
+	return rank.Jaccard(x, y)
 }
 
 // SameFact reports whether b says what a says in other words: Distinguish finds nothing that

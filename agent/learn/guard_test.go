@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/memory"
@@ -74,7 +75,7 @@ func TestToolsOnTheAgent(t *testing.T) {
 				{Title: "measure", Action: "print the coil current", Tool: agent.ToolRunCode, Checkpoint: "a current"},
 				{Title: "remember", Action: "save what was learned", Tool: "save_fact", Checkpoint: "saved"},
 			}}),
-			runCode("print('coil current = 2.0 A')"),
+			agenttest.RunCode("print('coil current = 2.0 A')"),
 			accept("the coil current is 2.0 A"),
 			llmtest.CallTool("save_fact", `{"text": "The maglev coil current saturates at 2.0 A", "kind": "boundary", "evidence": ["coil current = 2.0 A"]}`),
 			llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
@@ -94,7 +95,7 @@ func TestToolsOnTheAgent(t *testing.T) {
 				if last := c.Request.Messages[len(c.Request.Messages)-1]; !strings.Contains(last.Content, "saturates at 2.0 A") {
 					t.Errorf("search_memory answered %q", last.Content)
 				}
-				return finalAnswer("2.0 A")
+				return agenttest.FinalAnswer("2.0 A")
 			}},
 		)
 		set, _ := tool.NewSet(m.Tools()...)

@@ -3,7 +3,6 @@ package learn_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -140,26 +139,6 @@ func outcomes(evs []*agent.Event) []*agent.Outcome {
 		}
 	}
 	return out
-}
-
-func args(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-func runCode(code string, watch ...string) llmtest.Turn {
-	return llmtest.CallTool(agent.ToolRunCode, args(agent.RunCode{Code: code, Watch: watch}))
-}
-
-func finalAnswer(answer string) llmtest.Turn {
-	return llmtest.CallTool(agent.ToolFinalAnswer, args(agent.FinalAnswer{Answer: answer}))
-}
-
-func plan(title, action, checkpoint string) llmtest.Turn {
-	return llmtest.JSON(agent.Plan{Goal: title, Steps: []agent.Step{{Title: title, Action: action, Tool: agent.ToolRunCode, Checkpoint: checkpoint}}})
 }
 
 func accept(summary string, refs ...string) llmtest.Turn {

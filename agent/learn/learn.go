@@ -33,9 +33,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/consolidate"
@@ -183,7 +183,7 @@ func (m *Memory) Recall(ctx context.Context, q *agent.RecallQuery) (*agent.Recol
 		for _, r := range skills {
 			sk := r.Skill
 			fmt.Fprintf(&b, "- skill %s (version %d, %d uses: %d succeeded, %d failed): %s\n", sk.Name, sk.Version, sk.Uses, sk.Successes, sk.Failures, sk.Description)
-			for l := range strings.Lines(clip(sk.Body, skillLines)) {
+			for l := range strings.Lines(textcut.Head(sk.Body, skillLines)) {
 				fmt.Fprintf(&b, "    %s", l)
 			}
 			b.WriteString("\n")
@@ -199,17 +199,6 @@ func counts(s, f int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (held %d times, failed %d)", s, f)
-}
-
-// clip cuts s to n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // setting is "name = value" split.
@@ -342,11 +331,11 @@ func (m *Memory) Learn(ctx context.Context, l *agent.Lesson) error {
 		facts = append(facts, g)
 	}
 	if l.Accepted {
-		facts = append(facts, &memory.Fact{Text: clip(fmt.Sprintf("%s — %s: %s", clip(l.Task, 200), l.Step, l.Summary), 1000), Kind: memory.KindObservation,
-			Evidence: []string{"checkpoint: " + clip(l.Checkpoint, 300)}, Tags: kernelTags(l.Kernel), Provenance: prov})
+		facts = append(facts, &memory.Fact{Text: textcut.Head(fmt.Sprintf("%s — %s: %s", textcut.Head(l.Task, 200), l.Step, l.Summary), 1000), Kind: memory.KindObservation,
+			Evidence: []string{"checkpoint: " + textcut.Head(l.Checkpoint, 300)}, Tags: kernelTags(l.Kernel), Provenance: prov})
 		for _, r := range references(l) {
 			facts = append(facts, &memory.Fact{Text: r, Kind: memory.KindReference, Tags: []string{"reference"},
-				Evidence: []string{"task: " + clip(l.Task, 300)}, Provenance: prov})
+				Evidence: []string{"task: " + textcut.Head(l.Task, 300)}, Provenance: prov})
 		}
 	}
 	in := &consolidate.Input{Namespace: m.opts.Namespace, Facts: facts, Provenance: prov, Actor: m.actor()}
@@ -374,7 +363,7 @@ func (m *Memory) Learn(ctx context.Context, l *agent.Lesson) error {
 	if !l.Accepted || strings.TrimSpace(l.Code) == "" {
 		return nil
 	}
-	ev := fmt.Sprintf("run %s, operation %s: %s", l.RunID, firstOf(l.Operations), clip(l.Summary, 300))
+	ev := fmt.Sprintf("run %s, operation %s: %s", l.RunID, firstOf(l.Operations), textcut.Head(l.Summary, 300))
 	_, err = consolidate.Skill(ctx, m.s, &consolidate.SkillInput{Namespace: m.opts.SkillNamespace, Title: l.Step, Action: l.Action,
 		Checkpoint: l.Checkpoint, Summary: l.Summary, Task: l.Task, Kernel: l.Kernel, Code: l.Code, FailureModes: uniqStrings(modes),
 		Evidence: ev, Provenance: prov, Actor: m.actor(), Prefer: l.Recalled})
@@ -441,9 +430,9 @@ func (m *Memory) countUses(ctx context.Context, l *agent.Lesson) error {
 func stepContext(l *agent.Lesson) string {
 	c := l.Step
 	if a := strings.TrimSpace(l.Action); a != "" {
-		c += " (" + clip(strings.TrimSuffix(a, "."), 160) + ")"
+		c += " (" + textcut.Head(strings.TrimSuffix(a, "."), 160) + ")"
 	}
-	return fmt.Sprintf("%s, for the task %q", c, clip(l.Task, 160))
+	return fmt.Sprintf("%s, for the task %q", c, textcut.Head(l.Task, 160))
 }
 
 func kernelTags(k string) []string {
@@ -484,13 +473,13 @@ func uniqStrings(xs []string) []string {
 func why(f *agent.Attempt) string {
 	switch {
 	case f.HotFix && f.Verdict != nil:
-		return fmt.Sprintf("perception stopped the run (%s: %s)", f.Verdict.Detector, clip(f.Verdict.Message, 200))
+		return fmt.Sprintf("perception stopped the run (%s: %s)", f.Verdict.Detector, textcut.Head(f.Verdict.Message, 200))
 	case f.Review != "":
-		return "the reviewer rejected the result: " + clip(firstLine(f.Review), 240)
+		return "the reviewer rejected the result: " + textcut.Head(firstLine(f.Review), 240)
 	case f.Error != "":
-		return fmt.Sprintf("%s: %s", orStr(f.Reason, "error"), clip(lastLine(f.Error), 240))
+		return fmt.Sprintf("%s: %s", orStr(f.Reason, "error"), textcut.Head(lastLine(f.Error), 240))
 	case f.Verdict != nil:
-		return fmt.Sprintf("%s (%s: %s)", orStr(f.Reason, "failed"), f.Verdict.Detector, clip(f.Verdict.Message, 200))
+		return fmt.Sprintf("%s (%s: %s)", orStr(f.Reason, "failed"), f.Verdict.Detector, textcut.Head(f.Verdict.Message, 200))
 	}
 	return orStr(f.Reason, "failed")
 }
@@ -556,28 +545,28 @@ func guardrail(ctxText string, f *agent.Attempt, l *agent.Lesson) *memory.Fact {
 		g.Kind = memory.KindBoundary
 		g.Text = fmt.Sprintf("%s in %s: %s failed — %s; %s worked", ctxText, f.Kernel, strings.Join(g.Tried, ", "), reason, strings.Join(g.Worked, ", "))
 		if l.Summary != "" {
-			g.Text += " (" + clip(l.Summary, 200) + ")"
+			g.Text += " (" + textcut.Head(l.Summary, 200) + ")"
 		}
 	case l.Accepted:
-		g.Text = fmt.Sprintf("%s in %s: a first cell failed — %s; the repair that worked: %s", ctxText, f.Kernel, reason, clip(changed(f.Code, l.Code), 300))
+		g.Text = fmt.Sprintf("%s in %s: a first cell failed — %s; the repair that worked: %s", ctxText, f.Kernel, reason, textcut.Head(changed(f.Code, l.Code), 300))
 	default:
-		g.Text = fmt.Sprintf("%s in %s: this approach failed and no repair worked in the run — %s; the cell began: %s", ctxText, f.Kernel, reason, clip(firstLine(f.Code), 160))
+		g.Text = fmt.Sprintf("%s in %s: this approach failed and no repair worked in the run — %s; the cell began: %s", ctxText, f.Kernel, reason, textcut.Head(firstLine(f.Code), 160))
 	}
 	if f.Verdict != nil {
 		for _, e := range f.Verdict.Evidence[:min(3, len(f.Verdict.Evidence))] {
-			g.Evidence = append(g.Evidence, clip(e, 300))
+			g.Evidence = append(g.Evidence, textcut.Head(e, 300))
 		}
 	}
 	if f.Error != "" {
-		g.Evidence = append(g.Evidence, "error: "+clip(lastLine(f.Error), 300))
+		g.Evidence = append(g.Evidence, "error: "+textcut.Head(lastLine(f.Error), 300))
 	}
 	if f.Review != "" {
-		g.Evidence = append(g.Evidence, "review: "+clip(f.Review, 300))
+		g.Evidence = append(g.Evidence, "review: "+textcut.Head(f.Review, 300))
 	}
 	if l.Accepted {
-		g.Evidence = append(g.Evidence, fmt.Sprintf("fixed by operation %s: %s", firstOf(l.Operations), clip(l.Summary, 200)))
+		g.Evidence = append(g.Evidence, fmt.Sprintf("fixed by operation %s: %s", firstOf(l.Operations), textcut.Head(l.Summary, 200)))
 	}
-	g.Text = clip(g.Text, 1200)
+	g.Text = textcut.Head(g.Text, 1200)
 	return g
 }
 
@@ -608,12 +597,12 @@ func references(l *agent.Lesson) []string {
 	var out []string
 	for _, r := range l.References {
 		if r = strings.TrimSpace(r); r != "" {
-			out = append(out, clip(r, 600))
+			out = append(out, textcut.Head(r, 600))
 		}
 	}
 	for _, s := range sentences(l.Task) {
 		if refCue.MatchString(s) && hasNumber.MatchString(s) {
-			out = append(out, clip("Reference value a task gave: "+s, 600))
+			out = append(out, textcut.Head("Reference value a task gave: "+s, 600))
 		}
 	}
 	return uniqStrings(out)
@@ -641,10 +630,10 @@ func trace(l *agent.Lesson) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task: %s\nstep: %s — %s\ncheckpoint: %s\n", l.Task, l.Step, l.Action, l.Checkpoint)
 	for _, f := range l.Failures {
-		fmt.Fprintf(&b, "failed operation %s (%s): %s\ncode:\n%s\n", f.OperationID, f.Kernel, why(&f), clip(f.Code, 1500))
+		fmt.Fprintf(&b, "failed operation %s (%s): %s\ncode:\n%s\n", f.OperationID, f.Kernel, why(&f), textcut.Head(f.Code, 1500))
 	}
 	if l.Accepted {
-		fmt.Fprintf(&b, "accepted operation %s (%s): %s\ncode:\n%s\n", firstOf(l.Operations), l.Kernel, l.Summary, clip(l.Code, 1500))
+		fmt.Fprintf(&b, "accepted operation %s (%s): %s\ncode:\n%s\n", firstOf(l.Operations), l.Kernel, l.Summary, textcut.Head(l.Code, 1500))
 	}
 	for _, r := range l.References {
 		fmt.Fprintf(&b, "reference value compared against: %s\n", r)

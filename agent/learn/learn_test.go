@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/memory"
@@ -35,11 +36,11 @@ func TestHotFixBecomesGuardrail(t *testing.T) {
 		m := learn.New(s, &learn.Options{Namespace: "lab", Model: "fake:fake-model"})
 		step := "explicit Euler, print y each step"
 		srv := llmtest.NewServer(t,
-			plan("integrate", step, "y decays to ~0 and stays finite"),
-			runCode(euler(50, 0.06, 300), "finite(y)"),
-			runCode(euler(50, 0.01, 100), "finite(y)"),
+			agenttest.Plan("integrate", step, "y decays to ~0 and stays finite"),
+			agenttest.RunCode(euler(50, 0.06, 300), "finite(y)"),
+			agenttest.RunCode(euler(50, 0.01, 100), "finite(y)"),
 			accept("y decays to 0 with dt = 0.01 (k dt = 0.5)"),
-			finalAnswer("y(1) ≈ 0 (dt = 0.01)"),
+			agenttest.FinalAnswer("y(1) ≈ 0 (dt = 0.01)"),
 		)
 		evs := run(t, newAgent(t, srv, m), &agent.Task{Goal: "Integrate y' = -50 y, y(0) = 1 with explicit Euler and report y at the end.", Kernel: "python"})
 		ops := outcomes(evs)
@@ -87,17 +88,17 @@ func TestHotFixBecomesGuardrail(t *testing.T) {
 		// The next related run: a stiffer decay, the same method.
 		task2 := "Integrate y' = -80 y, y(0) = 1 with explicit Euler and report y at the end."
 		srv2 := llmtest.NewServer(t,
-			seeing(t, "the planner", plan("integrate", step, "y decays to ~0 and stays finite"), "Guardrails", "dt = 0.06 failed", "skill integrate-explicit-euler"),
-			seeing(t, "the code module", runCode(euler(80, 0.06, 300), "finite(y)"), "From memory, for this step", "dt = 0.06 failed", "dt = 0.01 worked"),
+			seeing(t, "the planner", agenttest.Plan("integrate", step, "y decays to ~0 and stays finite"), "Guardrails", "dt = 0.06 failed", "skill integrate-explicit-euler"),
+			seeing(t, "the code module", agenttest.RunCode(euler(80, 0.06, 300), "finite(y)"), "From memory, for this step", "dt = 0.06 failed", "dt = 0.01 worked"),
 			llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 				last := c.Request.Messages[len(c.Request.Messages)-1]
 				if !strings.Contains(last.Content, "NOT RUN") || !strings.Contains(last.Content, "dt = 0.06") || !strings.Contains(last.Content, "dt = 0.01") {
 					t.Errorf("the repeated setting was not flagged: %+v", last)
 				}
-				return runCode(euler(80, 0.01, 100), "finite(y)")
+				return agenttest.RunCode(euler(80, 0.01, 100), "finite(y)")
 			}},
 			accept("y decays to 0 with dt = 0.01 (k dt = 0.8)"),
-			finalAnswer("y(1) ≈ 0 (dt = 0.01)"),
+			agenttest.FinalAnswer("y(1) ≈ 0 (dt = 0.01)"),
 		)
 		evs2 := run(t, newAgent(t, srv2, m), &agent.Task{Goal: task2, Kernel: "python"})
 		st2 := stopOf(t, evs2)
@@ -134,18 +135,18 @@ func TestSameTitleTwoSkills(t *testing.T) {
 		m := learn.New(s, &learn.Options{Namespace: "lab", Model: "fake:fake-model"})
 		trapz := "import numpy as np\nx = np.linspace(0, np.pi, 1001)\nf = np.sin(x)\nI = np.sum((f[1:] + f[:-1]) / 2 * np.diff(x))\nprint('I =', round(I, 6))"
 		srv := llmtest.NewServer(t,
-			plan("integrate", "explicit Euler, print y each step", "y decays to ~0"),
-			runCode(euler(50, 0.01, 100)),
+			agenttest.Plan("integrate", "explicit Euler, print y each step", "y decays to ~0"),
+			agenttest.RunCode(euler(50, 0.01, 100)),
 			accept("y decays to 0"),
-			finalAnswer("y ≈ 0"),
-			plan("integrate", "trapezoid rule with NumPy on sin(x) over [0, pi]", "I = 2 to 1e-5"),
-			runCode(trapz),
+			agenttest.FinalAnswer("y ≈ 0"),
+			agenttest.Plan("integrate", "trapezoid rule with NumPy on sin(x) over [0, pi]", "I = 2 to 1e-5"),
+			agenttest.RunCode(trapz),
 			accept("I = 2.0 to 1e-6"),
-			finalAnswer("I = 2"),
-			plan("integrate", "explicit Euler, print y each step", "y decays to ~0"),
-			runCode(euler(20, 0.02, 100)),
+			agenttest.FinalAnswer("I = 2"),
+			agenttest.Plan("integrate", "explicit Euler, print y each step", "y decays to ~0"),
+			agenttest.RunCode(euler(20, 0.02, 100)),
 			accept("y decays to 0 for k = 20"),
-			finalAnswer("y ≈ 0"),
+			agenttest.FinalAnswer("y ≈ 0"),
 		)
 		a := newAgent(t, srv, m)
 		run(t, a, &agent.Task{Goal: "Integrate y' = -50 y, y(0) = 1 with explicit Euler.", Kernel: "python"})
@@ -192,15 +193,15 @@ func TestReferences(t *testing.T) {
 		m := learn.New(s, &learn.Options{Namespace: "lab", Model: "fake:fake-model"})
 		task := "Compute the fcc Cu lattice constant with the EAM Cu_u3 potential. Compare with the experimental value 3.615 Å."
 		srv := llmtest.NewServer(t,
-			plan("lattice constant", "minimise the EAM energy of fcc Cu over a", "a0 within 1% of 3.615 Å"),
-			runCode("a0 = 3.6150\nprint('a0 =', a0)"),
+			agenttest.Plan("lattice constant", "minimise the EAM energy of fcc Cu over a", "a0 within 1% of 3.615 Å"),
+			agenttest.RunCode("a0 = 3.6150\nprint('a0 =', a0)"),
 			accept("the EAM Cu_u3 potential gives a0 = 3.615 Å", "experimental fcc Cu lattice constant 3.615 Å at room temperature (Kittel)"),
-			finalAnswer("a0 = 3.615 Å"),
-			seeing(t, "the planner", plan("lattice constant", "minimise the EAM energy of fcc copper", "a0 close to the reference"),
+			agenttest.FinalAnswer("a0 = 3.615 Å"),
+			seeing(t, "the planner", agenttest.Plan("lattice constant", "minimise the EAM energy of fcc copper", "a0 close to the reference"),
 				"References — values to consult", "experimental fcc Cu lattice constant 3.615 Å", "consult; do not report as your result"),
-			runCode("print('a0 =', 3.6149)"),
+			agenttest.RunCode("print('a0 =', 3.6149)"),
 			accept("a0 = 3.615 Å"),
-			finalAnswer("a0 = 3.615 Å"),
+			agenttest.FinalAnswer("a0 = 3.615 Å"),
 		)
 		a := newAgent(t, srv, m)
 		run(t, a, &agent.Task{Goal: task, Kernel: "python"})

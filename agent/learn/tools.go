@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/consolidate"
 	"github.com/labmate/labmate/tool"
@@ -256,7 +257,7 @@ func (t *tools) searchMemory(ctx context.Context, in SearchMemoryIn) (*tool.Resu
 			fmt.Fprintf(&b, "- [%s %s] %s%s\n", r.Fact.Kind, r.Fact.ID, r.Fact.Text, note)
 		case r.Skill != nil:
 			out.Skills = append(out.Skills, SkillView(r.Skill, r.Score, false))
-			fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Description, clip(r.Skill.Body, 1500))
+			fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Description, textcut.Head(r.Skill.Body, 1500))
 		}
 	}
 	if len(hits) == 0 {
@@ -277,7 +278,7 @@ func (t *tools) searchSkills(ctx context.Context, in SearchSkillsIn) (*tool.Resu
 			return nil, err
 		}
 		out.Skills = append(out.Skills, SkillView(r.Skill, r.Score, false))
-		fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded, %d failed] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Failures, r.Skill.Description, clip(r.Skill.Body, 1500))
+		fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded, %d failed] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Failures, r.Skill.Description, textcut.Head(r.Skill.Body, 1500))
 	}
 	if len(out.Skills) == 0 {
 		return &tool.Result{Content: fmt.Sprintf("no skill matches %q", in.Query), Data: out}, nil
@@ -321,7 +322,7 @@ func (t *tools) saveFact(ctx context.Context, in SaveFactIn) (*tool.Result, erro
 	msg := fmt.Sprintf("saved fact %s", a.ID)
 	switch {
 	case out.Merged:
-		msg = fmt.Sprintf("the same fact was in memory: merged into %s (%s)", a.ID, clip(e.Fact.Text, 200))
+		msg = fmt.Sprintf("the same fact was in memory: merged into %s (%s)", a.ID, textcut.Head(e.Fact.Text, 200))
 	case a.Resolution == consolidate.SideBySide:
 		msg = fmt.Sprintf("saved fact %s beside %s, which says something different: %s", a.ID, a.Related, a.Reason)
 	}
@@ -340,7 +341,7 @@ func (t *tools) saveSkill(ctx context.Context, in SaveSkillIn) (*tool.Result, er
 	}
 	if cur, err := t.s.Get(ctx, &memory.GetParams{Namespace: ns, Name: in.Name}); err == nil {
 		return nil, fmt.Errorf("a skill %q exists in %s (version %d: %s): revise it with update_skill, or save this procedure under another name",
-			in.Name, ns, cur.Skill.Version, clip(cur.Skill.Description, 200))
+			in.Name, ns, cur.Skill.Version, textcut.Head(cur.Skill.Description, 200))
 	} else if !errors.Is(err, memory.ErrNotFound) {
 		return nil, err
 	}

@@ -19,10 +19,12 @@ package rounds
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm"
@@ -124,7 +126,7 @@ func Policy(tasks []Task, careless bool) llmtest.Turn {
 			return llmtest.JSON(map[string]string{"decision": "accept", "reasons": "the checkpoint is met: the result ran to its end",
 				"summary": fmt.Sprintf("%s with %s = %s", task.Checkpoint, task.Param, valueIn(first, task))})
 		case strings.Contains(first, "Every step of the plan is done"):
-			return llmtest.CallTool(agent.ToolFinalAnswer, fmt.Sprintf(`{"answer": %q}`, "done: "+task.Checkpoint))
+			return agenttest.FinalAnswer("done: " + task.Checkpoint)
 		}
 		// The code module.
 		last := req.Messages[len(req.Messages)-1]
@@ -134,7 +136,7 @@ func Policy(tasks []Task, careless bool) llmtest.Turn {
 		} else if !careless && strings.Contains(first, task.Param+" = "+task.Naive+" failed") {
 			value = task.Safe // memory says the naive setting failed, and what worked
 		}
-		return llmtest.CallTool(agent.ToolRunCode, fmt.Sprintf(`{"code": %q}`, task.Cell(value)))
+		return agenttest.RunCode(task.Cell(value))
 	}}
 }
 
@@ -216,7 +218,7 @@ func Table(results []Result) string {
 			byTask[r.Task] = map[string]Result{}
 			order = append(order, r.Task)
 		}
-		if !contains(rounds, r.Round) {
+		if !slices.Contains(rounds, r.Round) {
 			rounds = append(rounds, r.Round)
 		}
 		byTask[r.Task][r.Round] = r
@@ -257,13 +259,4 @@ func Table(results []Result) string {
 	fmt.Fprintln(tw)
 	tw.Flush()
 	return b.String()
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

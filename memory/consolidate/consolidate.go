@@ -23,8 +23,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/memory"
 )
@@ -214,7 +214,7 @@ func write(ctx context.Context, s memory.Store, g *memory.Fact, actor, reason st
 	a := Action{Event: memory.EventAdd, Text: g.Text, Reason: reason}
 	if other != nil {
 		a.Resolution, a.Related = SideBySide, other.ID
-		a.Reason = strings.TrimSpace(reason + " kept side by side with " + other.ID + " (" + clip(other.Text, 120) + "): " + why)
+		a.Reason = strings.TrimSpace(reason + " kept side by side with " + other.ID + " (" + textcut.Head(other.Text, 120) + "): " + why)
 	}
 	r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: g, Actor: actor, Reason: a.Reason})
 	if err != nil {
@@ -225,17 +225,6 @@ func write(ctx context.Context, s memory.Store, g *memory.Fact, actor, reason st
 		a.Event, a.Old, a.Reason, a.Resolution, a.Related = memory.EventMerge, r.Fact.Text, "exact duplicate", Merged, r.Fact.ID
 	}
 	return a, nil
-}
-
-// clip cuts s to n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func union(a, b []string) []string {
@@ -513,7 +502,7 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 			// A different fact close to one shown is kept beside it; the history says so.
 			if _, other, why := closest(existing, f.Text, opt.NearDuplicate); other != nil {
 				a.Resolution, a.Related = SideBySide, other.ID
-				a.Reason = strings.TrimSpace(d.Reason + "; kept side by side with " + other.ID + " (" + clip(other.Text, 120) + "): " + why)
+				a.Reason = strings.TrimSpace(d.Reason + "; kept side by side with " + other.ID + " (" + textcut.Head(other.Text, 120) + "): " + why)
 			}
 			r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f, Actor: by, Reason: a.Reason})
 			if err != nil {
@@ -589,7 +578,7 @@ func supersede(ctx context.Context, s memory.Store, in *Input, opt *Options, old
 		f = &g
 	}
 	f.ID, f.Text = "", text
-	why := fmt.Sprintf("UPDATE of %s, which said %q: %s (%s)", old.ID, clip(old.Text, 200), orText(reason, "corrected"), diff)
+	why := fmt.Sprintf("UPDATE of %s, which said %q: %s (%s)", old.ID, textcut.Head(old.Text, 200), orText(reason, "corrected"), diff)
 	r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f, Actor: by, Reason: why})
 	if err != nil {
 		return Action{}, err

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labmate/labmate/internal/rank"
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/memory"
 )
 
@@ -45,16 +47,7 @@ type SkillResult struct {
 // procedure with other parameters is the same family).
 func FamilySimilarity(a, b string) float64 {
 	x, y := codeNames(a), codeNames(b)
-	if len(x) == 0 && len(y) == 0 {
-		return 1
-	}
-	inter := 0
-	for w := range x {
-		if y[w] {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(x)+len(y)-inter)
+	return rank.Jaccard(x, y)
 }
 
 // SameFamily is the FamilySimilarity at or above which two procedures are one family.
@@ -155,7 +148,7 @@ func Skill(ctx context.Context, s memory.Store, in *SkillInput) (*SkillResult, e
 	}
 	sk := &memory.Skill{Namespace: in.Namespace, Name: name, Description: describe(in), Tags: []string{kernelTag}, Provenance: in.Provenance,
 		Body: skillBody(in, nil, []string{in.Evidence}, in.FailureModes)}
-	r, err := s.PutSkill(ctx, &memory.PutSkillParams{Skill: sk, Actor: in.Actor, Reason: "a validated procedure: " + clip(in.Evidence, 300)})
+	r, err := s.PutSkill(ctx, &memory.PutSkillParams{Skill: sk, Actor: in.Actor, Reason: "a validated procedure: " + textcut.Head(in.Evidence, 300)})
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +184,7 @@ func revise(ctx context.Context, s memory.Store, in *SkillInput, cur *memory.Ski
 	sk.Provenance = cur.Provenance
 	sk.Provenance.Absorb(in.Provenance)
 	r, err := s.PutSkill(ctx, &memory.PutSkillParams{Skill: &sk, Actor: in.Actor,
-		Reason: fmt.Sprintf("revised by a validated run of the same procedure: %s", clip(in.Evidence, 300))})
+		Reason: fmt.Sprintf("revised by a validated run of the same procedure: %s", textcut.Head(in.Evidence, 300))})
 	if errors.Is(err, memory.ErrFrozen) {
 		// The family lives in a frozen namespace: a skill of our own instead.
 		return nil, err
@@ -259,8 +252,8 @@ func lang(kernel string) string {
 
 // describe is a skill's description: what it does, where, and how it was checked.
 func describe(in *SkillInput) string {
-	d := fmt.Sprintf("%s: %s (%s kernel). Checked by: %s", in.Title, strings.TrimSuffix(clip(in.Action, 400), "."), in.Kernel, clip(in.Checkpoint, 300))
-	return clip(d, memory.MaxDescription-4)
+	d := fmt.Sprintf("%s: %s (%s kernel). Checked by: %s", in.Title, strings.TrimSuffix(textcut.Head(in.Action, 400), "."), in.Kernel, textcut.Head(in.Checkpoint, 300))
+	return textcut.Head(d, memory.MaxDescription-4)
 }
 
 var assignRe = regexp.MustCompile(`(?m)(?:^|[\s,(;])([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(-?[0-9][0-9.eE+\-]*|'[^']*'|"[^"]*"|True|False|true|false)\s*(?:[;,)#%]|$)`)
@@ -289,7 +282,7 @@ func Settings(code string) []string {
 func skillBody(in *SkillInput, variants, evidence, failures []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n## When it applies\n\n", in.Title, strings.TrimSpace(in.Action))
-	fmt.Fprintf(&b, "- Task: %s\n- Kernel: %s\n", clip(strings.Join(strings.Fields(in.Task), " "), 300), in.Kernel)
+	fmt.Fprintf(&b, "- Task: %s\n- Kernel: %s\n", textcut.Head(strings.Join(strings.Fields(in.Task), " "), 300), in.Kernel)
 	ms, _ := memory.Extract(in.Task + ". " + in.Action)
 	var names []string
 	for _, m := range ms {

@@ -23,7 +23,8 @@ test: deps vet
 ## through each LLM adapter over loopback, the agent's overhead per turn, documentation search
 ## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
 ## the MCP exec round trip per transport, and memory (ingest, search latency and size at
-## 100,000 facts on SQLite and PostgreSQL, LoCoMo recall)
+## 100,000 facts on SQLite and PostgreSQL, with and without entity expansion, LoCoMo recall,
+## the memory rounds R1–R3 and transfer)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
@@ -36,6 +37,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'AddFact|Import' -benchtime 5000x ./memory/sqlite
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
+	$(GO) test -run '^$$' -bench Rounds -benchtime 1x ./eval/rounds
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 	$(GO) test -run '^$$' -bench . ./optimize/bayes
 

@@ -56,6 +56,7 @@ import (
 
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -81,25 +82,100 @@ type Task struct {
 	Workspace string `json:"workspace,omitempty"`
 }
 
-// Memory is what the agent needs from long-term memory: recall before planning, learn after an
-// accepted step. cmd/labmate adapts the memory package's Store to it.
+// Memory is what the agent needs from long-term memory: recall before planning and before each
+// step, a guard before each cell, and learning from what each step's execution taught. Package
+// agent/learn implements it over a memory.Store.
 type Memory interface {
-	// Recall returns what memory holds about the task, as text for the planner ("" for nothing).
-	Recall(ctx context.Context, task string) (string, error)
-	// Learn stores what an accepted step established.
+	// Recall returns what memory holds about the task (Step nil: for the planner) or one of its
+	// steps (for the code module).
+	Recall(ctx context.Context, q *RecallQuery) (*Recollection, error)
+	// Guard checks a cell against memory's guardrails before it runs.
+	Guard(ctx context.Context, c *Cell) (*Caution, error)
+	// Learn stores what a step taught: an accepted step with the failures repaired on the way,
+	// or a run's failures that no repair fixed.
 	Learn(ctx context.Context, l *Lesson) error
 }
 
-// Lesson is what an accepted step taught, with the trace that produced it.
+// RecallQuery asks memory about a task or one of its steps.
+type RecallQuery struct {
+	RunID  string `json:"run_id"`
+	Task   string `json:"task"`
+	Kernel string `json:"kernel"`
+	Step   *Step  `json:"step,omitempty"`
+}
+
+// Recollection is what memory recalled.
+type Recollection struct {
+	// Text is for the prompt ("" for nothing): guardrails, references (to consult, never to
+	// report as a result), facts and skills.
+	Text string `json:"text"`
+	// Skills and Guardrails are the ids of the skills and of the warning and boundary facts
+	// shown: a skill's counts move with the outcome of the step that used it.
+	Skills     []string `json:"skills,omitempty"`
+	Guardrails []string `json:"guardrails,omitempty"`
+}
+
+// Cell is a cell about to run.
+type Cell struct {
+	RunID  string `json:"run_id"`
+	Task   string `json:"task"`
+	Step   string `json:"step"` // the step's title and action
+	Kernel string `json:"kernel"`
+	Code   string `json:"code"`
+}
+
+// Caution is what memory says about a cell before it runs.
+type Caution struct {
+	// Repeats are the settings of the cell that memory records as having failed before.
+	Repeats []Repeat `json:"repeats,omitempty"`
+	// Text is the other warnings relevant to the cell (by the functions and parameters it
+	// uses), for the code module ("" for none).
+	Text string `json:"text,omitempty"`
+}
+
+// Repeat is a setting a cell repeats that failed before.
+type Repeat struct {
+	Setting string   `json:"setting"`          // "dt = 0.06"
+	Fact    string   `json:"fact"`             // the guardrail's id
+	Text    string   `json:"text"`             // what it says
+	Worked  []string `json:"worked,omitempty"` // the settings that fixed it then
+}
+
+// Lesson is what a step taught, with the trace that produced it.
 type Lesson struct {
-	RunID      string   `json:"run_id"`
-	Task       string   `json:"task"`
-	Step       string   `json:"step"`
-	Checkpoint string   `json:"checkpoint"`
-	Summary    string   `json:"summary"`
+	RunID      string `json:"run_id"`
+	Task       string `json:"task"`
+	Step       string `json:"step"`
+	Action     string `json:"action,omitempty"`
+	Checkpoint string `json:"checkpoint"`
+	Summary    string `json:"summary"`
+	// Accepted is false for a run's failures that no repair fixed (the step failed for good).
+	Accepted   bool     `json:"accepted"`
 	Code       string   `json:"code,omitempty"`   // the cell that did it
 	Kernel     string   `json:"kernel,omitempty"` // the kernel it ran in
 	Operations []string `json:"operations,omitempty"`
+	// Failures are what failed on the way — errors, Hot-Fixes, results the reviewer rejected —
+	// in order, since the last accepted step.
+	Failures []Attempt `json:"failures,omitempty"`
+	// References are values from outside the run that the step compared against (an
+	// experimental or literature value), as the reviewer named them.
+	References []string `json:"references,omitempty"`
+	// Recalled are the skills and guardrails memory showed for the step.
+	Recalled []string `json:"recalled,omitempty"`
+}
+
+// Attempt is a cell that failed: an error, a Hot-Fix, or a result the reviewer rejected.
+type Attempt struct {
+	Step        string            `json:"step"` // the step's title
+	OperationID string            `json:"operation_id"`
+	Kernel      string            `json:"kernel"`
+	Code        string            `json:"code"`
+	HotFix      bool              `json:"hot_fix,omitempty"`
+	Reason      string            `json:"reason,omitempty"` // the operation's failure reason
+	Error       string            `json:"error,omitempty"`
+	Verdict     *protocol.Verdict `json:"verdict,omitempty"`
+	// Review is why the reviewer rejected a result that ran (adjust or re-plan).
+	Review string `json:"review,omitempty"`
 }
 
 // Options configure an Agent. A nil *Options means the defaults.
@@ -112,7 +188,8 @@ type Options struct {
 	Tools *tool.Set
 	// Store checkpoints runs; nil: none (and no Resume).
 	Store Store
-	// Memory, when set, is recalled before planning and taught after each accepted step.
+	// Memory, when set, is recalled before planning and before each step, guards each cell,
+	// and learns from each step's outcome.
 	Memory Memory
 
 	MaxRepairs  int           // repairs per step (inner loop); default 3

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/agenttest"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/tool"
@@ -36,7 +37,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	for range turns {
 		script = append(script, llmtest.CallTool("note", `{"text": "the residual is 1.2e-9 after 14 iterations"}`))
 	}
-	script = append(script, finalAnswer("done"))
+	script = append(script, agenttest.FinalAnswer("done"))
 	var overhead time.Duration
 	var n int
 	for b.Loop() {

@@ -138,5 +138,6 @@ type Stats struct {
 	HotFixes   int               `json:"hot_fixes"`
 	Repairs    int               `json:"repairs"`
 	Replans    int               `json:"replans"`
+	Guarded    int               `json:"guarded,omitempty"` // cells memory's guard stopped before they ran
 	Elapsed    time.Duration     `json:"elapsed_ns"`
 }

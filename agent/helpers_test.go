@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -96,26 +95,6 @@ func outcomes(evs []*agent.Event) []*agent.Outcome {
 		}
 	}
 	return out
-}
-
-func args(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-func runCode(code string, watch ...string) llmtest.Turn {
-	return llmtest.CallTool(agent.ToolRunCode, args(agent.RunCode{Code: code, Watch: watch}))
-}
-
-func finalAnswer(answer string) llmtest.Turn {
-	return llmtest.CallTool(agent.ToolFinalAnswer, args(agent.FinalAnswer{Answer: answer}))
-}
-
-func onePlan(title, action, checkpoint string) llmtest.Turn {
-	return llmtest.JSON(agent.Plan{Goal: title, Steps: []agent.Step{{Title: title, Action: action, Tool: agent.ToolRunCode, Checkpoint: checkpoint}}})
 }
 
 func accept(summary string) llmtest.Turn {

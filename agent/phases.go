@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/tool"
 )
 
 // plan asks the plan module for a plan (after recalling memory, on the first plan) and starts
@@ -14,15 +16,16 @@ import (
 func (r *run) plan(ctx context.Context) error {
 	st := r.st
 	if m := r.a.opts.Memory; m != nil && st.Plan == nil && st.Memory == "" {
-		text, err := m.Recall(ctx, st.Task.Goal)
+		rec, err := m.Recall(ctx, &RecallQuery{RunID: st.RunID, Task: st.Task.Goal, Kernel: st.Task.Kernel})
 		if err != nil {
-			text = "" // memory is help, not a requirement: say it failed and go on
+			// Memory is help, not a requirement: say it failed and go on.
 			if e := r.emit(ctx, &Event{Type: EventMemory, Memory: "memory recall failed: " + err.Error()}, false); e != nil {
 				return e
 			}
-		} else {
-			st.Memory = text
-			if e := r.emit(ctx, &Event{Type: EventMemory, Memory: text}, true); e != nil {
+		} else if rec != nil {
+			st.Memory = rec.Text
+			st.Recalled = unite(st.Recalled, rec.Skills, rec.Guardrails)
+			if e := r.emit(ctx, &Event{Type: EventMemory, Memory: rec.Text}, true); e != nil {
 				return e
 			}
 		}
@@ -76,6 +79,9 @@ func (r *run) brief() string {
 		fmt.Fprintf(&b, "- %s\n", ss)
 	}
 	fmt.Fprintf(&b, "Checkpoint: %s\n", s.Checkpoint)
+	if st.StepMemory != "" {
+		fmt.Fprintf(&b, "\nFrom memory, for this step (earlier runs' guardrails, references and procedures; check them against this task):\n%s\n", head(st.StepMemory, 3000))
+	}
 	if f := st.Reflection; f != nil && f.Decision == Adjust {
 		fmt.Fprintf(&b, "\nThe reviewer asked for an adjustment of your last result: %s", f.Reasons)
 		if f.Fix != "" {
@@ -142,6 +148,9 @@ func (st *State) pending() []llm.ToolCall {
 // session), then its tool calls; then decides where the run goes.
 func (r *run) code(ctx context.Context) error {
 	st := r.st
+	if err := r.recallStep(ctx); err != nil {
+		return err
+	}
 	calls := st.pending()
 	if len(calls) == 0 {
 		module := "code"
@@ -173,8 +182,12 @@ func (r *run) code(ctx context.Context) error {
 	}
 	var answer *Answer
 	var last *Outcome
+	origin := tool.Origin{Session: st.RunID, Model: r.a.model.Name(), Actor: "agent:" + r.a.model.Name()}
+	if st.Last != nil && st.Last.OperationID != "" {
+		origin.Operations = []string{st.Last.OperationID}
+	}
 	for i, c := range calls {
-		res, err := r.set.Call(ctx, c)
+		res, err := r.set.Call(tool.WithOrigin(ctx, origin), c)
 		if r.ended {
 			return errEnded
 		}
@@ -222,6 +235,53 @@ func (r *run) code(ctx context.Context) error {
 	return nil
 }
 
+// recallStep asks memory about the current step once, before its first cell.
+func (r *run) recallStep(ctx context.Context) error {
+	st := r.st
+	m := r.a.opts.Memory
+	if m == nil || st.Task.Mode != ModeAgent || st.Plan == nil || st.Step >= len(st.Plan.Steps) {
+		return nil
+	}
+	key := fmt.Sprintf("%d/%d", st.Replans, st.Step)
+	if st.StepMemoryFor == key {
+		return nil
+	}
+	step := st.Plan.Steps[st.Step]
+	rec, err := m.Recall(ctx, &RecallQuery{RunID: st.RunID, Task: st.Task.Goal, Kernel: st.Task.Kernel, Step: &step})
+	st.StepMemoryFor, st.StepMemory, st.Flagged = key, "", nil
+	if err != nil {
+		return r.emit(ctx, &Event{Type: EventMemory, Memory: "memory recall failed: " + err.Error()}, true)
+	}
+	if rec == nil || rec.Text == "" {
+		return r.save(ctx)
+	}
+	st.StepMemory = rec.Text
+	st.Recalled = unite(st.Recalled, rec.Skills, rec.Guardrails)
+	return r.emit(ctx, &Event{Type: EventMemory, Memory: rec.Text}, true)
+}
+
+// unite appends the elements of the lists missing from a.
+func unite(a []string, lists ...[]string) []string {
+	for _, l := range lists {
+		for _, x := range l {
+			if !slices.Contains(a, x) {
+				a = append(a, x)
+			}
+		}
+	}
+	return a
+}
+
+// attempt is a failed or rejected operation as memory learns it.
+func (st *State) attempt(o *Outcome, review string) Attempt {
+	a := Attempt{OperationID: o.OperationID, Kernel: o.Kernel, Code: o.Code, HotFix: o.HotFix, Reason: string(o.Reason),
+		Error: head(o.Error, 600), Verdict: o.Verdict, Review: review}
+	if st.Plan != nil && st.Step < len(st.Plan.Steps) {
+		a.Step = st.Plan.Steps[st.Step].Title
+	}
+	return a
+}
+
 // decide moves the run after a turn's tool calls: to done on an answer, to reflect after a
 // successful operation, back to the code module for a repair after a failed one, to the planner
 // when the repairs are exhausted.
@@ -238,6 +298,9 @@ func (r *run) decide(answer *Answer, last *Outcome) {
 		st.Last = last
 		st.Attempts++
 		st.Repairs++
+		if st.Task.Mode == ModeAgent && last.OperationID != "" {
+			st.Failures = append(st.Failures, st.attempt(last, ""))
+		}
 		if st.Attempts > r.a.opts.MaxRepairs {
 			r.replan(&Reflection{Decision: Replan, Auto: true,
 				Reasons: fmt.Sprintf("step %d failed %d times; the last failure: %s", st.Step+1, st.Attempts, head(firstLine(last.text()), 300))})
@@ -282,6 +345,9 @@ func (r *run) reflect(ctx context.Context) error {
 	}
 	f := &Reflection{Decision: out.Decision, Reasons: out.Reasons, Summary: out.Summary, Fix: out.Fix}
 	step, attempt := st.Step, st.Attempts
+	if f.Decision != Accept && st.Last != nil && st.Last.OperationID != "" && st.Last.OK {
+		st.Failures = append(st.Failures, st.attempt(st.Last, f.Reasons)) // a result the reviewer rejected
+	}
 	switch f.Decision {
 	case Accept:
 		sum := f.Summary
@@ -290,7 +356,8 @@ func (r *run) reflect(ctx context.Context) error {
 		}
 		st.Done = append(st.Done, fmt.Sprintf("%s: %s", s.Title, sum))
 		if m := r.a.opts.Memory; m != nil {
-			l := &Lesson{RunID: st.RunID, Task: st.Task.Goal, Step: s.Title, Checkpoint: s.Checkpoint, Summary: sum}
+			l := &Lesson{RunID: st.RunID, Task: st.Task.Goal, Step: s.Title, Action: s.Action, Checkpoint: s.Checkpoint, Summary: sum,
+				Accepted: true, Failures: st.Failures, References: out.References, Recalled: st.Recalled}
 			if st.Last != nil && st.Last.OperationID != "" {
 				l.Code, l.Kernel, l.Operations = st.Last.Code, st.Last.Kernel, []string{st.Last.OperationID}
 			}
@@ -298,6 +365,7 @@ func (r *run) reflect(ctx context.Context) error {
 				f.Reasons += " (memory could not store this step: " + err.Error() + ")"
 			}
 		}
+		st.Failures, st.Flagged = nil, nil
 		st.Step++
 		st.Attempts, st.Conversation, st.Reflection = 0, nil, nil
 		st.Phase = PhaseCode

@@ -58,6 +58,9 @@ type reflectOut struct {
 	Reasons  string   `json:"reasons" jsonschema:"why, citing the output"`
 	Summary  string   `json:"summary,omitempty" jsonschema:"what the step established, in one or two sentences (for accept)"`
 	Fix      string   `json:"fix,omitempty" jsonschema:"what to change (for adjust)"`
+	// References are outside values the step compared against; memory keeps them as values to
+	// consult, never as results.
+	References []string `json:"references,omitempty" jsonschema:"values from outside this run that the result was compared against (an experimental or literature value, a value the task gave), each one statement with its source"`
 }
 
 // judgeOut is what the perceive module answers about an ambiguous window.

@@ -147,6 +147,16 @@ func (r *run) partial() *Answer {
 // finish emits the stop event. A cancelled run keeps its phase, so that it can be resumed.
 func (r *run) finish(ctx context.Context, s *Stop) {
 	r.drainJudge(ctx) // a judgement that ended with its operation still counts
+	// Failures no repair fixed are worth remembering too.
+	if m := r.a.opts.Memory; m != nil && len(r.st.Failures) > 0 && s.Reason != StopCancelled && s.Reason != StopAnswered {
+		l := &Lesson{RunID: r.st.RunID, Task: r.st.Task.Goal, Failures: r.st.Failures, Recalled: r.st.Recalled}
+		if p := r.st.Plan; p != nil && r.st.Step < len(p.Steps) {
+			l.Step, l.Action, l.Checkpoint = p.Steps[r.st.Step].Title, p.Steps[r.st.Step].Action, p.Steps[r.st.Step].Checkpoint
+		}
+		if err := m.Learn(context.WithoutCancel(ctx), l); err == nil {
+			r.st.Failures = nil
+		}
+	}
 	if s.Reason != StopCancelled {
 		r.st.Phase = PhaseDone
 	}
@@ -158,7 +168,7 @@ func (r *run) finish(ctx context.Context, s *Stop) {
 
 func (r *run) stats() Stats {
 	s := Stats{Turns: r.st.Turns, Operations: r.st.Operations, HotFixes: r.st.HotFixes, Repairs: r.st.Repairs,
-		Replans: r.st.Replans, Elapsed: r.before + time.Since(r.start)}
+		Replans: r.st.Replans, Guarded: r.st.Guarded, Elapsed: r.before + time.Since(r.start)}
 	for _, m := range []string{"plan", "code", "perceive", "reflect", "direct", "codeact"} {
 		if u := r.st.Usage[m]; u != nil {
 			s.Modules = append(s.Modules, *u)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
@@ -25,11 +26,11 @@ func TestMain(m *testing.M) {
 // the repaired cell succeeds, the step is accepted and the answer given.
 func bugThenFix(t *testing.T, model func(*llmtest.Server) llm.Model, kernelName, bug, wantErr, fix string) []*agent.Event {
 	srv := llmtest.NewServer(t,
-		onePlan("compute x", "compute x = 41 + 1 and print it", "x = 42"),
-		runCode(bug),
-		expect(t, "code", runCode(fix), "FAILED", wantErr, "repair 1 of 3"),
+		agenttest.Plan("compute x", "compute x = 41 + 1 and print it", "x = 42"),
+		agenttest.RunCode(bug),
+		expect(t, "code", agenttest.RunCode(fix), "FAILED", wantErr, "repair 1 of 3"),
 		expect(t, "reflect", accept("x = 42"), "x = 42", "Checkpoint: x = 42"),
-		expect(t, "code", finalAnswer("x = 42"), "Every step of the plan is done", "compute x: x = 42"),
+		expect(t, "code", agenttest.FinalAnswer("x = 42"), "Every step of the plan is done", "compute x: x = 42"),
 	)
 	a, err := agent.New(model(srv), &agent.Options{StartKernel: kernels(t)})
 	if err != nil {
@@ -89,11 +90,11 @@ func TestRateLimitedThenSuccess(t *testing.T) {
 	limited.RetryAfter = 300 * time.Millisecond
 	srv := llmtest.NewServer(t,
 		limited,
-		onePlan("compute x", "compute x = 41 + 1 and print it", "x = 42"),
+		agenttest.Plan("compute x", "compute x = 41 + 1 and print it", "x = 42"),
 		llmtest.Fail(503, "overloaded"),
-		runCode("x = 41 + 1\nprint('x =', x)"),
+		agenttest.RunCode("x = 41 + 1\nprint('x =', x)"),
 		accept("x = 42"),
-		finalAnswer("x = 42"),
+		agenttest.FinalAnswer("x = 42"),
 	)
 	model := llm.WithRetry(openAIModel(srv), &llm.RetryOptions{BaseDelay: 20 * time.Millisecond, MaxAttempts: 3})
 	a, err := agent.New(model, &agent.Options{StartKernel: kernels(t)})
@@ -139,15 +140,15 @@ const (
 // end (and then repaired after the review).
 func TestDivergingInterruptedRepairedFaster(t *testing.T) {
 	task := &agent.Task{Goal: "Integrate y' = -50 y, y(0) = 1 with explicit Euler and report y at the end.", Kernel: "python"}
-	plan := onePlan("integrate", "explicit Euler, print y each step", "y decays to ~0 and stays finite")
+	plan := agenttest.Plan("integrate", "explicit Euler, print y each step", "y decays to ~0 and stays finite")
 
 	// With the Hot-Fix: perception stops the run as soon as |y| explodes.
 	srv := llmtest.NewServer(t,
 		plan,
-		runCode(eulerUnstable, "finite(y)"),
-		expect(t, "code", runCode(eulerStable, "finite(y)"), "INTERRUPTED by perception", "perception: Error"),
+		agenttest.RunCode(eulerUnstable, "finite(y)"),
+		expect(t, "code", agenttest.RunCode(eulerStable, "finite(y)"), "INTERRUPTED by perception", "perception: Error"),
 		expect(t, "reflect", accept("y decays to 0 with dt = 0.01"), "final y ="),
-		finalAnswer("y(2) ≈ 0 (dt = 0.01)"),
+		agenttest.FinalAnswer("y(2) ≈ 0 (dt = 0.01)"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), NoJudge: true})
 	if err != nil {
@@ -174,16 +175,16 @@ func TestDivergingInterruptedRepairedFaster(t *testing.T) {
 	// explosion and asks for an adjustment.
 	srv = llmtest.NewServer(t,
 		plan,
-		llmtest.CallTool(agent.ToolRunCode, args(agent.RunCode{Code: eulerUnstable, Hotfix: "off"})),
+		llmtest.CallTool(agent.ToolRunCode, agenttest.Args(agent.RunCode{Code: eulerUnstable, Hotfix: "off"})),
 		expect(t, "reflect", llmtest.JSON(map[string]string{"decision": "adjust", "reasons": "|y| grew to 1e90: explicit Euler is unstable at dt = 0.06", "fix": "dt = 0.01"}), "final y ="),
 		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 			if brief := c.Request.Messages[0].Content; !strings.Contains(brief, "The reviewer asked for an adjustment") || !strings.Contains(brief, "Fix: dt = 0.01") {
 				t.Errorf("the code module is not told the review's fix:\n%s", brief)
 			}
-			return runCode(eulerStable, "finite(y)")
+			return agenttest.RunCode(eulerStable, "finite(y)")
 		}},
 		accept("y decays to 0 with dt = 0.01"),
-		finalAnswer("y(2) ≈ 0 (dt = 0.01)"),
+		agenttest.FinalAnswer("y(2) ≈ 0 (dt = 0.01)"),
 	)
 	a, err = agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), NoJudge: true})
 	if err != nil {
@@ -210,13 +211,13 @@ func TestReflectionTriggersReplan(t *testing.T) {
 	linear := "import numpy as np\nx = np.linspace(0, 1, 50)\ny = 3 * x**2 + 1\np = np.polyfit(x, y, 1)\nr = y - np.polyval(p, x)\nprint('r2 =', round(1 - r.var() / y.var(), 4))"
 	quad := strings.Replace(linear, "polyfit(x, y, 1)", "polyfit(x, y, 2)", 1) + "\nprint('coefficients =', np.round(p, 3))"
 	srv := llmtest.NewServer(t,
-		onePlan("linear fit", "fit y = a x + b by least squares", "R^2 > 0.99"),
-		runCode(linear),
+		agenttest.Plan("linear fit", "fit y = a x + b by least squares", "R^2 > 0.99"),
+		agenttest.RunCode(linear),
 		expect(t, "reflect", llmtest.JSON(map[string]string{"decision": "replan", "reasons": "R^2 = 0.94 < 0.99: the data are curved, a linear model is wrong"}), "r2 = 0.9"),
-		expect(t, "plan", onePlan("quadratic fit", "fit y = a x^2 + b x + c", "R^2 > 0.99"), "The previous plan failed", "a linear model is wrong"),
-		runCode(quad),
+		expect(t, "plan", agenttest.Plan("quadratic fit", "fit y = a x^2 + b x + c", "R^2 > 0.99"), "The previous plan failed", "a linear model is wrong"),
+		agenttest.RunCode(quad),
 		expect(t, "reflect", accept("y = 3 x^2 + 1 fits exactly (R^2 = 1)"), "r2 = 1.0", "coefficients = [3."),
-		finalAnswer("y = 3 x^2 + 1"),
+		agenttest.FinalAnswer("y = 3 x^2 + 1"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
 	if err != nil {
@@ -245,14 +246,14 @@ func TestMalformedModelOutputIsExplained(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.Text("Sure! Here is the plan: {steps: ["),
 		expect(t, "plan", llmtest.JSON(badTool), "not valid JSON", "Answer again"),
-		expect(t, "plan", onePlan("answer", "compute 6 + 1", "answer = 7"), `tool "matlab" does not exist; the tools are: run_code, final_answer`),
+		expect(t, "plan", agenttest.Plan("answer", "compute 6 + 1", "answer = 7"), `tool "matlab" does not exist; the tools are: run_code, final_answer`),
 		llmtest.CallTool(agent.ToolRunCode, `{"code": "print(1)"`),
 		expect(t, "code", llmtest.CallTool("execute_python", `{"code": "print(1)"}`), "run_code: the arguments are not valid JSON"),
 		expect(t, "code", llmtest.CallTool(agent.ToolRunCode, `{"code": 5}`), `there is no tool named "execute_python"; the tools are: run_code, final_answer`),
 		expect(t, "code", llmtest.CallTool(agent.ToolRunCode, `{"code": "print('answer =', 6 + 1)", "colour": "red"}`), "run_code: the arguments do not match the schema"),
-		expect(t, "code", runCode("print('answer =', 6 + 1)"), "colour"),
+		expect(t, "code", agenttest.RunCode("print('answer =', 6 + 1)"), "colour"),
 		expect(t, "reflect", accept("answer = 7"), "answer = 7"),
-		finalAnswer("7"),
+		agenttest.FinalAnswer("7"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
 	if err != nil {
@@ -308,7 +309,7 @@ func TestBudgetExhaustedStopsWithPartialResult(t *testing.T) {
 		{Title: "b", Action: "compute b", Tool: agent.ToolRunCode, Checkpoint: "b = 2"},
 	}})
 	plan.Usage = u
-	code := runCode("a = 1\nprint('a =', a)")
+	code := agenttest.RunCode("a = 1\nprint('a =', a)")
 	code.Usage = u
 	refl := accept("a = 1")
 	refl.Usage = u
@@ -342,15 +343,15 @@ func TestBudgetExhaustedStopsWithPartialResult(t *testing.T) {
 func TestJudgeEscalation(t *testing.T) {
 	growth := "import time\nx = 1.0\nfor n in range(100):\n    x = 2 * x\n    print('x =', x, flush=True)\n    time.sleep(0.1)"
 	srv := llmtest.NewServer(t,
-		onePlan("grow", "iterate x = 2x", "x stays bounded"),
-		runCode(growth),
+		agenttest.Plan("grow", "iterate x = 2x", "x stays bounded"),
+		agenttest.RunCode(growth),
 		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 			if c.Request.Output == nil || c.Request.Output.Name != "judgement" || !strings.Contains(lastMessage(c).Content, "x = ") {
 				t.Errorf("call %d is not a judgement of the window: %+v", c.N, c.Request)
 			}
 			return llmtest.JSON(map[string]string{"state": "Error", "reason": "x doubles every step without bound"})
 		}},
-		expect(t, "code", finalAnswer("x diverges"), "INTERRUPTED", "judge"),
+		expect(t, "code", agenttest.FinalAnswer("x diverges"), "INTERRUPTED", "judge"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
 	if err != nil {
@@ -394,7 +395,7 @@ func TestBaselines(t *testing.T) {
 			if len(c.Request.Tools) == 0 || c.Request.Output != nil {
 				t.Errorf("codeact's call has no tools or asks for a schema: %+v", c.Request)
 			}
-			return runCode(eulerUnstable)
+			return agenttest.RunCode(eulerUnstable)
 		}},
 		expect(t, "codeact", llmtest.Text("y diverges"), "final y ="),
 	)
@@ -435,14 +436,14 @@ func TestContextStaysLean(t *testing.T) {
 		}}
 	}
 	srv := llmtest.NewServer(t,
-		onePlan("noise", "print a lot", "no error"),
-		runCode(noisy),
-		measure(runCode(noisy)),
-		measure(runCode(noisy)),
-		measure(runCode(noisy)),
-		measure(runCode("print('quiet')")),
+		agenttest.Plan("noise", "print a lot", "no error"),
+		agenttest.RunCode(noisy),
+		measure(agenttest.RunCode(noisy)),
+		measure(agenttest.RunCode(noisy)),
+		measure(agenttest.RunCode(noisy)),
+		measure(agenttest.RunCode("print('quiet')")),
 		accept("quiet"),
-		finalAnswer("quiet"),
+		agenttest.FinalAnswer("quiet"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), MaxRepairs: 5})
 	if err != nil {
@@ -468,8 +469,8 @@ func TestContextStaysLean(t *testing.T) {
 // The wall-time and turn caps stop a run cleanly, with what it had established.
 func TestCaps(t *testing.T) {
 	srv := llmtest.NewServer(t,
-		onePlan("wait", "sleep", "done"),
-		runCode("import time\ntime.sleep(60)"),
+		agenttest.Plan("wait", "sleep", "done"),
+		agenttest.RunCode("import time\ntime.sleep(60)"),
 	)
 	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), Timeout: 1500 * time.Millisecond})
 	if err != nil {
@@ -488,7 +489,7 @@ func TestCaps(t *testing.T) {
 	}
 
 	srv = llmtest.NewServer(t,
-		onePlan("x", "print", "x"),
+		agenttest.Plan("x", "print", "x"),
 		llmtest.CallTool("nonexistent", "{}"),
 		llmtest.CallTool("nonexistent", "{}"),
 	)

@@ -40,6 +40,18 @@ type State struct {
 	Reflection *Reflection `json:"reflection,omitempty"`
 	Memory     string      `json:"memory,omitempty"`
 	Attempts   int         `json:"attempts"` // repairs of the current step
+	// Recalled are the ids of the skills and guardrails memory showed in this run.
+	Recalled []string `json:"recalled,omitempty"`
+	// StepMemory is what memory recalled for the current step (StepMemoryFor names it:
+	// re-plans/step), shown to the code module.
+	StepMemory    string `json:"step_memory,omitempty"`
+	StepMemoryFor string `json:"step_memory_for,omitempty"`
+	// Failures are the cells that failed since the last accepted step: a repair that then
+	// works makes them guardrails.
+	Failures []Attempt `json:"failures,omitempty"`
+	// Flagged are the cells of the step that memory's guard stopped (by their code), so that the
+	// same cell sent again runs.
+	Flagged []string `json:"flagged,omitempty"`
 
 	Turns      int                         `json:"turns"`
 	Usage      map[string]*llm.ModuleUsage `json:"usage,omitempty"`
@@ -47,6 +59,7 @@ type State struct {
 	HotFixes   int                         `json:"hot_fixes"`
 	Repairs    int                         `json:"repairs"`
 	Replans    int                         `json:"replans"`
+	Guarded    int                         `json:"guarded"`    // cells memory's guard stopped before they ran
 	Elapsed    time.Duration               `json:"elapsed_ns"` // wall time of earlier sessions of this run
 
 	Answer *Answer `json:"answer,omitempty"`

@@ -4,18 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/labmate/labmate/internal/textcut"
 )
 
 // head is s cut to n bytes (on a rune boundary) with "…" when cut.
-func head(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func head(s string, n int) string { return textcut.Head(s, n) }
 
 // headTail keeps the first and last lines of s when it has more than 2*keep lines, and its
 // first and last bytes when it is longer than maxBytes, with a marker saying what was cut.

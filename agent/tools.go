@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +137,10 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	if err != nil {
 		return tool.Errorf("run_code: %v", err), nil
 	}
+	caution, stop := r.guard(ctx, name, in.Code)
+	if stop != nil {
+		return stop, nil
+	}
 	var opts *operation.Options
 	if r.st.Task.Mode == ModeCodeAct {
 		plan.Hotfix = protocol.HotfixOff // the baseline runs blind: no perception, no hot-fix
@@ -201,7 +207,50 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return &tool.Result{Content: out.text(), IsError: !out.OK, Data: out}, nil
+	text := out.text()
+	if caution != "" {
+		text += "\nMemory's cautions for this cell (from earlier runs):\n" + caution
+	}
+	return &tool.Result{Content: text, IsError: !out.OK, Data: out}, nil
+}
+
+// guard asks memory about a cell before it runs. A cell that repeats a setting memory records
+// as failing is not run the first time it is sent: the code module is told why, and what worked
+// then; the same cell sent again runs. Other warnings relevant to the cell come back as caution.
+func (r *run) guard(ctx context.Context, kernelName, code string) (caution string, stop *tool.Result) {
+	m := r.a.opts.Memory
+	st := r.st
+	if m == nil || st.Task.Mode != ModeAgent {
+		return "", nil
+	}
+	step := ""
+	if st.Plan != nil && st.Step < len(st.Plan.Steps) {
+		step = st.Plan.Steps[st.Step].Title + ": " + st.Plan.Steps[st.Step].Action
+	}
+	c, err := m.Guard(ctx, &Cell{RunID: st.RunID, Task: st.Task.Goal, Step: step, Kernel: kernelName, Code: code})
+	if err != nil || c == nil {
+		return "", nil // memory is help, not a requirement
+	}
+	key := fmt.Sprintf("%x", sha256.Sum256([]byte(code)))
+	if len(c.Repeats) == 0 || slices.Contains(st.Flagged, key) {
+		return c.Text, nil
+	}
+	st.Flagged = append(st.Flagged, key)
+	st.Guarded++
+	var b strings.Builder
+	b.WriteString("run_code: NOT RUN — memory's guardrails record that this cell repeats what failed before:\n")
+	for _, x := range c.Repeats {
+		fmt.Fprintf(&b, "- %s: %s [%s]", x.Setting, x.Text, x.Fact)
+		if len(x.Worked) > 0 {
+			fmt.Fprintf(&b, " (what worked then: %s)", strings.Join(x.Worked, ", "))
+		}
+		b.WriteByte('\n')
+	}
+	if c.Text != "" {
+		b.WriteString("Other cautions:\n" + c.Text + "\n")
+	}
+	b.WriteString("Change the cell. If this task differs and the setting is right here, send the same cell again unchanged: it will run.")
+	return "", &tool.Result{Content: b.String(), IsError: true}
 }
 
 // operation emits one protocol message of an operation as an event.

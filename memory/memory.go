@@ -19,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -56,16 +55,57 @@ type Provenance struct {
 	Model      string    `json:"model,omitempty"`      // the model that wrote it, if any
 	Source     string    `json:"source,omitempty"`     // a URL or file it came from
 	Time       time.Time `json:"time,omitzero"`        // when the evidence was observed
+	// Merged is the provenance of the duplicates merged into the entry, oldest first: a merge
+	// keeps where both came from.
+	Merged []Provenance `json:"merged,omitempty"`
+}
+
+// IsZero reports whether p records nothing.
+func (p *Provenance) IsZero() bool {
+	return len(p.Operations) == 0 && p.Session == "" && p.Model == "" && p.Source == "" && p.Time.IsZero() && len(p.Merged) == 0
+}
+
+// Absorb records that a duplicate with provenance q was merged into the entry p describes: q's
+// operations join p's, and q itself (and what had been merged into it) is kept in p.Merged,
+// unless p already says the same.
+func (p *Provenance) Absorb(q Provenance) {
+	for _, op := range q.Operations {
+		if !slices.Contains(p.Operations, op) {
+			p.Operations = append(p.Operations, op)
+		}
+	}
+	inner := q.Merged
+	q.Merged = nil
+	same := func(a, b Provenance) bool {
+		return a.Session == b.Session && a.Model == b.Model && a.Source == b.Source && a.Time.Equal(b.Time) && slices.Equal(a.Operations, b.Operations)
+	}
+	for _, x := range append([]Provenance{q}, inner...) {
+		if x.IsZero() {
+			continue
+		}
+		self := *p
+		self.Merged = nil
+		if same(self, x) || slices.ContainsFunc(p.Merged, func(m Provenance) bool { return same(m, x) }) {
+			continue
+		}
+		x.Operations = slices.Clone(x.Operations)
+		p.Merged = append(p.Merged, x)
+	}
 }
 
 // Fact is one atomic statement of boundary knowledge.
 type Fact struct {
-	ID           string     `json:"id"`
-	Namespace    string     `json:"namespace"`
-	Text         string     `json:"text"`
-	Kind         Kind       `json:"kind"`
-	Tags         []string   `json:"tags,omitempty"`     // applicability: material class, software, method…
-	Evidence     []string   `json:"evidence,omitempty"` // short quotes from the trace that support it
+	ID        string   `json:"id"`
+	Namespace string   `json:"namespace"`
+	Text      string   `json:"text"`
+	Kind      Kind     `json:"kind"`
+	Tags      []string `json:"tags,omitempty"`     // applicability: material class, software, method…
+	Evidence  []string `json:"evidence,omitempty"` // short quotes from the trace that support it
+	// Tried and Worked are what a guardrail learned from a failure and its repair: the
+	// parameter settings ("dt = 0.06") of the run that failed and of the one that fixed it. The
+	// agent flags a cell that repeats a Tried setting.
+	Tried        []string   `json:"tried,omitempty"`
+	Worked       []string   `json:"worked,omitempty"`
 	Provenance   Provenance `json:"provenance"`
 	Confidence   float64    `json:"confidence"` // 0..1; 0 means unknown
 	Successes    int        `json:"successes"`
@@ -207,8 +247,13 @@ type UpdateFactParams struct {
 	Tags       []string
 	Evidence   []string // appended to the fact's evidence
 	Confidence float64
-	Actor      string
-	Reason     string
+	// Merge, when set, is the provenance of a duplicate merged into the fact (see
+	// Provenance.Absorb); the change is recorded as a MERGE.
+	Merge *Provenance
+	// Tried and Worked, when set, are appended to the fact's.
+	Tried, Worked []string
+	Actor         string
+	Reason        string
 }
 
 // InvalidateParams marks an entry (fact or skill) invalidated, or, with SupersededBy set,
@@ -281,7 +326,11 @@ type FreezeParams struct {
 type ImportParams struct {
 	Facts  []*Fact
 	Skills []*Skill
-	Actor  string
+	// Entities and Relations of the graph that the entries do not imply (added by a model or a
+	// person, or invalidated), written verbatim after the entries.
+	Entities  []*Entity
+	Relations []Relation
+	Actor     string
 }
 
 // ImportResult counts what Import wrote.
@@ -337,25 +386,6 @@ var (
 	ErrBadQuery   = errors.New("memory: bad query")
 	ErrNewerStore = errors.New("memory: the store has a newer schema than this labmate knows")
 )
-
-// Normalize is the key under which exact duplicates are merged: lower case, letters and digits
-// only, single spaces.
-func Normalize(text string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToLower(text) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(r)
-		} else {
-			space = true
-		}
-	}
-	return b.String()
-}
 
 // ValidNamespace reports whether name is a namespace: segments of lowercase letters, digits,
 // '.', '_' and '-' separated by '/', such as "user", "user/skills" or "team.x/project-1".

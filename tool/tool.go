@@ -202,3 +202,27 @@ func (s *Set) Call(ctx context.Context, call llm.ToolCall) (*Result, error) {
 	}
 	return t.Call(ctx, call.Arguments)
 }
+
+// Origin is on whose behalf a tool is called: the agent run or MCP connection (Session), the
+// operations the call follows (the current step's), the model and the actor. The agent and the
+// MCP server set it on the context of every call; tools that write, such as memory's, link what
+// they write to it.
+type Origin struct {
+	Session    string
+	Operations []string
+	Model      string
+	Actor      string
+}
+
+type originKey struct{}
+
+// WithOrigin returns ctx carrying o.
+func WithOrigin(ctx context.Context, o Origin) context.Context {
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+// OriginOf is the Origin ctx carries (zero when none).
+func OriginOf(ctx context.Context) Origin {
+	o, _ := ctx.Value(originKey{}).(Origin)
+	return o
+}

@@ -45,10 +45,11 @@ Tools:
                    call interrupts the kernel and keeps its workspace
   interrupt        stop an operation by id
   kernels          the interpreters and their versions
-  memory_search, memory_add_fact, skill_search, skill_get, skill_save
-                   the memory ($LABMATE_MEMORY, a SQLite file or a postgres:// URL, else
-                   DATA/memory.db: the one labmate memory and labmate serve use); writes are
-                   linked to the operations they came from
+  search_memory, search_skills, save_fact, save_skill, update_skill, skill_get
+                   the memory the agent uses too ($LABMATE_MEMORY, a SQLite file or a
+                   postgres:// URL, else DATA/memory.db: the one labmate memory and labmate
+                   serve use); writes go through consolidation and are linked to the
+                   operations they came from
   docs_search      the documentation index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db)
   campaign_start, campaign_step, campaign_status
                    the optimization game on a CSV dataset (random or Bayesian planner;

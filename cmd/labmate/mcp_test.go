@@ -48,10 +48,10 @@ func TestMCPStdio(t *testing.T) {
 	if out := mcpExec(t, cs, "print(a)"); !strings.Contains(out, "\n42\n") {
 		t.Errorf("the workspace did not persist across calls: %s", out)
 	}
-	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_add_fact",
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "save_fact",
 		Arguments: map[string]any{"text": "six times seven is 42"}})
 	if err != nil || res.IsError {
-		t.Fatalf("memory_add_fact: %v %v", err, res)
+		t.Fatalf("save_fact: %v %v", err, res)
 	}
 }
 

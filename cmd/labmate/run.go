@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/learn"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/knowledge"
@@ -33,7 +34,8 @@ func newRunCmd() *cobra.Command {
 	var (
 		modelSpec, kernelName, mode, resume, workspace, data string
 		memoryStore, namespace                               string
-		asJSON, stats, noMemory                              bool
+		memoryRead                                           []string
+		asJSON, stats, noMemory, memoryInfer                 bool
 		maxTurns, maxRepairs, maxReplans                     int
 		budget                                               int64
 		timeout, cellTimeout                                 time.Duration
@@ -58,9 +60,17 @@ reflection, answer, stop). --stats adds a table of tokens and calls per module, 
 and re-plans.
 
 In agent mode, memory (--memory-store, default ~/.local/share/labmate/memory.db; see labmate
-memory) is searched for facts and skills relevant to the task before planning, and every accepted
-step is written back as a fact, with the cell that did it as a skill, linked to the run and its
-operations (--no-memory turns both off).
+memory) is recalled before planning and before each step: the guardrails (what failed before and
+what fixed it), references (values to consult, never to report as the result), facts and skills
+relevant to the task. Before a cell runs, a cell that repeats a setting a guardrail records as
+failing is sent back to the model once with what worked then. What each step's execution taught
+is written back through consolidation, linked to the run and its operations: a failure followed
+by a repair that worked becomes a guardrail, an accepted step a skill created or revised by
+content (never overwritten by title), the counts of the skills it used move, and values it
+compared against are kept as references. The model also gets the tools search_memory,
+search_skills, save_fact, save_skill and update_skill. --memory-read NS adds namespaces to recall
+(e.g. a frozen memory another model wrote), --memory-infer lets the model decide ADD, UPDATE,
+DELETE or NOOP when consolidating, and --no-memory turns memory off.
 
 Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
 continues with --resume ID, without repeating the operations it finished; the kernels are new, so
@@ -140,11 +150,18 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 					return err
 				}
 				defer ms.Close()
-				am := &agentMemory{store: ms, namespace: namespace, model: model.Name()}
-				if tools, err = tool.NewSet(am.tool()); err != nil {
+				opts := &learn.Options{Namespace: namespace, Model: model.Name()}
+				if len(memoryRead) > 0 {
+					opts.Read = append([]string{namespace}, memoryRead...)
+				}
+				if memoryInfer {
+					opts.Infer = model
+				}
+				lm := learn.New(ms, opts)
+				if tools, err = tool.NewSet(lm.Tools()...); err != nil {
 					return err
 				}
-				mem = am
+				mem = lm
 			}
 			if mode == string(agent.ModeAgent) {
 				kt, closeDocs, err := agentKnowledgeTools()
@@ -242,6 +259,8 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.StringVar(&memoryStore, "memory-store", defaultMemoryStore(), "memory: a SQLite file or a postgres:// URL (env LABMATE_MEMORY)")
 	f.StringVar(&namespace, "namespace", "user", "the memory namespace recalled and written (skills go to NAMESPACE/skills)")
 	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
+	f.StringSliceVar(&memoryRead, "memory-read", nil, "more memory namespaces to recall from (e.g. a frozen one another model wrote); repeatable")
+	f.BoolVar(&memoryInfer, "memory-infer", false, "consolidate what runs teach with the model deciding ADD, UPDATE, DELETE or NOOP (default: deterministic)")
 	f.StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
 	return cmd
@@ -377,8 +396,8 @@ func printStats(w io.Writer, s agent.Stats, asJSON bool) {
 	}
 	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t%d\t100.0\t\n", calls, in, outT, total)
 	tw.Flush()
-	fmt.Fprintf(w, "operations %d, hot-fixes %d, repairs %d, re-plans %d, wall time %s\n",
-		s.Operations, s.HotFixes, s.Repairs, s.Replans, s.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "operations %d, hot-fixes %d, repairs %d, re-plans %d, cells stopped by memory's guardrails %d, wall time %s\n",
+		s.Operations, s.HotFixes, s.Repairs, s.Replans, s.Guarded, s.Elapsed.Round(time.Millisecond))
 }
 
 // runWorkspace makes (or finds, on resume) the workspace of agent run id: DATA/workspaces/run-ID,
@@ -414,13 +433,18 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 		return nil, err
 	}
 	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
-		am := &agentMemory{store: mem, namespace: "user", model: model.Name()}
-		tools, err := tool.NewSet(append([]tool.Tool{am.tool()}, ktools.New(kcfg)...)...)
+		var mem2 agent.Memory
+		var mt []tool.Tool
+		if mem != nil {
+			lm := learn.New(mem, &learn.Options{Namespace: "user", Model: model.Name()})
+			mem2, mt = lm, lm.Tools()
+		}
+		tools, err := tool.NewSet(append(mt, ktools.New(kcfg)...)...)
 		if err != nil {
 			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 		}
 		a, err := agent.New(model, &agent.Options{
-			Memory: am,
+			Memory: mem2,
 			Tools:  tools,
 			StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 				kk, err := findKernel(name)

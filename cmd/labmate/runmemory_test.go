@@ -44,7 +44,7 @@ func TestRunLearnsAndRecalls(t *testing.T) {
 		}},
 		call("search_memory", `{"query": "stiff decay explicit Euler dt"}`),
 		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
-			if m := c.Request.Messages[len(c.Request.Messages)-1]; m.IsError || !strings.Contains(m.Content, "dt must stay below 0.04") || !strings.Contains(m.Content, "[skill integrate-stiff-decay]") {
+			if m := c.Request.Messages[len(c.Request.Messages)-1]; m.IsError || !strings.Contains(m.Content, "dt must stay below 0.04") || !strings.Contains(m.Content, "[skill integrate-stiff-decay,") {
 				t.Errorf("search_memory returned %+v", m)
 			}
 			return call(agent.ToolFinalAnswer, `{"answer": "dt < 0.04"}`)

@@ -50,3 +50,18 @@ func Cosine(a, b []float32) float64 {
 	}
 	return dot / math.Sqrt(na*nb)
 }
+
+// Jaccard is the size of the intersection of two sets over that of their union; 1 when both
+// are empty.
+func Jaccard(x, y map[string]bool) float64 {
+	if len(x) == 0 && len(y) == 0 {
+		return 1
+	}
+	inter := 0
+	for w := range x {
+		if y[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(x)+len(y)-inter)
+}

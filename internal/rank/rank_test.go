@@ -40,3 +40,26 @@ func TestCosine(t *testing.T) {
 		}
 	}
 }
+
+func TestJaccard(t *testing.T) {
+	set := func(ws ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range ws {
+			m[w] = true
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		x, y map[string]bool
+		want float64
+	}{
+		{set(), set(), 1},
+		{set("a"), set(), 0},
+		{set("a", "b"), set("b", "c"), 1.0 / 3},
+		{set("a", "b"), set("b", "a"), 1},
+	} {
+		if got := Jaccard(tt.x, tt.y); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("Jaccard(%v, %v) = %v, want %v", tt.x, tt.y, got, tt.want)
+		}
+	}
+}

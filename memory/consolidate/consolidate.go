@@ -2,13 +2,18 @@
 // knew.
 //
 // With Infer false, the given facts are stored verbatim; exact duplicates are merged by the
-// store and near duplicates (the same words, give or take a few) deterministically here. With
-// Infer true, a model extracts atomic facts from a trace — the agent's and the tools' findings as
-// well as the user's words — then, for the nearest entries already in scope, shown to it under
-// small integer ids (never real ids, which models invent), decides ADD, UPDATE, DELETE or NOOP.
-// Every id it returns is checked, the whole answer is validated before anything is written, a
-// DELETE only invalidates (the entry is kept, with the reason) and is refused while the trace
-// still supports the fact, and every change lands in the store's history.
+// store and near duplicates (the same statement in other words) deterministically here — but a
+// statement that differs in any number (after unit normalisation), unit, sign, negation or
+// polarity word, comparison or entity name is a different fact (memory.Distinguish) and is kept
+// beside the other, the history saying why. A merge keeps the evidence and the provenance of
+// both. With Infer true, a model extracts atomic facts from a trace — the agent's and the tools'
+// findings as well as the user's words, and the facts given — then, for the nearest entries
+// already in scope, shown to it under small integer ids (never real ids, which models invent),
+// decides ADD, UPDATE, DELETE or NOOP. Every id it returns is checked, the whole answer is
+// validated before anything is written, an UPDATE that changes what a fact says (its numbers,
+// polarity, entities) supersedes the old fact with a new one instead of rewriting it, a DELETE
+// only invalidates (the entry is kept, with the reason) and is refused while the trace still
+// supports the fact, and every change lands in the store's history.
 package consolidate
 
 import (
@@ -19,6 +24,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/memory"
 )
@@ -33,8 +39,9 @@ type Options struct {
 	Model llm.Model
 	// Neighbours is how many existing entries are retrieved per new fact (default 5).
 	Neighbours int
-	// NearDuplicate is the word-overlap similarity (Jaccard over normalised words) at or above
-	// which a new fact is merged into an existing one without a model (default 0.8).
+	// NearDuplicate is the content-word overlap (memory.ContentSimilarity) at or above which a
+	// new fact that memory.Distinguish cannot tell apart from an existing one is merged into it
+	// without a model (default 0.7).
 	NearDuplicate float64
 }
 
@@ -60,11 +67,27 @@ type Action struct {
 	Old     string       `json:"old,omitempty"`     // the text before
 	Reason  string       `json:"reason,omitempty"`  // the model's reason, or why memory refused
 	Refused string       `json:"refused,omitempty"` // for REFUSED: the operation asked for
+	// Resolution says how a fact close to an existing one was written: "merged" (the same fact
+	// in other words), "side by side" (a different fact: both active), "superseded" (an UPDATE
+	// that changed what the fact says: the old fact is kept, superseded by the new one),
+	// "refined" (an UPDATE in place that says the same thing better).
+	Resolution string `json:"resolution,omitempty"`
+	// Related is the existing entry the resolution concerns.
+	Related string `json:"related,omitempty"`
 }
+
+// Resolutions.
+const (
+	Merged     = "merged"
+	SideBySide = "side by side"
+	Superseded = "superseded"
+	Refined    = "refined"
+)
 
 // Report lists the actions in order.
 type Report struct {
 	Extracted []string `json:"extracted,omitempty"` // facts the model extracted
+	Entities  []string `json:"entities,omitempty"`  // entities the model named (ids)
 	Actions   []Action `json:"actions"`
 }
 
@@ -88,7 +111,7 @@ func (o *Options) withDefaults() Options {
 		v.Neighbours = 5
 	}
 	if v.NearDuplicate <= 0 {
-		v.NearDuplicate = 0.8
+		v.NearDuplicate = 0.7
 	}
 	return v
 }
@@ -108,28 +131,8 @@ func Consolidate(ctx context.Context, s memory.Store, in *Input, opts *Options) 
 	return infer(ctx, s, in, &o)
 }
 
-// Similarity is the Jaccard similarity of the normalised word sets of a and b.
-func Similarity(a, b string) float64 {
-	wa, wb := words(a), words(b)
-	if len(wa) == 0 && len(wb) == 0 {
-		return 1
-	}
-	inter := 0
-	for w := range wa {
-		if wb[w] {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(wa)+len(wb)-inter)
-}
-
-func words(s string) map[string]bool {
-	m := map[string]bool{}
-	for w := range strings.FieldsSeq(memory.Normalize(s)) {
-		m[w] = true
-	}
-	return m
-}
+// Similarity is the overlap of the content words of a and b (memory.ContentSimilarity).
+func Similarity(a, b string) float64 { return memory.ContentSimilarity(a, b) }
 
 // nearest retrieves the active facts in scope most like text, best first.
 func nearest(ctx context.Context, s memory.Store, ns, text string, n int) ([]*memory.Fact, error) {
@@ -143,21 +146,27 @@ func nearest(ctx context.Context, s memory.Store, ns, text string, n int) ([]*me
 	return out, nil
 }
 
-// nearDuplicate is the most similar fact at or above the threshold; ties go to the smaller id,
-// so the choice does not depend on search order.
-func nearDuplicate(cands []*memory.Fact, text string, threshold float64) *memory.Fact {
-	var best *memory.Fact
-	bestSim := 0.0
+// closest is what the nearest facts say about text: the most similar one that states the same
+// fact (dup), and the most similar one at or above the threshold that states a different one
+// (other, with why). Ties go to the smaller id, so the choice does not depend on search order.
+func closest(cands []*memory.Fact, text string, threshold float64) (dup, other *memory.Fact, why string) {
+	dupSim, otherSim := 0.0, 0.0
 	for _, c := range cands {
-		sim := Similarity(c.Text, text)
+		sim := memory.ContentSimilarity(c.Text, text)
 		if sim < threshold {
 			continue
 		}
-		if best == nil || sim > bestSim || sim == bestSim && c.ID < best.ID {
-			best, bestSim = c, sim
+		if d := memory.Distinguish(c.Text, text); d != "" {
+			if other == nil || sim > otherSim || sim == otherSim && c.ID < other.ID {
+				other, otherSim, why = c, sim, d
+			}
+			continue
+		}
+		if dup == nil || sim > dupSim || sim == dupSim && c.ID < dup.ID {
+			dup, dupSim = c, sim
 		}
 	}
-	return best
+	return dup, other, why
 }
 
 func verbatim(ctx context.Context, s memory.Store, in *Input, o *Options) (*Report, error) {
@@ -174,30 +183,48 @@ func verbatim(ctx context.Context, s memory.Store, in *Input, o *Options) (*Repo
 		if err := g.Validate(); err != nil {
 			return rep, err
 		}
-		cands, err := nearest(ctx, s, in.Namespace, g.Text, o.Neighbours)
+		a, err := write(ctx, s, &g, in.Actor, "", o)
 		if err != nil {
 			return rep, err
-		}
-		if d := nearDuplicate(cands, g.Text, o.NearDuplicate); d != nil && memory.Normalize(d.Text) != memory.Normalize(g.Text) {
-			u, err := s.UpdateFact(ctx, &memory.UpdateFactParams{ID: d.ID, Tags: union(d.Tags, g.Tags), Evidence: g.Evidence,
-				Confidence: max(d.Confidence, g.Confidence), Actor: in.Actor, Reason: "near duplicate merged: " + g.Text})
-			if err != nil {
-				return rep, err
-			}
-			rep.Actions = append(rep.Actions, Action{Event: memory.EventMerge, ID: u.ID, Text: g.Text, Old: d.Text, Reason: "near duplicate"})
-			continue
-		}
-		r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &g, Actor: in.Actor})
-		if err != nil {
-			return rep, err
-		}
-		a := Action{Event: memory.EventAdd, ID: r.Fact.ID, Text: g.Text}
-		if r.Merged {
-			a.Event, a.Old, a.Reason = memory.EventMerge, r.Fact.Text, "exact duplicate"
 		}
 		rep.Actions = append(rep.Actions, a)
 	}
 	return rep, nil
+}
+
+// write stores one fact without a model: merged into the nearest fact that says the same thing
+// in other words, or added — beside a close fact that says something different, the history
+// saying why.
+func write(ctx context.Context, s memory.Store, g *memory.Fact, actor, reason string, o *Options) (Action, error) {
+	cands, err := nearest(ctx, s, g.Namespace, g.Text, o.Neighbours)
+	if err != nil {
+		return Action{}, err
+	}
+	dup, other, why := closest(cands, g.Text, o.NearDuplicate)
+	if dup != nil && memory.Normalize(dup.Text) != memory.Normalize(g.Text) {
+		prov := g.Provenance
+		u, err := s.UpdateFact(ctx, &memory.UpdateFactParams{ID: dup.ID, Tags: union(dup.Tags, g.Tags), Evidence: g.Evidence,
+			Confidence: max(dup.Confidence, g.Confidence), Merge: &prov, Tried: g.Tried, Worked: g.Worked,
+			Actor: actor, Reason: "the same fact in other words, merged: " + g.Text})
+		if err != nil {
+			return Action{}, err
+		}
+		return Action{Event: memory.EventMerge, ID: u.ID, Text: g.Text, Old: dup.Text, Reason: "near duplicate", Resolution: Merged, Related: dup.ID}, nil
+	}
+	a := Action{Event: memory.EventAdd, Text: g.Text, Reason: reason}
+	if other != nil {
+		a.Resolution, a.Related = SideBySide, other.ID
+		a.Reason = strings.TrimSpace(reason + " kept side by side with " + other.ID + " (" + textcut.Head(other.Text, 120) + "): " + why)
+	}
+	r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: g, Actor: actor, Reason: a.Reason})
+	if err != nil {
+		return Action{}, err
+	}
+	a.ID = r.Fact.ID
+	if r.Merged {
+		a.Event, a.Old, a.Reason, a.Resolution, a.Related = memory.EventMerge, r.Fact.Text, "exact duplicate", Merged, r.Fact.ID
+	}
+	return a, nil
 }
 
 func union(a, b []string) []string {
@@ -221,6 +248,13 @@ type extracted struct {
 		Tags     []string `json:"tags"`
 		Evidence string   `json:"evidence"`
 	} `json:"facts"`
+	// Entities are the materials, methods, software, parameters and properties the trace
+	// names, with the other names they go by, for the entity graph.
+	Entities []struct {
+		Name    string   `json:"name"`
+		Kind    string   `json:"kind"`
+		Aliases []string `json:"aliases"`
+	} `json:"entities,omitempty"`
 }
 
 // decision is one operation of the model's second answer.
@@ -241,7 +275,9 @@ extract atomic facts worth remembering for future experiments: observations, war
 boundaries, parameter choices that worked, calibrated reference values. Include what the agent and
 its tools found (errors, measured values, what fixed a failure), not only what the user said. Each
 fact is one self-contained statement; quote the line of the trace that supports it as evidence.
-kind is one of observation, warning, boundary, parameter, reference. Answer with JSON only.`
+kind is one of observation, warning, boundary, parameter, reference. Also list the entities the
+trace names — materials, methods, software (with its version), parameters, properties — each with
+its canonical name, its kind and the other names it goes by. Answer with JSON only.`
 
 const decideSystem = `You maintain the long-term memory of a scientific lab agent. You are shown EXISTING
 memory entries, each under a small integer id, and NEW facts, each under an index. For each new
@@ -253,7 +289,7 @@ fact decide one operation:
 - NOOP: memory already holds it ("id", "fact").
 Use only the ids shown. Give a short reason for each. Answer with JSON only.`
 
-var extractSchema = json.RawMessage(`{"type":"object","required":["facts"],"additionalProperties":false,"properties":{"facts":{"type":"array","items":{"type":"object","required":["text","kind","tags","evidence"],"additionalProperties":false,"properties":{"text":{"type":"string"},"kind":{"type":"string","enum":["observation","warning","boundary","parameter","reference"]},"tags":{"type":"array","items":{"type":"string"}},"evidence":{"type":"string"}}}}}}`)
+var extractSchema = json.RawMessage(`{"type":"object","required":["facts"],"additionalProperties":false,"properties":{"facts":{"type":"array","items":{"type":"object","required":["text","kind","tags","evidence"],"additionalProperties":false,"properties":{"text":{"type":"string"},"kind":{"type":"string","enum":["observation","warning","boundary","parameter","reference"]},"tags":{"type":"array","items":{"type":"string"}},"evidence":{"type":"string"}}}},"entities":{"type":"array","items":{"type":"object","required":["name","kind","aliases"],"additionalProperties":false,"properties":{"name":{"type":"string"},"kind":{"type":"string","enum":["material","method","software","parameter","property","name"]},"aliases":{"type":"array","items":{"type":"string"}}}}}}}`)
 
 var decideSchema = json.RawMessage(`{"type":"object","required":["operations"],"additionalProperties":false,"properties":{"operations":{"type":"array","items":{"type":"object","required":["event","id","fact","text","reason"],"additionalProperties":false,"properties":{"event":{"type":"string","enum":["ADD","UPDATE","DELETE","NOOP"]},"id":{"type":["integer","null"]},"fact":{"type":["integer","null"]},"text":{"type":"string"},"reason":{"type":"string"}}}}}}`)
 
@@ -292,10 +328,31 @@ type newFact struct {
 func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Report, error) {
 	rep := &Report{}
 	var ex extracted
-	if err := ask(ctx, opt.Model, extractSystem, "Trace:\n"+in.Trace, "extract_facts", extractSchema, &ex); err != nil {
-		return rep, err
+	if strings.TrimSpace(in.Trace) != "" || len(in.Facts) == 0 {
+		if err := ask(ctx, opt.Model, extractSystem, "Trace:\n"+in.Trace, "extract_facts", extractSchema, &ex); err != nil {
+			return rep, err
+		}
 	}
 	var news []newFact
+	// The facts given (by the agent's learning loop) are new facts beside the extracted ones.
+	for _, f := range in.Facts {
+		g := *f
+		g.Namespace = in.Namespace
+		if g.Provenance.IsZero() {
+			g.Provenance = in.Provenance
+		}
+		if g.Kind == "" {
+			g.Kind = memory.KindObservation
+		}
+		if err := g.Validate(); err != nil {
+			return rep, err
+		}
+		ev := ""
+		if len(g.Evidence) > 0 {
+			ev = g.Evidence[0]
+		}
+		news = append(news, newFact{&g, ev})
+	}
 	for _, f := range ex.Facts {
 		kind := memory.Kind(f.Kind)
 		if !slices.Contains(memory.FactKinds, kind) {
@@ -312,6 +369,19 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 		}
 		news = append(news, newFact{fact, f.Evidence})
 		rep.Extracted = append(rep.Extracted, fact.Text)
+	}
+	if g, ok := s.(memory.Graph); ok {
+		for _, e := range ex.Entities {
+			ent := &memory.Entity{Name: strings.TrimSpace(e.Name), Kind: memory.EntityKind(e.Kind), Aliases: e.Aliases, Source: "model:" + opt.Model.Name()}
+			if err := ent.Validate(); err != nil {
+				rep.Actions = append(rep.Actions, Action{Event: memory.EventRefused, Text: e.Name, Refused: "entity", Reason: err.Error()})
+				continue
+			}
+			if _, err := g.PutEntity(ctx, &memory.PutEntityParams{Entity: ent, Actor: "model:" + opt.Model.Name()}); err != nil {
+				return rep, err
+			}
+			rep.Entities = append(rep.Entities, memory.EntityID(ent.Kind, ent.Name))
+		}
 	}
 	if len(news) == 0 {
 		return rep, nil
@@ -428,15 +498,21 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 			if t := strings.TrimSpace(d.Text); t != "" {
 				f.Text = t
 			}
-			r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f, Actor: by, Reason: d.Reason})
+			a := Action{Event: memory.EventAdd, Text: f.Text, Reason: d.Reason}
+			// A different fact close to one shown is kept beside it; the history says so.
+			if _, other, why := closest(existing, f.Text, opt.NearDuplicate); other != nil {
+				a.Resolution, a.Related = SideBySide, other.ID
+				a.Reason = strings.TrimSpace(d.Reason + "; kept side by side with " + other.ID + " (" + textcut.Head(other.Text, 120) + "): " + why)
+			}
+			r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f, Actor: by, Reason: a.Reason})
 			if err != nil {
 				return rep, err
 			}
-			ev := memory.EventAdd
+			a.ID = r.Fact.ID
 			if r.Merged {
-				ev = memory.EventMerge
+				a.Event, a.Resolution, a.Related = memory.EventMerge, Merged, r.Fact.ID
 			}
-			rep.Actions = append(rep.Actions, Action{Event: ev, ID: r.Fact.ID, Text: f.Text, Reason: d.Reason})
+			rep.Actions = append(rep.Actions, a)
 		case memory.EventUpdate:
 			text := strings.TrimSpace(d.Text)
 			if text == "" {
@@ -446,6 +522,19 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 			if o.news != nil {
 				ev = o.news.fact.Evidence
 			}
+			if diff := memory.Distinguish(o.old.Text, text); diff != "" {
+				// The update changes what the fact says: the old fact is kept, superseded.
+				a, err := supersede(ctx, s, in, opt, o.old, o.news, text, by, d.Reason, diff)
+				if errors.Is(err, memory.ErrConflict) || errors.Is(err, memory.ErrNotActive) || errors.Is(err, memory.ErrInvalid) {
+					refuse(d, err.Error())
+					continue
+				}
+				if err != nil {
+					return rep, err
+				}
+				rep.Actions = append(rep.Actions, a)
+				continue
+			}
 			u, err := s.UpdateFact(ctx, &memory.UpdateFactParams{ID: o.old.ID, Text: text, Evidence: ev, Actor: by, Reason: d.Reason})
 			if errors.Is(err, memory.ErrConflict) || errors.Is(err, memory.ErrNotActive) || errors.Is(err, memory.ErrInvalid) {
 				refuse(d, err.Error())
@@ -454,7 +543,7 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 			if err != nil {
 				return rep, err
 			}
-			rep.Actions = append(rep.Actions, Action{Event: memory.EventUpdate, ID: u.ID, Text: u.Text, Old: o.old.Text, Reason: d.Reason})
+			rep.Actions = append(rep.Actions, Action{Event: memory.EventUpdate, ID: u.ID, Text: u.Text, Old: o.old.Text, Reason: d.Reason, Resolution: Refined, Related: o.old.ID})
 		case memory.EventInvalidate:
 			reason := d.Reason
 			if reason == "" {
@@ -477,6 +566,38 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 		}
 	}
 	return rep, nil
+}
+
+// supersede writes an UPDATE that changes what old says as a new fact, and marks old
+// superseded by it (kept, with the reason and what differs).
+func supersede(ctx context.Context, s memory.Store, in *Input, opt *Options, old *memory.Fact, news *newFact, text, by, reason, diff string) (Action, error) {
+	f := &memory.Fact{Namespace: in.Namespace, Kind: old.Kind, Tags: old.Tags, Provenance: in.Provenance}
+	f.Provenance.Model = opt.Model.Name()
+	if news != nil {
+		g := *news.fact
+		f = &g
+	}
+	f.ID, f.Text = "", text
+	why := fmt.Sprintf("UPDATE of %s, which said %q: %s (%s)", old.ID, textcut.Head(old.Text, 200), orText(reason, "corrected"), diff)
+	r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: f, Actor: by, Reason: why})
+	if err != nil {
+		return Action{}, err
+	}
+	if r.Fact.ID == old.ID {
+		return Action{}, fmt.Errorf("%w: the update of %s is the same fact", memory.ErrConflict, old.ID)
+	}
+	if _, err := s.Invalidate(ctx, &memory.InvalidateParams{ID: old.ID, SupersededBy: r.Fact.ID, Actor: by,
+		Reason: fmt.Sprintf("superseded by %s: %s (%s)", r.Fact.ID, orText(reason, "corrected"), diff)}); err != nil {
+		return Action{}, err
+	}
+	return Action{Event: memory.EventUpdate, ID: r.Fact.ID, Text: text, Old: old.Text, Reason: reason, Resolution: Superseded, Related: old.ID}, nil
+}
+
+func orText(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
 }
 
 func intp(p *int) string {

@@ -136,6 +136,9 @@ func TestInfer(t *testing.T) {
 			{"text": "maglev PID with Kp=5 oscillates (overshoot 38%)", "kind": "boundary", "tags": []string{"maglev", "pid"}, "evidence": "overshoot 38%, oscillation at 3.1 Hz"},
 			{"text": "maglev PID with Kp=2.5 gives overshoot 3.8% and settling 0.41 s", "kind": "parameter", "tags": []string{"maglev"}, "evidence": "overshoot 3.8%, settling 0.41 s"},
 			{"text": "the maglev sensor samples at 1 kHz", "kind": "reference", "tags": []string{}, "evidence": "the sensor sample rate is 1 kHz"},
+		}, "entities": []map[string]any{
+			{"name": "maglev plant", "kind": "name", "aliases": []string{"magnetic levitation rig"}},
+			{"name": "x", "kind": "colour", "aliases": []string{}},
 		}}),
 		llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 			// The model sees small integer ids, never the store's.
@@ -184,8 +187,19 @@ func TestInfer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The entity the model named is in the graph, with its alias; the one of no known kind is refused.
+	var ents []string
+	for e, err := range s.(memory.Graph).Entities(ctx, &memory.EntityQuery{Names: []string{"magnetic levitation rig"}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents = append(ents, e.ID+" "+e.Source)
+	}
+	if !slices.Equal(ents, []string{"name:maglev plant model:test:fake"}) || !slices.Equal(rep.Entities, []string{"name:maglev plant"}) {
+		t.Errorf("entities: %v, report %v", ents, rep.Entities)
+	}
 	if rep.Count(memory.EventAdd) != 1 || rep.Count(memory.EventUpdate) != 1 || rep.Count(memory.EventInvalidate) != 1 ||
-		rep.Count(memory.EventNoop) != 1 || rep.Count(memory.EventRefused) != 5 {
+		rep.Count(memory.EventNoop) != 1 || rep.Count(memory.EventRefused) != 6 {
 		t.Errorf("report: %+v", rep.Actions)
 	}
 	// DELETE invalidated and kept f0, with the reason and the model as actor.
@@ -196,7 +210,20 @@ func TestInfer(t *testing.T) {
 	if f := get(t, s, f2.ID); f.Status != memory.StatusActive || f.Text != f2.Text {
 		t.Errorf("supported fact: %+v", f)
 	}
-	if f := get(t, s, f1.ID); f.Text != "maglev PID with Kp=2.5 gives overshoot 3.8% and settling 0.41 s" || !slices.Contains(f.Evidence, "overshoot 3.8%, settling 0.41 s") {
+	// The UPDATE changed what f1 says (its numbers): f1 is kept, superseded by a new fact.
+	var upd consolidate.Action
+	for _, a := range rep.Actions {
+		if a.Event == memory.EventUpdate {
+			upd = a
+		}
+	}
+	if upd.Resolution != consolidate.Superseded || upd.Related != f1.ID || upd.ID == f1.ID {
+		t.Errorf("update action: %+v", upd)
+	}
+	if f := get(t, s, f1.ID); f.Status != memory.StatusSuperseded || f.SupersededBy != upd.ID || f.Text != f1.Text || !strings.Contains(f.Reason, "different") {
+		t.Errorf("superseded fact: %+v", f)
+	}
+	if f := get(t, s, upd.ID); f.Text != "maglev PID with Kp=2.5 gives overshoot 3.8% and settling 0.41 s" || !slices.Contains(f.Evidence, "overshoot 3.8%, settling 0.41 s") || f.Status != memory.StatusActive {
 		t.Errorf("updated fact: %+v", f)
 	}
 	if f := get(t, s, f3.ID); f.Text != f3.Text || f.Status != memory.StatusActive || !f.UpdatedAt.Equal(f3.UpdatedAt) {
@@ -204,7 +231,7 @@ func TestInfer(t *testing.T) {
 	}
 	var added *memory.Fact
 	for _, a := range rep.Actions {
-		if a.Event == memory.EventAdd {
+		if a.Event == memory.EventAdd && a.Resolution == "" {
 			added = get(t, s, a.ID)
 		}
 	}
@@ -226,11 +253,11 @@ func TestInfer(t *testing.T) {
 			t.Errorf("actor %q", c.Actor)
 		}
 	}
-	if want := []memory.Event{memory.EventInvalidate, memory.EventAdd, memory.EventUpdate}; !slices.Equal(evs, want) {
+	if want := []memory.Event{memory.EventInvalidate, memory.EventAdd, memory.EventAdd, memory.EventSupersede}; !slices.Equal(evs, want) {
 		t.Errorf("history %v; want %v", evs, want)
 	}
-	if len(h) == 3 && (h[2].Old != f1.Text || h[2].New == f1.Text) {
-		t.Errorf("update change: %+v", h[2])
+	if len(h) == 4 && (h[2].New != upd.Text || !strings.Contains(h[2].Reason, f1.Text) || h[3].Old != f1.Text || h[3].EntryID != f1.ID) {
+		t.Errorf("update changes: %+v %+v", h[2], h[3])
 	}
 	// The extraction request carried the trace.
 	if calls := srv.Calls(); len(calls) != 2 || !strings.Contains(calls[0].Request.Messages[0].Content, "oscillation at 3.1 Hz") {

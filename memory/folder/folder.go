@@ -5,6 +5,9 @@
 //	                        then its text
 //	skills/NAME/SKILL.md    one skill, an Agent Skills file (memory/skillmd); labmate's fields
 //	                        under metadata
+//	graph.yaml              the entities and relations the entries do not imply (added by a
+//	                        model or a person, or invalidated); the others are extracted again
+//	                        from the entries on import
 //
 // Export writes every entry in every status (invalidated and superseded ones too), so nothing is
 // lost in transfer; export → import → export gives the same bytes. Import checks every file
@@ -32,11 +35,119 @@ import (
 	"github.com/labmate/labmate/memory/skillmd"
 )
 
-// Folder names inside an export.
+// Folder and file names inside an export.
 const (
 	FactsDir  = "facts"
 	SkillsDir = "skills"
+	GraphFile = "graph.yaml"
 )
+
+// graphDoc is graph.yaml.
+type graphDoc struct {
+	Entities  []entityFront   `yaml:"entities,omitempty"`
+	Relations []relationFront `yaml:"relations,omitempty"`
+}
+
+type entityFront struct {
+	ID        string   `yaml:"id"`
+	Name      string   `yaml:"name"`
+	Kind      string   `yaml:"kind"`
+	Aliases   []string `yaml:"aliases,omitempty,flow"`
+	Status    string   `yaml:"status"`
+	Reason    string   `yaml:"reason,omitempty"`
+	Source    string   `yaml:"source,omitempty"`
+	ValidFrom string   `yaml:"valid_from,omitempty"`
+	InvalidAt string   `yaml:"invalid_at,omitempty"`
+	CreatedAt string   `yaml:"created_at"`
+	UpdatedAt string   `yaml:"updated_at"`
+}
+
+type relationFront struct {
+	From      string `yaml:"from"`
+	Rel       string `yaml:"rel"`
+	To        string `yaml:"to"`
+	Source    string `yaml:"source,omitempty"`
+	ValidFrom string `yaml:"valid_from"`
+	InvalidAt string `yaml:"invalid_at,omitempty"`
+}
+
+// EncodeGraph writes graph.yaml (nil when there is nothing to write).
+func EncodeGraph(ents []*memory.Entity, rels []memory.Relation) ([]byte, error) {
+	if len(ents) == 0 && len(rels) == 0 {
+		return nil, nil
+	}
+	var doc graphDoc
+	for _, e := range ents {
+		doc.Entities = append(doc.Entities, entityFront{ID: e.ID, Name: e.Name, Kind: string(e.Kind), Aliases: e.Aliases, Status: string(e.Status),
+			Reason: e.Reason, Source: e.Source, ValidFrom: ts(e.ValidFrom), InvalidAt: ts(e.InvalidAt), CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt)})
+	}
+	for _, r := range rels {
+		doc.Relations = append(doc.Relations, relationFront{From: r.From, Rel: r.Rel, To: r.To, Source: r.Source, ValidFrom: ts(r.ValidFrom), InvalidAt: ts(r.InvalidAt)})
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	enc.Close()
+	return buf.Bytes(), nil
+}
+
+// ParseGraph reads graph.yaml.
+func ParseGraph(path string, data []byte) ([]*memory.Entity, []memory.Relation, error) {
+	var doc graphDoc
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatchIndex(msg); m != nil {
+			line, _ = strconv.Atoi(msg[m[2]:m[3]])
+			msg = msg[:m[0]] + msg[m[1]:]
+		}
+		return nil, nil, &FileError{File: path, Line: line, Msg: msg}
+	}
+	when := func(what, s string) (time.Time, error) {
+		if s == "" {
+			return time.Time{}, nil
+		}
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return v, &FileError{File: path, Msg: fmt.Sprintf("%s: %q is not an RFC 3339 time", what, s)}
+		}
+		return v, nil
+	}
+	var ents []*memory.Entity
+	for _, f := range doc.Entities {
+		e := &memory.Entity{ID: f.ID, Name: f.Name, Kind: memory.EntityKind(f.Kind), Aliases: f.Aliases, Status: memory.Status(f.Status), Reason: f.Reason, Source: f.Source}
+		var err error
+		for _, t := range []struct {
+			s   string
+			dst *time.Time
+		}{{f.ValidFrom, &e.ValidFrom}, {f.InvalidAt, &e.InvalidAt}, {f.CreatedAt, &e.CreatedAt}, {f.UpdatedAt, &e.UpdatedAt}} {
+			if *t.dst, err = when("entity "+f.ID, t.s); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := e.Validate(); err != nil {
+			return nil, nil, &FileError{File: path, Msg: err.Error()}
+		}
+		ents = append(ents, e)
+	}
+	var rels []memory.Relation
+	for _, f := range doc.Relations {
+		r := memory.Relation{From: f.From, Rel: f.Rel, To: f.To, Source: f.Source}
+		var err error
+		if r.ValidFrom, err = when("relation "+f.From, f.ValidFrom); err != nil {
+			return nil, nil, err
+		}
+		if r.InvalidAt, err = when("relation "+f.From, f.InvalidAt); err != nil {
+			return nil, nil, err
+		}
+		rels = append(rels, r)
+	}
+	return ents, rels, nil
+}
 
 // factFront is a fact's front matter, in the order it is written.
 type factFront struct {
@@ -46,6 +157,8 @@ type factFront struct {
 	Status       string     `yaml:"status"`
 	Tags         []string   `yaml:"tags,omitempty,flow"`
 	Evidence     []string   `yaml:"evidence,omitempty"`
+	Tried        []string   `yaml:"tried,omitempty"`
+	Worked       []string   `yaml:"worked,omitempty"`
 	Confidence   float64    `yaml:"confidence,omitempty"`
 	Successes    int        `yaml:"successes,omitempty"`
 	Failures     int        `yaml:"failures,omitempty"`
@@ -59,15 +172,48 @@ type factFront struct {
 }
 
 type provFront struct {
-	Operations []string `yaml:"operations,omitempty,flow"`
-	Session    string   `yaml:"session,omitempty"`
-	Model      string   `yaml:"model,omitempty"`
-	Source     string   `yaml:"source,omitempty"`
-	Time       string   `yaml:"time,omitempty"`
+	Operations []string    `yaml:"operations,omitempty,flow"`
+	Session    string      `yaml:"session,omitempty"`
+	Model      string      `yaml:"model,omitempty"`
+	Source     string      `yaml:"source,omitempty"`
+	Time       string      `yaml:"time,omitempty"`
+	Merged     []provFront `yaml:"merged,omitempty"`
 }
 
-var factKeys = []string{"id", "namespace", "kind", "status", "tags", "evidence", "confidence", "successes", "failures",
+var factKeys = []string{"id", "namespace", "kind", "status", "tags", "evidence", "tried", "worked", "confidence", "successes", "failures",
 	"reason", "superseded_by", "valid_from", "invalid_at", "created_at", "updated_at", "provenance"}
+
+func provToFront(p memory.Provenance) *provFront {
+	if p.IsZero() {
+		return nil
+	}
+	f := &provFront{Operations: p.Operations, Session: p.Session, Model: p.Model, Source: p.Source, Time: ts(p.Time)}
+	for _, m := range p.Merged {
+		if x := provToFront(m); x != nil {
+			f.Merged = append(f.Merged, *x)
+		}
+	}
+	return f
+}
+
+func provFromFront(f *provFront) (memory.Provenance, error) {
+	p := memory.Provenance{Operations: f.Operations, Session: f.Session, Model: f.Model, Source: f.Source}
+	if f.Time != "" {
+		v, err := time.Parse(time.RFC3339Nano, f.Time)
+		if err != nil {
+			return p, fmt.Errorf("provenance time %q is not an RFC 3339 time", f.Time)
+		}
+		p.Time = v
+	}
+	for i := range f.Merged {
+		m, err := provFromFront(&f.Merged[i])
+		if err != nil {
+			return p, err
+		}
+		p.Merged = append(p.Merged, m)
+	}
+	return p, nil
+}
 
 func ts(t time.Time) string {
 	if t.IsZero() {
@@ -79,12 +225,9 @@ func ts(t time.Time) string {
 // EncodeFact writes a fact file: front matter, then the text and a newline.
 func EncodeFact(f *memory.Fact) ([]byte, error) {
 	fr := factFront{ID: f.ID, Namespace: f.Namespace, Kind: string(f.Kind), Status: string(f.Status), Tags: f.Tags,
-		Evidence: f.Evidence, Confidence: f.Confidence, Successes: f.Successes, Failures: f.Failures, Reason: f.Reason,
+		Evidence: f.Evidence, Tried: f.Tried, Worked: f.Worked, Confidence: f.Confidence, Successes: f.Successes, Failures: f.Failures, Reason: f.Reason,
 		SupersededBy: f.SupersededBy, ValidFrom: ts(f.ValidFrom), InvalidAt: ts(f.InvalidAt), CreatedAt: ts(f.CreatedAt), UpdatedAt: ts(f.UpdatedAt)}
-	p := f.Provenance
-	if len(p.Operations) > 0 || p.Session != "" || p.Model != "" || p.Source != "" || !p.Time.IsZero() {
-		fr.Provenance = &provFront{Operations: p.Operations, Session: p.Session, Model: p.Model, Source: p.Source, Time: ts(p.Time)}
-	}
+	fr.Provenance = provToFront(f.Provenance)
 	var buf bytes.Buffer
 	buf.WriteString("---\n")
 	enc := yaml.NewEncoder(&buf)
@@ -174,7 +317,7 @@ func ParseFact(path string, data []byte) (*memory.Fact, error) {
 		}
 	}
 	f := &memory.Fact{ID: fr.ID, Namespace: fr.Namespace, Kind: memory.Kind(fr.Kind), Status: memory.Status(fr.Status), Tags: fr.Tags,
-		Evidence: fr.Evidence, Confidence: fr.Confidence, Successes: fr.Successes, Failures: fr.Failures, Reason: fr.Reason,
+		Evidence: fr.Evidence, Tried: fr.Tried, Worked: fr.Worked, Confidence: fr.Confidence, Successes: fr.Successes, Failures: fr.Failures, Reason: fr.Reason,
 		SupersededBy: fr.SupersededBy, Text: strings.TrimSuffix(body, "\n")}
 	for _, t := range []struct {
 		key string
@@ -191,14 +334,11 @@ func ParseFact(path string, data []byte) (*memory.Fact, error) {
 		*t.dst = v
 	}
 	if p := fr.Provenance; p != nil {
-		f.Provenance = memory.Provenance{Operations: p.Operations, Session: p.Session, Model: p.Model, Source: p.Source}
-		if p.Time != "" {
-			v, err := time.Parse(time.RFC3339Nano, p.Time)
-			if err != nil {
-				return nil, bad(line("provenance"), "provenance time %q is not an RFC 3339 time", p.Time)
-			}
-			f.Provenance.Time = v
+		prov, err := provFromFront(p)
+		if err != nil {
+			return nil, bad(line("provenance"), "%v", err)
 		}
+		f.Provenance = prov
 	}
 	if want := f.ID + ".md"; filepath.Base(path) != want && filepath.Base(path) != "" {
 		return nil, bad(line("id"), "id %q does not match the file name (want %s)", f.ID, want)
@@ -270,6 +410,21 @@ func Export(ctx context.Context, s memory.Store, dir string, opts *ExportOptions
 		files[filepath.Join(FactsDir, r.Fact.ID+".md")] = b
 		res.Facts++
 	}
+	graphDir := ""
+	if g, ok := s.(memory.Graph); ok && len(opts.Namespaces) == 0 {
+		ents, rels, err := g.GraphExport(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b, err := EncodeGraph(ents, rels)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			files[GraphFile] = b
+		}
+		graphDir = GraphFile
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -298,6 +453,16 @@ func Export(ctx context.Context, s memory.Store, dir string, opts *ExportOptions
 		}
 		if err := os.Rename(filepath.Join(tmp, d), filepath.Join(dir, d)); err != nil {
 			return nil, err
+		}
+	}
+	if graphDir != "" { // the whole store: its graph replaces the folder's
+		if err := os.RemoveAll(filepath.Join(dir, GraphFile)); err != nil {
+			return nil, err
+		}
+		if _, ok := files[GraphFile]; ok {
+			if err := os.Rename(filepath.Join(tmp, GraphFile), filepath.Join(dir, GraphFile)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return res, nil
@@ -367,7 +532,17 @@ func Import(ctx context.Context, s memory.Store, dir, actor string) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.Import(ctx, &memory.ImportParams{Facts: facts, Skills: skills, Actor: actor})
+	var ents []*memory.Entity
+	var rels []memory.Relation
+	path := filepath.Join(dir, GraphFile)
+	if b, err := os.ReadFile(path); err == nil {
+		if ents, rels, err = ParseGraph(path, b); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r, err := s.Import(ctx, &memory.ImportParams{Facts: facts, Skills: skills, Entities: ents, Relations: rels, Actor: actor})
 	if err != nil {
 		return nil, err
 	}

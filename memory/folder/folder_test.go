@@ -62,6 +62,30 @@ func fill(t *testing.T, s memory.Store) {
 			}
 		}
 	}
+	// A guardrail with the settings that failed and worked, and a duplicate merged into it (its
+	// provenance kept).
+	g := &memory.Fact{Namespace: "user", Text: "Explicit Euler on y' = -50 y diverges with dt = 0.06; dt = 0.01 works", Kind: memory.KindBoundary,
+		Tried: []string{"dt = 0.06"}, Worked: []string{"dt = 0.01"}, Provenance: memory.Provenance{Operations: []string{"op-a", "op-b"}, Session: "run-1"}}
+	if _, err := s.AddFact(ctx, &memory.AddFactParams{Fact: g}); err != nil {
+		t.Fatal(err)
+	}
+	dup := *g
+	dup.Text += "."
+	dup.Provenance = memory.Provenance{Operations: []string{"op-c"}, Session: "run-2", Model: "anthropic:x", Time: time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)}
+	if r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &dup}); err != nil || !r.Merged || len(r.Fact.Provenance.Merged) != 1 {
+		t.Fatalf("duplicate: %+v, %v", r, err)
+	}
+	// The graph: an alias a person added, an entity invalidated.
+	gr := s.(memory.Graph)
+	if _, err := gr.PutEntity(ctx, &memory.PutEntityParams{Entity: &memory.Entity{Name: "Cu_u3", Kind: memory.EntityName, Aliases: []string{"Mishin Cu potential"}}, Actor: "user:ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gr.PutEntity(ctx, &memory.PutEntityParams{Entity: &memory.Entity{Name: "Cu_u3", Kind: memory.EntityName, Aliases: []string{"Cu_u3.eam"}}, Actor: "user:ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gr.InvalidateEntity(ctx, &memory.InvalidateEntityParams{ID: "name:cu_u3", Reason: "renamed", Actor: "user:ann"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.PutSkill(ctx, &memory.PutSkillParams{Skill: &memory.Skill{Namespace: "user/skills", Name: "tune-pid", Description: "Tune a PID: relay test.",
 		Body: "# Steps\n\n1. relay\n2. ZN rules\n", Tags: []string{"control"}, Metadata: map[string]string{"author": "ann"}}}); err != nil {
 		t.Fatal(err)
@@ -80,11 +104,11 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Facts != 3 || res.Skills != 1 {
+	if res.Facts != 4 || res.Skills != 1 {
 		t.Errorf("export: %+v", res)
 	}
 	b := open(t)
-	if res, err := folder.Import(ctx, b, dir1, "import"); err != nil || res.Facts != 3 || res.Skills != 1 {
+	if res, err := folder.Import(ctx, b, dir1, "import"); err != nil || res.Facts != 4 || res.Skills != 1 {
 		t.Fatalf("import: %+v, %v", res, err)
 	}
 	dir2 := t.TempDir()
@@ -92,8 +116,25 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1, t2 := tree(t, dir1), tree(t, dir2)
-	if len(t1) != 4 {
+	if len(t1) != 6 {
 		t.Errorf("files: %v", t1)
+	}
+	// The new fields are in the files.
+	var guard string
+	for name, c := range t1 {
+		if strings.Contains(c, "Explicit Euler") {
+			guard = name
+		}
+	}
+	for _, want := range []string{"tried:\n  - dt = 0.06\n", "worked:\n  - dt = 0.01\n", "merged:\n", "session: run-2", "model: anthropic:x"} {
+		if !strings.Contains(t1[guard], want) {
+			t.Errorf("%s lacks %q:\n%s", guard, want, t1[guard])
+		}
+	}
+	for _, want := range []string{"id: name:cu_u3", "mishin cu potential", "cu_u3.eam", "status: invalidated", "reason: renamed"} {
+		if !strings.Contains(t1["graph.yaml"], want) {
+			t.Errorf("graph.yaml lacks %q:\n%s", want, t1["graph.yaml"])
+		}
 	}
 	for name, c := range t1 {
 		if t2[name] != c {
@@ -112,7 +153,7 @@ func TestRoundTrip(t *testing.T) {
 	if res, err := folder.Export(ctx, a, dir1, &folder.ExportOptions{Namespaces: []string{"user/proj"}}); err != nil || res.Facts != 1 || res.Skills != 0 {
 		t.Errorf("filtered export: %+v, %v", res, err)
 	}
-	if n := len(tree(t, dir1)); n != 1 {
+	if n := len(tree(t, dir1)); n != 2 { // the fact, and graph.yaml of the whole store before
 		t.Errorf("after a filtered export %d files remain", n)
 	}
 }

@@ -122,7 +122,7 @@ func (e *Trigrams) Embed(_ context.Context, texts []string) ([][]float32, error)
 	out := make([][]float32, len(texts))
 	for i, text := range texts {
 		v := make([]float32, e.Dim)
-		for w := range strings.FieldsSeq(memory.Normalize(text)) {
+		for w := range strings.FieldsSeq(memory.Words(text)) {
 			w = " " + w + " "
 			for j := 0; j+3 <= len(w); j++ {
 				h := fnv.New32a()

@@ -32,6 +32,18 @@ func Benchmark100k(b *testing.B) {
 	})
 }
 
+// Benchmark100kGraph is search latency at 100,000 facts that mention some 40 entities, every
+// query naming one (expanded by the entity graph), over loopback. Run with -benchtime 1x.
+func Benchmark100kGraph(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, nil)
+	defer s.Close()
+	memorytest.Bench100kGraph(b, s, func() error {
+		_, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE")
+		return err
+	})
+}
+
 // BenchmarkLoCoMo reports session-level recall on LoCoMo with PostgreSQL's ts_rank. Run with
 // -benchtime 1x.
 func BenchmarkLoCoMo(b *testing.B) {

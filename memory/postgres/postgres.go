@@ -1,7 +1,8 @@
 // Package postgres is the shared memory.Store: PostgreSQL through pgx, for teams and for many
 // labmate servers on one memory. Full-text search uses a generated tsvector column (English
 // stemming) with a GIN index, ranked by ts_rank; the query's words are ORed, as in BM25, so an
-// entry need not contain every word to be found.
+// entry need not contain every word to be found, and the words the statistics say are in
+// thousands of entries are left out while rarer ones remain (as memory/sqlite does).
 //
 // Writers serialise on a transaction-level advisory lock, so that duplicate detection, frozen
 // namespaces and the history's order hold across every server; readers never wait.
@@ -73,6 +74,36 @@ var schema = []string{
 	)`,
 	`CREATE INDEX IF NOT EXISTS history_entry ON history (entry_id, seq)`,
 	`CREATE TABLE IF NOT EXISTS namespaces (name text PRIMARY KEY, frozen integer NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS entities (
+		id         text PRIMARY KEY,
+		kind       text NOT NULL,
+		name       text NOT NULL,
+		status     text NOT NULL,
+		data       bytea NOT NULL,
+		valid_from bigint,
+		invalid_at bigint,
+		updated    bigint NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS entity_aliases (alias text NOT NULL, entity_id text NOT NULL, PRIMARY KEY (alias, entity_id))`,
+	`CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id)`,
+	`CREATE TABLE IF NOT EXISTS entity_links (
+		entity_id  text NOT NULL,
+		entry_id   text NOT NULL,
+		valid_from bigint NOT NULL,
+		invalid_at bigint,
+		PRIMARY KEY (entity_id, entry_id)
+	)`,
+	`CREATE INDEX IF NOT EXISTS entity_links_entry ON entity_links (entry_id)`,
+	`CREATE TABLE IF NOT EXISTS relations (
+		src        text NOT NULL,
+		rel        text NOT NULL,
+		dst        text NOT NULL,
+		source     text NOT NULL,
+		valid_from bigint NOT NULL,
+		invalid_at bigint,
+		PRIMARY KEY (src, rel, dst)
+	)`,
+	`CREATE INDEX IF NOT EXISTS relations_dst ON relations (dst)`,
 }
 
 func rebind(q string) string {
@@ -94,10 +125,10 @@ var dialect = &sqlstore.Dialect{
 	Rebind: rebind,
 	Schema: schema,
 	TextSearch: func(terms []string) (from, where, score string, arg any) {
-		return "entries e CROSS JOIN to_tsquery('english', ?) AS q", "e.tsv @@ q", "ts_rank(e.tsv, q)", strings.Join(terms, " | ")
+		return "entries e CROSS JOIN to_tsquery('english', ?) AS q", "e.tsv @@ q", "ts_rank(e.tsv, q)", tsquery(terms)
 	},
 	Candidates: func(terms []string) (string, any) {
-		return "SELECT e.id, ts_rank(e.tsv, q) AS score FROM entries e CROSS JOIN to_tsquery('english', ?) AS q WHERE e.tsv @@ q ORDER BY score DESC, e.id LIMIT ?", strings.Join(terms, " | ")
+		return "SELECT e.id, ts_rank(e.tsv, q) AS score FROM entries e CROSS JOIN to_tsquery('english', ?) AS q WHERE e.tsv @@ q ORDER BY score DESC, e.id LIMIT ?", tsquery(terms)
 	},
 	Key: "id",
 	Lock: func(ctx context.Context, tx *sql.Tx) error {
@@ -112,6 +143,20 @@ var dialect = &sqlstore.Dialect{
 		var pe *pgconn.PgError
 		return errors.As(err, &pe) && pe.Code == "23505"
 	},
+}
+
+// tsquery ORs terms (normalised words; a term of several words, an entity's alias such as
+// "quantum espresso", is a phrase).
+func tsquery(terms []string) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		if ws := strings.Fields(t); len(ws) > 1 {
+			parts[i] = "(" + strings.Join(ws, " <-> ") + ")"
+		} else {
+			parts[i] = t
+		}
+	}
+	return strings.Join(parts, " | ")
 }
 
 // Store is the PostgreSQL memory.Store.
@@ -135,7 +180,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("memory/postgres: connecting to %s: %w", redact(dsn), err)
 	}
-	st, err := sqlstore.Open(ctx, db, dialect, &sqlstore.Options{Embedder: opts.Embedder, Now: opts.Now}, nil)
+	d := *dialect
+	d.TermDocs = (&termDocs{}).docs
+	st, err := sqlstore.Open(ctx, db, &d, &sqlstore.Options{Embedder: opts.Embedder, Now: opts.Now}, nil)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("memory/postgres: opening %s: %w", redact(dsn), err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/memorytest"
@@ -77,6 +78,17 @@ func TestSuite(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
 
+// TestMerge is the merge table: the same fact reworded is merged, a different number, unit,
+// sign, polarity, comparison, material or version is kept.
+func TestMerge(t *testing.T) {
+	memorytest.RunMerge(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
+// TestGraph is the entity graph: links, expansion, aliases, invalidation with validity times.
+func TestGraph(t *testing.T) {
+	memorytest.RunGraph(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
 func TestEmbedding(t *testing.T) {
 	memorytest.RunEmbedding(t, func(t *testing.T, e memory.Embedder) memory.Store { return open(t, e) })
 }
@@ -85,5 +97,48 @@ func TestUnreachable(t *testing.T) {
 	_, err := Open(t.Context(), "postgres://nobody:secret@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil)
 	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "127.0.0.1") {
 		t.Errorf("unreachable server: %v", err)
+	}
+}
+
+// TestCommonTerms: after ANALYZE, a word in thousands of entries is estimated as such, a rare
+// word and a stop word as rare, and a query naming both still ranks the entry with the rare word
+// first (the common word is left out of the ranking, not the search's answer).
+func TestCommonTerms(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, nil)
+	var facts []*memory.Fact
+	now := time.Now().UTC()
+	add := func(text string) {
+		facts = append(facts, &memory.Fact{ID: fmt.Sprintf("f%d", len(facts)), Namespace: "n", Kind: memory.KindObservation,
+			Text: text, Status: memory.StatusActive, CreatedAt: now, UpdatedAt: now, ValidFrom: now})
+	}
+	for i := range 3000 {
+		add(fmt.Sprintf("copper sample %d annealed", i))
+	}
+	add("copper whisker grew overnight")
+	for i := 0; i < len(facts); i += 1000 {
+		if _, err := s.Import(ctx, &memory.ImportParams{Facts: facts[i:min(i+1000, len(facts))], Actor: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().ExecContext(ctx, "ANALYZE entries"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := (&termDocs{}).docs(ctx, s.DB(), []string{"copper", "whisker", "the", "copper sample"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n[0] < 2700 || n[0] > 3300 || n[1] > 10 || n[2] != 0 || n[3] < 2700 || n[3] > 3300 {
+		t.Errorf("estimates for copper, whisker, the, \"copper sample\": %v, want about 3001, 1, 0, 3000", n)
+	}
+	var got []string
+	for r, err := range s.Search(ctx, &memory.Query{Text: "copper whisker", Limit: 3}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Fact.Text)
+	}
+	if len(got) == 0 || got[0] != "copper whisker grew overnight" {
+		t.Errorf("search copper whisker: %q", got)
 	}
 }

@@ -40,6 +40,17 @@ func Benchmark100k(b *testing.B) {
 	})
 }
 
+// Benchmark100kGraph is search latency at 100,000 facts that mention some 40 entities, every
+// query naming one (expanded by the entity graph). Run with -benchtime 1x.
+func Benchmark100kGraph(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "memory.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	memorytest.Bench100kGraph(b, s, nil)
+}
+
 // BenchmarkLoCoMo reports session-level recall on LoCoMo with BM25. Run with -benchtime 1x.
 func BenchmarkLoCoMo(b *testing.B) {
 	path := memorytest.SharedFile("benchmarks/locomo/locomo10.zip")

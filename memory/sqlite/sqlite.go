@@ -5,7 +5,7 @@
 // queue on SQLite's lock (waiting up to a busy timeout of 10 s) instead of failing, and readers
 // never wait. A committed write survives a crash of the process (synchronous=NORMAL).
 //
-// # Schema (version 1, in memory_meta)
+// # Schema (version 2, in memory_meta)
 //
 //	entries(n INTEGER PRIMARY KEY, id UNIQUE, namespace, kind, name, norm, status, search,
 //	        data BLOB (the entry as JSON), created, updated, valid_from, invalid_at)
@@ -13,6 +13,12 @@
 //	              by the store (not by triggers: they would flush FTS5's buffer at every statement)
 //	entry_tags(entry_id, tag), vectors(entry_id, model, vec), history(seq, …),
 //	namespaces(name, frozen), memory_meta(key, value)
+//	entities(id, kind, name, status, data, valid_from, invalid_at, updated)   the entity graph:
+//	entity_aliases(alias, entity_id), entity_links(entity_id, entry_id, valid_from, invalid_at),
+//	relations(src, rel, dst, source, valid_from, invalid_at)
+//
+// A version-1 store is migrated when it is opened: duplicate keys are recomputed with the
+// finer normalisation of version 2 and every entry is linked to its entities.
 //
 // Exact duplicates are kept out by a unique index on (namespace, norm) over active facts (norm
 // is a digest of the normalised text), skill
@@ -21,6 +27,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -81,6 +88,36 @@ var schema = []string{
 	)`,
 	`CREATE INDEX IF NOT EXISTS history_entry ON history (entry_id, seq)`,
 	`CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, frozen INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS entities (
+		id         TEXT PRIMARY KEY,
+		kind       TEXT NOT NULL,
+		name       TEXT NOT NULL,
+		status     TEXT NOT NULL,
+		data       BLOB NOT NULL,
+		valid_from INTEGER,
+		invalid_at INTEGER,
+		updated    INTEGER NOT NULL
+	) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS entity_aliases (alias TEXT NOT NULL, entity_id TEXT NOT NULL, PRIMARY KEY (alias, entity_id)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id)`,
+	`CREATE TABLE IF NOT EXISTS entity_links (
+		entity_id  TEXT NOT NULL,
+		entry_id   TEXT NOT NULL,
+		valid_from INTEGER NOT NULL,
+		invalid_at INTEGER,
+		PRIMARY KEY (entity_id, entry_id)
+	) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS entity_links_entry ON entity_links (entry_id)`,
+	`CREATE TABLE IF NOT EXISTS relations (
+		src        TEXT NOT NULL,
+		rel        TEXT NOT NULL,
+		dst        TEXT NOT NULL,
+		source     TEXT NOT NULL,
+		valid_from INTEGER NOT NULL,
+		invalid_at INTEGER,
+		PRIMARY KEY (src, rel, dst)
+	) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS relations_dst ON relations (dst)`,
 }
 
 var dialect = &sqlstore.Dialect{
@@ -97,8 +134,16 @@ var dialect = &sqlstore.Dialect{
 	Candidates: func(terms []string) (string, any) {
 		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
 	},
-	Key:      "n",
-	TermDocs: "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?",
+	Key: "n",
+	TermDocs: func(ctx context.Context, db *sql.DB, terms []string) ([]int, error) {
+		n := make([]int, len(terms))
+		for i, t := range terms {
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", matchExpr([]string{t})).Scan(&n[i]); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	},
 	Retryable: func(err error) bool {
 		var se *sqlite.Error
 		if errors.As(err, &se) {

@@ -2,11 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -25,6 +28,17 @@ func open(t testing.TB, e memory.Embedder) *Store {
 
 func TestSuite(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
+// TestMerge is the merge table: the same fact reworded is merged, a different number, unit,
+// sign, polarity, comparison, material or version is kept.
+func TestMerge(t *testing.T) {
+	memorytest.RunMerge(t, func(t *testing.T) memory.Store { return open(t, nil) })
+}
+
+// TestGraph is the entity graph: links, expansion, aliases, invalidation with validity times.
+func TestGraph(t *testing.T) {
+	memorytest.RunGraph(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
 
 func TestEmbedding(t *testing.T) {
@@ -133,5 +147,59 @@ func helper(path, who string) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+}
+
+// TestMigrateV1 opens a store written by schema version 1 — whose duplicate key dropped signs
+// and decimal points — and checks that it is migrated: keys recomputed (so that "T = 5 K" is no
+// longer a duplicate of "T = -5 K") and every entry linked to its entities.
+func TestMigrateV1(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "a", Text: "The Seebeck coefficient of Cu is -1.8 µV/K"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make it a version-1 store: the old key (letters and digits only), no graph.
+	old := sha256.Sum256([]byte(memory.Words(r.Fact.Text)))
+	for _, q := range []string{"UPDATE memory_meta SET value = 1", "DELETE FROM entity_links", "DELETE FROM entities", "DELETE FROM entity_aliases", "DELETE FROM relations"} {
+		if _, err := s.DB().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().Exec("UPDATE entries SET norm = ?", hex.EncodeToString(old[:16])); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.DB().QueryRow("SELECT value FROM memory_meta WHERE key = 'schema_version'").Scan(&v); err != nil || v != 2 {
+		t.Fatalf("schema version %d, %v; want 2", v, err)
+	}
+	add, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "a", Text: "The Seebeck coefficient of Cu is 1.8 µV/K"}})
+	if err != nil || add.Merged {
+		t.Errorf("the opposite sign was merged after the migration: %+v, %v", add, err)
+	}
+	again, err := s.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "a", Text: "the Seebeck coefficient of Cu is -1.8 µV/K!"}})
+	if err != nil || !again.Merged || again.Fact.ID != r.Fact.ID {
+		t.Errorf("an exact duplicate of the migrated fact was not merged: %+v, %v", again, err)
+	}
+	var ents []string
+	for e, err := range s.Entities(ctx, &memory.EntityQuery{Entry: r.Fact.ID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents = append(ents, e.Name)
+	}
+	if !slices.Contains(ents, "Cu") {
+		t.Errorf("the migrated fact is linked to %v; want Cu among them", ents)
 	}
 }

@@ -5,8 +5,9 @@
 //   - exec, interrupt, kernels: run code in live, sandboxed kernels; exec streams the
 //     observations and perception's verdicts as progress notifications, and cancelling it
 //     interrupts the kernel and keeps its workspace;
-//   - with a memory store: memory_search, memory_add_fact, skill_search, skill_get,
-//     skill_save, whose writes are linked to the operations they were learned from, and
+//   - with a memory store: the memory tools the agent has too (agent/learn): search_memory,
+//     search_skills, save_fact, save_skill, update_skill, whose writes go through
+//     consolidation and are linked to this connection's last exec operation; skill_get; and
 //     resources for each skill (its SKILL.md) and for the memory export;
 //   - with a documentation index: docs_search;
 //   - when the server runs campaigns: campaign_start, campaign_step, campaign_status.
@@ -42,8 +43,8 @@ type Options struct {
 	// MaxOutputBytes caps the output an exec result carries (default 64 KiB); the whole
 	// stream is in the log and went out as progress notifications.
 	MaxOutputBytes int
-	// Memory, when set, adds the memory tools (memory_search, memory_add_fact, skill_search,
-	// skill_get, skill_save).
+	// Memory, when set, adds the memory tools (search_memory, search_skills, save_fact,
+	// save_skill, update_skill, skill_get).
 	Memory memory.Store
 	// Docs, when set, adds docs_search over the documentation index.
 	Docs knowledge.Index

@@ -209,7 +209,7 @@ func TestMCP(t *testing.T) {
 						t.Errorf("%s: no input schema", tool.Name)
 					}
 				}
-				for _, want := range []string{"exec", "interrupt", "kernels", "memory_search", "memory_add_fact", "skill_search", "skill_get", "skill_save",
+				for _, want := range []string{"exec", "interrupt", "kernels", "search_memory", "search_skills", "save_fact", "save_skill", "update_skill", "skill_get",
 					"campaign_start", "campaign_step", "campaign_status", "docs_search"} {
 					if !slices.Contains(names, want) {
 						t.Errorf("tools %v: %s is missing", names, want)
@@ -339,29 +339,48 @@ func TestMCP(t *testing.T) {
 					t.Fatal(text(r))
 				}
 				op := structured(t, r)["operation_id"]
-				r = call(t, ctx, cs, "", "memory_add_fact", map[string]any{"text": "Kp above 4 overshoots the maglev plant by 30%",
+				r = call(t, ctx, cs, "", "save_fact", map[string]any{"text": "Kp above 4 overshoots the maglev plant by 30%",
 					"kind": "boundary", "tags": []string{"maglev"}, "evidence": []string{"overshoot 31%"}})
 				if r.IsError {
-					t.Fatalf("memory_add_fact: %s", text(r))
+					t.Fatalf("save_fact: %s", text(r))
 				}
 				fact := structured(t, r)["fact"].(map[string]any)
 				if fmt.Sprint(fact["operations"]) != fmt.Sprintf("[%v]", op) || fact["namespace"] != "user" {
 					t.Errorf("fact %v: want it in namespace user, linked to operation %v", fact, op)
 				}
-				r = call(t, ctx, cs, "", "memory_search", map[string]any{"query": "maglev overshoot"})
+				// The same fact in other words is merged; another number is kept beside it.
+				r = call(t, ctx, cs, "", "save_fact", map[string]any{"text": "On the maglev plant, Kp above 4 overshoots by 30 percent"})
+				if r.IsError || structured(t, r)["merged"] != true {
+					t.Errorf("save_fact of the same fact reworded: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "save_fact", map[string]any{"text": "Kp above 4 overshoots the maglev plant by 13%"})
+				if r.IsError || structured(t, r)["merged"] == true || structured(t, r)["resolution"] != "side by side" {
+					t.Errorf("save_fact of another number: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "search_memory", map[string]any{"query": "maglev overshoot", "kinds": []string{"boundary"}})
 				facts := structured(t, r)["facts"].([]any)
 				if r.IsError || len(facts) != 1 || facts[0].(map[string]any)["id"] != fact["id"] {
-					t.Errorf("memory_search: %s", text(r))
+					t.Errorf("search_memory: %s", text(r))
 				}
-				r = call(t, ctx, cs, "", "skill_save", map[string]any{"name": "tune-pid", "description": "Tune a PID loop by stepping Kp down",
+				r = call(t, ctx, cs, "", "save_skill", map[string]any{"name": "tune-pid", "description": "Tune a PID loop by stepping Kp down",
 					"body": "1. step response\n2. lower Kp until overshoot < 5%\n", "tags": []string{"control"}})
 				if r.IsError || structured(t, r)["created"] != true {
-					t.Fatalf("skill_save: %s", text(r))
+					t.Fatalf("save_skill: %s", text(r))
 				}
-				r = call(t, ctx, cs, "", "skill_search", map[string]any{"query": "PID overshoot"})
+				// A name that exists is refused, never overwritten; update_skill revises it.
+				r = call(t, ctx, cs, "", "save_skill", map[string]any{"name": "tune-pid", "description": "Something else", "body": "other"})
+				if !r.IsError || !strings.Contains(text(r), "update_skill") {
+					t.Errorf("save_skill over an existing skill: %s", text(r))
+				}
+				r = call(t, ctx, cs, "", "update_skill", map[string]any{"name": "tune-pid", "body": "1. step response\n2. lower Kp until overshoot < 5%\n3. check the settling time\n",
+					"reason": "the settling time matters too", "outcome": "success"})
+				if sk, _ := structured(t, r)["skill"].(map[string]any); r.IsError || sk["version"] != 2.0 || sk["successes"] != 1.0 || fmt.Sprint(sk["operations"]) != fmt.Sprintf("[%v]", op) {
+					t.Errorf("update_skill: %s %v", text(r), structured(t, r))
+				}
+				r = call(t, ctx, cs, "", "search_skills", map[string]any{"query": "PID overshoot"})
 				skills := structured(t, r)["skills"].([]any)
 				if r.IsError || len(skills) != 1 || skills[0].(map[string]any)["name"] != "tune-pid" {
-					t.Errorf("skill_search: %s", text(r))
+					t.Errorf("search_skills: %s", text(r))
 				}
 				r = call(t, ctx, cs, "", "skill_get", map[string]any{"name": "tune-pid"})
 				if r.IsError || !strings.Contains(structured(t, r)["body"].(string), "lower Kp") || !strings.Contains(text(r), "lower Kp") {
@@ -410,12 +429,17 @@ func TestMCP(t *testing.T) {
 					args map[string]any
 					want string
 				}{
-					{"memory_add_fact", map[string]any{"text": "x", "kind": "rumour"}, "rumour"},
-					{"memory_add_fact", map[string]any{"text": "  "}, "empty text"},
-					{"memory_add_fact", map[string]any{"text": "x", "namespace": "frozen"}, "frozen"},
-					{"memory_add_fact", map[string]any{"text": "x", "namespace": "Bad NS"}, "namespace"},
-					{"memory_search", map[string]any{"query": "x", "kinds": []string{"skill"}}, "not a fact kind"},
-					{"skill_save", map[string]any{"name": "Bad Name", "description": "d", "body": "b"}, "Bad Name"},
+					{"save_fact", map[string]any{"text": "x", "kind": "rumour"}, "rumour"},
+					{"save_fact", map[string]any{"text": "  "}, "empty text"},
+					{"save_fact", map[string]any{"text": "x", "namespace": "frozen"}, "frozen"},
+					{"save_fact", map[string]any{"text": "x", "namespace": "Bad NS"}, "namespace"},
+					{"save_fact", map[string]any{"text": "x", "tried": []string{"dt"}}, "name = value"},
+					{"search_memory", map[string]any{"query": "x", "kinds": []string{"rumour"}}, "not a kind"},
+					{"search_memory", map[string]any{"query": 3}, "query"},
+					{"save_skill", map[string]any{"name": "Bad Name", "description": "d", "body": "b"}, "Bad Name"},
+					{"update_skill", map[string]any{"name": "tune-pid", "reason": ""}, "reason"},
+					{"update_skill", map[string]any{"name": "tune-pid", "reason": "r", "outcome": "maybe"}, "outcome"},
+					{"update_skill", map[string]any{"name": "no-such-skill", "reason": "r", "outcome": "success"}, "not found"},
 					{"skill_get", map[string]any{"name": "no-such-skill"}, "not found"},
 					{"skill_get", map[string]any{}, "name"},
 				} {

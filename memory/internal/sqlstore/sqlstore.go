@@ -31,7 +31,9 @@ import (
 )
 
 // SchemaVersion is the version of the schema this package writes, kept in memory_meta.
-const SchemaVersion = 1
+// Version 2 added the entity graph and a finer duplicate key (see memory.Normalize); a
+// version-1 store is migrated when it is opened.
+const SchemaVersion = 2
 
 // Dialect is what differs between SQL databases.
 type Dialect struct {
@@ -49,9 +51,9 @@ type Dialect struct {
 	// entries column its keys match (read as text).
 	Candidates func(terms []string) (query string, arg any)
 	Key        string
-	// TermDocs, when set, counts the entries matching the argument Candidates returns for one
-	// term, so that very common terms can be left out of the ranking (see pruneTerms).
-	TermDocs string
+	// TermDocs, when set, counts (or estimates) the entries each term matches, so that very
+	// common terms can be left out of the ranking (see pruneTerms).
+	TermDocs func(ctx context.Context, db *sql.DB, terms []string) ([]int, error)
 	// Lock is run first in every write transaction (PostgreSQL takes an advisory lock; SQLite
 	// starts its transactions IMMEDIATE and needs nothing).
 	Lock func(ctx context.Context, tx *sql.Tx) error
@@ -118,12 +120,60 @@ func Open(ctx context.Context, db *sql.DB, d *Dialect, opts *Options, closeFn fu
 		if version > SchemaVersion {
 			return fmt.Errorf("%w: version %d, this labmate knows up to %d", memory.ErrNewerStore, version, SchemaVersion)
 		}
+		if version < SchemaVersion {
+			if err := s.migrate(ctx, tx); err != nil {
+				return fmt.Errorf("migrating the store from version %d to %d: %w", version, SchemaVersion, err)
+			}
+			if _, err := tx.ExecContext(ctx, s.q("UPDATE memory_meta SET value = ? WHERE key = 'schema_version'"), SchemaVersion); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// migrate brings a version-1 store to version 2: the duplicate key of every active fact is
+// recomputed with the finer normalisation (which never joins two keys that were apart), and
+// every entry is linked to its entities.
+func (s *Store) migrate(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT kind, data FROM entries")
+	if err != nil {
+		return err
+	}
+	var all []row
+	for rows.Next() {
+		var kind string
+		var data []byte
+		if err := rows.Scan(&kind, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		r, err := decode(kind, data)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	now := s.stamp()
+	for _, r := range all {
+		if f := r.fact; f != nil && f.Status == memory.StatusActive {
+			if _, err := s.exec(ctx, tx, "UPDATE entries SET norm = ? WHERE id = ?", normKey(f.Text), f.ID); err != nil {
+				return err
+			}
+		}
+		if err := s.link(ctx, tx, r, true, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func firstLine(s string) string {
@@ -392,7 +442,7 @@ func (s *Store) put(ctx context.Context, tx *sql.Tx, r row, insert bool) error {
 			return err
 		}
 	}
-	return nil
+	return s.link(ctx, tx, r, insert, s.stamp())
 }
 
 func uniq(xs []string) []string {
@@ -503,7 +553,8 @@ func (s *Store) AddFact(ctx context.Context, p *memory.AddFactParams) (*memory.A
 			m := old.fact
 			m.Tags = union(m.Tags, f.Tags)
 			m.Evidence = union(m.Evidence, f.Evidence)
-			m.Provenance.Operations = union(m.Provenance.Operations, f.Provenance.Operations)
+			m.Tried, m.Worked = union(m.Tried, f.Tried), union(m.Worked, f.Worked)
+			m.Provenance.Absorb(f.Provenance)
 			m.Confidence = max(m.Confidence, f.Confidence)
 			m.UpdatedAt = now
 			if err := s.put(ctx, tx, row{fact: m}, false); err != nil {
@@ -592,6 +643,12 @@ func (s *Store) UpdateFact(ctx context.Context, p *memory.UpdateFactParams) (*me
 			f.Tags = slices.Clone(p.Tags)
 		}
 		f.Evidence = union(f.Evidence, p.Evidence)
+		f.Tried, f.Worked = union(f.Tried, p.Tried), union(f.Worked, p.Worked)
+		event := memory.EventUpdate
+		if p.Merge != nil {
+			f.Provenance.Absorb(*p.Merge)
+			event = memory.EventMerge
+		}
 		if p.Confidence != 0 {
 			f.Confidence = p.Confidence
 		}
@@ -606,7 +663,7 @@ func (s *Store) UpdateFact(ctx context.Context, p *memory.UpdateFactParams) (*me
 			return err
 		}
 		out = f
-		return s.log(ctx, tx, &memory.Change{EntryID: f.ID, Namespace: f.Namespace, Event: memory.EventUpdate,
+		return s.log(ctx, tx, &memory.Change{EntryID: f.ID, Namespace: f.Namespace, Event: event,
 			Old: old, New: f.Text, Actor: p.Actor, Reason: p.Reason, Time: f.UpdatedAt})
 	})
 	if err != nil {
@@ -882,7 +939,7 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 
 // Terms splits a query into the normalised words full-text search looks for.
 func Terms(text string) []string {
-	return uniqKeepOrder(strings.Fields(memory.Normalize(text)))
+	return uniqKeepOrder(strings.Fields(memory.Words(text)))
 }
 
 func uniqKeepOrder(xs []string) []string {
@@ -965,7 +1022,15 @@ func (s *Store) search(ctx context.Context, q *memory.Query) ([]*memory.Result, 
 	hits := map[string]*hit{}
 	var textIDs []string
 	if terms := Terms(q.Text); len(terms) > 0 {
-		found, err := s.textSearch(ctx, terms, where, args, depth)
+		at := q.ValidAt
+		if at.IsZero() {
+			at = s.now()
+		}
+		more, err := s.expand(ctx, q.Text, terms, at)
+		if err != nil {
+			return nil, err
+		}
+		found, err := s.textSearch(ctx, append(terms, more...), where, args, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -1142,15 +1207,19 @@ func (s *Store) textSearch(ctx context.Context, terms []string, where string, ar
 }
 
 // matchBudget bounds the documents the candidate query ranks (SQLite's bm25 costs several
-// microseconds a document).
+// microseconds a document, PostgreSQL's ts_rank a visit to the row's page).
 const matchBudget = 1500
 
 // pruneTerms drops the most common terms of a query while, together, the terms would match
 // more than matchBudget documents: like stop words, a term in thousands of entries adds little
 // to BM25 and much to its cost. The rarest term is always kept; a small store keeps them all.
 func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error) {
-	if s.d.TermDocs == "" || len(terms) < 2 {
+	if s.d.TermDocs == nil || len(terms) < 2 {
 		return terms, nil
+	}
+	docs, err := s.d.TermDocs(ctx, s.db, terms)
+	if err != nil {
+		return nil, err
 	}
 	type tc struct {
 		term string
@@ -1159,12 +1228,8 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 	counts := make([]tc, len(terms))
 	total := 0
 	for i, t := range terms {
-		_, arg := s.d.Candidates([]string{t})
-		if err := s.queryRow(ctx, s.db, s.d.TermDocs, arg).Scan(&counts[i].n); err != nil {
-			return nil, err
-		}
-		counts[i].term = t
-		total += counts[i].n
+		counts[i] = tc{t, docs[i]}
+		total += docs[i]
 	}
 	if total <= matchBudget {
 		return terms, nil
@@ -1386,6 +1451,19 @@ func (s *Store) Import(ctx context.Context, p *memory.ImportParams) (*memory.Imp
 		}
 		rows = append(rows, row{skill: &g})
 	}
+	for _, e := range p.Entities {
+		if err := e.Validate(); err != nil {
+			return nil, err
+		}
+		if e.ID == "" {
+			return nil, fmt.Errorf("%w: imported entity %q has no id", memory.ErrInvalid, e.Name)
+		}
+	}
+	for _, r := range p.Relations {
+		if r.From == "" || r.To == "" || r.Rel == "" {
+			return nil, fmt.Errorf("%w: imported relation %+v needs from, rel and to", memory.ErrInvalid, r)
+		}
+	}
 	vecs := make([][]float32, len(rows))
 	if s.emb != nil && len(rows) > 0 {
 		texts := make([]string, len(rows))
@@ -1449,7 +1527,7 @@ func (s *Store) Import(ctx context.Context, p *memory.ImportParams) (*memory.Imp
 				return err
 			}
 		}
-		return nil
+		return s.importGraph(ctx, tx, p.Entities, p.Relations)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("import (nothing was written): %w", err)

@@ -50,8 +50,10 @@ var dialect = &engine.Dialect{
 	Frame: func(tag, path string, rehash bool) string {
 		return fmt.Sprintf("__labmate_run__(%s, %s, %t)\n", quote(tag), quote(path), rehash)
 	},
-	Recover: func(tag string) string { return "__labmate_loop__(" + quote(tag) + ")\n" },
-	Rehash:  true,
+	Recover:   func(tag string) string { return "__labmate_loop__(" + quote(tag) + ")\n" },
+	Rehash:    true,
+	SaveState: func(path string) string { return "__labmate_save__(" + quote(path) + ");" },
+	LoadState: func(path string) string { return "__labmate_load__(" + quote(path) + ");" },
 }
 
 // files are the driver's files at the top of the runtime directory and the toolbox's in

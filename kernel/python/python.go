@@ -6,6 +6,7 @@ package python
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -32,6 +33,14 @@ var dialect = &engine.Dialect{
 	Frame: func(tag, path string, _ bool) string {
 		return "R " + tag + " " + path + "\n"
 	},
+	SaveState: func(path string) string { return "__import__('labmate')._save_state(" + quote(path) + ")" },
+	LoadState: func(path string) string { return "__import__('labmate')._load_state(" + quote(path) + ")" },
+}
+
+// quote is a Python string literal (JSON's escapes are Python's too).
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Start starts a Python kernel.

@@ -1,10 +1,16 @@
 package python_test
 
 import (
+	"context"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/protocol"
 )
 
 func TestSnapshots(t *testing.T) {
@@ -36,4 +42,53 @@ def defined_in_cell():
 x[0, 0] = 5.0  # a restored array can be written
 print("OK" if ok else "WRONG")`,
 	}, testutil.KernelOptions(t))
+}
+
+// BenchmarkSnapshot saves and restores a 100 MiB workspace (a 100 MiB numpy array, a dict of
+// 10,000 strings, a 100×100 matrix and a lambda that is skipped); Cell is the round trip of a
+// trivial cell in the same session, the baseline.
+func BenchmarkSnapshot(b *testing.B) {
+	ctx := context.Background()
+	opts := testutil.KernelOptions(b)
+	opts.Workspace = b.TempDir()
+	k, err := python.Start(ctx, &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Close()
+	exec := func(b *testing.B, code string) {
+		if r := kerneltest.Exec(ctx, k, &kernel.Cell{Code: code}); r.Err != nil || r.Res.Status != protocol.StatusOK {
+			b.Fatalf("%v %+v\n%s", r.Err, r.Res, r.Output())
+		}
+	}
+	exec(b, `import numpy as np
+big = np.random.default_rng(1).random(100 * 2**20 // 8)
+words = {i: str(i) * 3 for i in range(10000)}
+m = np.eye(100)
+f = lambda v: v`)
+	s := k.(kernel.Snapshotter)
+	dir := filepath.Join(opts.Workspace, ".labmate", "state", "python")
+	b.Run("Cell", func(b *testing.B) {
+		for b.Loop() {
+			exec(b, "x = 1")
+		}
+	})
+	b.Run("Save", func(b *testing.B) {
+		for b.Loop() {
+			snap, err := s.Save(ctx, dir)
+			if err != nil || len(snap.Skipped) != 1 {
+				b.Fatalf("%v %+v", err, snap)
+			}
+			b.SetBytes(snap.Size)
+		}
+	})
+	b.Run("Restore", func(b *testing.B) {
+		for b.Loop() {
+			snap, err := s.Restore(ctx, dir)
+			if err != nil || !slices.Contains(snap.Saved, "big") || len(snap.Skipped) != 1 {
+				b.Fatalf("%v %+v", err, snap)
+			}
+			b.SetBytes(snap.Size)
+		}
+	})
 }

@@ -25,6 +25,8 @@ type run struct {
 	start   time.Time
 	before  time.Duration // wall time of earlier sessions
 	system  map[string]string
+	// restored is what a resume restored of the kernels' variables, for the code module.
+	restored string
 }
 
 var (
@@ -71,6 +73,11 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 	}
 	if err := r.emit(ctx, &Event{Type: EventStart, Start: &StartInfo{Task: st.Task, Model: a.model.Name(), Resumed: resumed}}, true); err != nil {
 		return
+	}
+	if resumed && st.Restarted && len(st.Kernels) > 0 {
+		if err := r.restoreKernels(runCtx); err != nil {
+			return
+		}
 	}
 	if a.opts.Budget > 0 && spent >= a.opts.Budget {
 		r.stop(ctx, runCtx, fmt.Errorf("%w: %d of %d tokens spent in earlier sessions of the run", llm.ErrBudget, spent, a.opts.Budget))

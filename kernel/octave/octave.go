@@ -7,6 +7,11 @@
 // statistics and optim print are off, and labmate's implementations of toolbox functions that
 // Octave's packages lack (toolbox/: stepinfo, allmargin, iirnotch, MATLAB semantics) are at
 // the end of the load path, so a package or user function of the same name takes precedence.
+//
+// The kernel is a kernel.Snapshotter: the base workspace's variables are saved with save
+// -binary (matrices, structs, cells, integers, function handles with what they captured), each
+// first tried alone, so that one save cannot write (a classdef object such as containers.Map,
+// or a struct holding one) is skipped with Octave's reason.
 package octave
 
 import (

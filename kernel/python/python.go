@@ -1,6 +1,12 @@
 // Package python is the Python 3 kernel: a persistent /usr/bin/python3 session (numpy and
 // scipy from Debian) whose cells share one namespace, echo a trailing expression like a
 // REPL, and have labmate.log(name, value, t=None) for telemetry.
+//
+// The kernel is a kernel.Snapshotter: each global is pickled on its own (protocol 5, numpy
+// arrays out of band, without a copy), so one that pickle cannot serialise — a lambda, a
+// function or class defined in a cell, an open file, a generator — is skipped with its reason;
+// modules are recorded by name and imported again; dunder names and labmate's helpers are left
+// out. The snapshot is unpickled only by the sandboxed interpreter.
 package python
 
 import (

@@ -182,6 +182,31 @@ func Snapshots(t *testing.T, l SnapLang, opts kernel.Options) {
 		})
 	}
 
+	// The code can plant symlinks in the workspace: the host must never follow one out of it,
+	// neither to write a snapshot (a file of the code's bytes in /etc/cron.d) nor to read one.
+	t.Run("SymlinkOutOfTheWorkspace", func(t *testing.T) {
+		_, outDir, _ := saved(t) // a real snapshot, outside the next workspace
+		ws, outside := t.TempDir(), filepath.Dir(outDir)
+		if err := os.Symlink(outside, filepath.Join(ws, ".labmate")); err != nil {
+			t.Fatal(err)
+		}
+		_, s := start(t, ws)
+		if _, err := s.Restore(ctx, filepath.Join(ws, ".labmate", "state")); err == nil {
+			t.Error("Restore read a snapshot through a symlink out of the workspace")
+		}
+		before, _ := os.ReadDir(outDir)
+		if _, err := s.Save(ctx, filepath.Join(ws, ".labmate", "other")); err == nil {
+			t.Error("Save wrote through a symlink out of the workspace")
+		}
+		if _, err := s.Save(ctx, filepath.Join(ws, ".labmate", "state")); err == nil {
+			t.Error("Save wrote through a symlink out of the workspace")
+		}
+		after, _ := os.ReadDir(outDir)
+		if entries, _ := os.ReadDir(outside); len(entries) != 1 || len(after) != len(before) {
+			t.Errorf("the directory outside the workspace changed: %v, %v → %v", entries, before, after)
+		}
+	})
+
 	t.Run("NoSnapshot", func(t *testing.T) {
 		ws := t.TempDir()
 		_, s := start(t, ws)

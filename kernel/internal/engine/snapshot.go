@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
@@ -27,6 +26,9 @@ import (
 // file, then rename) and removes the previous data file. At every moment the manifest names a
 // complete data file, so a crash mid-save leaves the previous snapshot. Like the run store, this
 // survives a crash of the process; after a power loss the checksum reports a lost data file.
+//
+// The sandboxed code can write the workspace, symlinks included, so the host touches the
+// snapshot only through an os.Root of the workspace: no path of it can lead the host outside.
 const (
 	manifestName = "snapshot.json"
 	dataPrefix   = "state-"
@@ -45,14 +47,15 @@ var _ kernel.Snapshotter = (*snapshotter)(nil)
 // Save saves the interpreter's variables into dir; see kernel.Snapshotter.
 func (s *snapshotter) Save(ctx context.Context, dir string) (*kernel.Snapshot, error) {
 	k, begin := s.Kernel, time.Now()
-	dir, err := k.snapshotDir(dir)
+	root, dir, err := k.snapshotDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer root.Close()
 	id := randomHex()
-	staging := filepath.Join(k.ws, "labmate-snapshot-"+id+".tmp")
-	defer os.Remove(staging) // gone already once moved into dir
-	report, failed, err := k.internal(ctx, k.d.SaveState(staging))
+	staging := "labmate-snapshot-" + id + ".tmp"
+	defer root.Remove(staging) // gone already once moved into dir
+	report, failed, err := k.internal(ctx, k.d.SaveState(filepath.Join(k.ws, staging)))
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel: saving the variables: %w", k.d.Name, err)
 	}
@@ -68,24 +71,27 @@ func (s *snapshotter) Save(ctx context.Context, dir string) (*kernel.Snapshot, e
 			snap.Skipped = append(snap.Skipped, kernel.Skipped{Name: r.name, Reason: r.reason})
 		}
 	}
-	if snap.Size, snap.CRC32C, err = checksum(staging); err != nil {
+	if snap.Size, snap.CRC32C, err = checksum(root, staging); err != nil {
 		return nil, fmt.Errorf("%s kernel: saving the variables: %w", k.d.Name, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s kernel: snapshot directory: %w", k.d.Name, err)
 	}
-	if err := os.Rename(staging, filepath.Join(dir, snap.File)); err != nil {
+	data := filepath.Join(dir, snap.File)
+	if err := root.Rename(staging, data); err != nil {
 		return nil, fmt.Errorf("%s kernel: saving the variables: %w", k.d.Name, err)
 	}
 	snap.Duration = time.Since(begin)
-	if err := writeManifest(dir, snap); err != nil {
-		os.Remove(filepath.Join(dir, snap.File))
+	if err := writeManifest(root, dir, snap); err != nil {
+		root.Remove(data)
 		return nil, fmt.Errorf("%s kernel: saving the variables: %w", k.d.Name, err)
 	}
-	if old, err := filepath.Glob(filepath.Join(dir, dataPrefix+"*")); err == nil {
-		for _, p := range old {
-			if filepath.Base(p) != snap.File {
-				os.Remove(p)
+	if d, err := root.Open(dir); err == nil {
+		entries, _ := d.ReadDir(-1)
+		d.Close()
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), dataPrefix) && e.Name() != snap.File {
+				root.Remove(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
@@ -95,29 +101,30 @@ func (s *snapshotter) Save(ctx context.Context, dir string) (*kernel.Snapshot, e
 // Restore loads the snapshot in dir into the interpreter; see kernel.Snapshotter.
 func (s *snapshotter) Restore(ctx context.Context, dir string) (*kernel.Snapshot, error) {
 	k, begin := s.Kernel, time.Now()
-	dir, err := k.snapshotDir(dir)
+	root, dir, err := k.snapshotDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	defer root.Close()
+	b, err := root.ReadFile(filepath.Join(dir, manifestName))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s", kernel.ErrNoSnapshot, dir)
+		return nil, fmt.Errorf("%w in %s", kernel.ErrNoSnapshot, filepath.Join(k.ws, dir))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel: reading the snapshot: %w", k.d.Name, err)
 	}
 	m := &kernel.Snapshot{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", kernel.ErrBadSnapshot, filepath.Join(dir, manifestName), err)
+		return nil, fmt.Errorf("%w: %s: %w", kernel.ErrBadSnapshot, filepath.Join(k.ws, dir, manifestName), err)
 	}
 	switch {
 	case m.Kernel != k.d.Name:
-		return nil, fmt.Errorf("%w: %s holds a %q kernel's snapshot, not a %s one", kernel.ErrBadSnapshot, dir, m.Kernel, k.d.Name)
+		return nil, fmt.Errorf("%w: %s holds a %q kernel's snapshot, not a %s one", kernel.ErrBadSnapshot, filepath.Join(k.ws, dir), m.Kernel, k.d.Name)
 	case !strings.HasPrefix(m.File, dataPrefix) || filepath.Base(m.File) != m.File:
-		return nil, fmt.Errorf("%w: %s names the data file %q", kernel.ErrBadSnapshot, filepath.Join(dir, manifestName), m.File)
+		return nil, fmt.Errorf("%w: %s names the data file %q", kernel.ErrBadSnapshot, filepath.Join(k.ws, dir, manifestName), m.File)
 	}
-	path := filepath.Join(dir, m.File)
-	size, crc, err := checksum(path)
+	path := filepath.Join(k.ws, dir, m.File)
+	size, crc, err := checksum(root, filepath.Join(dir, m.File))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", kernel.ErrBadSnapshot, err)
@@ -150,17 +157,22 @@ func (s *snapshotter) Restore(ctx context.Context, dir string) (*kernel.Snapshot
 	return snap, nil
 }
 
-// snapshotDir is dir made absolute, checked to lie inside the workspace: the interpreter must
-// see it to load the snapshot, and a rename does not cross file systems.
-func (k *Kernel) snapshotDir(dir string) (string, error) {
+// snapshotDir opens the workspace as a root and returns dir relative to it. dir must lie
+// inside the workspace: the interpreter must see it to load the snapshot, and a rename does
+// not cross file systems.
+func (k *Kernel) snapshotDir(dir string) (*os.Root, string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("%s kernel: snapshot directory: %w", k.d.Name, err)
+		return nil, "", fmt.Errorf("%s kernel: snapshot directory: %w", k.d.Name, err)
 	}
 	if !strings.HasPrefix(abs, k.ws+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s kernel: snapshot directory %s is not inside the workspace %s", k.d.Name, abs, k.ws)
+		return nil, "", fmt.Errorf("%s kernel: snapshot directory %s is not inside the workspace %s", k.d.Name, abs, k.ws)
 	}
-	return abs, nil
+	root, err := os.OpenRoot(k.ws)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s kernel: workspace: %w", k.d.Name, err)
+	}
+	return root, abs[len(k.ws)+1:], nil
 }
 
 // reportLine is one line a SaveState or LoadState cell printed.
@@ -208,9 +220,9 @@ func (k *Kernel) internal(ctx context.Context, code string) (report []reportLine
 	return report, failed, nil
 }
 
-// checksum returns the length and CRC-32C of the regular file at path (never a symlink).
-func checksum(path string) (int64, uint32, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+// checksum returns the length and CRC-32C of the regular file at path in root.
+func checksum(root *os.Root, path string) (int64, uint32, error) {
+	f, err := root.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -230,22 +242,25 @@ func checksum(path string) (int64, uint32, error) {
 	return n, h.Sum32(), nil
 }
 
-// writeManifest replaces dir's manifest with snap: a temporary file, then a rename.
-func writeManifest(dir string, snap *kernel.Snapshot) error {
+// writeManifest replaces the manifest in root's dir with snap: a new file, then a rename.
+func writeManifest(root *os.Root, dir string, snap *kernel.Snapshot) error {
 	b, err := json.MarshalIndent(snap, "", "  ")
 	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(dir, manifestName+"."+randomHex()+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		os.Remove(tmp)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, manifestName)); err != nil {
-		os.Remove(tmp)
-		return err
+	_, err = f.Write(append(b, '\n'))
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = root.Rename(tmp, filepath.Join(dir, manifestName))
 	}
-	return nil
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
 }
 
 func randomHex() string {

@@ -110,16 +110,17 @@ func (r *run) restoreKernel(ctx context.Context, name string, got *KernelState) 
 
 // note tells the code module what came back of a kernel whose last save was saved.
 func (got *KernelState) note(saved *KernelState) string {
+	if got.Error != "" {
+		return fmt.Sprintf("- %s kernel: its variables could not be restored and are gone (%s).\n", got.Kernel, got.Error)
+	}
 	var b strings.Builder
 	switch {
-	case got.Error != "":
-		fmt.Fprintf(&b, "- %s kernel: its variables could not be restored and are gone (%s).\n", got.Kernel, got.Error)
 	case len(got.Names) == 0:
 		fmt.Fprintf(&b, "- %s kernel: no variables were restored.\n", got.Kernel)
 	default:
 		fmt.Fprintf(&b, "- %s kernel: restored as they were after operation %s: %s.\n", got.Kernel, got.Operation, strings.Join(got.Names, ", "))
 	}
-	if saved.Error != "" && got.Error == "" {
+	if saved.Error != "" {
 		fmt.Fprintf(&b, "  Later changes are lost: %s.\n", saved.Error)
 	}
 	if len(got.Skipped) > 0 {

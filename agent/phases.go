@@ -91,8 +91,8 @@ func (r *run) brief() string {
 	}
 	switch {
 	case st.Restarted && r.restored != "":
-		b.WriteString("\nNote: this run was resumed in a new process; files in the workspace remain. The kernels' variables were saved after each operation and loaded back:\n" +
-			r.restored + "Use the restored variables; recompute only what was not restored.\n")
+		b.WriteString("\nNote: this run was resumed in a new process; files in the workspace remain. The kernels' variables were saved after each operation; this is what came back:\n" +
+			r.restored + "Use what was restored; recompute only what was not.\n")
 	case st.Restarted:
 		b.WriteString("\nNote: this run was resumed in a new process: kernel variables from earlier operations are gone (files in the workspace remain); recompute what you need.\n")
 	}

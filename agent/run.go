@@ -74,14 +74,14 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 	if err := r.emit(ctx, &Event{Type: EventStart, Start: &StartInfo{Task: st.Task, Model: a.model.Name(), Resumed: resumed}}, true); err != nil {
 		return
 	}
+	if a.opts.Budget > 0 && spent >= a.opts.Budget {
+		r.stop(ctx, runCtx, fmt.Errorf("%w: %d of %d tokens spent in earlier sessions of the run", llm.ErrBudget, spent, a.opts.Budget))
+		return
+	}
 	if resumed && st.Restarted && len(st.Kernels) > 0 {
 		if err := r.restoreKernels(runCtx); err != nil {
 			return
 		}
-	}
-	if a.opts.Budget > 0 && spent >= a.opts.Budget {
-		r.stop(ctx, runCtx, fmt.Errorf("%w: %d of %d tokens spent in earlier sessions of the run", llm.ErrBudget, spent, a.opts.Budget))
-		return
 	}
 	for st.Phase != PhaseDone {
 		var err error

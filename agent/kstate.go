@@ -47,8 +47,7 @@ func (r *run) saveKernel(ctx context.Context, o *Outcome) {
 	}
 	s, ok := k.(kernel.Snapshotter)
 	if !ok {
-		r.st.Kernels[o.Kernel] = &KernelState{Kernel: o.Kernel, Operation: o.OperationID,
-			Error: fmt.Sprintf("a %s kernel cannot save its state", o.Kernel)}
+		r.st.Kernels[o.Kernel] = &KernelState{Kernel: o.Kernel, Operation: o.OperationID, Error: cannotSave(o.Kernel)}
 		return
 	}
 	snap, err := s.Save(ctx, r.stateDir(o.Kernel, k))
@@ -103,7 +102,7 @@ func (r *run) restoreKernel(ctx context.Context, saved, got *KernelState) error 
 	}
 	s, ok := k.(kernel.Snapshotter)
 	if !ok {
-		return fmt.Errorf("a %s kernel cannot save its state", name)
+		return errors.New(cannotSave(name))
 	}
 	snap, err := s.Restore(ctx, r.stateDir(name, k))
 	if err != nil {
@@ -111,6 +110,10 @@ func (r *run) restoreKernel(ctx context.Context, saved, got *KernelState) error 
 	}
 	got.Names, got.Skipped = snap.Saved, snap.Skipped
 	return nil
+}
+
+func cannotSave(kernelName string) string {
+	return fmt.Sprintf("a %s kernel cannot save its state", kernelName)
 }
 
 // note tells the code module what came back of a kernel whose last save was saved.

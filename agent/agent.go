@@ -33,8 +33,10 @@
 //
 // With a Store, every event is saved as it is emitted and the run's State after each change, so
 // Resume continues a run killed mid-way: finished operations are not repeated (their results are
-// in the state), an operation cut short is run again, and the code module is told that the
-// kernels' variables were lost.
+// in the state), and an operation cut short is run again. After each operation the kernel that
+// ran it saves its variables (kernel.Snapshotter) in the workspace, .labmate/state/RUN/KERNEL;
+// Resume starts those kernels, restores the variables (an EventKernelState each) and tells the
+// code module which names came back and which did not, with the reasons.
 //
 // # Baselines
 //

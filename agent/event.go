@@ -24,6 +24,10 @@ const (
 	EventStop       EventType = "stop"        // the run ended; always the last event
 )
 
+// EventKernelState reports, after the start of a resumed run, the variables it restored in a
+// kernel (and those it could not).
+const EventKernelState EventType = "kernel_state"
+
 // Event is one thing that happened in a run. Exactly the field matching Type is set.
 type Event struct {
 	RunID string    `json:"run_id"`
@@ -44,6 +48,8 @@ type Event struct {
 	Reflection *Reflection               `json:"reflection,omitempty"`
 	Answer     *Answer                   `json:"answer,omitempty"`
 	Stop       *Stop                     `json:"stop,omitempty"`
+
+	KernelState *KernelState `json:"kernel_state,omitempty"`
 }
 
 // StartInfo opens a run.

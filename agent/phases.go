@@ -89,7 +89,11 @@ func (r *run) brief() string {
 		}
 		b.WriteByte('\n')
 	}
-	if st.Restarted {
+	switch {
+	case st.Restarted && r.restored != "":
+		b.WriteString("\nNote: this run was resumed in a new process; files in the workspace remain. The kernels' variables were saved after each operation; this is what came back:\n" +
+			r.restored + "Use what was restored; recompute only what was not.\n")
+	case st.Restarted:
 		b.WriteString("\nNote: this run was resumed in a new process: kernel variables from earlier operations are gone (files in the workspace remain); recompute what you need.\n")
 	}
 	return b.String()
@@ -204,6 +208,7 @@ func (r *run) code(ctx context.Context) error {
 			answer = d
 		case *Outcome:
 			last, ev.Operation = d, d
+			r.saveKernel(ctx, d)
 			if !d.OK && st.Task.Mode == ModeAgent && i == len(calls)-1 {
 				if st.Attempts+1 > r.a.opts.MaxRepairs {
 					content += "\nThe repairs of this step are exhausted: it goes back to the planner."

@@ -25,6 +25,8 @@ type run struct {
 	start   time.Time
 	before  time.Duration // wall time of earlier sessions
 	system  map[string]string
+	// restored is what a resume restored of the kernels' variables, for the code module.
+	restored string
 }
 
 var (
@@ -75,6 +77,11 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 	if a.opts.Budget > 0 && spent >= a.opts.Budget {
 		r.stop(ctx, runCtx, fmt.Errorf("%w: %d of %d tokens spent in earlier sessions of the run", llm.ErrBudget, spent, a.opts.Budget))
 		return
+	}
+	if resumed && st.Restarted && len(st.Kernels) > 0 {
+		if err := r.restoreKernels(runCtx); err != nil {
+			return
+		}
 	}
 	for st.Phase != PhaseDone {
 		var err error

@@ -65,8 +65,12 @@ type State struct {
 	Answer *Answer `json:"answer,omitempty"`
 	Stop   *Stop   `json:"stop,omitempty"`
 	// Restarted says the kernels were lost (the run resumed in a new process): the code module
-	// is told that variables from earlier operations are gone, files in the workspace are not.
+	// is told which variables from earlier operations were restored (Kernels) and which are
+	// gone; files in the workspace remain.
 	Restarted bool `json:"restarted,omitempty"`
+	// Kernels are the kernels' variables as saved after each operation, by kernel name; a
+	// resumed run loads them back.
+	Kernels map[string]*KernelState `json:"kernels,omitempty"`
 }
 
 // Store checkpoints runs. Implementations: agent/sqlite.

@@ -73,8 +73,10 @@ search_skills, save_fact, save_skill and update_skill. --memory-read NS adds nam
 DELETE or NOOP when consolidating, and --no-memory turns memory off.
 
 Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
-continues with --resume ID, without repeating the operations it finished; the kernels are new, so
-variables are recomputed, while files in the workspace remain.
+continues with --resume ID, without repeating the operations it finished. The kernels are new: the
+variables they can serialise (Python's picklable globals, Octave's save-able variables), saved
+after each operation in the workspace's .labmate/state, are loaded back, the model is told which
+names could not be, and files in the workspace remain.
 
 The code the model writes runs in a workspace of its own, DATA/workspaces/run-ID (printed when the
 run starts), the only place it can write; --workspace DIR lets it work in a directory of yours
@@ -318,6 +320,8 @@ func (p *textEvents) event(ev *agent.Event) error {
 		case t.IsError:
 			fmt.Fprintf(w, "  %s rejected: %s\n", t.Name, firstLine(t.Content))
 		}
+	case agent.EventKernelState:
+		fmt.Fprintf(w, "kernel state: %s\n", ev.KernelState.Summary())
 	case agent.EventReflection:
 		f := ev.Reflection
 		fmt.Fprintf(w, "reflect: step %d: %s — %s\n", ev.Step+1, f.Decision, firstLine(f.Reasons))

@@ -7,6 +7,11 @@
 // statistics and optim print are off, and labmate's implementations of toolbox functions that
 // Octave's packages lack (toolbox/: stepinfo, allmargin, iirnotch, MATLAB semantics) are at
 // the end of the load path, so a package or user function of the same name takes precedence.
+//
+// The kernel is a kernel.Snapshotter: the base workspace's variables are saved with save
+// -binary (matrices, structs, cells, integers, function handles with what they captured), each
+// first tried alone, so that one save cannot write (a classdef object such as containers.Map,
+// or a struct holding one) is skipped with Octave's reason.
 package octave
 
 import (
@@ -50,8 +55,10 @@ var dialect = &engine.Dialect{
 	Frame: func(tag, path string, rehash bool) string {
 		return fmt.Sprintf("__labmate_run__(%s, %s, %t)\n", quote(tag), quote(path), rehash)
 	},
-	Recover: func(tag string) string { return "__labmate_loop__(" + quote(tag) + ")\n" },
-	Rehash:  true,
+	Recover:   func(tag string) string { return "__labmate_loop__(" + quote(tag) + ")\n" },
+	Rehash:    true,
+	SaveState: func(path string) string { return "__labmate_save__(" + quote(path) + ");" },
+	LoadState: func(path string) string { return "__labmate_load__(" + quote(path) + ");" },
 }
 
 // files are the driver's files at the top of the runtime directory and the toolbox's in

@@ -52,8 +52,128 @@ def log(name, value, t=None):
     _side.write("S\t%s\t%s\t%s\n" % ("_".join(name.split()), ts, text))
 
 
+_MAGIC = b"labmate python snapshot 1\n"
+
+
+def _report(verb, name, reason=""):
+    line = "labmate-snapshot\t%s\t%s" % (verb, name)
+    if reason:
+        line += "\t" + " ".join(reason.split())
+    print(line, file=sys.__stdout__)
+
+
+def _why(exc):
+    return "%s: %s" % (type(exc).__name__, exc)
+
+
+def _save_state(path):
+    """Write every global that pickle can serialise to path, each pickled on its own so that
+    one that cannot be (a lambda, an open file, a generator) is reported and skipped; modules
+    are recorded by name and imported again on load. Record: kind (b"v" value, b"m" module),
+    the name, then for a value the pickle (protocol 5) and its out-of-band buffers (numpy
+    arrays, without a copy), for a module its name; b"e" ends the file."""
+    import pickle
+    import struct
+
+    def blob(f, b):
+        f.write(struct.pack("<Q", len(b)))
+        f.write(b)
+
+    with open(path, "wb") as f:
+        f.write(_MAGIC)
+        for name, value in list(ns.items()):
+            if name.startswith("__") and name.endswith("__") or value is labmate:
+                continue
+            if isinstance(value, types.ModuleType):
+                if sys.modules.get(value.__name__) is not value:
+                    _report("skipped", name, "module %s cannot be imported by its name" % value.__name__)
+                    continue
+                f.write(b"m")
+                blob(f, name.encode())
+                blob(f, value.__name__.encode())
+                _report("saved", name)
+                continue
+            bufs = []
+
+            def out_of_band(b):
+                try:
+                    bufs.append(b.raw())
+                    return False
+                except BufferError:  # not contiguous: in the pickle itself
+                    return True
+
+            try:
+                data = pickle.dumps(value, protocol=5, buffer_callback=out_of_band)
+            except Exception as exc:
+                _report("skipped", name, _why(exc))
+                continue
+            f.write(b"v")
+            blob(f, name.encode())
+            blob(f, data)
+            f.write(struct.pack("<I", len(bufs)))
+            for b in bufs:
+                blob(f, b)
+            _report("saved", name)
+        f.write(b"e")
+
+
+def _load_state(path):
+    """Load a file _save_state wrote into the namespace. A malformed file changes nothing; a
+    value that cannot be unpickled (its class is gone) is reported and skipped."""
+    import importlib
+    import mmap
+    import pickle
+    import struct
+
+    with open(path, "rb") as f:
+        if f.read(len(_MAGIC)) != _MAGIC:
+            raise ValueError("%s is not a labmate Python snapshot" % path)
+
+        def exact(n):
+            # Large buffers in anonymous memory: zero pages the read fills, unlike a
+            # bytearray's memset (≈40 % of the time for a 100 MiB array). Both are writable.
+            b = mmap.mmap(-1, n) if n >= 1 << 20 else bytearray(n)
+            view, got = memoryview(b), 0
+            while got < n:
+                k = f.readinto(view[got:])
+                if not k:
+                    raise ValueError("the snapshot %s ends in the middle of a record" % path)
+                got += k
+            return b
+
+        def blob():
+            return exact(struct.unpack("<Q", exact(8))[0])
+
+        records = []
+        while True:
+            kind = bytes(exact(1))
+            if kind == b"e":
+                break
+            if kind not in (b"v", b"m"):
+                raise ValueError("the snapshot %s is corrupt (record kind %r)" % (path, kind))
+            name = blob().decode()
+            if kind == b"m":
+                records.append((name, kind, blob().decode(), None))
+                continue
+            data = blob()
+            bufs = [blob() for _ in range(struct.unpack("<I", exact(4))[0])]
+            records.append((name, kind, data, bufs))
+    for name, kind, data, bufs in records:
+        try:
+            if kind == b"m":
+                ns[name] = importlib.import_module(data)
+            else:
+                ns[name] = pickle.loads(data, buffers=bufs)
+        except Exception as exc:
+            _report("skipped", name, _why(exc))
+            continue
+        _report("restored", name)
+
+
 labmate = types.ModuleType("labmate", "labmate's helpers inside a kernel.")
 labmate.log = log
+labmate._save_state = _save_state
+labmate._load_state = _load_state
 sys.modules["labmate"] = labmate
 ns = {"__name__": "__main__", "__builtins__": builtins, "labmate": labmate}
 

@@ -1,11 +1,18 @@
 // Package python is the Python 3 kernel: a persistent /usr/bin/python3 session (numpy and
 // scipy from Debian) whose cells share one namespace, echo a trailing expression like a
 // REPL, and have labmate.log(name, value, t=None) for telemetry.
+//
+// The kernel is a kernel.Snapshotter: each global is pickled on its own (protocol 5, numpy
+// arrays out of band, without a copy), so one that pickle cannot serialise — a lambda, a
+// function or class defined in a cell, an open file, a generator — is skipped with its reason;
+// modules are recorded by name and imported again; dunder names and labmate's helpers are left
+// out. The snapshot is unpickled only by the sandboxed interpreter.
 package python
 
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -32,6 +39,14 @@ var dialect = &engine.Dialect{
 	Frame: func(tag, path string, _ bool) string {
 		return "R " + tag + " " + path + "\n"
 	},
+	SaveState: func(path string) string { return "__import__('labmate')._save_state(" + quote(path) + ")" },
+	LoadState: func(path string) string { return "__import__('labmate')._load_state(" + quote(path) + ")" },
+}
+
+// quote is a Python string literal (JSON's escapes are Python's too).
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Start starts a Python kernel.

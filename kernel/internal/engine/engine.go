@@ -10,8 +10,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -58,6 +56,10 @@ type Dialect struct {
 	// Rehash reports whether source files in the workspace changed since the last cell
 	// must be announced to the interpreter (Octave caches functions between prompts).
 	Rehash bool
+	// SaveState and LoadState, when set, make the kernel a kernel.Snapshotter: each is a cell
+	// that saves the interpreter's variables into the file at path, or loads them from it,
+	// and prints one report line per name (see snapshot.go).
+	SaveState, LoadState func(path string) string
 }
 
 const (
@@ -97,6 +99,9 @@ func Start(ctx context.Context, d *Dialect, opts *kernel.Options) (kernel.Kernel
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
+	if d.SaveState != nil {
+		return &snapshotter{k}, nil
+	}
 	return k, nil
 }
 
@@ -132,9 +137,7 @@ func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, erro
 	if k.opts.Grace <= 0 {
 		k.opts.Grace = defaultGrace
 	}
-	var b [6]byte
-	rand.Read(b[:])
-	k.tags = "__labmate_" + hex.EncodeToString(b[:]) + "_"
+	k.tags = "__labmate_" + randomHex() + "_"
 	var err error
 	if k.rt, err = os.MkdirTemp("", "labmate-"+d.Name+"-rt-"); err != nil {
 		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)

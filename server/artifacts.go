@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -17,40 +18,58 @@ import (
 // a unique origin, no script, no plugins, no forms — loads nothing and may not be framed.
 const artifactCSP = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
-// artifact serves GET /v1/sessions/ID/artifacts/PATH: the bytes of a regular file in the
-// workspace of a session live on this server (what an artifact observation names), with
-// ranges and conditional requests. PATH must be a clean relative path without dot-entries;
-// the file is opened through an os.Root on the workspace, so neither .. nor a symlink the
-// cell planted reaches outside it, and a FIFO or device is refused. Its Content-Type comes
-// from its extension (protocol.ArtifactType); passive types (protocol.InlineArtifact) are
-// served inline, everything else (HTML, SVG, XML, unknown) as an attachment, and every
-// answer carries artifactCSP and nosniff.
-func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
-	id, rel := r.PathValue("id"), r.PathValue("path")
+// ErrNoArtifact is wrapped by OpenArtifact for a file it cannot serve: a bad path, or none
+// such in a live session's workspace; ErrBadArtifactPath for the former.
+var (
+	ErrNoArtifact      = errors.New("server: no such artifact")
+	ErrBadArtifactPath = fmt.Errorf("%w: bad path", ErrNoArtifact)
+)
+
+// OpenArtifact opens the file rel (an artifact's path: clean, relative, slash-separated,
+// without dot-entries) in the workspace of session, which must be live on this server. The
+// file is opened through an os.Root on the workspace, so neither .. nor a symlink the cell
+// planted reaches outside it; only a regular file is opened (a FIFO would block, a device has
+// no end). The caller closes it.
+func (s *Server) OpenArtifact(session, rel string) (*os.File, os.FileInfo, error) {
 	if err := checkArtifactPath(rel); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, nil, err
 	}
 	ws := ""
-	if ss := s.lookup(id); ss != nil {
+	if ss := s.lookup(session); ss != nil {
 		ss.mu.Lock()
 		ws = ss.ws
 		ss.mu.Unlock()
 	}
 	if ws == "" {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("session %s has no workspace on this server: it has run no cell here, "+
-			"or it was idle and dropped (its artifacts went with the workspace)", id))
-		return
+		return nil, nil, fmt.Errorf("%w: session %s has no workspace on this server: it has run no cell here, "+
+			"or it was idle and dropped (its artifacts went with the workspace)", ErrNoArtifact, session)
 	}
 	root, err := os.OpenRoot(ws)
 	if err != nil {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("session %s: workspace: %v", id, err))
-		return
+		return nil, nil, fmt.Errorf("%w: session %s: workspace: %w", ErrNoArtifact, session, err)
 	}
 	defer root.Close()
 	f, info, err := operation.OpenWorkspaceFile(root, rel)
 	if err != nil {
-		httpError(w, http.StatusNotFound, fmt.Sprintf("session %s has no file %q in its workspace", id, rel))
+		return nil, nil, fmt.Errorf("%w: session %s has no file %q in its workspace", ErrNoArtifact, session, rel)
+	}
+	return f, info, nil
+}
+
+// artifact serves GET /v1/sessions/ID/artifacts/PATH: the bytes of a file in the session's
+// workspace (OpenArtifact), with ranges and conditional requests. Its Content-Type comes
+// from its extension (protocol.ArtifactType); passive types (protocol.InlineArtifact) are
+// served inline, everything else (HTML, SVG, XML, unknown) as an attachment, and every
+// answer carries artifactCSP and nosniff.
+func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
+	rel := r.PathValue("path")
+	f, info, err := s.OpenArtifact(r.PathValue("id"), rel)
+	if err != nil {
+		code := http.StatusNotFound
+		if errors.Is(err, ErrBadArtifactPath) {
+			code = http.StatusBadRequest
+		}
+		httpError(w, code, err.Error())
 		return
 	}
 	defer f.Close()
@@ -76,11 +95,11 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 // workspace, slash-separated, without dot-entries.
 func checkArtifactPath(rel string) error {
 	if rel == "" || strings.ContainsRune(rel, '\\') || path.Clean(rel) != rel || path.IsAbs(rel) {
-		return fmt.Errorf("artifact path %q: want a clean relative path inside the workspace", rel)
+		return fmt.Errorf("%w: %q: want a clean relative path inside the workspace", ErrBadArtifactPath, rel)
 	}
 	for part := range strings.SplitSeq(rel, "/") {
 		if strings.HasPrefix(part, ".") {
-			return fmt.Errorf("artifact path %q: dot-entries (and ..) are not artifacts", rel)
+			return fmt.Errorf("%w: %q: dot-entries (and ..) are not artifacts", ErrBadArtifactPath, rel)
 		}
 	}
 	return nil

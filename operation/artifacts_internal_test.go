@@ -124,3 +124,31 @@ func TestSnapshotBounds(t *testing.T) {
 		t.Error("a snapshot of a missing workspace")
 	}
 }
+
+// TestSnapshotHashBudget: a cell that writes many large files gets digests for the first
+// maxHashedTotal bytes of them, sizes only for the rest.
+func TestSnapshotHashBudget(t *testing.T) {
+	ws := t.TempDir()
+	s := takeSnapshot(ws)
+	defer s.close()
+	n := maxHashedTotal/maxHashed + 1
+	for i := range n {
+		p := filepath.Join(ws, fmt.Sprintf("chunk%02d.npy", i))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, maxHashed); err != nil { // sparse: zeros
+			t.Fatal(err)
+		}
+	}
+	zeros := hexSum(string(make([]byte, maxHashed)))
+	got := s.artifacts()
+	if len(got) != n {
+		t.Fatalf("%d artifacts, want %d", len(got), n)
+	}
+	for i, a := range got {
+		if want := i < n-1; (a.SHA256 == zeros) != want || !want && a.SHA256 != "" {
+			t.Errorf("%s: sha256 %q; hashed within the budget: %v", a.Path, a.SHA256, want)
+		}
+	}
+}

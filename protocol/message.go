@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -216,12 +218,15 @@ type Artifact struct {
 }
 
 // Validate reports what is wrong with an artifact a peer sent: a path that is not a local,
-// slash-separated one inside the workspace, a missing or malformed MIME type, a negative size
+// slash-separated one inside the workspace or not printable UTF-8 (a terminal would obey
+// the escapes of a hostile file name), a missing or malformed MIME type, a negative size
 // or a digest that is not 64 lower-case hex digits. Its errors wrap ErrInvalidMessage.
 func (a *Artifact) Validate() error {
 	switch {
 	case a.Path == "" || !filepath.IsLocal(a.Path) || strings.ContainsRune(a.Path, '\\') || path.Clean(a.Path) != a.Path:
 		return fmt.Errorf("%w: artifact path %q is not a relative path inside the workspace", ErrInvalidMessage, a.Path)
+	case !utf8.ValidString(a.Path) || strings.ContainsFunc(a.Path, unicode.IsControl):
+		return fmt.Errorf("%w: artifact path %q is not printable UTF-8", ErrInvalidMessage, a.Path)
 	case a.Size < 0:
 		return fmt.Errorf("%w: artifact %s: negative size %d", ErrInvalidMessage, a.Path, a.Size)
 	case len(a.SHA256) != 0 && (len(a.SHA256) != sha256.Size*2 || strings.Trim(a.SHA256, "0123456789abcdef") != ""):

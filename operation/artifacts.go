@@ -26,7 +26,9 @@ import (
 // order, so both scans look at the same ones), at most maxArtifacts are reported per cell
 // (in lexical order), and only files up to maxHashed bytes are hashed, maxHashedTotal in
 // all; larger ones are reported without a digest. Files are read through an os.Root on the
-// workspace: a symlink is never followed out of it (nor reported), a FIFO never blocks.
+// workspace: a symlink is never followed out of it (nor reported), a FIFO never blocks. A
+// file whose name a client would refuse (protocol.Artifact.Validate: a backslash, control
+// characters, invalid UTF-8) is not reported.
 
 const (
 	maxScanned     = 10000
@@ -117,7 +119,7 @@ func (s *snapshot) artifacts() []*protocol.Artifact {
 		if len(out) == maxArtifacts {
 			break
 		}
-		if a := s.describe(p, &budget); a != nil {
+		if a := s.describe(p, &budget); a != nil && a.Validate() == nil {
 			out = append(out, a)
 		}
 	}

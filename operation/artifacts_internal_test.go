@@ -50,6 +50,10 @@ func TestSnapshotArtifacts(t *testing.T) {
 	write(t, ws, ".hidden/x.png", "dot directory") // skipped
 	write(t, ws, ".secret.csv", "dot file")        // skipped
 	write(t, ws, "__pycache__/m.pyc", "bytecode")  // skipped
+	write(t, ws, "x\nlabmate: ok.png", "newline")  // not printable: skipped
+	write(t, ws, "\x1b[31mred.png", "escape")
+	write(t, ws, `back\slash.png`, "backslash")
+	write(t, ws, "\xff.csv", "not UTF-8")
 	if err := os.Symlink("/etc/passwd", filepath.Join(ws, "passwd.txt")); err != nil {
 		t.Fatal(err)
 	}

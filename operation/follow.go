@@ -63,7 +63,7 @@ func newFollower(workspace string, paths []string) *follower {
 	f := &follower{root: root, left: maxFollowText}
 	for _, p := range paths {
 		ff := &followed{path: p}
-		if fh, info, ok := f.open(p); ok {
+		if fh, info, err := OpenWorkspaceFile(f.root, p); err == nil {
 			ff.off, ff.ino = info.Size(), inode(info)
 			fh.Close()
 		}
@@ -76,20 +76,6 @@ func (f *follower) close() {
 	if f != nil {
 		f.root.Close()
 	}
-}
-
-// open opens a regular file of the workspace without blocking on a FIFO.
-func (f *follower) open(p string) (*os.File, os.FileInfo, bool) {
-	fh, err := f.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, false
-	}
-	info, err := fh.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		fh.Close()
-		return nil, nil, false
-	}
-	return fh, info, true
 }
 
 func inode(info os.FileInfo) uint64 {
@@ -111,8 +97,8 @@ func (f *follower) poll(now time.Time, final bool, observe func(*protocol.Observ
 	}
 	f.last = now
 	for _, ff := range f.files {
-		fh, info, ok := f.open(ff.path)
-		if !ok {
+		fh, info, err := OpenWorkspaceFile(f.root, ff.path)
+		if err != nil {
 			continue
 		}
 		if ino := inode(info); info.Size() < ff.off || ino != ff.ino { // truncated or replaced

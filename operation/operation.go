@@ -112,8 +112,9 @@ type Options struct {
 
 // Exec runs a checked plan in k. It yields operation_start, one operation_progress per
 // observation — the kernel's, the lines of followed files, and the telemetry perception's
-// profile parsed from a line — carrying perception's verdict whenever it changes, and
-// exactly one terminal message.
+// profile parsed from a line — carrying perception's verdict whenever it changes, one per
+// file the cell created or changed in its workspace (an artifact, see artifacts.go) after
+// the cell's end, and exactly one terminal message.
 //
 // The verdict decides the outcome: when the Hot-Fix policy acted on an Error (or, under
 // on_warning, a Warning) seen before the cell's end, the terminal message is operation_failed
@@ -188,6 +189,8 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		}
 		fol := newFollower(k.Info().Workspace, p.Follow)
 		defer fol.close()
+		snap := takeSnapshot(k.Info().Workspace)
+		defer snap.close()
 		for step, err := range k.Exec(ctx, p.Cell) {
 			if err != nil {
 				if listening {
@@ -207,6 +210,7 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		}
 		fol.poll(time.Now(), true, observe) // what the files gained up to the cell's end
 		takeJudged()
+		reportArtifacts(snap, send)
 		if !listening {
 			return
 		}

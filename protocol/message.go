@@ -6,9 +6,16 @@
 package protocol
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"mime"
+	"path"
+	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -184,7 +191,8 @@ const (
 	ObsTelemetry ObservationKind = "telemetry"
 	ObsResource  ObservationKind = "resource"
 	ObsEvent     ObservationKind = "event"
-	ObsFile      ObservationKind = "file" // a line appended to a followed workspace file (Path)
+	ObsFile      ObservationKind = "file"     // a line appended to a followed workspace file (Path)
+	ObsArtifact  ObservationKind = "artifact" // a file the cell created or changed in its workspace (Artifact)
 )
 
 // Observation is one thing seen while an operation runs.
@@ -197,6 +205,68 @@ type Observation struct {
 	Sample   *Sample   `json:"sample,omitempty"`
 	Resource *Resource `json:"resource,omitempty"`
 	Event    *Event    `json:"event,omitempty"`
+	Artifact *Artifact `json:"artifact,omitempty"`
+}
+
+// Artifact is a file a cell created or changed in its workspace: a figure it printed, a
+// table it saved. Clients fetch its bytes from the server by Path.
+type Artifact struct {
+	Path     string `json:"path"`             // relative to the workspace, slash-separated
+	MIMEType string `json:"mime_type"`        // from the name's extension (ArtifactType)
+	Size     int64  `json:"size"`             // bytes when the cell ended
+	SHA256   string `json:"sha256,omitempty"` // hex digest of those bytes; empty for a file too large to hash
+}
+
+// Validate reports what is wrong with an artifact a peer sent: a path that is not a local,
+// slash-separated one inside the workspace or not printable UTF-8 (a terminal would obey
+// the escapes of a hostile file name), a missing or malformed MIME type, a negative size
+// or a digest that is not 64 lower-case hex digits. Its errors wrap ErrInvalidMessage.
+func (a *Artifact) Validate() error {
+	switch {
+	case a.Path == "" || !filepath.IsLocal(a.Path) || strings.ContainsRune(a.Path, '\\') || path.Clean(a.Path) != a.Path:
+		return fmt.Errorf("%w: artifact path %q is not a relative path inside the workspace", ErrInvalidMessage, a.Path)
+	case !utf8.ValidString(a.Path) || strings.ContainsFunc(a.Path, unicode.IsControl):
+		return fmt.Errorf("%w: artifact path %q is not printable UTF-8", ErrInvalidMessage, a.Path)
+	case a.Size < 0:
+		return fmt.Errorf("%w: artifact %s: negative size %d", ErrInvalidMessage, a.Path, a.Size)
+	case len(a.SHA256) != 0 && (len(a.SHA256) != sha256.Size*2 || strings.Trim(a.SHA256, "0123456789abcdef") != ""):
+		return fmt.Errorf("%w: artifact %s: sha256 %q is not 64 lower-case hex digits", ErrInvalidMessage, a.Path, a.SHA256)
+	}
+	if mt, _, err := mime.ParseMediaType(a.MIMEType); err != nil || mt != a.MIMEType {
+		return fmt.Errorf("%w: artifact %s: MIME type %q is not a bare type/subtype", ErrInvalidMessage, a.Path, a.MIMEType)
+	}
+	return nil
+}
+
+// artifactTypes are the MIME types of the extensions labmate names itself, so that a type
+// does not depend on the machine's /etc/mime.types.
+var artifactTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+	".svg": "image/svg+xml", ".pdf": "application/pdf", ".eps": "application/postscript", ".ps": "application/postscript",
+	".csv": "text/csv", ".tsv": "text/tab-separated-values", ".txt": "text/plain", ".log": "text/plain", ".out": "text/plain",
+	".dat": "text/plain", ".json": "application/json", ".html": "text/html", ".htm": "text/html", ".xml": "application/xml",
+	".mat": "application/x-matlab-data", ".npy": "application/x-npy", ".npz": "application/zip", ".zip": "application/zip",
+	".h5": "application/x-hdf5", ".hdf5": "application/x-hdf5", ".nc": "application/x-netcdf",
+}
+
+// ArtifactType is the MIME type of a workspace file, from its name's extension (in any
+// case); application/octet-stream for an extension it does not know.
+func ArtifactType(name string) string {
+	if t, ok := artifactTypes[strings.ToLower(path.Ext(name))]; ok {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// InlineArtifact reports whether a file of MIME type t is passive content a browser may
+// show in place: a raster image (PNG, JPEG, GIF, WebP), a PDF, CSV or plain text. Anything
+// else — HTML, SVG and XML, which can carry script — is only ever downloaded.
+func InlineArtifact(t string) bool {
+	switch t {
+	case "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/csv", "text/tab-separated-values", "text/plain":
+		return true
+	}
+	return false
 }
 
 // SampleSource says where a telemetry sample came from.
@@ -295,7 +365,8 @@ func Outcome(r *Result) (Type, any) {
 }
 
 // DecodePayload returns m's payload as its typed value: *Request, *StatePayload, *Progress,
-// *Complete, *Failed or *Interrupt.
+// *Complete, *Failed or *Interrupt. An artifact observation must carry a valid Artifact
+// (Artifact.Validate): a client builds paths and URLs from it.
 func DecodePayload(m *EnhancedMessage) (any, error) {
 	var v any
 	switch m.Type {
@@ -314,5 +385,16 @@ func DecodePayload(m *EnhancedMessage) (any, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownType, m.Type)
 	}
-	return v, m.Decode(v)
+	if err := m.Decode(v); err != nil {
+		return nil, err
+	}
+	if p, ok := v.(*Progress); ok && p.Observation != nil && p.Observation.Kind == ObsArtifact {
+		if p.Observation.Artifact == nil {
+			return nil, fmt.Errorf("%w: artifact observation of operation %s without an artifact", ErrInvalidMessage, m.OperationID)
+		}
+		if err := p.Observation.Artifact.Validate(); err != nil {
+			return nil, fmt.Errorf("operation %s: %w", m.OperationID, err)
+		}
+	}
+	return v, nil
 }

@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations", s.postOperation)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/operations/{op}/messages", s.operationMessages)
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
+	s.mux.HandleFunc("GET /v1/sessions/{id}/artifacts/{path...}", s.artifact)
 	s.runRoutes()
 }
 

@@ -1,5 +1,6 @@
 // Package server is labmate serve: the Asynchronous State Sync Protocol over WebSocket
-// (resumable with after=SEQ), REST for sessions, operations and their histories, and a
+// (resumable with after=SEQ), REST for sessions, operations and their histories and the
+// files their cells wrote (artifacts, served as hostile content: see OpenArtifact), a
 // health endpoint and the embedded web dashboard — one http.Handler over a durable
 // protocol.Store. In-process callers (the MCP server, package server/mcp) run operations
 // with Exec and Interrupt and mount their endpoints with Handle. Sessions own kernels

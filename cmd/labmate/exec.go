@@ -78,9 +78,14 @@ DATA/token (--data, default the data directory labmate serve uses). A dropped co
 resumed without losing or repeating messages; while the server cannot be reached (it is
 restarting, say) exec retries with backoff for up to a minute, then gives up saying so.
 
+Each file the cell created or changed in the workspace (a figure it printed, a table it
+saved; not dot-entries) is an artifact: printed to stderr with its MIME type, size and where
+it is — its path, or with --server the URL the server serves it at.
+
 With --json, the run is printed as NDJSON protocol messages: operation_request,
 operation_ack, operation_start, one operation_progress per observation (with the verdict
-when it changes), and operation_complete or operation_failed.
+when it changes; an artifact is an observation of kind "artifact" with its path, MIME type,
+size and sha256), and operation_complete or operation_failed.
 
 Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an error or crash,
 3 when perception stopped it (hot-fix; also when its Error came on the last lines
@@ -121,7 +126,8 @@ labmate could not run it at all.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			var out reporter = &textReporter{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), hotfix: plan.Hotfix}
+			text := &textReporter{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), hotfix: plan.Hotfix}
+			var out reporter = text
 			if serverURL != "" {
 				var raw *json.Encoder // the server's messages print as they came, seq and all
 				if asJSON {
@@ -135,6 +141,10 @@ labmate could not run it at all.`,
 						return err
 					}
 				}
+				if session == "" {
+					session = uuid.NewString()
+				}
+				text.where = func(rel string) string { return artifactURL(serverURL, session, rel) }
 				return execRemote(ctx, out, raw, cmd.ErrOrStderr(), serverURL, token, session, req)
 			}
 			if workspace == "" {
@@ -161,6 +171,8 @@ labmate could not run it at all.`,
 				return exitError{2}
 			}
 			defer k.Close()
+			ws := k.Info().Workspace // absolute
+			text.where = func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
 			var last *operation.Message
 			for m := range operation.Exec(ctx, k, plan, nil) {
 				if err := out.message(m.Type, m.Payload); err != nil {
@@ -246,9 +258,6 @@ func loopbackURL(u *url.URL) bool {
 // execRemote runs req on a server through the client package and reports its messages:
 // to raw as NDJSON when it is set, else through out; retries are told on stderr.
 func execRemote(ctx context.Context, out reporter, raw *json.Encoder, stderr io.Writer, serverURL, token, session string, req *protocol.Request) error {
-	if session == "" {
-		session = uuid.NewString()
-	}
 	c, err := client.New(serverURL, token)
 	if err != nil {
 		return err
@@ -283,6 +292,15 @@ func execRemote(ctx context.Context, out reporter, raw *json.Encoder, stderr io.
 		return exitError{2}
 	}
 	return exitCode(last)
+}
+
+// artifactURL is where the server serves an artifact of session.
+func artifactURL(serverURL, session, rel string) string {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.TrimRight(serverURL, "/") + "/v1/sessions/" + url.PathEscape(session) + "/artifacts/" + strings.Join(parts, "/")
 }
 
 // exitCode maps the terminal message to labmate exec's exit status.
@@ -332,10 +350,12 @@ func (r *jsonReporter) message(t protocol.Type, payload any) error {
 }
 
 // textReporter prints output as a terminal user expects: stdout lines to stdout, stderr
-// lines to stderr, labmate's own notes (verdicts, the outcome) to stderr prefixed "labmate:".
+// lines to stderr, labmate's own notes (verdicts, artifacts, the outcome) to stderr prefixed
+// "labmate:". An artifact is printed as where says it is: a path, or a server's URL.
 type textReporter struct {
 	stdout, stderr io.Writer
 	hotfix         protocol.Hotfix
+	where          func(rel string) string
 }
 
 func (r *textReporter) message(t protocol.Type, payload any) error {
@@ -354,6 +374,8 @@ func (r *textReporter) message(t protocol.Type, payload any) error {
 			fmt.Fprintln(r.stdout, o.Line)
 		case o.Kind == protocol.ObsStderr:
 			fmt.Fprintln(r.stderr, o.Line)
+		case o.Kind == protocol.ObsArtifact && o.Artifact != nil:
+			fmt.Fprintf(r.stderr, "labmate: artifact %s (%s, %d bytes): %s\n", o.Artifact.Path, o.Artifact.MIMEType, o.Artifact.Size, r.where(o.Artifact.Path))
 		case o.Event != nil && o.Event.Name == protocol.EventTruncated:
 			fmt.Fprintln(r.stderr, "labmate: output truncated:", o.Event.Detail)
 		}

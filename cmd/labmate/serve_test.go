@@ -261,10 +261,18 @@ func TestExecThroughServer(t *testing.T) {
 	data := filepath.Join(xdg, "labmate")
 	_, url := serve(t, data)
 	dir := t.TempDir()
-	write(t, dir, "run.py", "for i in range(3):\n    print('remote', i)\n")
-	out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "--data", data, "run.py")
+	write(t, dir, "run.py", "for i in range(3):\n    print('remote', i)\n_ = open('remote.csv', 'w').write('a,b\\n')\n")
+	out, errOut, code := labmate(t, dir, "", "exec", "--server", url, "--data", data, "--session", "cli-one", "run.py")
 	if code != 0 || out != "remote 0\nremote 1\nremote 2\n" {
 		t.Errorf("exec --server --data: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The artifact is printed as the URL the server serves it at.
+	artifact := "/v1/sessions/cli-one/artifacts/remote.csv"
+	if !strings.Contains(errOut, "labmate: artifact remote.csv (text/csv, 4 bytes): "+url+artifact+"\n") {
+		t.Errorf("exec --server: stderr lacks the artifact's URL %s:\n%s", url+artifact, errOut)
+	}
+	if resp, body := request(t, "GET", url, artifact, ""); resp.StatusCode != 200 || body != "a,b\n" {
+		t.Errorf("GET %s: %d %q", artifact, resp.StatusCode, body)
 	}
 	// The default data directory, as labmate serve's.
 	out, _, code = labmateEnv(t, []string{"XDG_DATA_HOME=" + xdg}, dir, "", "exec", "--server", url, "--json", "run.py")

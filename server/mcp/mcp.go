@@ -5,6 +5,8 @@
 //   - exec, interrupt, kernels: run code in live, sandboxed kernels; exec streams the
 //     observations and perception's verdicts as progress notifications, and cancelling it
 //     interrupts the kernel and keeps its workspace;
+//   - the files a cell creates or changes (figures, tables) as resources,
+//     labmate://artifacts/SESSION/PATH, linked from exec's result;
 //   - with a memory store: the memory tools the agent has too (agent/learn): search_memory,
 //     search_skills, save_fact, save_skill, update_skill, whose writes go through
 //     consolidation and are linked to this connection's last exec operation; skill_get; and
@@ -63,7 +65,8 @@ type Lab struct {
 	mu    sync.Mutex
 	conns map[*sdk.ServerSession]*conn
 
-	skills skillResources
+	skills    skillResources
+	artifacts artifactResources
 }
 
 // conn is what the lab keeps of one MCP connection.
@@ -93,6 +96,7 @@ func New(srv *server.Server, opts *Options) *Lab {
 	l.mcp = sdk.NewServer(&sdk.Implementation{Name: "labmate", Title: "labmate lab partner", Version: l.opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	l.addKernelTools()
+	l.addArtifactResources()
 	if l.opts.Memory != nil {
 		l.addMemoryTools()
 		l.addMemoryResources()
@@ -212,6 +216,16 @@ type ExecOut struct {
 	Truncated   bool               `json:"output_truncated,omitempty"`
 	Verdicts    []protocol.Verdict `json:"verdicts,omitempty" jsonschema:"perception's verdicts, in order"`
 	Result      *protocol.Result   `json:"result,omitempty"`
+	Artifacts   []ArtifactOut      `json:"artifacts,omitempty" jsonschema:"the files the cell created or changed in its workspace, each readable as a resource"`
+}
+
+// ArtifactOut is one artifact of an exec: the file and its resource URI.
+type ArtifactOut struct {
+	URI      string `json:"uri" jsonschema:"the resource to read it from"`
+	Path     string `json:"path" jsonschema:"relative to the workspace"`
+	MIMEType string `json:"mime_type"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256,omitempty"`
 }
 
 // KernelsIn are the arguments of the kernels tool (none).
@@ -301,6 +315,10 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 			}
 		case *protocol.Progress:
 			if o := p.Observation; o != nil {
+				if a := o.Artifact; o.Kind == protocol.ObsArtifact {
+					out.Artifacts = append(out.Artifacts, ArtifactOut{URI: l.listArtifact(session, m.OperationID, a),
+						Path: a.Path, MIMEType: a.MIMEType, Size: a.Size, SHA256: a.SHA256})
+				}
 				if line, ok := describe(o); ok {
 					if o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr {
 						if output.Len()+len(o.Line)+1 <= l.opts.MaxOutputBytes {
@@ -334,6 +352,9 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		return nil, out, errors.New("exec: the operation's stream ended without its terminal message")
 	}
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: summary(&out)}}}
+	for _, a := range out.Artifacts {
+		res.Content = append(res.Content, &sdk.ResourceLink{URI: a.URI, Name: a.Path, MIMEType: a.MIMEType, Size: &a.Size})
+	}
 	res.IsError = out.Status != "completed"
 	return res, out, nil
 }
@@ -354,6 +375,8 @@ func describe(o *protocol.Observation) (string, bool) {
 		if o.Event != nil {
 			return strings.TrimSpace("event " + string(o.Event.Name) + " " + o.Event.Detail), true
 		}
+	case protocol.ObsArtifact:
+		return fmt.Sprintf("artifact %s (%s, %d bytes)", o.Artifact.Path, o.Artifact.MIMEType, o.Artifact.Size), true
 	}
 	return "", false
 }
@@ -380,6 +403,9 @@ func summary(o *ExecOut) string {
 		if v.State != protocol.Normal {
 			fmt.Fprintf(&b, "\nverdict %s (%s): %s", v.State, v.Detector, v.Message)
 		}
+	}
+	for _, a := range o.Artifacts {
+		fmt.Fprintf(&b, "\nartifact %s (%s, %d bytes): %s", a.Path, a.MIMEType, a.Size, a.URI)
 	}
 	b.WriteString("\n--- output ---\n")
 	b.WriteString(o.Output)

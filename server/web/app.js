@@ -213,8 +213,10 @@ function card(m) {
   const tele = el("div", "telemetry");
   const out = el("pre", "out");
   out.setAttribute("aria-label", "output of " + short(m.operation_id));
+  const arts = el("div", "artifacts");
+  arts.setAttribute("aria-label", "files written by " + short(m.operation_id));
   const end = el("p", "end");
-  root.append(head, code, verdicts, tele, out, end);
+  root.append(head, code, verdicts, tele, out, arts, end);
   $("#stream").append(root);
 
   const li = document.createElement("li");
@@ -226,7 +228,7 @@ function card(m) {
   li.append(a);
   $("#history").append(li);
 
-  c = { root, badge, kernel, stop, code, verdicts, tele, out, end, hs, lines: 0, hidden: 0, samples: new Map() };
+  c = { root, badge, kernel, stop, code, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, samples: new Map() };
   state.ops.set(m.operation_id, c);
   return c;
 }
@@ -259,6 +261,46 @@ function addVerdict(c, v) {
   c.root.classList.add("v-" + v.state);
 }
 
+// Artifacts: the files a cell created or changed, fetched with the token. Only raster images
+// are shown in place, from a blob: URL of their own type. SVG and HTML can carry script, and
+// a blob: URL has this page's origin, so they — and everything else — are only downloaded,
+// as application/octet-stream, which a browser never renders.
+const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+function artifactPath(path) {
+  return "/v1/sessions/" + encodeURIComponent(state.session) + "/artifacts/" + path.split("/").map(encodeURIComponent).join("/");
+}
+
+function addArtifact(c, a) {
+  const fig = el("figure", "artifact");
+  const cap = el("figcaption");
+  const link = el("a", "", a.path);
+  link.href = "#";
+  link.title = "download " + a.path + (a.sha256 ? " (sha256 " + a.sha256 + ")" : "");
+  link.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    clearError();
+    fetchBlob(artifactPath(a.path)).then((b) => saveBlob(b, a.path.split("/").pop())).catch(showError);
+  });
+  cap.append(link, el("span", "muted", ` ${a.mime_type} · ${bytes(a.size)}`));
+  if (INLINE_IMAGES.has(a.mime_type)) {
+    const img = el("img");
+    img.alt = "figure " + a.path;
+    fig.append(img);
+    fetchBlob(artifactPath(a.path))
+      .then((b) => { img.src = URL.createObjectURL(new Blob([b], { type: a.mime_type })); })
+      .catch((e) => img.replaceWith(el("p", "muted", e.message)));
+  }
+  fig.append(cap);
+  c.arts.append(fig);
+}
+
+function bytes(n) {
+  if (n < 1024) return n + " B";
+  if (n < 1 << 20) return (n / 1024).toFixed(1) + " KiB";
+  return (n / (1 << 20)).toFixed(1) + " MiB";
+}
+
 // focus scrolls to an operation's card and moves the keyboard focus to it.
 function focus(c) {
   c.root.scrollIntoView({ block: "start" });
@@ -289,6 +331,7 @@ function render(m) {
       if (o) {
         if (o.kind === "stdout") addLine(c, o.line, "");
         else if (o.kind === "stderr") addLine(c, o.line, "stderr");
+        else if (o.kind === "artifact" && o.artifact) addArtifact(c, o.artifact);
         else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
         else if (o.kind === "telemetry" && o.sample) {
           c.samples.set(o.sample.name, o.sample.value);
@@ -609,19 +652,30 @@ async function loadNamespaces() {
 // exportNamespace downloads a namespace's export (a zip of facts/*.md and skills/*/SKILL.md).
 async function exportNamespace(ns) {
   clearError();
-  const headers = state.token ? { Authorization: "Bearer " + state.token } : {};
   try {
-    const res = await fetch("/v1/memory/export?namespace=" + encodeURIComponent(ns), { headers });
-    if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || "export: HTTP " + res.status);
-    const url = URL.createObjectURL(await res.blob());
-    const a = el("a");
-    a.href = url;
-    a.download = `memory-${ns.replaceAll("/", "_")}.zip`;
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    saveBlob(await fetchBlob("/v1/memory/export?namespace=" + encodeURIComponent(ns)), `memory-${ns.replaceAll("/", "_")}.zip`);
   } catch (e) { showError(e); }
+}
+
+// fetchBlob GETs path with the token.
+async function fetchBlob(path) {
+  const headers = state.token ? { Authorization: "Bearer " + state.token } : {};
+  const res = await fetch(path, { headers });
+  if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || path + ": HTTP " + res.status);
+  return res.blob();
+}
+
+// saveBlob downloads b as a file called name, typed application/octet-stream so that no
+// browser renders it on this origin.
+function saveBlob(b, name) {
+  const url = URL.createObjectURL(new Blob([b], { type: "application/octet-stream" }));
+  const a = el("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 async function memorySearch(ev) {

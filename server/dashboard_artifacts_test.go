@@ -1,0 +1,93 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/octave"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
+)
+
+// figureShown is true when the newest operation card shows the figure path, loaded.
+func figureShown(path string, width int) string {
+	return fmt.Sprintf(`(() => { const i = document.querySelector('#stream article.op:last-of-type .artifact img[alt="figure %s"]'); `+
+		`return !!i && i.complete && i.naturalWidth === %d && i.getBoundingClientRect().width > 100; })()`, path, width)
+}
+
+// TestDashboardArtifacts drives the dashboard in a real headless Chromium: a Python cell
+// that saves a matplotlib PNG and an Octave cell that prints a figure with print -dpng show
+// their figures inline in their cards; a CSV and an SVG with script are download links,
+// which download without the SVG ever running on the dashboard's origin.
+func TestDashboardArtifacts(t *testing.T) {
+	const token = "artifacts-test-token-0123456789"
+	opts := testutil.KernelOptions(t)
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
+		c.Token = token
+		c.Start = func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+			o := opts
+			o.Workspace = ws
+			switch name {
+			case "python":
+				return python.Start(ctx, &o)
+			case "octave":
+				return octave.Start(ctx, &o)
+			}
+			return nil, fmt.Errorf("unknown kernel %q", name)
+		}
+		c.Kernels = func(context.Context) []server.KernelInfo {
+			return []server.KernelInfo{{Name: "python", Version: "3"}, {Name: "octave", Version: "9"}}
+		}
+	})
+	ctx := browser(t, 3*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
+
+	runCell(t, ctx, `import numpy as np
+import matplotlib.pyplot as plt
+t = np.linspace(0, 4 * np.pi, 400)
+plt.figure(figsize=(6.4, 3.2))
+plt.plot(t, np.exp(-t / 6) * np.sin(3 * t), label="damped")
+plt.legend(); plt.title("matplotlib, Agg")
+plt.savefig("damped.png")
+np.savetxt("damped.csv", np.c_[t, np.sin(t)], delimiter=",")
+open("evil.svg", "w").write('<svg xmlns="http://www.w3.org/2000/svg" onload="top.pwned = 1"><script>top.pwned = 2; document.title = "pwned"</script></svg>')
+print("saved")`)
+	waitJS(t, ctx, "the matplotlib figure shows in the card", figureShown("damped.png", 640))
+	if got := evalString(t, ctx, `[...document.querySelectorAll("#stream article.op:last-of-type .artifact")].map((f) => (f.querySelector("img") ? "img " : "link ") + f.querySelector("figcaption a").textContent).join(", ")`); got != "link damped.csv, img damped.png, link evil.svg" {
+		t.Errorf("the card's artifacts: %s; want the PNG inline, the CSV and the SVG as links", got)
+	}
+	jsClick(t, ctx, `#stream article.op:last-of-type .artifact:nth-child(3) figcaption a`)
+	time.Sleep(time.Second)
+	if got := evalString(t, ctx, `String(window.pwned) + " " + document.title + " " + (document.querySelector("#alert").hidden ? "" : document.querySelector("#alert").innerText)`); got != "undefined labmate " {
+		t.Errorf("after downloading evil.svg: window.pwned, the title and the alert say %q", got)
+	}
+
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector("#kernel").value = "octave", true)`)); err != nil {
+		t.Fatal(err)
+	}
+	runCell(t, ctx, `x = linspace(0, 2*pi, 200);
+plot(x, cos(x), "linewidth", 2); title("Octave, gnuplot"); grid on;
+print -dpng -r80 cosine.png
+disp("printed")`)
+	waitJS(t, ctx, "the Octave cell completes", `document.querySelector("#stream article.op:last-of-type").innerText.includes("completed in")`)
+	waitJS(t, ctx, "the Octave figure shows in the card", `(() => { const i = document.querySelector('#stream article.op:last-of-type .artifact img[alt="figure cosine.png"]'); return !!i && i.complete && i.naturalWidth > 300; })()`)
+	screenshot(t, ctx, "artifacts.png")
+
+	// A reload replays both figures from the log.
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the reloaded page shows both figures", `document.querySelectorAll("#stream .artifact img").length === 2 && `+
+		`[...document.querySelectorAll("#stream .artifact img")].every((i) => i.complete && i.naturalWidth > 300)`)
+}

@@ -331,7 +331,8 @@ func ping(conn *websocket.Conn, stop <-chan struct{}) {
 
 func (c *Client) url(path string) *url.URL {
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawPath = strings.TrimSuffix(u.EscapedPath(), "/") + path // path is escaped already
+	u.Path, _ = url.PathUnescape(u.RawPath)
 	u.RawQuery = ""
 	return &u
 }

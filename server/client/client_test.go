@@ -239,3 +239,25 @@ func TestRefusalIsFinal(t *testing.T) {
 		t.Errorf("the refusal took %v: it was retried", d)
 	}
 }
+
+// TestSessionNames: a session id with a space, a slash, a percent sign or non-ASCII letters
+// reaches the server as written, for the WebSocket and for the REST resume.
+func TestSessionNames(t *testing.T) {
+	addr, store := serve(t, "")
+	c, _ := client.New("http://"+addr+"/", "")
+	for _, id := range []string{"cli one", "a/b", "100%", "größe"} {
+		var last *protocol.EnhancedMessage
+		for m, err := range c.Exec(context.Background(), id, &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(1)"}) {
+			if err != nil {
+				t.Fatalf("session %q: %v", id, err)
+			}
+			last = m
+		}
+		if last == nil || last.Type != protocol.TypeComplete {
+			t.Fatalf("session %q ended with %v", id, last)
+		}
+		if ops, err := store.Operations(context.Background(), id); err != nil || len(ops) != 1 {
+			t.Errorf("session %q has %v %v, want one operation", id, ops, err)
+		}
+	}
+}

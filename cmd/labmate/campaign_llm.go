@@ -6,12 +6,13 @@ import (
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/lab/llmplanner"
+	"github.com/labmate/labmate/llm/providers"
 )
 
 // llmPlanners resolves the model spec once (with its preflight) and returns a constructor
 // of llm planners, one per campaign, that show the prior rows when given.
 func llmPlanners(ctx context.Context, spec, objective string) (game.LLMPlanners, error) {
-	m, err := newModel(ctx, spec)
+	m, err := providers.NewModel(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

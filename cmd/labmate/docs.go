@@ -19,6 +19,7 @@ import (
 	"github.com/labmate/labmate/knowledge/sqlite"
 	"github.com/labmate/labmate/knowledge/tools"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -49,7 +50,7 @@ indexed from it.`,
 		if err != nil {
 			return nil, err
 		}
-		emb, err := optionalEmbedder(ctx, embedder)
+		emb, err := providers.OptionalEmbedder(ctx, embedder)
 		if err != nil {
 			return nil, err
 		}

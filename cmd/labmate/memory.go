@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/postgres"
 	"github.com/labmate/labmate/memory/sqlite"
@@ -42,7 +43,7 @@ func defaultMemoryStore() string {
 // entries are embedded and search is hybrid.
 func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
 	var emb memory.Embedder
-	e, err := optionalEmbedder(ctx, f.embedder)
+	e, err := providers.OptionalEmbedder(ctx, f.embedder)
 	if err != nil {
 		return nil, err
 	}

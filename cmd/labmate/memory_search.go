@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/internal/textcut"
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/consolidate"
 	memtable "github.com/labmate/labmate/memory/table"
@@ -52,7 +53,7 @@ that cannot be read writes nothing.`,
 				if err != nil {
 					return fmt.Errorf("--trace: %w", err)
 				}
-				m, err := newModel(cmd.Context(), modelSpec)
+				m, err := providers.NewModel(cmd.Context(), modelSpec)
 				if err != nil {
 					return err
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/agent/report"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -118,7 +119,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 					modelSpec = st.Model
 				}
 			}
-			model, err := newModel(ctx, modelSpec)
+			model, err := providers.NewModel(ctx, modelSpec)
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/knowledge"
 	ktools "github.com/labmate/labmate/knowledge/tools"
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
@@ -33,7 +34,7 @@ func runWorkspace(data, id string) (string, error) {
 // configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
 func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, error) {
 	if spec == "" && os.Getenv("LABMATE_MODEL") == "" {
-		cfg, err := loadConfig()
+		cfg, err := providers.LoadConfig()
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +42,7 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 			return nil, nil
 		}
 	}
-	model, err := newModel(ctx, spec)
+	model, err := providers.NewModel(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -30,11 +30,6 @@ func (f *campaignFlags) setup() (func(context.Context, *server.CampaignSpec) (*s
 	return newCampaignSetup(roots), nil
 }
 
-// campaignSetup is the campaign setup of a server without data roots: CSVs are uploaded only.
-func campaignSetup(ctx context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
-	return newCampaignSetup(&dataset.Roots{})(ctx, spec)
-}
-
 // newCampaignSetup is server.Config.Campaign over game.NewSetup with roots.
 func newCampaignSetup(roots *dataset.Roots) func(context.Context, *server.CampaignSpec) (*server.CampaignSetup, error) {
 	return func(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {

@@ -47,6 +47,15 @@ func findKernel(name string) (kernelKind, error) {
 	return kernelKind{}, fmt.Errorf("unknown kernel %q (choose octave, python or shell)", name)
 }
 
+// startKernel starts the named kernel in sb, working in workspace.
+func startKernel(ctx context.Context, name string, sb kernel.Sandbox, workspace string) (kernel.Kernel, error) {
+	kk, err := findKernel(name)
+	if err != nil {
+		return nil, err
+	}
+	return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+}
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "labmate",

@@ -178,14 +178,10 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				Memory: mem,
 				Tools:  tools,
 				StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-					kk, err := findKernel(name)
-					if err != nil {
-						return nil, err
-					}
 					if sb == nil {
 						return nil, errors.New("no kernels in --mode direct")
 					}
-					return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+					return startKernel(ctx, name, sb, workspace)
 				},
 				Store:       store,
 				MaxTurns:    maxTurns,

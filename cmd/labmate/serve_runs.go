@@ -65,15 +65,11 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 			Memory: mem2,
 			Tools:  tools,
 			StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-				kk, err := findKernel(name)
-				if err != nil {
-					return nil, err
-				}
 				ws, err := runWorkspace(data, task.ID)
 				if err != nil {
 					return nil, err
 				}
-				return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: ws})
+				return startKernel(ctx, name, sb, ws)
 			},
 			Store: store,
 		})

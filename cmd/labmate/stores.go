@@ -23,11 +23,7 @@ func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, 
 	return server.Config{
 		Store: store,
 		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-			kk, err := findKernel(name)
-			if err != nil {
-				return nil, err
-			}
-			return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+			return startKernel(ctx, name, sb, workspace)
 		},
 		Kernels:    kernelInfos,
 		Workspaces: filepath.Clean(workspaces),

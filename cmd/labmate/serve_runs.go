@@ -33,17 +33,8 @@ func runWorkspace(data, id string) (string, error) {
 // index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
 // configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
 func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, error) {
-	if spec == "" && os.Getenv("LABMATE_MODEL") == "" {
-		cfg, err := providers.LoadConfig()
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Model == "" {
-			return nil, nil
-		}
-	}
-	model, err := providers.NewModel(ctx, spec)
-	if err != nil {
+	model, err := providers.OptionalModel(ctx, spec)
+	if model == nil || err != nil {
 		return nil, err
 	}
 	kcfg, err := knowledgeFromEnv(docs)

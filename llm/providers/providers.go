@@ -274,19 +274,38 @@ func NewModel(ctx context.Context, spec string) (llm.Model, error) {
 	return llm.WithRetry(m, nil), nil
 }
 
+// OptionalModel is NewModel for the places where a model is an extra (labmate serve's agent
+// runs): with no model configured anywhere it returns nil.
+func OptionalModel(ctx context.Context, spec string) (llm.Model, error) {
+	if ok, err := configured(spec, "LABMATE_MODEL", "model"); !ok || err != nil {
+		return nil, err
+	}
+	return NewModel(ctx, spec)
+}
+
 // OptionalEmbedder is NewEmbedder for the places where embeddings are an extra (hybrid search in
 // memory and the documentation index): with no embedder configured anywhere it returns nil.
 func OptionalEmbedder(ctx context.Context, spec string) (llm.Embedder, error) {
-	if spec == "" && os.Getenv("LABMATE_EMBEDDER") == "" {
-		cfg, err := LoadConfig()
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Embedder == "" {
-			return nil, nil
-		}
+	if ok, err := configured(spec, "LABMATE_EMBEDDER", "embedder"); !ok || err != nil {
+		return nil, err
 	}
 	return NewEmbedder(ctx, spec)
+}
+
+// configured says whether a spec is given: the flag, the environment variable env, or the
+// config file's key ("model" or "embedder").
+func configured(spec, env, key string) (bool, error) {
+	if spec != "" || os.Getenv(env) != "" {
+		return true, nil
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		return false, err
+	}
+	if key == "embedder" {
+		return cfg.Embedder != "", nil
+	}
+	return cfg.Model != "", nil
 }
 
 // NewEmbedder resolves an embedder spec (the --embedder flag; "" falls back to

@@ -17,14 +17,14 @@ func TestRunsStates(t *testing.T) {
 		{ID: "a", Goal: "answered", Phase: "done", Stop: agent.StopAnswered, Model: "openai:m", Tokens: 42, Updated: now},
 		{ID: "b", Goal: "provider down", Phase: "code", Stop: agent.StopError, Resumable: true, Updated: now},
 		{ID: "c", Goal: "killed\nsecond line", Phase: "reflect", Updated: now},
-		{ID: "d", Goal: "resumed, running again", Phase: "code", Stop: agent.StopCancelled, Updated: now},
+		{ID: "d", Goal: "interrupted", Phase: "code", Stop: agent.StopCancelled, Updated: now},
 	}
 	var b strings.Builder
 	if err := report.Runs(&b, runs, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"a   answered", "openai:m  42", "b   error, resumable", "c   reflect", "killed\n", "d   code"} {
+	for _, want := range []string{"a   answered", "openai:m  42", "b   error, resumable", "c   reflect", "killed\n", "d   cancelled, resumable"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the list lacks %q:\n%s", want, out)
 		}

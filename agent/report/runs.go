@@ -25,19 +25,20 @@ func Runs(w io.Writer, runs []agentsqlite.Run, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tMODEL\tTOKENS\tUPDATED\tTASK")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, runState(r.Phase, r.Stop, r.Resumable), r.Model, r.Tokens,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, runState(r.Phase, r.Stop), r.Model, r.Tokens,
 			r.Updated.Local().Format(time.DateTime), textcut.Head(textcut.FirstLine(r.Goal), 60))
 	}
 	return tw.Flush()
 }
 
-// runState is a run's state in one word or two: its stop reason once it stopped, with
-// "resumable" when Resume continues it, else the phase it is in.
-func runState(phase string, stop agent.StopReason, resumable bool) string {
+// runState is a run's state in a word or two: the phase of a run that has not stopped (running,
+// or killed before it could), else its stop reason, with "resumable" when Resume continues it
+// (it kept its phase).
+func runState(phase string, stop agent.StopReason) string {
 	switch {
-	case stop == "" || phase != string(agent.PhaseDone) && !resumable:
-		return phase // running, or killed before it could stop
-	case resumable:
+	case stop == "":
+		return phase
+	case phase != string(agent.PhaseDone):
 		return string(stop) + ", resumable"
 	}
 	return string(stop)

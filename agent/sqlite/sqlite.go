@@ -194,7 +194,8 @@ type Run struct {
 	Mode  string `json:"mode"`
 	Phase string `json:"phase"`
 	Model string `json:"model,omitempty"`
-	// Stop is why the run stopped last; empty while it has not.
+	// Stop is why the run stopped last; empty while it has not. Resumable says it stopped
+	// keeping its phase (interrupted, or its provider failed): Resume continues it.
 	Stop      agent.StopReason `json:"stop,omitempty"`
 	Resumable bool             `json:"resumable,omitempty"`
 	Tokens    int64            `json:"tokens"` // input and output, every module
@@ -224,7 +225,7 @@ func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 		}
 		r.Model = st.Model
 		if st.Stop != nil {
-			r.Stop, r.Resumable = st.Stop.Reason, st.Stop.Resumable
+			r.Stop, r.Resumable = st.Stop.Reason, st.Phase != agent.PhaseDone
 		}
 		for _, mu := range st.Usage {
 			r.Tokens += mu.Total()

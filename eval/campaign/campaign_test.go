@@ -2,8 +2,11 @@ package campaign_test
 
 import (
 	"context"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/labmate/labmate/eval/campaign"
@@ -119,5 +122,39 @@ func TestMemoryPriorNeverSeesTheTarget(t *testing.T) {
 	}
 	if r.Prior != 10 || r.Planner != "bayes+memory" {
 		t.Errorf("played %s with %d prior rows", r.Planner, r.Prior)
+	}
+}
+
+// Run plays both datasets with the four planners and puts each dataset's reference curves
+// (GPT-4, exact random) after its planners, and draws one plot per dataset.
+func TestRunSmall(t *testing.T) {
+	dir := reactionsDir(t)
+	plots := t.TempDir()
+	ss, err := campaign.Run(context.Background(), &campaign.Options{Dir: dir, Seeds: 1, Budget: 3, Plot: plots, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range ss {
+		got = append(got, s.Dataset+" "+s.Planner)
+	}
+	want := []string{
+		"suzuki_perera2018 random", "suzuki_perera2018 bayes-onehot", "suzuki_perera2018 bayes", "suzuki_perera2018 bayes+memory",
+		"suzuki_perera2018 coscientist_log_gpt-4_no_prior", "suzuki_perera2018 coscientist_log_gpt-4_prior_10_random_rows",
+		"suzuki_perera2018 random_uniform_without_replacement_exact",
+		"buchwald_hartwig_game_space random", "buchwald_hartwig_game_space bayes-onehot", "buchwald_hartwig_game_space bayes",
+		"buchwald_hartwig_game_space bayes+memory", "buchwald_hartwig_game_space coscientist_log_gpt-4_no_prior",
+		"buchwald_hartwig_game_space random_uniform_without_replacement_exact",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%q\nwant\n%q", got, want)
+	}
+	if ss[0].Campaigns != 15 || ss[4].Campaigns != 0 || len(ss[0].NMA) != 1 {
+		t.Errorf("suzuki random: %d campaigns, NMA at %v; the first reference: %d campaigns", ss[0].Campaigns, ss[0].NMA, ss[4].Campaigns)
+	}
+	for _, ds := range campaign.Datasets {
+		if _, err := os.Stat(filepath.Join(plots, ds.Name+".png")); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -323,6 +323,7 @@ func (a *Agent) Resume(ctx context.Context, runID string) iter.Seq2[*Event, erro
 			yield(nil, fmt.Errorf("%w: run %s stopped (%s)", ErrFinished, runID, st.Stop.Reason))
 			return
 		}
+		st.Stop = nil // it runs again
 		if st.Usage == nil {
 			st.Usage = map[string]*llm.ModuleUsage{}
 		}

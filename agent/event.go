@@ -134,6 +134,9 @@ type Stop struct {
 	// Result is the answer, or the partial result of a run that stopped early.
 	Result *Answer `json:"result,omitempty"`
 	Stats  Stats   `json:"stats"`
+	// Resumable says the run kept its phase and Resume continues it: it was cancelled, or its
+	// model's provider failed.
+	Resumable bool `json:"resumable,omitempty"`
 }
 
 // Stats sums a run up.

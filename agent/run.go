@@ -64,6 +64,7 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 		}
 	}
 	r.judge = &judge{model: r.meter, system: r.system["perceive"], interval: a.opts.JudgeInterval, max: a.opts.MaxJudgeCalls}
+	st.Model = a.model.Name()
 
 	runCtx := ctx
 	if a.opts.Timeout > 0 {
@@ -123,11 +124,20 @@ func (r *run) stop(ctx, runCtx context.Context, err error) {
 	case runCtx.Err() != nil:
 		s.Reason, s.Error = StopTimeout, fmt.Sprintf("the wall-time cap of %v passed", r.a.opts.Timeout)
 	}
+	s.Resumable = s.Reason == StopCancelled || s.Reason == StopError && providerFailed(err)
 	s.Result = r.partial()
 	r.finish(ctx, s)
 	if s.Reason == StopError && !r.ended {
 		r.yield(nil, err)
 	}
+}
+
+// providerFailed reports whether err is the model's provider failing (unreachable, overloaded,
+// rate limited, refusing the key or the request, answering garbage): the same run may work
+// once the provider does.
+func providerFailed(err error) bool {
+	return errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited) ||
+		errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrBadRequest) || errors.Is(err, llm.ErrProvider)
 }
 
 // partial is what a stopped run had established.
@@ -151,7 +161,8 @@ func (r *run) partial() *Answer {
 	return a
 }
 
-// finish emits the stop event. A cancelled run keeps its phase, so that it can be resumed.
+// finish emits the stop event. A resumable stop (cancelled, or the provider failing) keeps the
+// run's phase, so that Resume continues it.
 func (r *run) finish(ctx context.Context, s *Stop) {
 	r.drainJudge(ctx) // a judgement that ended with its operation still counts
 	// Failures no repair fixed are worth remembering too.
@@ -164,7 +175,7 @@ func (r *run) finish(ctx context.Context, s *Stop) {
 			r.st.Failures = nil
 		}
 	}
-	if s.Reason != StopCancelled {
+	if !s.Resumable {
 		r.st.Phase = PhaseDone
 	}
 	r.st.Elapsed = r.before + time.Since(r.start)

@@ -27,6 +27,9 @@ type State struct {
 	Task  Task   `json:"task"`
 	Phase Phase  `json:"phase"`
 	Seq   int64  `json:"seq"` // the last event's seq
+	// Model is the model that last worked on the run (llm.Model.Name: PROVIDER:MODEL), so that
+	// a caller can resume the run with it.
+	Model string `json:"model,omitempty"`
 
 	Plan *Plan `json:"plan,omitempty"`
 	Step int   `json:"step"`

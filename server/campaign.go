@@ -17,25 +17,11 @@ import (
 
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
+	"github.com/labmate/labmate/lab/game"
 )
 
-// CampaignSpec asks for a campaign on a fully mapped dataset (a CSV, one row per experiment):
-// a planner plays one group of it for Budget turns. The CSV is uploaded (CSVData, at most
-// dataset.DefaultLimits.Bytes) or named by a path on the server, which Config.Campaign accepts
-// only under the server's data roots (labmate serve --data-root). Either way the table is
-// bounded by dataset.DefaultLimits, and Budget by the space's size and the planner.
-type CampaignSpec struct {
-	CSV       string   `json:"csv,omitempty" jsonschema:"path of the dataset CSV on the server, under one of its data roots (--data-root); relative paths are taken from each root in turn"`
-	CSVData   string   `json:"csv_data,omitempty" jsonschema:"or the CSV itself (at most 16 MiB)"`
-	Name      string   `json:"name,omitempty" jsonschema:"the file name of csv_data, which names the dataset"`
-	Objective string   `json:"objective" jsonschema:"the measured column to maximise, e.g. yield"`
-	Vars      []string `json:"vars" jsonschema:"the condition columns the planner chooses, e.g. ligand, base"`
-	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`
-	Group     string   `json:"group,omitempty" jsonschema:"which group to play: its values joined with ' / ' (default: the first)"`
-	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
-	Budget    int      `json:"budget" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes)"`
-	Seed      int64    `json:"seed,omitempty"`
-}
+// CampaignSpec asks for a campaign on a fully mapped dataset: see game.Spec.
+type CampaignSpec = game.Spec
 
 // CampaignSetup is a campaign ready to play: made by Config.Campaign from a spec.
 type CampaignSetup struct {

@@ -187,20 +187,26 @@ func (s *Store) Events(ctx context.Context, runID string, after int64) iter.Seq2
 	}
 }
 
-// Run is one row of Runs.
+// Run is one row of Runs: a run as a list shows it.
 type Run struct {
-	ID      string    `json:"id"`
-	Goal    string    `json:"goal"`
-	Mode    string    `json:"mode"`
-	Phase   string    `json:"phase"`
-	Events  int64     `json:"events"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	ID    string `json:"id"`
+	Goal  string `json:"goal"`
+	Mode  string `json:"mode"`
+	Phase string `json:"phase"`
+	Model string `json:"model,omitempty"`
+	// Stop is why the run stopped last; empty while it has not. Resumable says it stopped
+	// keeping its phase (interrupted, or its provider failed): Resume continues it.
+	Stop      agent.StopReason `json:"stop,omitempty"`
+	Resumable bool             `json:"resumable,omitempty"`
+	Tokens    int64            `json:"tokens"` // input and output, every module
+	Events    int64            `json:"events"`
+	Created   time.Time        `json:"created"`
+	Updated   time.Time        `json:"updated"`
 }
 
 // Runs lists the runs, the latest first.
 func (s *Store) Runs(ctx context.Context) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT run_id, goal, mode, phase, seq, created, updated FROM runs ORDER BY updated DESC")
+	rows, err := s.db.QueryContext(ctx, "SELECT run_id, goal, mode, phase, seq, state, created, updated FROM runs ORDER BY updated DESC")
 	if err != nil {
 		return nil, fmt.Errorf("agent/sqlite: listing runs: %w", err)
 	}
@@ -209,8 +215,20 @@ func (s *Store) Runs(ctx context.Context) ([]Run, error) {
 	for rows.Next() {
 		var r Run
 		var c, u float64
-		if err := rows.Scan(&r.ID, &r.Goal, &r.Mode, &r.Phase, &r.Events, &c, &u); err != nil {
+		var b []byte
+		if err := rows.Scan(&r.ID, &r.Goal, &r.Mode, &r.Phase, &r.Events, &b, &c, &u); err != nil {
 			return nil, fmt.Errorf("agent/sqlite: listing runs: %w", err)
+		}
+		var st agent.State
+		if err := json.Unmarshal(b, &st); err != nil {
+			return nil, fmt.Errorf("agent/sqlite: %s: the state of run %s is unreadable: %w", s.path, r.ID, err)
+		}
+		r.Model = st.Model
+		if st.Stop != nil {
+			r.Stop, r.Resumable = st.Stop.Reason, st.Phase != agent.PhaseDone
+		}
+		for _, mu := range st.Usage {
+			r.Tokens += mu.Total()
 		}
 		r.Created, r.Updated = fromUnix(c), fromUnix(u)
 		out = append(out, r)

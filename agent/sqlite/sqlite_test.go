@@ -10,6 +10,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/sqlite"
+	"github.com/labmate/labmate/llm"
 )
 
 func open(t *testing.T, path string) *sqlite.Store {
@@ -34,7 +35,9 @@ func TestReopenEventsAndRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &agent.State{RunID: "r1", Task: agent.Task{Goal: "integrate", Mode: agent.ModeAgent}, Phase: agent.PhaseCode, Seq: 2}
+	st := &agent.State{RunID: "r1", Task: agent.Task{Goal: "integrate", Mode: agent.ModeAgent}, Phase: agent.PhaseCode, Seq: 2,
+		Model: "openai:gpt-4.1", Stop: &agent.Stop{Reason: agent.StopError, Resumable: true},
+		Usage: map[string]*llm.ModuleUsage{"plan": {Module: "plan", Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}, "code": {Module: "code", Usage: llm.Usage{InputTokens: 5}}}}
 	for seq, typ := range []agent.EventType{agent.EventStart, agent.EventPlan, agent.EventOperation} {
 		var save *agent.State
 		if typ == agent.EventPlan {
@@ -61,7 +64,8 @@ func TestReopenEventsAndRuns(t *testing.T) {
 		t.Errorf("Events after 1 = %v", types)
 	}
 	runs, err := s.Runs(ctx)
-	if err != nil || len(runs) != 1 || runs[0].ID != "r1" || runs[0].Phase != "code" || runs[0].Goal != "integrate" {
+	if err != nil || len(runs) != 1 || runs[0].ID != "r1" || runs[0].Phase != "code" || runs[0].Goal != "integrate" ||
+		runs[0].Model != "openai:gpt-4.1" || runs[0].Stop != agent.StopError || !runs[0].Resumable || runs[0].Tokens != 125 {
 		t.Errorf("Runs = %+v, %v", runs, err)
 	}
 }

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/lab/llmplanner"
+	"github.com/labmate/labmate/llm/providers"
 )
 
-// llmPlannerFactory resolves the model spec once (with its preflight) and returns a constructor
+// llmPlanners resolves the model spec once (with its preflight) and returns a constructor
 // of llm planners, one per campaign, that show the prior rows when given.
-func llmPlannerFactory(ctx context.Context, spec, objective string) (func(*lab.Space, []lab.Observation) (lab.Planner, error), error) {
-	m, err := newModel(ctx, spec)
+func llmPlanners(ctx context.Context, spec, objective string) (game.LLMPlanners, error) {
+	m, err := providers.NewModel(ctx, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,126 +11,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labmate/labmate/eval/campaign"
 	"github.com/labmate/labmate/lab"
-	"github.com/labmate/labmate/lab/dataset"
-	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
 func reactionsDir(t *testing.T) string {
 	t.Helper()
-	dir, _ := filepath.Abs(".")
-	for {
-		p := filepath.Join(dir, "shared", "data", "reactions")
-		if _, err := os.Stat(filepath.Join(p, "suzuki_perera2018.csv")); err == nil {
-			return p
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("no shared/data/reactions above the repository")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
-func openBench(t *testing.T, bg benchGame) *dataset.Table {
-	t.Helper()
-	tb, err := dataset.Open(filepath.Join(reactionsDir(t), bg.file), &dataset.Options{Objective: "yield", Vars: bg.vars, Groups: bg.groups, Drop: bg.drop})
+	dir, err := campaign.FindReactions()
 	if err != nil {
-		t.Fatal(err)
+		t.Skip(err)
 	}
-	return tb
-}
-
-// TestRandomMatchesReference: the random planner's mean NMA curve, through the real campaign
-// loop and metrics, matches the exact expectation of the reference file within 0.02 at every
-// turn, on both datasets.
-func TestRandomMatchesReference(t *testing.T) {
-	refs, err := readReferences(filepath.Join(reactionsDir(t), "optimization_game_reference_curves.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeds := 500
-	if testing.Short() {
-		seeds = 100
-	}
-	for _, bg := range benchGames {
-		t.Run(bg.name, func(t *testing.T) {
-			tb := openBench(t, bg)
-			var ref *reference
-			for _, r := range refs {
-				if r.Dataset == bg.name && r.Method == bg.randomRef {
-					ref = r
-				}
-			}
-			if ref == nil || len(ref.NMA) != 20 {
-				t.Fatalf("no 20-turn random reference for %s", bg.name)
-			}
-			gm := &game{table: tb}
-			var curves [][]float64
-			for seed := 1; seed <= seeds; seed++ {
-				for _, g := range tb.Groups {
-					r, err := gm.play(context.Background(), g, "random", int64(seed), 20, false)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.Repeats != 0 {
-						t.Fatalf("random repeated a condition: %+v", r.Steps)
-					}
-					curves = append(curves, r.Curves.NMA)
-				}
-			}
-			got := lab.Summarize(curves)
-			tol := 0.02
-			if testing.Short() {
-				tol = 0.05
-			}
-			for i, s := range got {
-				if math.Abs(s.Mean-ref.NMA[i]) > tol {
-					t.Errorf("turn %d: mean NMA %.4f, reference %.4f", i+1, s.Mean, ref.NMA[i])
-				}
-			}
-			t.Logf("NMA@5 %.3f (ref %.3f), @10 %.3f (%.3f), @20 %.3f (%.3f)", got[4].Mean, ref.NMA[4], got[9].Mean, ref.NMA[9], got[19].Mean, ref.NMA[19])
-		})
-	}
-}
-
-// TestMemoryPriorNeverSeesTheTarget: with --prior memory the bayes planner is built from the
-// store's steps of the other groups only.
-func TestMemoryPriorNeverSeesTheTarget(t *testing.T) {
-	tb := openBench(t, benchGames[1])
-	st, err := labsqlite.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	gm := &game{table: tb, store: st, priors: st}
-	ctx := context.Background()
-	for _, g := range tb.Groups[:3] {
-		if _, err := gm.play(ctx, g, "random", 1, 5, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	target := tb.Groups[0]
-	obs, err := lab.Prior(ctx, st, tb.Name, "yield", target.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(obs) != 10 {
-		t.Fatalf("prior has %d rows, want the other two groups' 5 steps each", len(obs))
-	}
-	for _, o := range obs {
-		if o.Group == target.Key {
-			t.Fatalf("the prior holds a step of the target group: %+v", o)
-		}
-	}
-	r, err := gm.play(ctx, target, "bayes", 1, 3, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Prior != 10 || r.Planner != "bayes+memory" {
-		t.Errorf("played %s with %d prior rows", r.Planner, r.Prior)
-	}
+	return dir
 }
 
 func writeSmall(t *testing.T, dir string) string {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,10 +18,8 @@ import (
 
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/operation"
-	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
-	"github.com/labmate/labmate/server/client"
+	"github.com/labmate/labmate/protocol/report"
 )
 
 func newExecCmd() *cobra.Command {
@@ -126,8 +122,8 @@ labmate could not run it at all.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			text := &textReporter{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), hotfix: plan.Hotfix}
-			var out reporter = text
+			var where func(rel string) string // where an artifact is: its path, or the server's URL for it
+			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr(), plan.Hotfix, func(rel string) string { return where(rel) })
 			if serverURL != "" {
 				var raw *json.Encoder // the server's messages print as they came, seq and all
 				if asJSON {
@@ -144,7 +140,7 @@ labmate could not run it at all.`,
 				if session == "" {
 					session = uuid.NewString()
 				}
-				text.where = func(rel string) string { return artifactURL(serverURL, session, rel) }
+				where = func(rel string) string { return artifactURL(serverURL, session, rel) }
 				return execRemote(ctx, out, raw, cmd.ErrOrStderr(), serverURL, token, session, req)
 			}
 			if workspace == "" {
@@ -157,25 +153,25 @@ labmate could not run it at all.`,
 				return err
 			}
 			if asJSON {
-				out = newJSONReporter(cmd.OutOrStdout())
+				out = report.NewJSON(cmd.OutOrStdout())
 			}
-			if err := out.message(protocol.TypeRequest, req); err != nil {
+			if err := out.Message(protocol.TypeRequest, req); err != nil {
 				return err
 			}
-			out.message(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
+			out.Message(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
 			// The kernel starts in a context of its own: Ctrl-C during start-up must not leave
 			// a half-started interpreter behind, and start-up is bounded by the kernel itself.
 			k, err := kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace})
 			if err != nil {
-				out.message(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
+				out.Message(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
 				return exitError{2}
 			}
 			defer k.Close()
 			ws := k.Info().Workspace // absolute
-			text.where = func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
+			where = func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
 			var last *operation.Message
 			for m := range operation.Exec(ctx, k, plan, nil) {
-				if err := out.message(m.Type, m.Payload); err != nil {
+				if err := out.Message(m.Type, m.Payload); err != nil {
 					return err
 				}
 				last = m
@@ -231,78 +227,6 @@ func kernelFor(path string) (string, error) {
 	return "", fmt.Errorf("%s: cannot tell the kernel from the extension %q: pass --kernel octave|python|shell", path, ext)
 }
 
-// serverToken is the token labmate serve keeps in DATA/token, for a server on this machine
-// or when data is given: the local server's token is not sent elsewhere unasked.
-func serverToken(serverURL, data string) (string, error) {
-	if data == "" {
-		u, err := url.Parse(serverURL)
-		if err != nil || !loopbackURL(u) {
-			return "", nil
-		}
-		if data, err = defaultDataDir(); err != nil {
-			return "", nil
-		}
-	}
-	return client.ReadToken(filepath.Join(data, server.TokenFile))
-}
-
-func loopbackURL(u *url.URL) bool {
-	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// execRemote runs req on a server through the client package and reports its messages:
-// to raw as NDJSON when it is set, else through out; retries are told on stderr.
-func execRemote(ctx context.Context, out reporter, raw *json.Encoder, stderr io.Writer, serverURL, token, session string, req *protocol.Request) error {
-	c, err := client.New(serverURL, token)
-	if err != nil {
-		return err
-	}
-	var told bool
-	c.OnRetry = func(err error, wait time.Duration) {
-		if !told {
-			fmt.Fprintf(stderr, "labmate: %v; retrying for up to %v\n", err, c.RetryFor)
-			told = true
-		}
-	}
-	var last *operation.Message
-	for m, err := range c.Exec(ctx, session, req) {
-		if err != nil {
-			return err
-		}
-		payload, err := protocol.DecodePayload(m)
-		if err != nil {
-			return err
-		}
-		if raw != nil {
-			err = raw.Encode(m)
-		} else {
-			err = out.message(m.Type, payload)
-		}
-		if err != nil {
-			return err
-		}
-		last = &operation.Message{Type: m.Type, Payload: payload}
-	}
-	if last == nil || !last.Type.Terminal() {
-		return exitError{2}
-	}
-	return exitCode(last)
-}
-
-// artifactURL is where the server serves an artifact of session.
-func artifactURL(serverURL, session, rel string) string {
-	parts := strings.Split(rel, "/")
-	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
-	}
-	return strings.TrimRight(serverURL, "/") + "/v1/sessions/" + url.PathEscape(session) + "/artifacts/" + strings.Join(parts, "/")
-}
-
 // exitCode maps the terminal message to labmate exec's exit status.
 func exitCode(m *operation.Message) error {
 	f, ok := m.Payload.(*protocol.Failed)
@@ -319,95 +243,4 @@ func exitCode(m *operation.Message) error {
 		return exitError{130}
 	}
 	return exitError{1}
-}
-
-// reporter prints one operation's messages.
-type reporter interface {
-	message(t protocol.Type, payload any) error
-}
-
-// jsonReporter prints NDJSON EnhancedMessages, run through a protocol.Log so that the
-// stream obeys the operation state machine and carries gap-free seq numbers.
-type jsonReporter struct {
-	log *protocol.Log
-	op  string
-	enc *json.Encoder
-}
-
-func newJSONReporter(w io.Writer) *jsonReporter {
-	return &jsonReporter{log: protocol.NewLog(uuid.NewString()), op: uuid.NewString(), enc: json.NewEncoder(w)}
-}
-
-func (r *jsonReporter) message(t protocol.Type, payload any) error {
-	m, err := protocol.NewMessage(t, "", r.op, payload)
-	if err != nil {
-		return err
-	}
-	if m, err = r.log.Append(m); err != nil {
-		return err
-	}
-	return r.enc.Encode(m)
-}
-
-// textReporter prints output as a terminal user expects: stdout lines to stdout, stderr
-// lines to stderr, labmate's own notes (verdicts, artifacts, the outcome) to stderr prefixed
-// "labmate:". An artifact is printed as where says it is: a path, or a server's URL.
-type textReporter struct {
-	stdout, stderr io.Writer
-	hotfix         protocol.Hotfix
-	where          func(rel string) string
-}
-
-func (r *textReporter) message(t protocol.Type, payload any) error {
-	switch p := payload.(type) {
-	case *protocol.Progress:
-		if v := p.Verdict; v != nil {
-			fmt.Fprintf(r.stderr, "labmate: [%s] %s\n", v.State, verdictText(v))
-			if perception.Interrupts(r.hotfix, v) {
-				fmt.Fprintf(r.stderr, "labmate: hot-fix (%s): interrupting\n", r.hotfix)
-			}
-		}
-		o := p.Observation
-		switch {
-		case o == nil:
-		case o.Kind == protocol.ObsStdout:
-			fmt.Fprintln(r.stdout, o.Line)
-		case o.Kind == protocol.ObsStderr:
-			fmt.Fprintln(r.stderr, o.Line)
-		case o.Kind == protocol.ObsArtifact && o.Artifact != nil:
-			fmt.Fprintf(r.stderr, "labmate: artifact %s (%s, %d bytes): %s\n", o.Artifact.Path, o.Artifact.MIMEType, o.Artifact.Size, r.where(o.Artifact.Path))
-		case o.Event != nil && o.Event.Name == protocol.EventTruncated:
-			fmt.Fprintln(r.stderr, "labmate: output truncated:", o.Event.Detail)
-		}
-	case *protocol.Complete:
-		fmt.Fprintf(r.stderr, "labmate: ok in %.3fs\n", p.Result.DurationS)
-	case *protocol.Failed:
-		switch {
-		case p.Result != nil && p.Verdict != nil && p.Reason == protocol.ReasonInterrupted:
-			fmt.Fprintf(r.stderr, "labmate: stopped by perception after %.3fs (%s); the workspace is kept\n", p.Result.DurationS, verdictText(p.Verdict))
-		case p.Result == nil:
-			fmt.Fprintf(r.stderr, "labmate: failed: %s\n", p.Error)
-		case p.Result.Line > 0:
-			fmt.Fprintf(r.stderr, "labmate: %s at line %d after %.3fs: %s\n", p.Reason, p.Result.Line, p.Result.DurationS, firstLine(p.Error))
-		default:
-			fmt.Fprintf(r.stderr, "labmate: %s after %.3fs: %s\n", p.Reason, p.Result.DurationS, firstLine(p.Error))
-		}
-	}
-	return nil
-}
-
-func verdictText(v *protocol.Verdict) string {
-	if v.State == protocol.Normal {
-		return "back to normal"
-	}
-	return v.Detector + ": " + v.Message
-}
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

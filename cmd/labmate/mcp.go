@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"sync"
 	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/labmate/labmate/kernel"
-	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
-	labsqlite "github.com/labmate/labmate/lab/sqlite"
-	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
-	"github.com/labmate/labmate/sandbox"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
 )
@@ -85,32 +76,21 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			if data, err = dataDir(data); err != nil {
 				return err
 			}
-			mem, memPath, err := openMemory(ctx, data)
-			if err != nil {
-				return err
-			}
-			defer mem.Close()
 			cfg := serverConfig(store, sb, workspaces, prewarm)
 			if cfg.Campaign, err = cf.setup(); err != nil {
 				return err
 			}
-			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+			mem, docs, closeStores, err := openStores(ctx, data, &cfg)
 			if err != nil {
 				return err
 			}
-			defer cst.Close()
-			cfg.CampaignStore = cst
+			defer closeStores()
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
-			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memPath), sb.Describe())
-			docs, err := openDocs(data)
-			if err != nil {
-				return err
-			}
-			defer docs.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
 			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
@@ -126,72 +106,4 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 	sf.add(cmd)
 	cf.add(cmd)
 	return cmd
-}
-
-// serverConfig is the protocol server's configuration shared by serve and mcp.
-func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
-	return server.Config{
-		Store: store,
-		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-			kk, err := findKernel(name)
-			if err != nil {
-				return nil, err
-			}
-			return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
-		},
-		Kernels:    kernelInfos,
-		Campaign:   campaignSetup,
-		Workspaces: filepath.Clean(workspaces),
-		Prewarm:    prewarm,
-	}
-}
-
-// kernelInfos lists the kernels with their interpreter versions.
-func kernelInfos(ctx context.Context) []server.KernelInfo {
-	rows := make([]server.KernelInfo, len(kernels))
-	var wg sync.WaitGroup
-	for i, k := range kernels {
-		wg.Go(func() {
-			rows[i].Name = k.name
-			v, err := k.version(ctx)
-			rows[i].Version = v
-			if err != nil {
-				rows[i].Error = err.Error()
-			}
-		})
-	}
-	wg.Wait()
-	return rows
-}
-
-// openMemory opens the memory labmate memory uses: $LABMATE_MEMORY (a SQLite file or a
-// postgres:// URL), else DATA/memory.db.
-func openMemory(ctx context.Context, data string) (memory.Store, string, error) {
-	f := &memoryFlags{store: os.Getenv("LABMATE_MEMORY")}
-	if f.store == "" {
-		f.store = filepath.Join(data, "memory.db")
-	}
-	m, err := f.open(ctx)
-	return m, f.store, err
-}
-
-// openDocs opens the documentation index labmate docs writes: $LABMATE_DOCS_DB, else
-// DATA/docs.db.
-func openDocs(data string) (*ksqlite.Index, error) {
-	path := os.Getenv("LABMATE_DOCS_DB")
-	if path == "" {
-		path = filepath.Join(data, "docs.db")
-	}
-	return ksqlite.Open(path, nil)
-}
-
-// redact hides the password of a postgres:// URL in what is printed.
-func redact(store string) string {
-	if u, err := url.Parse(store); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
-		}
-	}
-	return store
 }

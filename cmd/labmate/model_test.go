@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/llm/llmtest"
+	"github.com/labmate/labmate/llm/providers"
 )
 
 // modelEnv is a clean environment for model resolution: no model, no keys, no base URLs from
@@ -16,11 +17,8 @@ import (
 func modelEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "LABMATE_MODEL=", "LABMATE_EMBEDDER="}
-	for _, p := range providers {
-		env = append(env, p.keyEnv+"=")
-		for _, e := range p.baseURLEnv {
-			env = append(env, e+"=")
-		}
+	for _, v := range providers.Vars() {
+		env = append(env, v+"=")
 	}
 	return append(env, extra...)
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -45,6 +42,15 @@ func findKernel(name string) (kernelKind, error) {
 		}
 	}
 	return kernelKind{}, fmt.Errorf("unknown kernel %q (choose octave, python or shell)", name)
+}
+
+// startKernel starts the named kernel in sb, working in workspace.
+func startKernel(ctx context.Context, name string, sb kernel.Sandbox, workspace string) (kernel.Kernel, error) {
+	kk, err := findKernel(name)
+	if err != nil {
+		return nil, err
+	}
+	return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
 }
 
 func newRoot() *cobra.Command {
@@ -105,7 +111,7 @@ type sandboxFlags struct {
 
 func (f *sandboxFlags) add(cmd *cobra.Command) {
 	f.memory.name, f.memory.check = "memory", sandbox.CheckMemory
-	f.disk.name, f.disk.check = "disk", checkDisk
+	f.disk.name, f.disk.check = "disk", sandbox.CheckDisk
 	cmd.Flags().BoolVar(&f.none, "no-sandbox", false, "run WITHOUT isolation (only when no sandbox is possible and you trust the code)")
 	cmd.Flags().BoolVar(&f.network, "network", false, "allow network access inside the sandbox")
 	cmd.Flags().Var(&f.memory, "memory", "memory budget of the whole sandbox — every process, /tmp and /dev/shm together — and each process's\n"+
@@ -117,7 +123,7 @@ func (f *sandboxFlags) add(cmd *cobra.Command) {
 // open returns the sandbox to use: the best available, or none when asked for explicitly. It
 // refuses when the memory or process limit cannot be enforced for the sandbox as a whole.
 func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
-	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory.n, CPUs: f.cpus.n, DiskBytes: f.disk.n, Hide: hiddenDirs()}
+	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory.n, CPUs: f.cpus.n, DiskBytes: f.disk.n, Hide: sandbox.PrivateDirs()}
 	if f.none {
 		return sandbox.New(sandbox.ModeNone, policy)
 	}
@@ -136,31 +142,6 @@ func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
 			"  or pass --memory unlimited to run without a memory budget, or --no-sandbox to run unisolated", err)
 	}
 	return sb, nil
-}
-
-// hiddenDirs are the host paths a sandbox never shows, even inside a workspace that contains
-// them (labmate exec in the home directory): labmate's data and configuration, and the usual
-// places of the user's credentials.
-func hiddenDirs() []string {
-	var out []string
-	home, err := os.UserHomeDir()
-	if err != nil {
-		home = ""
-	}
-	for _, xdg := range []struct{ env, def string }{{"XDG_DATA_HOME", ".local/share"}, {"XDG_CONFIG_HOME", ".config"}} {
-		if d := os.Getenv(xdg.env); d != "" {
-			out = append(out, filepath.Join(d, "labmate"))
-		} else if home != "" {
-			out = append(out, filepath.Join(home, xdg.def, "labmate"))
-		}
-	}
-	if home != "" {
-		for _, p := range []string{".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials",
-			".password-store", ".config/gcloud", ".config/gh"} {
-			out = append(out, filepath.Join(home, p))
-		}
-	}
-	return out
 }
 
 // sizeFlag is a size in bytes with units (2G, 512M, 4GiB) or "unlimited" (-1); 0 means the
@@ -202,26 +183,6 @@ func (f *sizeFlag) Set(s string) error {
 		}
 	}
 	f.n = n
-	return nil
-}
-
-// checkDisk says what is wrong with a workspace quota of n bytes: too small to be meant, or
-// larger than any filesystem here.
-func checkDisk(n int64) error {
-	const minDisk = 64 << 20
-	if n < minDisk {
-		return fmt.Errorf("a workspace quota of %s is below the minimum of %s", sandbox.FormatSize(n), sandbox.FormatSize(minDisk))
-	}
-	var biggest int64
-	for _, dir := range []string{".", "/"} {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(dir, &st); err == nil {
-			biggest = max(biggest, int64(st.Blocks)*st.Bsize)
-		}
-	}
-	if biggest > 0 && n > biggest {
-		return fmt.Errorf("a workspace quota of %s is more than the %s filesystem it would live on", sandbox.FormatSize(n), sandbox.FormatSize(biggest))
-	}
 	return nil
 }
 

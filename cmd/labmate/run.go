@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"iter"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,13 +15,9 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
+	"github.com/labmate/labmate/agent/report"
 	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/knowledge"
-	ktools "github.com/labmate/labmate/knowledge/tools"
-	"github.com/labmate/labmate/memory"
-	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -72,11 +63,13 @@ search_skills, save_fact, save_skill and update_skill. --memory-read NS adds nam
 (e.g. a frozen memory another model wrote), --memory-infer lets the model decide ADD, UPDATE,
 DELETE or NOOP when consolidating, and --no-memory turns memory off.
 
-Every event is checkpointed in DATA/runs.db: a run that was killed (or stopped with Ctrl-C)
-continues with --resume ID, without repeating the operations it finished. The kernels are new: the
-variables they can serialise (Python's picklable globals, Octave's save-able variables), saved
-after each operation in the workspace's .labmate/state, are loaded back, the model is told which
-names could not be, and files in the workspace remain.
+Every event is checkpointed in DATA/runs.db (labmate run list, labmate run show ID): a run that
+was killed, stopped with Ctrl-C or stopped by its provider failing (down, overloaded, rate
+limited) continues with --resume ID, with the model it worked with unless --model names another,
+without repeating the operations it finished. The kernels are new: the variables they can
+serialise (Python's picklable globals, Octave's save-able variables), saved after each operation
+in the workspace's .labmate/state, are loaded back, the model is told which names could not be,
+and files in the workspace remain.
 
 The code the model writes runs in a workspace of its own, DATA/workspaces/run-ID (printed when the
 run starts), the only place it can write; --workspace DIR lets it work in a directory of yours
@@ -107,31 +100,36 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			model, err := newModel(ctx, modelSpec)
+			dir, err := dataDir(data)
 			if err != nil {
 				return err
 			}
-			if data, err = dataDir(data); err != nil {
-				return err
-			}
-			store, err := agentsqlite.Open(filepath.Join(data, "runs.db"))
+			store, err := openRuns(dir)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			if workspace == "" && resume != "" {
-				// The resumed run works where it worked before: its files are there.
+			if resume != "" {
 				st, err := store.Load(ctx, resume)
 				if err != nil {
 					return err
 				}
-				workspace = st.Task.Workspace
+				if workspace == "" { // the resumed run works where it worked before: its files are there
+					workspace = st.Task.Workspace
+				}
+				if modelSpec == "" { // and with the model it worked with
+					modelSpec = st.Model
+				}
+			}
+			model, err := providers.NewModel(ctx, modelSpec)
+			if err != nil {
+				return err
 			}
 			var runID string
 			if workspace == "" {
 				// Code a model writes works in a directory of its own, never the user's.
 				runID = uuid.NewString()
-				if workspace, err = runWorkspace(data, runID); err != nil {
+				if workspace, err = runWorkspace(dir, runID); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "labmate run: workspace %s\n", workspace)
@@ -182,14 +180,10 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				Memory: mem,
 				Tools:  tools,
 				StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-					kk, err := findKernel(name)
-					if err != nil {
-						return nil, err
-					}
 					if sb == nil {
 						return nil, errors.New("no kernels in --mode direct")
 					}
-					return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+					return startKernel(ctx, name, sb, workspace)
 				},
 				Store:       store,
 				MaxTurns:    maxTurns,
@@ -208,9 +202,9 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			} else {
 				events = a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
 			}
-			var out eventPrinter = &textEvents{stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if asJSON {
-				out = &jsonEvents{enc: json.NewEncoder(cmd.OutOrStdout())}
+				out = report.NewJSON(cmd.OutOrStdout())
 			}
 			var last *agent.Stop
 			for ev, err := range events {
@@ -220,7 +214,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 					}
 					return exitError{1} // the stop event said why
 				}
-				if err := out.event(ev); err != nil {
+				if err := out.Event(ev); err != nil {
 					return err
 				}
 				if ev.Stop != nil {
@@ -231,7 +225,9 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				return exitError{2}
 			}
 			if stats {
-				printStats(cmd.OutOrStdout(), last.Stats, asJSON)
+				if err := report.Stats(cmd.OutOrStdout(), last.Stats, asJSON); err != nil {
+					return err
+				}
 			}
 			switch last.Reason {
 			case agent.StopAnswered:
@@ -250,7 +246,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.StringVar(&mode, "mode", string(agent.ModeAgent), "agent (plan, code, perceive, reflect), direct (no tools) or codeact (execute, then respond)")
 	f.BoolVar(&asJSON, "json", false, "print every event as NDJSON to stdout")
 	f.BoolVar(&stats, "stats", false, "print tokens and calls per module, hot-fixes, repairs and re-plans at the end")
-	f.StringVar(&resume, "resume", "", "continue the run with this id from its last checkpoint")
+	f.StringVar(&resume, "resume", "", "continue the run with this id from its last checkpoint (with its model unless --model is given)")
 	f.IntVar(&maxTurns, "max-turns", 40, "most model calls in the run")
 	f.IntVar(&maxRepairs, "max-repairs", 3, "repairs of a failed or interrupted step before re-planning")
 	f.IntVar(&maxReplans, "max-replans", 2, "re-plans before giving up")
@@ -265,207 +261,6 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.BoolVar(&memoryInfer, "memory-infer", false, "consolidate what runs teach with the model deciding ADD, UPDATE, DELETE or NOOP (default: deterministic)")
 	f.StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
+	cmd.AddCommand(newRunListCmd(), newRunShowCmd())
 	return cmd
-}
-
-type eventPrinter interface {
-	event(ev *agent.Event) error
-}
-
-type jsonEvents struct{ enc *json.Encoder }
-
-func (p *jsonEvents) event(ev *agent.Event) error { return p.enc.Encode(ev) }
-
-// textEvents prints a run as a person follows it: progress on stderr, the answer on stdout.
-type textEvents struct {
-	stdout, stderr io.Writer
-}
-
-func (p *textEvents) event(ev *agent.Event) error {
-	w := p.stderr
-	switch ev.Type {
-	case agent.EventStart:
-		verb := "run"
-		if ev.Start.Resumed {
-			verb = "resuming run"
-		}
-		fmt.Fprintf(w, "labmate: %s %s with %s (%s, %s kernel)\n", verb, ev.RunID, ev.Start.Model, ev.Start.Task.Mode, ev.Start.Task.Kernel)
-	case agent.EventMemory:
-		fmt.Fprintf(w, "memory: %s\n", firstLine(ev.Memory))
-	case agent.EventPlan:
-		fmt.Fprintf(w, "plan: %s\n", ev.Plan.Goal)
-		for i, s := range ev.Plan.Steps {
-			fmt.Fprintf(w, "  %d. %s [%s] — check: %s\n", i+1, s.Title, s.Tool, s.Checkpoint)
-		}
-	case agent.EventModelCall:
-		c := ev.Call
-		if c.Error != "" {
-			fmt.Fprintf(w, "  %s: model call failed: %s\n", c.Module, c.Error)
-		}
-	case agent.EventOperation:
-		return p.operation(ev.Message)
-	case agent.EventVerdict:
-		if v := ev.Verdict; v.State != protocol.Normal {
-			fmt.Fprintf(w, "  perception: [%s] %s: %s\n", v.State, v.Detector, v.Message)
-		}
-	case agent.EventToolResult:
-		t := ev.Tool
-		switch {
-		case t.Operation != nil && t.Operation.OK:
-			fmt.Fprintf(w, "  ok in %.2fs\n", t.Operation.DurationS)
-		case t.Operation != nil && t.Operation.HotFix:
-			fmt.Fprintf(w, "  stopped by perception after %.2fs (hot-fix %d of the step)\n", t.Operation.DurationS, ev.Attempt)
-		case t.Operation != nil:
-			fmt.Fprintf(w, "  %s after %.2fs: %s\n", t.Operation.Reason, t.Operation.DurationS, firstLine(t.Operation.Error))
-		case t.IsError:
-			fmt.Fprintf(w, "  %s rejected: %s\n", t.Name, firstLine(t.Content))
-		}
-	case agent.EventKernelState:
-		fmt.Fprintf(w, "kernel state: %s\n", ev.KernelState.Summary())
-	case agent.EventReflection:
-		f := ev.Reflection
-		fmt.Fprintf(w, "reflect: step %d: %s — %s\n", ev.Step+1, f.Decision, firstLine(f.Reasons))
-	case agent.EventAnswer:
-		fmt.Fprintln(p.stdout, ev.Answer.Text)
-	case agent.EventStop:
-		s := ev.Stop
-		switch s.Reason {
-		case agent.StopAnswered:
-			fmt.Fprintf(w, "labmate: answered in %s (%d model calls, %d operations, %d hot-fixes, %d re-plans)\n",
-				s.Stats.Elapsed.Round(time.Millisecond), s.Stats.Turns, s.Stats.Operations, s.Stats.HotFixes, s.Stats.Replans)
-		case agent.StopCancelled:
-			fmt.Fprintf(w, "labmate: interrupted; continue with: labmate run --resume %s\n", ev.RunID)
-		default:
-			fmt.Fprintf(w, "labmate: stopped (%s)", s.Reason)
-			if s.Error != "" {
-				fmt.Fprintf(w, ": %s", s.Error)
-			}
-			fmt.Fprintln(w)
-			if s.Result != nil && s.Reason != agent.StopError {
-				fmt.Fprintf(p.stdout, "PARTIAL RESULT:\n%s\n", s.Result.Text)
-			}
-		}
-	}
-	return nil
-}
-
-func (p *textEvents) operation(m *protocol.EnhancedMessage) error {
-	payload, err := protocol.DecodePayload(m)
-	if err != nil {
-		return err
-	}
-	switch v := payload.(type) {
-	case *protocol.Request:
-		code := strings.TrimRight(v.Code, "\n")
-		lines := strings.Split(code, "\n")
-		fmt.Fprintf(p.stderr, "run_code (%s, %d lines):\n", v.Kernel, len(lines))
-		for i, l := range lines {
-			if i == 6 && len(lines) > 8 {
-				fmt.Fprintf(p.stderr, "  ┆ … %d more lines\n", len(lines)-6)
-				break
-			}
-			fmt.Fprintf(p.stderr, "  ┆ %s\n", l)
-		}
-	case *protocol.Progress:
-		if o := v.Observation; o != nil && (o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr) {
-			fmt.Fprintf(p.stderr, "  │ %s\n", o.Line)
-		}
-	}
-	return nil
-}
-
-// printStats prints tokens and calls per module.
-func printStats(w io.Writer, s agent.Stats, asJSON bool) {
-	if asJSON {
-		json.NewEncoder(w).Encode(map[string]any{"stats": s})
-		return
-	}
-	var total int64
-	for _, m := range s.Modules {
-		total += m.Total()
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "MODULE\tCALLS\tINPUT\tOUTPUT\tTOTAL\t%\t")
-	var calls int
-	var in, outT int64
-	for _, m := range s.Modules {
-		pct := 0.0
-		if total > 0 {
-			pct = 100 * float64(m.Total()) / float64(total)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t\n", m.Module, m.Calls, m.InputTokens, m.OutputTokens, m.Total(), pct)
-		calls += m.Calls
-		in += m.InputTokens
-		outT += m.OutputTokens
-	}
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t%d\t100.0\t\n", calls, in, outT, total)
-	tw.Flush()
-	fmt.Fprintf(w, "operations %d, hot-fixes %d, repairs %d, re-plans %d, cells stopped by memory's guardrails %d, wall time %s\n",
-		s.Operations, s.HotFixes, s.Repairs, s.Replans, s.Guarded, s.Elapsed.Round(time.Millisecond))
-}
-
-// runWorkspace makes (or finds, on resume) the workspace of agent run id: DATA/workspaces/run-ID,
-// readable by its owner only.
-func runWorkspace(data, id string) (string, error) {
-	ws := filepath.Join(data, "workspaces", "run-"+id)
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		return "", fmt.Errorf("workspace: %w", err)
-	}
-	return ws, nil
-}
-
-// agentRuns is labmate serve's server.RunFunc: each run gets a fresh agent with its own
-// workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
-// index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
-// configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
-func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, error) {
-	if spec == "" && os.Getenv("LABMATE_MODEL") == "" {
-		cfg, err := loadConfig()
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Model == "" {
-			return nil, nil
-		}
-	}
-	model, err := newModel(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	kcfg, err := knowledgeFromEnv(docs)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
-		var mem2 agent.Memory
-		var mt []tool.Tool
-		if mem != nil {
-			lm := learn.New(mem, &learn.Options{Namespace: "user", Model: model.Name()})
-			mem2, mt = lm, lm.Tools()
-		}
-		tools, err := tool.NewSet(append(mt, ktools.New(kcfg)...)...)
-		if err != nil {
-			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
-		}
-		a, err := agent.New(model, &agent.Options{
-			Memory: mem2,
-			Tools:  tools,
-			StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-				kk, err := findKernel(name)
-				if err != nil {
-					return nil, err
-				}
-				ws, err := runWorkspace(data, task.ID)
-				if err != nil {
-					return nil, err
-				}
-				return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: ws})
-			},
-			Store: store,
-		})
-		if err != nil {
-			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
-		}
-		return a.Run(ctx, task)
-	}, nil
 }

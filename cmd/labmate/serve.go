@@ -15,8 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
-	labsqlite "github.com/labmate/labmate/lab/sqlite"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -115,39 +113,28 @@ operations end FAILED saying so.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			runStore, err := agentsqlite.Open(filepath.Join(data, "runs.db"))
+			runStore, err := openRuns(data)
 			if err != nil {
 				return err
 			}
 			defer runStore.Close()
-			mem, _, err := openMemory(ctx, data)
-			if err != nil {
-				return err
-			}
-			defer mem.Close()
-			docs, err := openDocs(data)
-			if err != nil {
-				return err
-			}
-			defer docs.Close()
-			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
-			if err != nil {
-				return err
-			}
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			if cfg.Campaign, err = cf.setup(); err != nil {
+				return err
+			}
+			mem, docs, closeStores, err := openStores(ctx, data, &cfg)
+			if err != nil {
+				return err
+			}
+			defer closeStores()
+			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			if err != nil {
 				return err
 			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
 			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
-			cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
-			if err != nil {
-				return err
-			}
-			defer cst.Close()
-			cfg.CampaignStore = cst
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err

@@ -2,7 +2,10 @@
 // sequence.
 package textcut
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Head is s cut to n bytes (on a rune boundary) with "…" when cut.
 func Head(s string, n int) string {
@@ -13,4 +16,12 @@ func Head(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// FirstLine is s up to its first newline.
+func FirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

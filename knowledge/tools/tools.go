@@ -46,6 +46,21 @@ type DocsQuery struct {
 	Source string `json:"source,omitempty" jsonschema:"only sources starting with this, e.g. octave: or python:numpy"`
 }
 
+// DocHit is one documentation section search_docs found.
+type DocHit struct {
+	Cite    string  `json:"cite" jsonschema:"source:lines (heading), to cite"`
+	Source  string  `json:"source"`
+	Name    string  `json:"name,omitempty"`
+	Summary string  `json:"summary,omitempty"`
+	Text    string  `json:"text"`
+	Score   float64 `json:"score"`
+}
+
+// DocHits are search_docs's structured result: the sections, best first.
+type DocHits struct {
+	Hits []DocHit `json:"hits"`
+}
+
 // WebQuery is the input of search_web and search_papers.
 type WebQuery struct {
 	Query string `json:"query" jsonschema:"the search query"`
@@ -64,12 +79,19 @@ func New(cfg *Config) []tool.Tool {
 	}
 	c := *cfg
 	return []tool.Tool{
-		tool.Must(SearchDocs, "Search the documentation index: the help of the installed Octave functions and Python modules "+
-			"and indexed manuals. Returns sections with their source (file:lines) to cite.", c.searchDocs),
+		c.docs(),
 		tool.Must(SearchWeb, "Search the web. Returns titles, URLs and snippets; read a page with fetch_url.", c.searchWeb),
 		tool.Must(SearchPapers, "Search scientific papers (arXiv, Crossref); a DOI looks that paper up. Returns title, authors, venue, year, DOI, URL.", c.searchPapers),
 		tool.Must(FetchURL, "Read a web page or PDF as cleaned text (size- and time-limited).", c.fetchURL),
 	}
+}
+
+// Docs is search_docs alone, over index.
+func Docs(index knowledge.Index) tool.Tool { return Config{Index: index}.docs() }
+
+func (c Config) docs() tool.Tool {
+	return tool.Must(SearchDocs, "Search the documentation index: the help of the installed Octave functions and Python modules "+
+		"and indexed manuals. Returns sections with their source (file:lines) to cite.", c.searchDocs)
 }
 
 func clamp(n, def int) int {
@@ -93,19 +115,26 @@ func (c Config) searchDocs(ctx context.Context, in DocsQuery) (*tool.Result, err
 	if c.Index == nil {
 		return tool.Errorf("%s: not configured: no documentation index (run labmate docs index --octave, or labmate docs index PATH)", SearchDocs), nil
 	}
+	if strings.TrimSpace(in.Query) == "" {
+		return tool.Errorf("%s: query is empty", SearchDocs), nil
+	}
 	hits, err := c.Index.Search(ctx, &knowledge.Query{Text: in.Query, Limit: clamp(in.N, 5), Source: in.Source})
 	if err != nil {
 		return nil, err
 	}
+	data := DocHits{Hits: []DocHit{}}
+	for _, h := range hits {
+		data.Hits = append(data.Hits, DocHit{Cite: h.Cite(), Source: h.Source, Name: h.Name, Summary: h.Summary, Text: h.Text, Score: h.Score})
+	}
 	if len(hits) == 0 {
-		return &tool.Result{Content: fmt.Sprintf("No documentation matches %q.", in.Query), Data: hits}, nil
+		return &tool.Result{Content: fmt.Sprintf("No documentation matches %q; the index may be empty (labmate docs index --octave --python).", in.Query), Data: data}, nil
 	}
 	max := c.MaxChars
 	if max == 0 {
 		max = 1500
 	}
 	var b strings.Builder
-	res := &tool.Result{Untrusted: true, Data: hits}
+	res := &tool.Result{Untrusted: true, Data: data}
 	for i, h := range hits {
 		cite := h.Cite()
 		res.Sources = append(res.Sources, cite)

@@ -1,4 +1,4 @@
-package main
+package game
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// plotCurves draws the mean NMA per turn of each planner, with reference curves dashed.
-func plotCurves(path, title string, ss []*summary, refs []*reference) error {
+// Plot draws the mean NMA per turn of each planner, with reference curves dashed.
+func Plot(path, title string, ss []*Summary, refs []*Reference) error {
 	p := plot.New()
 	p.Title.Text = title + ": mean NMA per turn"
 	p.X.Label.Text = "turn"

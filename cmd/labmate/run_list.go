@@ -1,0 +1,85 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labmate/labmate/agent/report"
+	agentsqlite "github.com/labmate/labmate/agent/sqlite"
+)
+
+// openRuns opens the run checkpoints of the --data directory.
+func openRuns(data string) (*agentsqlite.Store, error) {
+	dir, err := dataDir(data)
+	if err != nil {
+		return nil, err
+	}
+	return agentsqlite.Open(filepath.Join(dir, "runs.db"))
+}
+
+func newRunListCmd() *cobra.Command {
+	var (
+		data   string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List past agent runs, the latest first",
+		Long: `List the agent runs checkpointed in DATA/runs.db, the latest first: id, state (the stop reason,
+"resumable" when labmate run --resume continues it, or the phase of a run that has not stopped),
+model, tokens spent, last update and task. --json prints one JSON array.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, err := openRuns(data)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			runs, err := store.Runs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return report.Runs(cmd.OutOrStdout(), runs, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as one JSON array")
+	cmd.Flags().StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	return cmd
+}
+
+func newRunShowCmd() *cobra.Command {
+	var (
+		data   string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one agent run: its plan, steps, operations and outcome",
+		Long: `Show one agent run checkpointed in DATA/runs.db: the task, model and workspace, the plan with
+the steps accepted so far, every run_code operation with its outcome, the tokens spent, and how
+the run ended (the answer, or why it stopped and whether labmate run --resume continues it).
+--json prints {"state": …, "operations": […], "started": …, "updated": …}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := openRuns(data)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ctx := cmd.Context()
+			st, err := store.Load(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			r, err := report.NewRecord(st, store.Events(ctx, args[0], 0))
+			if err != nil {
+				return err
+			}
+			return report.Show(cmd.OutOrStdout(), r, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
+	cmd.Flags().StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	return cmd
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/labmate/labmate/kernel"
+	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
+	labsqlite "github.com/labmate/labmate/lab/sqlite"
+	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
+	"github.com/labmate/labmate/server"
+)
+
+// serverConfig is the protocol server's configuration shared by serve and mcp.
+func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
+	return server.Config{
+		Store: store,
+		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+			return startKernel(ctx, name, sb, workspace)
+		},
+		Kernels:    kernelInfos,
+		Workspaces: filepath.Clean(workspaces),
+		Prewarm:    prewarm,
+	}
+}
+
+// kernelInfos lists the kernels with their interpreter versions.
+func kernelInfos(ctx context.Context) []server.KernelInfo {
+	rows := make([]server.KernelInfo, len(kernels))
+	var wg sync.WaitGroup
+	for i, k := range kernels {
+		wg.Go(func() {
+			rows[i].Name = k.name
+			v, err := k.version(ctx)
+			rows[i].Version = v
+			if err != nil {
+				rows[i].Error = err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	return rows
+}
+
+// memoryPath is the memory labmate memory uses: $LABMATE_MEMORY (a SQLite file or a
+// postgres:// URL), else DATA/memory.db.
+func memoryPath(data string) string {
+	return cmp.Or(os.Getenv("LABMATE_MEMORY"), filepath.Join(data, "memory.db"))
+}
+
+// openStores opens, in one place, the stores labmate serve and labmate mcp share under DATA and
+// sets the campaign store in cfg: the memory (memoryPath), the documentation index labmate docs writes
+// ($LABMATE_DOCS_DB, else DATA/docs.db) and the campaign store (DATA/campaigns.db). It returns
+// the memory and the index for the MCP tools and agent runs, and closes all three with done.
+func openStores(ctx context.Context, data string, cfg *server.Config) (mem memory.Store, docs *ksqlite.Index, done func(), err error) {
+	var closers []func() error
+	done = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	if mem, err = (&memoryFlags{store: memoryPath(data)}).open(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	closers = append(closers, mem.Close)
+	if docs, err = ksqlite.Open(cmp.Or(os.Getenv("LABMATE_DOCS_DB"), filepath.Join(data, "docs.db")), nil); err != nil {
+		return nil, nil, nil, err
+	}
+	closers = append(closers, docs.Close)
+	cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	closers = append(closers, cst.Close)
+	cfg.CampaignStore = cst
+	return mem, docs, done, nil
+}
+
+// redact hides the password of a postgres:// URL in what is printed.
+func redact(store string) string {
+	if u, err := url.Parse(store); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return store
+}

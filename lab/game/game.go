@@ -1,0 +1,100 @@
+// Package game plays the optimization game of Coscientist on fully mapped datasets: a planner
+// chooses conditions in a dataset group served as a lookup lab, for a budget of turns, scored
+// by normalized advantage and NMA. It builds the planners by name (random, bayes and
+// bayes-onehot over package optimize, llm through a factory), plays and summarizes campaigns,
+// reads and plots reference curves, and sets up the campaigns a server runs on request.
+package game
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/dataset"
+)
+
+// Game is one dataset played as the optimization game.
+type Game struct {
+	Table  *dataset.Table
+	Store  lab.Store // records the campaigns; nil: not recorded
+	Priors lab.Store // where a prior of memory reads earlier campaigns
+	LLM    LLMPlanners
+}
+
+// Result is one finished campaign.
+type Result struct {
+	Planner string          `json:"planner"`
+	Group   string          `json:"group"`
+	Seed    int64           `json:"seed"`
+	Prior   int             `json:"prior_rows,omitempty"`
+	Steps   []lab.Step      `json:"steps"`
+	Scale   lab.Scale       `json:"scale"`
+	Curves  lab.Curves      `json:"curves"`
+	Repeats int             `json:"repeats"`
+	Invalid int             `json:"invalid"`
+	Propose []time.Duration `json:"-"`
+	Setup   time.Duration   `json:"-"` // building the planner (fitting the prior)
+}
+
+// Play runs one campaign of planner on group g. With prior set, the planner is given what
+// Priors holds about the other groups, and the result is labelled PLANNER+memory.
+func (gm *Game) Play(ctx context.Context, g *dataset.Group, planner string, seed int64, budget int, prior bool) (*Result, error) {
+	var obs []lab.Observation
+	label := planner
+	if prior && planner != "random" {
+		var err error
+		obs, err = lab.Prior(ctx, gm.Priors, gm.Table.Name, gm.Table.Objective, g.Key)
+		if err != nil {
+			return nil, err
+		}
+		label += "+memory"
+	}
+	var desc [][][]float64
+	if planner == "bayes" {
+		desc = gm.Table.Descriptors(g.Key) // the other groups' data only
+	}
+	t0 := time.Now()
+	p, err := NewPlanner(planner, g.Space(), seed, obs, desc, gm.LLM)
+	if err != nil {
+		return nil, err
+	}
+	setup := time.Since(t0)
+	c := &lab.Campaign{ID: NewCampaignID(), Space: gm.Table.Name, Objective: gm.Table.Objective, Group: g.Key,
+		Planner: planner, Seed: seed, Budget: budget}
+	if prior && planner != "random" {
+		c.Prior = "memory"
+	}
+	r := &Result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
+	seen := map[string]bool{}
+	for st, err := range lab.Run(ctx, g, p, c, &lab.Options{Store: gm.Store}) {
+		if err != nil {
+			return nil, err
+		}
+		r.Steps = append(r.Steps, *st)
+		r.Propose = append(r.Propose, st.Propose)
+		if st.Conditions != nil {
+			if seen[st.Conditions.Key()] {
+				r.Repeats++
+			}
+			seen[st.Conditions.Key()] = true
+		}
+		if !st.OK {
+			r.Invalid++
+		}
+	}
+	r.Curves = lab.Score(r.Steps, g.Scale, budget)
+	return r, nil
+}
+
+var idMu sync.Mutex
+var idN int
+
+func NewCampaignID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	idN++
+	return fmt.Sprintf("c%s-%d-%d", time.Now().UTC().Format("20060102T150405.000000"), os.Getpid(), idN)
+}

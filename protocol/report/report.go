@@ -1,0 +1,103 @@
+// Package report prints one operation's messages: as a terminal user expects them (the
+// program's stdout and stderr where they belong, labmate's notes on stderr), or as NDJSON
+// protocol messages.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/google/uuid"
+
+	"github.com/labmate/labmate/internal/textcut"
+	"github.com/labmate/labmate/perception"
+	"github.com/labmate/labmate/protocol"
+)
+
+// Reporter prints one operation's messages.
+type Reporter interface {
+	Message(t protocol.Type, payload any) error
+}
+
+// NewJSON prints NDJSON EnhancedMessages on w, run through a protocol.Log so that the stream
+// obeys the operation state machine and carries gap-free seq numbers.
+func NewJSON(w io.Writer) Reporter {
+	return &jsonReporter{log: protocol.NewLog(uuid.NewString()), op: uuid.NewString(), enc: json.NewEncoder(w)}
+}
+
+type jsonReporter struct {
+	log *protocol.Log
+	op  string
+	enc *json.Encoder
+}
+
+func (r *jsonReporter) Message(t protocol.Type, payload any) error {
+	m, err := protocol.NewMessage(t, "", r.op, payload)
+	if err != nil {
+		return err
+	}
+	if m, err = r.log.Append(m); err != nil {
+		return err
+	}
+	return r.enc.Encode(m)
+}
+
+// NewText prints output as a terminal user expects: stdout lines to stdout, stderr lines to
+// stderr, labmate's own notes (verdicts, artifacts, the outcome, a hot-fix under the policy)
+// to stderr prefixed "labmate:". An artifact is printed as where says it is: a path, or a
+// server's URL.
+func NewText(stdout, stderr io.Writer, hotfix protocol.Hotfix, where func(rel string) string) Reporter {
+	return &textReporter{stdout: stdout, stderr: stderr, hotfix: hotfix, where: where}
+}
+
+type textReporter struct {
+	stdout, stderr io.Writer
+	hotfix         protocol.Hotfix
+	where          func(rel string) string
+}
+
+func (r *textReporter) Message(t protocol.Type, payload any) error {
+	switch p := payload.(type) {
+	case *protocol.Progress:
+		if v := p.Verdict; v != nil {
+			fmt.Fprintf(r.stderr, "labmate: [%s] %s\n", v.State, verdictText(v))
+			if perception.Interrupts(r.hotfix, v) {
+				fmt.Fprintf(r.stderr, "labmate: hot-fix (%s): interrupting\n", r.hotfix)
+			}
+		}
+		o := p.Observation
+		switch {
+		case o == nil:
+		case o.Kind == protocol.ObsStdout:
+			fmt.Fprintln(r.stdout, o.Line)
+		case o.Kind == protocol.ObsStderr:
+			fmt.Fprintln(r.stderr, o.Line)
+		case o.Kind == protocol.ObsArtifact && o.Artifact != nil:
+			fmt.Fprintf(r.stderr, "labmate: artifact %s (%s, %d bytes): %s\n", o.Artifact.Path, o.Artifact.MIMEType, o.Artifact.Size, r.where(o.Artifact.Path))
+		case o.Event != nil && o.Event.Name == protocol.EventTruncated:
+			fmt.Fprintln(r.stderr, "labmate: output truncated:", o.Event.Detail)
+		}
+	case *protocol.Complete:
+		fmt.Fprintf(r.stderr, "labmate: ok in %.3fs\n", p.Result.DurationS)
+	case *protocol.Failed:
+		switch {
+		case p.Result != nil && p.Verdict != nil && p.Reason == protocol.ReasonInterrupted:
+			fmt.Fprintf(r.stderr, "labmate: stopped by perception after %.3fs (%s); the workspace is kept\n", p.Result.DurationS, verdictText(p.Verdict))
+		case p.Result == nil:
+			fmt.Fprintf(r.stderr, "labmate: failed: %s\n", p.Error)
+		case p.Result.Line > 0:
+			fmt.Fprintf(r.stderr, "labmate: %s at line %d after %.3fs: %s\n", p.Reason, p.Result.Line, p.Result.DurationS, textcut.FirstLine(p.Error))
+		default:
+			fmt.Fprintf(r.stderr, "labmate: %s after %.3fs: %s\n", p.Reason, p.Result.DurationS, textcut.FirstLine(p.Error))
+		}
+	}
+	return nil
+}
+
+func verdictText(v *protocol.Verdict) string {
+	if v.State == protocol.Normal {
+		return "back to normal"
+	}
+	return v.Detector + ": " + v.Message
+}

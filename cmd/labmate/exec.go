@@ -146,25 +146,31 @@ labmate could not run it at all.`,
 			if err != nil {
 				return err
 			}
+			// The run's log numbers the messages and holds them to the state machine.
+			var log operation.Log = protocol.NewMemStore()
 			if asJSON {
-				out = newJSONReporter(cmd.OutOrStdout())
+				log = jsonLog(log, cmd.OutOrStdout())
 			}
-			if err := out.message(protocol.TypeRequest, req); err != nil {
-				return err
-			}
-			out.message(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
+			var k kernel.Kernel
+			defer func() {
+				if k != nil {
+					k.Close()
+				}
+			}()
 			// The kernel starts in a context of its own: Ctrl-C during start-up must not leave
 			// a half-started interpreter behind, and start-up is bounded by the kernel itself.
-			k, err := kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace})
-			if err != nil {
-				out.message(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
-				return exitError{2}
+			start := func(ctx context.Context, _ string) (kernel.Kernel, error) {
+				var err error
+				k, err = kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace})
+				return k, err
 			}
-			defer k.Close()
 			var last *operation.Message
-			for m := range operation.Exec(ctx, k, plan, nil) {
-				if err := out.message(m.Type, m.Payload); err != nil {
+			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, nil) {
+				if err != nil {
 					return err
+				}
+				if !asJSON {
+					out.message(m.Type, m.Payload)
 				}
 				last = m
 			}
@@ -308,27 +314,16 @@ type reporter interface {
 	message(t protocol.Type, payload any) error
 }
 
-// jsonReporter prints NDJSON EnhancedMessages, run through a protocol.Log so that the
-// stream obeys the operation state machine and carries gap-free seq numbers.
-type jsonReporter struct {
-	log *protocol.Log
-	op  string
-	enc *json.Encoder
-}
-
-func newJSONReporter(w io.Writer) *jsonReporter {
-	return &jsonReporter{log: protocol.NewLog(uuid.NewString()), op: uuid.NewString(), enc: json.NewEncoder(w)}
-}
-
-func (r *jsonReporter) message(t protocol.Type, payload any) error {
-	m, err := protocol.NewMessage(t, "", r.op, payload)
-	if err != nil {
-		return err
-	}
-	if m, err = r.log.Append(m); err != nil {
-		return err
-	}
-	return r.enc.Encode(m)
+// jsonLog prints every message log stores as one NDJSON line.
+func jsonLog(log operation.Log, w io.Writer) operation.Log {
+	enc := json.NewEncoder(w)
+	return operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+		stored, err := log.Append(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		return stored, enc.Encode(stored)
+	})
 }
 
 // textReporter prints output as a terminal user expects: stdout lines to stdout, stderr

@@ -170,7 +170,9 @@ labmate could not run it at all.`,
 					return err
 				}
 				if !asJSON {
-					out.message(m.Type, m.Payload)
+					if err := out.message(m.Type, m.Payload); err != nil {
+						return err
+					}
 				}
 				last = m
 			}

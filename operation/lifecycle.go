@@ -41,12 +41,6 @@ func New(log Log, session, id string) *Op {
 	return &Op{log: log, session: session, id: id}
 }
 
-// ID returns the operation's id.
-func (o *Op) ID() string { return o.id }
-
-// State returns where the operation is in its lifecycle.
-func (o *Op) State() protocol.State { return o.state }
-
 // append checks m against the state machine and writes it to the log; the state moves only
 // when the log took it. A terminal message is written even when ctx has ended: the end of an
 // operation must be on record.

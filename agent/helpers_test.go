@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/labmate/labmate/llm/anthropic"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
+	"github.com/labmate/labmate/protocol"
 )
 
 // openAIModel is the real OpenAI-compatible adapter talking to the fake server over HTTP.
@@ -45,7 +47,8 @@ func kernels(t testing.TB) func(ctx context.Context, name string) (kernel.Kernel
 	}
 }
 
-// run runs task to the end and returns its events and the error it ended with.
+// run runs task to the end and returns its events and the error it ended with. The
+// operations of a run that ended must obey the protocol's state machine.
 func run(t testing.TB, a *agent.Agent, task *agent.Task) ([]*agent.Event, error) {
 	t.Helper()
 	var evs []*agent.Event
@@ -55,7 +58,19 @@ func run(t testing.TB, a *agent.Agent, task *agent.Task) ([]*agent.Event, error)
 		}
 		evs = append(evs, ev)
 	}
+	testutil.Replay(t, messages(evs))
 	return evs, nil
+}
+
+// messages are the protocol messages of the run_code operations among evs.
+func messages(evs []*agent.Event) iter.Seq[*protocol.EnhancedMessage] {
+	return func(yield func(*protocol.EnhancedMessage) bool) {
+		for _, e := range evs {
+			if e.Type == agent.EventOperation && !yield(e.Message) {
+				return
+			}
+		}
+	}
 }
 
 func of(evs []*agent.Event, typ agent.EventType) []*agent.Event {

@@ -133,36 +133,33 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	}
 	req := &protocol.Request{Kind: "exec", Kernel: name, Code: in.Code, TimeoutS: timeout,
 		Hotfix: protocol.Hotfix(in.Hotfix), Watch: in.Watch, ExpectSilenceS: in.ExpectSilenceS}
-	plan, err := operation.Check(req)
-	if err != nil {
-		return tool.Errorf("run_code: %v", err), nil
+	var opts *operation.Options
+	if r.st.Task.Mode == ModeCodeAct {
+		req.Hotfix = protocol.HotfixOff // the baseline runs blind: no perception, no hot-fix
+	} else if !r.a.opts.NoJudge {
+		opts = &operation.Options{Judge: r.judge}
 	}
 	caution, stop := r.guard(ctx, name, in.Code)
 	if stop != nil {
 		return stop, nil
 	}
-	var opts *operation.Options
-	if r.st.Task.Mode == ModeCodeAct {
-		plan.Hotfix = protocol.HotfixOff // the baseline runs blind: no perception, no hot-fix
-	} else if !r.a.opts.NoJudge {
-		opts = &operation.Options{Judge: r.judge}
-	}
-	k, err := r.kernel(ctx, name)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	start := func(ctx context.Context, name string) (kernel.Kernel, error) {
+		k, err := r.kernel(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
 		}
-		return tool.Errorf("run_code: starting the %s kernel: %v", name, err), nil
+		return k, nil
 	}
+	// The run's event stream is the operation's log: each message is emitted as it happens.
+	log := operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+		return m, r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
+	})
 	out := &Outcome{OperationID: uuid.NewString(), Kernel: name, Code: in.Code}
 	r.st.Operations++
-	if err := r.operation(ctx, out.OperationID, protocol.TypeRequest, req); err != nil {
-		return nil, err
-	}
 	buf := &lineBuf{keep: r.a.opts.OutputLines}
 	var final *operation.Message
-	for m := range operation.Exec(ctx, k, plan, opts) {
-		if err := r.operation(ctx, out.OperationID, m.Type, m.Payload); err != nil {
+	for m, err := range operation.Run(ctx, log, r.st.RunID, out.OperationID, req, start, opts) {
+		if err != nil {
 			return nil, err
 		}
 		if p, ok := m.Payload.(*protocol.Progress); ok {
@@ -251,15 +248,6 @@ func (r *run) guard(ctx context.Context, kernelName, code string) (caution strin
 	}
 	b.WriteString("Change the cell. If this task differs and the setting is right here, send the same cell again unchanged: it will run.")
 	return "", &tool.Result{Content: b.String(), IsError: true}
-}
-
-// operation emits one protocol message of an operation as an event.
-func (r *run) operation(ctx context.Context, opID string, t protocol.Type, payload any) error {
-	m, err := protocol.NewMessage(t, r.st.RunID, opID, payload)
-	if err != nil {
-		return err
-	}
-	return r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
 }
 
 // kernel returns the live kernel of that name, starting it on first use.

@@ -1,6 +1,8 @@
-// Package operation runs one exec operation end to end: a cell in a live kernel, judged by
-// perception while it streams, stopped by its Hot-Fix policy, reported as the protocol's
-// messages. The CLI runs operations through it; the server and the agent will too.
+// Package operation owns the operation lifecycle and runs exec operations end to end: a cell
+// in a live kernel, judged by perception while it streams, stopped by its Hot-Fix policy,
+// reported as the protocol's messages — request → ack → start → progress… → terminal —
+// written to a Log, each checked against the state machine first (Op, Run). The CLI, the
+// server (and through it MCP) and the agent all run their operations through it.
 package operation
 
 import (

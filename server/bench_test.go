@@ -54,6 +54,7 @@ func benchServer(b *testing.B, n int) (*httptest.Server, func()) {
 		Store:      store,
 		Start:      func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil },
 		Workspaces: b.TempDir(),
+		MaxKernels: 1024, // each operation's session starts a kernel of its own
 		Logf:       b.Logf,
 	})
 	if err != nil {
@@ -129,6 +130,9 @@ func BenchmarkProtocol(b *testing.B) {
 				b.Fatal(err)
 			}
 			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				b.Fatalf("operation %d: %s: its subscribers would wait forever", i, resp.Status)
+			}
 		}
 		wg.Wait()
 		elapsed := time.Since(begin)

@@ -93,6 +93,7 @@ func serveReal(t *testing.T, edit func(*server.Config)) *served {
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+		testutil.ReplayStore(t, store)
 	})
 	return &served{srv: srv, url: "http://" + ln.Addr().String(), addr: ln.Addr().String(), store: store}
 }

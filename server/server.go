@@ -116,8 +116,8 @@ type Server struct {
 	guard http.Handler // mux behind the guard
 	ops   *counter     // operations queued or running
 
-	ctx    context.Context // cancelled first by Close: operations stop and write their ends
-	cancel context.CancelFunc
+	ctx    context.Context // cancelled first by Close, with errShutdown: operations stop and write their ends
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup // session workers, the pool's refills, the janitor
 	// streams is cancelled once every operation has ended: subscribers drain and close.
 	streams       context.Context
@@ -172,7 +172,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logf("closed %d operations left running by the previous server as failed (server_restart)", len(recovered))
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}, hosts: hosts, ops: newCounter(cfg.MaxOperations)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	s.pool = newPool(s.ctx, cfg.Start, cfg.Workspaces, cfg.Prewarm, cfg.MaxKernels, cfg.IdleTimeout, cfg.Logf)
 	s.routes()
@@ -182,6 +182,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) logf(format string, args ...any) { s.cfg.Logf(format, args...) }
+
+// errShutdown is the cause Close cancels the server's context with: the error of the
+// operations it interrupted.
+var errShutdown = errors.New("the server shut down while the operation ran")
 
 // stopReason says why an operation ends without running to completion.
 func (s *Server) stopReason(when string) string {
@@ -232,7 +236,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closing = true // no session worker joins wg from now on
 	s.mu.Unlock()
-	s.cancel()
+	s.cancel(errShutdown)
 	s.closeCampaigns()
 	s.wg.Wait()
 	s.mu.Lock()

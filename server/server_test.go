@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +53,11 @@ func newFixture(t *testing.T, store protocol.Store, edit func(*server.Config)) *
 		t.Fatal(err)
 	}
 	f := &fixture{srv: srv, http: httptest.NewServer(srv), store: store}
-	t.Cleanup(func() { f.http.Close(); srv.Close() })
+	t.Cleanup(func() {
+		f.http.Close()
+		srv.Close()
+		testutil.ReplayStore(t, store) // every stream the server wrote obeys the state machine
+	})
 	return f
 }
 
@@ -124,23 +129,13 @@ func until(t *testing.T, c *websocket.Conn, op string, last *int64) []*protocol.
 	}
 }
 
-func replay(t *testing.T, msgs []*protocol.EnhancedMessage) {
-	t.Helper()
-	log := protocol.NewLog(msgs[0].SessionID)
-	for _, m := range msgs {
-		if _, err := log.Append(m); err != nil {
-			t.Fatalf("stream breaks the state machine at %s: %v", m.Type, err)
-		}
-	}
-}
-
 func TestExecOverWebSocket(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), nil)
 	c := f.dial(t, "s1", 0)
 	send(t, c, protocol.TypeRequest, "s1", "op1", &protocol.Request{Kind: "exec", Kernel: "python", Code: "a = 41\nfor i in range(3):\n    print('line', i)"})
 	var last int64
 	msgs := until(t, c, "op1", &last)
-	replay(t, msgs)
+	testutil.Replay(t, slices.Values(msgs))
 	if msgs[0].Type != protocol.TypeRequest || msgs[1].Type != protocol.TypeAck || msgs[2].Type != protocol.TypeStart || msgs[len(msgs)-1].Type != protocol.TypeComplete {
 		t.Fatalf("types %v", types(msgs))
 	}
@@ -172,7 +167,7 @@ func TestResumeAfterDisconnect(t *testing.T) {
 			t.Fatalf("message %d has seq %d: lost or repeated across the reconnect", i, m.Seq)
 		}
 	}
-	replay(t, seen)
+	testutil.Replay(t, slices.Values(seen))
 	var lines int
 	for _, m := range seen {
 		if p, _ := protocol.DecodePayload(m); p != nil {

@@ -44,6 +44,7 @@ type session struct {
 // op is one accepted operation.
 type op struct {
 	id     string
+	life   *operation.Op
 	plan   *operation.Plan
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -129,12 +130,9 @@ func (s *Server) reap(idle time.Duration) {
 	}
 }
 
-// append stores m in the session's log and publishes the stored copy.
-func (ss *session) append(ctx context.Context, t protocol.Type, opID string, payload any) (*protocol.EnhancedMessage, error) {
-	m, err := protocol.NewMessage(t, ss.id, opID, payload)
-	if err != nil {
-		return nil, err
-	}
+// Append stores m in the session's log and publishes the stored copy: the session is the
+// operation.Log of its operations.
+func (ss *session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	stored, err := ss.s.store.Append(ctx, m)
@@ -200,17 +198,17 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 		s.ops.put()
 		o.cancel()
 	}
-	if _, aerr := ss.append(ctx, protocol.TypeRequest, opID, req); aerr != nil {
+	o.life = operation.New(ss, ss.id, opID)
+	if aerr := o.life.Request(ctx, req); aerr != nil {
 		forget()
 		return "", aerr
 	}
 	if err != nil {
 		forget()
-		_, aerr := ss.append(ctx, protocol.TypeFailed, opID, &protocol.Failed{Reason: protocol.ReasonRejected, Error: err.Error()})
-		return opID, aerr
+		return opID, o.life.Reject(ctx, err)
 	}
 	o.plan = plan
-	if _, err := ss.append(ctx, protocol.TypeAck, opID, &protocol.StatePayload{State: protocol.Acknowledged}); err != nil {
+	if err := o.life.Ack(ctx); err != nil {
 		forget()
 		return opID, err
 	}
@@ -228,7 +226,11 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 // interrupt logs an operation_interrupt and stops the operation: a running one is
 // interrupted, a queued one leaves the queue and ends at once.
 func (ss *session) interrupt(ctx context.Context, opID string, in *protocol.Interrupt) error {
-	if _, err := ss.append(ctx, protocol.TypeInterrupt, opID, in); err != nil {
+	m, err := protocol.NewMessage(protocol.TypeInterrupt, ss.id, opID, in)
+	if err != nil {
+		return err
+	}
+	if _, err := ss.Append(ctx, m); err != nil {
 		return err
 	}
 	ss.mu.Lock()
@@ -274,31 +276,24 @@ func (ss *session) run(o *op) {
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
 		return
 	}
-	for m := range operation.Exec(o.ctx, k, o.plan, &operation.Options{Judge: ss.s.cfg.Judge}) {
-		if f, ok := m.Payload.(*protocol.Failed); ok {
-			if ss.s.ctx.Err() != nil && f.Reason == protocol.ReasonInterrupted && f.Verdict == nil {
-				f.Error = "the server shut down while the operation ran"
-			}
-			ss.finish(o, f)
-			return
-		}
-		if m.Type == protocol.TypeComplete {
-			ss.done(o, m.Type, m.Payload)
-			return
-		}
-		if _, err := ss.append(context.Background(), m.Type, o.id, m.Payload); err != nil {
-			ss.s.logf("session %s: operation %s: %v", ss.id, o.id, err)
+	for _, err := range o.life.Run(o.ctx, k, o.plan, &operation.Options{Judge: ss.s.cfg.Judge}) {
+		if err != nil {
+			ss.s.logf("session %s: %v", ss.id, err)
 		}
 	}
+	ss.done(o)
 }
 
-func (ss *session) finish(o *op, f *protocol.Failed) { ss.done(o, protocol.TypeFailed, f) }
-
-// done appends the operation's terminal message (durable before it is published).
-func (ss *session) done(o *op, t protocol.Type, payload any) {
-	if _, err := ss.append(context.Background(), t, o.id, payload); err != nil {
-		ss.s.logf("session %s: operation %s: terminal message: %v", ss.id, o.id, err)
+// finish ends an operation that did not run with f.
+func (ss *session) finish(o *op, f *protocol.Failed) {
+	if err := o.life.Fail(context.Background(), f); err != nil {
+		ss.s.logf("session %s: terminal message: %v", ss.id, err)
 	}
+	ss.done(o)
+}
+
+// done forgets an operation that ended.
+func (ss *session) done(o *op) {
 	ss.mu.Lock()
 	delete(ss.running, o.id)
 	ss.used = time.Now()

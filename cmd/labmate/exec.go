@@ -152,27 +152,37 @@ labmate could not run it at all.`,
 			if err != nil {
 				return err
 			}
+			// The run's log numbers the messages and holds them to the state machine.
+			var log operation.Log = protocol.NewMemStore()
 			if asJSON {
-				out = report.NewJSON(cmd.OutOrStdout())
+				log = jsonLog(log, cmd.OutOrStdout())
 			}
-			if err := out.Message(protocol.TypeRequest, req); err != nil {
-				return err
-			}
-			out.Message(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
+			var k kernel.Kernel
+			defer func() {
+				if k != nil {
+					k.Close()
+				}
+			}()
 			// The kernel starts in a context of its own: Ctrl-C during start-up must not leave
 			// a half-started interpreter behind, and start-up is bounded by the kernel itself.
-			k, err := kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace})
-			if err != nil {
-				out.Message(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
-				return exitError{2}
+			start := func(ctx context.Context, _ string) (kernel.Kernel, error) {
+				var err error
+				if k, err = kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace}); err != nil {
+					return nil, err
+				}
+				ws := k.Info().Workspace // absolute
+				where = func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
+				return k, nil
 			}
-			defer k.Close()
-			ws := k.Info().Workspace // absolute
-			where = func(rel string) string { return filepath.Join(ws, filepath.FromSlash(rel)) }
 			var last *operation.Message
-			for m := range operation.Exec(ctx, k, plan, nil) {
-				if err := out.Message(m.Type, m.Payload); err != nil {
+			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, nil) {
+				if err != nil {
 					return err
+				}
+				if !asJSON {
+					if err := out.Message(m.Type, m.Payload); err != nil {
+						return err
+					}
 				}
 				last = m
 			}
@@ -243,4 +253,16 @@ func exitCode(m *operation.Message) error {
 		return exitError{130}
 	}
 	return exitError{1}
+}
+
+// jsonLog prints every message log stores as one NDJSON line.
+func jsonLog(log operation.Log, w io.Writer) operation.Log {
+	enc := json.NewEncoder(w)
+	return operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+		stored, err := log.Append(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		return stored, enc.Encode(stored)
+	})
 }

@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -131,16 +133,13 @@ func TestExecJSON(t *testing.T) {
 		}
 		msgs = append(msgs, &m)
 	}
-	// Replaying the stream through a fresh log proves it obeys the state machine.
-	log := protocol.NewLog(msgs[0].SessionID)
 	for i, m := range msgs {
 		if m.Seq != int64(i+1) || m.OperationID != msgs[0].OperationID {
 			t.Fatalf("message %d: seq %d op %s", i, m.Seq, m.OperationID)
 		}
-		if _, err := log.Append(m); err != nil {
-			t.Fatalf("message %d (%s): %v", i, m.Type, err)
-		}
 	}
+	// Replaying the stream through a fresh log proves it obeys the state machine.
+	testutil.Replay(t, slices.Values(msgs))
 	types := []protocol.Type{msgs[0].Type, msgs[1].Type, msgs[2].Type, msgs[len(msgs)-1].Type}
 	want := []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart, protocol.TypeFailed}
 	for i := range want {

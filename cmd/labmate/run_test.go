@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
+	"github.com/labmate/labmate/protocol"
 )
 
 // fakeModelEnv points labmate at the fake model server, with a memory of its own.
@@ -33,6 +35,14 @@ func ndjson(t *testing.T, out string) []*agent.Event {
 		}
 		evs = append(evs, ev)
 	}
+	// The run's operations obey the protocol's state machine.
+	testutil.Replay(t, func(yield func(*protocol.EnhancedMessage) bool) {
+		for _, e := range evs {
+			if e.Type == agent.EventOperation && !yield(e.Message) {
+				return
+			}
+		}
+	})
 	return evs
 }
 

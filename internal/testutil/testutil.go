@@ -2,10 +2,13 @@
 package testutil
 
 import (
+	"context"
+	"iter"
 	"testing"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/sandbox"
 )
 
@@ -22,4 +25,58 @@ func KernelOptions(t testing.TB) kernel.Options {
 		t.Fatalf("sandbox %s: %v", mode, err)
 	}
 	return kernel.Options{Sandbox: sb, Grace: 2 * time.Second}
+}
+
+// Replay runs a stream of protocol messages through the operation state machine, a fresh
+// protocol.Log per session, and fails t at the first illegal transition, at a message without
+// its session or operation, and for every operation the stream leaves without a terminal
+// message. It returns how many operations the stream had.
+func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
+	t.Helper()
+	logs := map[string]*protocol.Log{}
+	var ops []*protocol.EnhancedMessage // the request of each operation
+	for m := range msgs {
+		if m.SessionID == "" {
+			t.Fatalf("%s of operation %s has no session", m.Type, m.OperationID)
+		}
+		l := logs[m.SessionID]
+		if l == nil {
+			l = protocol.NewLog(m.SessionID)
+			logs[m.SessionID] = l
+		}
+		if _, err := l.Append(m); err != nil {
+			t.Fatalf("replaying %s of operation %s (session %s): %v", m.Type, m.OperationID, m.SessionID, err)
+		}
+		if m.Type == protocol.TypeRequest {
+			ops = append(ops, m)
+		}
+	}
+	for _, m := range ops {
+		if st := logs[m.SessionID].State(m.OperationID); !st.Terminal() {
+			t.Errorf("operation %s (session %s) left in state %s", m.OperationID, m.SessionID, st)
+		}
+	}
+	return len(ops)
+}
+
+// ReplayStore replays every session of store through the state machine (Replay).
+func ReplayStore(t testing.TB, store protocol.Store) {
+	t.Helper()
+	ctx := context.Background()
+	sessions, err := store.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sessions {
+		Replay(t, func(yield func(*protocol.EnhancedMessage) bool) {
+			for m, err := range store.After(ctx, s.ID, 0) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !yield(m) {
+					return
+				}
+			}
+		})
+	}
 }

@@ -1,14 +1,10 @@
-// Package report prints one operation's messages: as a terminal user expects them (the
-// program's stdout and stderr where they belong, labmate's notes on stderr), or as NDJSON
-// protocol messages.
+// Package report prints one operation's messages as a terminal user expects them: the
+// program's stdout and stderr where they belong, labmate's notes on stderr.
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-
-	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/perception"
@@ -18,29 +14,6 @@ import (
 // Reporter prints one operation's messages.
 type Reporter interface {
 	Message(t protocol.Type, payload any) error
-}
-
-// NewJSON prints NDJSON EnhancedMessages on w, run through a protocol.Log so that the stream
-// obeys the operation state machine and carries gap-free seq numbers.
-func NewJSON(w io.Writer) Reporter {
-	return &jsonReporter{log: protocol.NewLog(uuid.NewString()), op: uuid.NewString(), enc: json.NewEncoder(w)}
-}
-
-type jsonReporter struct {
-	log *protocol.Log
-	op  string
-	enc *json.Encoder
-}
-
-func (r *jsonReporter) Message(t protocol.Type, payload any) error {
-	m, err := protocol.NewMessage(t, "", r.op, payload)
-	if err != nil {
-		return err
-	}
-	if m, err = r.log.Append(m); err != nil {
-		return err
-	}
-	return r.enc.Encode(m)
 }
 
 // NewText prints output as a terminal user expects: stdout lines to stdout, stderr lines to

@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 	"github.com/labmate/labmate/protocol/report"
 )
 
-func TestTextAndJSON(t *testing.T) {
+func TestText(t *testing.T) {
 	var out, errb strings.Builder
 	r := report.NewText(&out, &errb, protocol.HotfixOnError, func(rel string) string { return "/ws/" + rel })
 	for _, m := range []struct {
@@ -34,16 +33,4 @@ func TestTextAndJSON(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", errb.String(), want)
 	}
 
-	var js strings.Builder
-	r = report.NewJSON(&js)
-	if err := r.Message(protocol.TypeRequest, &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(1)"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Message(protocol.TypeComplete, &protocol.Complete{Result: &protocol.Result{}}); err == nil {
-		t.Error("complete straight after the request: no error, want the state machine's refusal")
-	}
-	var m protocol.EnhancedMessage
-	if err := json.Unmarshal([]byte(strings.Split(js.String(), "\n")[0]), &m); err != nil || m.Type != protocol.TypeRequest || m.Seq != 1 {
-		t.Errorf("NDJSON %q: %+v, %v", js.String(), m, err)
-	}
 }

@@ -109,7 +109,10 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		testutil.ReplayStore(t, store) // every stream the MCP tools made obeys the state machine
+	})
 	mem, err := memsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "memory.db"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,8 @@ type Outcome struct {
 	Verdict     *protocol.Verdict `json:"verdict,omitempty"`
 	Output      string            `json:"output"` // head and tail of stdout/stderr
 	DurationS   float64           `json:"duration_s"`
+	// Artifacts are the workspace files the cell created or changed (figures, tables).
+	Artifacts []protocol.Artifact `json:"artifacts,omitempty"`
 }
 
 // text is the outcome as the model reads it.
@@ -88,6 +90,9 @@ func (o *Outcome) text() string {
 		fmt.Fprintf(&b, "output:\n%s", o.Output)
 	} else {
 		b.WriteString("output: (none)\n")
+	}
+	for _, a := range o.Artifacts {
+		fmt.Fprintf(&b, "file written: %s (%s, %d bytes)\n", a.Path, a.MIMEType, a.Size)
 	}
 	return b.String()
 }
@@ -163,6 +168,9 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 			return nil, err
 		}
 		if p, ok := m.Payload.(*protocol.Progress); ok {
+			if o := p.Observation; o != nil && o.Kind == protocol.ObsArtifact && o.Artifact != nil {
+				out.Artifacts = append(out.Artifacts, *o.Artifact)
+			}
 			if o := p.Observation; o != nil && (o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr) {
 				if o.Kind == protocol.ObsStderr {
 					buf.add("stderr: " + o.Line)

@@ -228,7 +228,7 @@ function card(m) {
   li.append(a);
   $("#history").append(li);
 
-  c = { root, badge, kernel, stop, code, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, samples: new Map() };
+  c = { root, badge, kernel, stop, code, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, series: new Map(), marks: [], t0: 0, drawn: 0 };
   state.ops.set(m.operation_id, c);
   return c;
 }
@@ -333,12 +333,12 @@ function render(m) {
         else if (o.kind === "stderr") addLine(c, o.line, "stderr");
         else if (o.kind === "artifact" && o.artifact) addArtifact(c, o.artifact);
         else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
-        else if (o.kind === "telemetry" && o.sample) {
-          c.samples.set(o.sample.name, o.sample.value);
-          c.tele.textContent = [...c.samples].map(([k, v]) => `${k} = ${v}`).join("   ");
-        }
+        else if (o.kind === "telemetry" && o.sample) addSample(c, o.sample, m.timestamp);
       }
-      if (p.verdict) addVerdict(c, p.verdict);
+      if (p.verdict) {
+        addVerdict(c, p.verdict);
+        if (p.verdict.state !== "Normal") mark(c, p.verdict, m.timestamp);
+      }
       break;
     }
     case "operation_interrupt":
@@ -364,6 +364,98 @@ function render(m) {
     }
   }
 }
+
+// ---------- telemetry charts ----------
+//
+// Every telemetry series of an operation is a line chart under its card (x: seconds since the
+// operation's first sample; y: the value, on a log scale when the series is positive and spans
+// more than three decades, as residuals do), with the moments perception gave a Warning or an
+// Error marked on it. Redrawn at most once a frame. Each point observed after the page loaded is
+// measured from the server's timestamp to the frame that shows it, as a performance entry
+// "chart-point" (performance.getEntriesByName), so the lag is observable.
+
+const MAX_POINTS = 2000; // per series: past it, every other point is dropped
+const SVG = "http://www.w3.org/2000/svg";
+const W = 480, H = 120, PAD = 4;
+
+function addSample(c, s, ts) {
+  if (!Number.isFinite(s.value)) return; // NaN/Inf cannot be drawn; the verdict says it
+  if (!c.t0) c.t0 = ts;
+  let sr = c.series.get(s.name);
+  if (!sr) {
+    const fig = el("figure", "chart");
+    const cap = el("figcaption");
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("role", "img");
+    svg.setAttribute("aria-label", "telemetry " + s.name);
+    fig.dataset.series = s.name;
+    fig.append(cap, svg);
+    c.tele.append(fig);
+    sr = { xs: [], ys: [], cap, svg };
+    c.series.set(s.name, sr);
+  }
+  if (sr.xs.length >= MAX_POINTS) {
+    sr.xs = sr.xs.filter((_, i) => i % 2 === 0);
+    sr.ys = sr.ys.filter((_, i) => i % 2 === 0);
+  }
+  sr.xs.push(ts - c.t0);
+  sr.ys.push(s.value);
+  if (ts * 1000 >= performance.timeOrigin) (c.pending ||= []).push(ts * 1000);
+  schedule(c);
+}
+
+function mark(c, v, ts) {
+  if (!c.t0) return; // nothing charted yet
+  c.marks.push({ x: ts - c.t0, state: v.state, text: `${v.state} · ${v.detector}: ${v.message}` });
+  schedule(c);
+}
+
+function schedule(c) {
+  if (c.frame) return;
+  c.frame = requestAnimationFrame(() => {
+    c.frame = 0;
+    for (const [name, sr] of c.series) draw(c, name, sr);
+    const now = performance.timeOrigin + performance.now();
+    for (const t of c.pending || []) {
+      performance.measure("chart-point", { start: t - performance.timeOrigin, end: now - performance.timeOrigin });
+    }
+    c.pending = [];
+    c.drawn++;
+  });
+}
+
+function draw(c, name, sr) {
+  const ys = sr.ys;
+  const log = ys.every((y) => y > 0) && Math.max(...ys) / Math.min(...ys) > 1e3;
+  const f = log ? Math.log10 : (y) => y;
+  const fy = ys.map(f);
+  let lo = Math.min(...fy), hi = Math.max(...fy);
+  if (hi === lo) { lo -= 1; hi += 1; }
+  const xmax = Math.max(sr.xs[sr.xs.length - 1], ...c.marks.map((m) => m.x), 1e-9);
+  const px = (x) => PAD + (x / xmax) * (W - 2 * PAD);
+  const py = (y) => H - PAD - ((y - lo) / (hi - lo)) * (H - 2 * PAD);
+  const line = document.createElementNS(SVG, "polyline");
+  line.setAttribute("points", fy.map((y, i) => px(sr.xs[i]).toFixed(1) + "," + py(y).toFixed(1)).join(" "));
+  line.setAttribute("class", "series");
+  const kids = [line];
+  for (const m of c.marks) {
+    const l = document.createElementNS(SVG, "line");
+    l.setAttribute("x1", px(m.x)); l.setAttribute("x2", px(m.x));
+    l.setAttribute("y1", 0); l.setAttribute("y2", H);
+    l.setAttribute("class", "mark " + m.state);
+    const t = document.createElementNS(SVG, "title");
+    t.textContent = m.text;
+    l.append(t);
+    kids.push(l);
+  }
+  sr.svg.replaceChildren(...kids);
+  const last = ys[ys.length - 1];
+  sr.cap.textContent = `${name} = ${last}  (${ys.length} points${log ? ", log scale" : ""}; ` +
+    `${fmtAxis(Math.min(...ys))} … ${fmtAxis(Math.max(...ys))})`;
+}
+
+const fmtAxis = (v) => (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(2) : String(+v.toFixed(3)));
 
 // ---------- campaigns ----------
 

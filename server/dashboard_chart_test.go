@@ -39,7 +39,7 @@ func TestDashboardCharts(t *testing.T) {
 	const charts = `document.querySelectorAll("#stream article.op:last-of-type figure.chart")`
 	waitJS(t, ctx, "both series are charted while the cell runs", charts+`.length === 2 && `+lastOp+`.includes("running")`)
 	waitJS(t, ctx, "the Error stops the run and is marked on the charts",
-		lastOp+`.includes("failed:") && document.querySelectorAll("#stream article.op:last-of-type figure.chart line.mark.Error").length === 2`)
+		lastOp+`.includes("stopped by perception") && document.querySelectorAll("#stream article.op:last-of-type figure.chart line.mark.Error").length === 2`)
 	caption := evalString(t, ctx, `document.querySelector('#stream article.op:last-of-type figure.chart[data-series="residual"] figcaption').textContent`)
 	if !strings.Contains(caption, "log scale") {
 		t.Errorf("the residual's chart is not on a log scale: %q", caption)

@@ -90,7 +90,9 @@ func TestDashboard(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#stream article.op:last-of-type header button`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the loop is interrupted", lastOp+`.includes("failed: interrupted") && `+lastOp+`.includes("workspace is kept")`)
+	// An interrupt the user asked for is not shown as a failure.
+	waitJS(t, ctx, "the loop is interrupted", lastOp+`.includes("interrupted after") && `+lastOp+`.includes("workspace is kept") && `+
+		`!document.querySelector("#stream article.op:last-of-type .end").classList.contains("failed") && !`+lastOp+`.includes("failed")`)
 
 	// A broken watch constraint: perception's Error verdict is highlighted and the Hot-Fix stops the run.
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#watch"), "x < 5")); err != nil {
@@ -99,7 +101,7 @@ func TestDashboard(t *testing.T) {
 	runCell(t, ctx, "import time\nfor i in range(200):\n    print('x =', i, flush=True)\n    time.sleep(0.02)\n")
 	waitJS(t, ctx, "the Error verdict shows and the run is stopped",
 		`document.querySelector("#stream article.op:last-of-type").classList.contains("v-Error") && `+
-			`document.querySelector("#stream article.op:last-of-type .verdict.Error") !== null && `+lastOp+`.includes("failed:")`)
+			`document.querySelector("#stream article.op:last-of-type .verdict.Error") !== null && `+lastOp+`.includes("stopped by perception")`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector("#watch").value = "", true)`)); err != nil {
 		t.Fatal(err)
 	}

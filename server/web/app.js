@@ -353,13 +353,19 @@ function render(m) {
       break;
     }
     case "operation_failed": {
-      setState(c, "failed: " + p.reason, "s-failed");
       c.stop.hidden = true;
       if (p.verdict) addVerdict(c, p.verdict);
       const r = p.result || {};
+      const kept = r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "";
+      if (p.reason === "interrupted" && !p.verdict) { // someone asked for it: not a failure of the code
+        setState(c, "interrupted", "s-interrupted");
+        c.end.className = "end";
+        c.end.textContent = `interrupted after ${(r.duration_s || 0).toFixed(2)} s${p.error ? ": " + p.error : ""}${kept}`;
+        break;
+      }
+      setState(c, p.verdict && p.reason === "interrupted" ? "stopped by perception" : "failed: " + p.reason, "s-failed");
       c.end.className = "end failed";
-      c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}` +
-        (r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "");
+      c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}${kept}`;
       break;
     }
   }

@@ -285,7 +285,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w)
-	stopped := false
+	var prev *protocol.EnhancedMessage // the run's latest event streamed
 	for m, err := range s.followRun(r.Context(), id, after) {
 		if err != nil {
 			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
@@ -296,10 +296,18 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		switch m.Type {
 		case protocol.TypeRunEvent:
-			var ev struct{ Type agent.EventType }
-			stopped = m.Decode(&ev) == nil && ev.Type == agent.EventStop
+			prev = m
 		case protocol.TypeRunEnd:
-			if stopped {
+			if prev == nil && m.Seq > 1 { // the follower resumed after the last event: read it
+				for p, err := range s.store.After(r.Context(), id, m.Seq-2) {
+					if err == nil && p.Type == protocol.TypeRunEvent {
+						prev = p
+					}
+					break
+				}
+			}
+			var ev struct{ Type agent.EventType }
+			if prev != nil && prev.Decode(&ev) == nil && ev.Type == agent.EventStop {
 				continue
 			}
 		default:

@@ -117,6 +117,9 @@ func TestRunOverAPI(t *testing.T) {
 	if again := follow(evs[len(evs)-3].Seq); len(again) != 2 || again[1].Type != agent.EventStop {
 		t.Errorf("resuming after seq %d gave %d events", evs[len(evs)-3].Seq, len(again))
 	}
+	if again := follow(last.Seq); len(again) != 0 {
+		t.Errorf("resuming after the stop gave %+v, want nothing: the run answered", again)
+	}
 	if resp, _ := http.Get(f.http.URL + "/v1/runs/nope/events"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown run: %d", resp.StatusCode)
 	}

@@ -41,12 +41,9 @@ func (s *memStore) Append(ctx context.Context, m *EnhancedMessage) (*EnhancedMes
 	if m == nil || m.SessionID == "" {
 		return nil, fmt.Errorf("%w: message without session_id", ErrInvalidMessage)
 	}
-	var kind string
-	if m.Type == TypeRequest {
-		var err error
-		if kind, err = RequestKind(m); err != nil {
-			return nil, fmt.Errorf("session %s: %w", m.SessionID, err)
-		}
+	kind, err := Check(m)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", m.SessionID, err)
 	}
 
 	s.mu.Lock()
@@ -63,7 +60,7 @@ func (s *memStore) Append(ctx context.Context, m *EnhancedMessage) (*EnhancedMes
 	if err != nil {
 		return nil, fmt.Errorf("session %s, operation %s: %w", m.SessionID, m.OperationID, err)
 	}
-	if c.Type == TypeRequest {
+	if _, ok := sess.idx[c.OperationID]; !ok { // its first message
 		sess.idx[c.OperationID] = len(sess.ops)
 		sess.ops = append(sess.ops, &OperationInfo{ID: c.OperationID, Kind: kind, Created: c.Timestamp})
 	}
@@ -141,7 +138,7 @@ func (s *memStore) Sessions(ctx context.Context) ([]SessionInfo, error) {
 		if last := sess.log.Last(); last > 0 {
 			infos = append(infos, SessionInfo{
 				ID:         sess.log.sessionID,
-				Created:    sess.ops[0].Created, // the first message is the first request
+				Created:    sess.ops[0].Created, // the first message opened the first stream
 				LastSeq:    last,
 				Operations: len(sess.ops),
 			})
@@ -183,7 +180,7 @@ func (s *memStore) Recover(ctx context.Context) ([]string, error) {
 			if op.State.Terminal() {
 				continue
 			}
-			_, err := s.Append(ctx, RestartFailed(si.ID, op.ID))
+			_, err := s.Append(ctx, Restarted(si.ID, op.ID, op.State))
 			switch {
 			case err == nil:
 				closed = append(closed, op.ID)

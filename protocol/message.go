@@ -1,6 +1,7 @@
 // Package protocol is labmate's Asynchronous State Sync Protocol: the EnhancedMessage every
-// client sees, the payloads of each message type, the observations kernels stream, the
-// operation state machine, and the append-only per-session log that makes streams resumable.
+// client sees, the payloads of each message type, the observations kernels stream, the state
+// machines of operations and agent runs, and the append-only per-session log that makes every
+// stream resumable.
 //
 // It is pure: no I/O, no goroutines, imported by every other package.
 package protocol
@@ -34,17 +35,29 @@ const (
 	TypeInterrupt Type = "operation_interrupt" // client → server (extension: the stop action)
 )
 
+// The message types of an agent run's stream (extension): one run_event per agent event, its
+// payload the event (package agent's Event, a JSON object), then exactly one run_end. The run's
+// id is the message's operation_id.
+const (
+	TypeRunEvent Type = "run_event" // server → client
+	TypeRunEnd   Type = "run_end"   // server → client
+)
+
+// KindAgentRun is the kind (OperationInfo.Kind) of an agent run's stream.
+const KindAgentRun = "agent_run"
+
 // Valid reports whether t is one of the protocol's message types.
 func (t Type) Valid() bool {
 	switch t {
-	case TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt:
+	case TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt,
+		TypeRunEvent, TypeRunEnd:
 		return true
 	}
 	return false
 }
 
-// Terminal reports whether a message of type t ends its operation.
-func (t Type) Terminal() bool { return t == TypeComplete || t == TypeFailed }
+// Terminal reports whether a message of type t ends its operation or run.
+func (t Type) Terminal() bool { return t == TypeComplete || t == TypeFailed || t == TypeRunEnd }
 
 // EnhancedMessage is one protocol message: a WebSocket text frame, or one NDJSON line on the CLI.
 type EnhancedMessage struct {
@@ -150,6 +163,17 @@ type Failed struct {
 	Error   string   `json:"error,omitempty"`
 	Verdict *Verdict `json:"verdict,omitempty"` // the evidence when perception interrupted the run
 	Result  *Result  `json:"result,omitempty"`  // the partial result
+}
+
+// RunEnd is the payload of run_end: how an agent run's stream ended.
+type RunEnd struct {
+	// Reason is the agent's stop reason ("answered", "cancelled", …), ReasonError when the run
+	// could not go on, or ReasonServerRestart when the server stopped while it ran.
+	Reason Reason `json:"reason"`
+	Error  string `json:"error,omitempty"`
+	// Resumable says the run kept its checkpoint and can be continued; Resume says how.
+	Resumable bool   `json:"resumable,omitempty"`
+	Resume    string `json:"resume,omitempty"`
 }
 
 // Interrupt is the payload of operation_interrupt.
@@ -365,7 +389,8 @@ func Outcome(r *Result) (Type, any) {
 }
 
 // DecodePayload returns m's payload as its typed value: *Request, *StatePayload, *Progress,
-// *Complete, *Failed or *Interrupt. An artifact observation must carry a valid Artifact
+// *Complete, *Failed, *Interrupt, *RunEnd, or a *json.RawMessage holding a run_event's event
+// (a JSON object). An artifact observation must carry a valid Artifact
 // (Artifact.Validate): a client builds paths and URLs from it.
 func DecodePayload(m *EnhancedMessage) (any, error) {
 	var v any
@@ -382,11 +407,20 @@ func DecodePayload(m *EnhancedMessage) (any, error) {
 		v = &Failed{}
 	case TypeInterrupt:
 		v = &Interrupt{}
+	case TypeRunEnd:
+		v = &RunEnd{}
+	case TypeRunEvent:
+		v = &json.RawMessage{}
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownType, m.Type)
 	}
 	if err := m.Decode(v); err != nil {
 		return nil, err
+	}
+	if m.Type == TypeRunEvent || m.Type == TypeRunEnd {
+		if _, err := Check(m); err != nil {
+			return nil, err
+		}
 	}
 	if p, ok := v.(*Progress); ok && p.Observation != nil && p.Observation.Kind == ObsArtifact {
 		if p.Observation.Artifact == nil {

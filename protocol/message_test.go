@@ -53,6 +53,8 @@ func TestType(t *testing.T) {
 		TypeComplete:      {true, true},
 		TypeFailed:        {true, true},
 		TypeInterrupt:     {true, false},
+		TypeRunEvent:      {true, false},
+		TypeRunEnd:        {true, true},
 		"":                {false, false},
 		"operation_bogus": {false, false},
 		"OPERATION_ACK":   {false, false},

@@ -20,8 +20,14 @@ const (
 	FailedState  State = "FAILED"
 )
 
-// Terminal reports whether s ends the operation: no message may follow it.
-func (s State) Terminal() bool { return s == Completed || s == FailedState }
+// The states of an agent run's stream: RUNNING from its first run_event, ENDED by its run_end.
+const (
+	Running State = "RUNNING"
+	Ended   State = "ENDED"
+)
+
+// Terminal reports whether s ends the operation or run: no message may follow it.
+func (s State) Terminal() bool { return s == Completed || s == FailedState || s == Ended }
 
 // Errors Next returns, wrapped.
 var (
@@ -31,9 +37,14 @@ var (
 
 // transitions lists every legal move; anything absent is illegal. Terminal states have no entry,
 // so they absorb. An interrupt asks for a stop and leaves the state alone: the operation_failed
-// that follows records the outcome.
+// that follows records the outcome. A run's stream may consist of its run_end alone: a run that
+// failed before its first event.
 var transitions = map[State]map[Type]State{
-	"": {TypeRequest: Pending},
+	"": {TypeRequest: Pending, TypeRunEvent: Running, TypeRunEnd: Ended},
+	Running: {
+		TypeRunEvent: Running,
+		TypeRunEnd:   Ended,
+	},
 	Pending: {
 		TypeAck:       Acknowledged,
 		TypeFailed:    FailedState,

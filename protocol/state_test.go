@@ -19,20 +19,24 @@ func TestNext(t *testing.T) {
 		I = InProgress
 		C = Completed
 		F = FailedState
+		R = Running
+		E = Ended
 		x = State("<illegal>")
 		u = State("<unknown type>")
 	)
-	types := [...]Type{TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt, "operation_bogus"}
+	types := [...]Type{TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt, TypeRunEvent, TypeRunEnd, "operation_bogus"}
 	// tests[from][i] is the state after a message of type types[i].
 	tests := map[State][len(types)]State{
-		// request ack start progress complete failed interrupt bogus
-		N: {P, x, x, x, x, x, x, u},
-		P: {x, A, x, x, x, F, P, u},
-		A: {x, x, S, x, x, F, A, u},
-		S: {x, x, x, I, C, F, S, u},
-		I: {x, x, x, I, C, F, I, u},
-		C: {x, x, x, x, x, x, x, u},
-		F: {x, x, x, x, x, x, x, u},
+		// request ack start progress complete failed interrupt run_event run_end bogus
+		N: {P, x, x, x, x, x, x, R, E, u},
+		P: {x, A, x, x, x, F, P, x, x, u},
+		A: {x, x, S, x, x, F, A, x, x, u},
+		S: {x, x, x, I, C, F, S, x, x, u},
+		I: {x, x, x, I, C, F, I, x, x, u},
+		C: {x, x, x, x, x, x, x, x, x, u},
+		F: {x, x, x, x, x, x, x, x, x, u},
+		R: {x, x, x, x, x, x, x, R, E, u},
+		E: {x, x, x, x, x, x, x, x, x, u},
 	}
 	for from, want := range tests {
 		t.Run("from="+string(from), func(t *testing.T) {
@@ -97,6 +101,8 @@ func TestStateTerminal(t *testing.T) {
 		InProgress:   false,
 		Completed:    true,
 		FailedState:  true,
+		Running:      false,
+		Ended:        true,
 	}
 	got := make(map[State]bool)
 	for s := range want {

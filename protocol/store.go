@@ -8,7 +8,8 @@ import (
 	"iter"
 )
 
-// Store keeps every session's append-only message log. Implementations: NewMemStore (tests,
+// Store keeps every session's append-only message log: the streams of its operations
+// (operation_request … terminal) and agent runs (run_event … run_end). Implementations: NewMemStore (tests,
 // ephemeral), sqlite.Open (the embedded default). A Store is safe for concurrent use: appends to
 // one session are serialised, so its seq stays gap-free; different sessions proceed concurrently.
 //
@@ -18,11 +19,12 @@ type Store interface {
 	// Append validates m against its operation's state machine (Next; an illegal transition or
 	// unknown type is rejected and nothing is stored), fills id/timestamp when empty, assigns the
 	// session's next gap-free seq, stores it and returns the stored copy. A message for a
-	// session never seen creates it; m must name its session and operation, and an
-	// operation_request must carry a JSON object payload (its "kind" is listed by Operations).
+	// session never seen creates it; m must name its session and operation, and its payload
+	// must pass Check (the kind Check returns for the stream's first message is listed by
+	// Operations).
 	// m is not modified, but the store keeps m.Payload: the caller must not modify it afterwards.
 	//
-	// A terminal message (complete/failed) is durable — committed — when Append returns; other
+	// A terminal message (complete, failed, run_end) is durable — committed — when Append returns; other
 	// messages may be committed in groups shortly after, but always in seq order and never lost
 	// on a clean Close.
 	Append(ctx context.Context, m *EnhancedMessage) (*EnhancedMessage, error)
@@ -35,11 +37,11 @@ type Store interface {
 	Operation(ctx context.Context, sessionID, operationID string) iter.Seq2[*EnhancedMessage, error]
 	// Sessions lists the sessions, oldest first.
 	Sessions(ctx context.Context) ([]SessionInfo, error)
-	// Operations lists a session's operations in the order of their requests; an unknown
-	// session is an error wrapping ErrUnknownSession.
+	// Operations lists a session's operations and runs in the order of their first messages;
+	// an unknown session is an error wrapping ErrUnknownSession.
 	Operations(ctx context.Context, sessionID string) ([]OperationInfo, error)
-	// Recover closes every operation left non-terminal (by a crash) with the operation_failed of
-	// RestartFailed and returns their ids. It is called once at start-up.
+	// Recover closes every operation and run left non-terminal (by a crash) with the message of
+	// Restarted and returns their ids. It is called once at start-up.
 	Recover(ctx context.Context) ([]string, error)
 	// Close commits what is pending and releases the store. Closing twice is not an error.
 	Close() error
@@ -63,35 +65,63 @@ type SessionInfo struct {
 // OperationInfo describes one operation of a session.
 type OperationInfo struct {
 	ID      string  `json:"id"`
-	Kind    string  `json:"kind"` // from its operation_request payload: "exec", …
+	Kind    string  `json:"kind"` // from its operation_request payload ("exec", …), or KindAgentRun
 	State   State   `json:"state"`
-	Created float64 `json:"created"` // Unix seconds: the timestamp of its request
+	Created float64 `json:"created"` // Unix seconds: the timestamp of its first message
 	Updated float64 `json:"updated"` // Unix seconds: the timestamp of its latest message
 }
 
-// RestartFailed is the message Store.Recover appends to close an operation that was running when
-// the server stopped.
-func RestartFailed(sessionID, operationID string) *EnhancedMessage {
-	m, err := NewMessage(TypeFailed, sessionID, operationID,
-		Failed{Reason: ReasonServerRestart, Error: "the server stopped while the operation ran"})
+// Restarted is the message Store.Recover appends to close a stream that was left in state s
+// when the server stopped: a run_end for a run, an operation_failed for an operation.
+func Restarted(sessionID, operationID string, s State) *EnhancedMessage {
+	t, payload := TypeFailed, any(Failed{Reason: ReasonServerRestart, Error: "the server stopped while the operation ran"})
+	if s == Running {
+		t, payload = TypeRunEnd, RunEnd{Reason: ReasonServerRestart, Error: "the server stopped while the run ran"}
+	}
+	m, err := NewMessage(t, sessionID, operationID, payload)
 	if err != nil {
-		panic(err) // Failed always encodes
+		panic(err) // Failed and RunEnd always encode
 	}
 	return m
 }
 
-// RequestKind returns the kind of an operation_request payload, or an error wrapping
-// ErrInvalidMessage when the payload is not a JSON object.
-func RequestKind(m *EnhancedMessage) (string, error) {
-	var r *struct {
-		Kind string `json:"kind"`
+// Check validates what a Store checks of m's payload before appending m, and returns the kind
+// of the stream m opens when it is the first message of its operation: an operation_request's
+// "kind", KindAgentRun for a run's messages. An operation_request and a run_event must carry a
+// JSON object, a run_end a RunEnd with a reason. Its errors wrap ErrInvalidMessage.
+func Check(m *EnhancedMessage) (kind string, err error) {
+	switch m.Type {
+	case TypeRequest:
+		var r *struct {
+			Kind string `json:"kind"`
+		}
+		if err = json.Unmarshal(m.Payload, &r); err == nil && r == nil {
+			err = errors.New("null")
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w: operation_request payload of operation %s: %w", ErrInvalidMessage, m.OperationID, err)
+		}
+		return r.Kind, nil
+	case TypeRunEvent:
+		if !isObject(m.Payload) {
+			return "", fmt.Errorf("%w: run_event payload of run %s is not a JSON object", ErrInvalidMessage, m.OperationID)
+		}
+	case TypeRunEnd:
+		var e RunEnd
+		if err := json.Unmarshal(m.Payload, &e); err != nil || e.Reason == "" {
+			return "", fmt.Errorf("%w: run_end payload of run %s: want a reason: %s", ErrInvalidMessage, m.OperationID, m.Payload)
+		}
+	default:
+		return "", nil // opens no stream
 	}
-	err := json.Unmarshal(m.Payload, &r)
-	if err == nil && r == nil {
-		err = errors.New("null")
+	return KindAgentRun, nil
+}
+
+// isObject reports whether raw is one JSON object.
+func isObject(raw []byte) bool {
+	i := 0
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
 	}
-	if err != nil {
-		return "", fmt.Errorf("%w: operation_request payload of operation %s: %w", ErrInvalidMessage, m.OperationID, err)
-	}
-	return r.Kind, nil
+	return i < len(raw) && raw[i] == '{' && json.Valid(raw)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
@@ -45,7 +46,7 @@ func (lines) Restart(context.Context) error { return nil }
 func (lines) Info() kernel.Info             { return kernel.Info{Name: "lines"} }
 func (lines) Close() error                  { return nil }
 
-func benchServer(b *testing.B, n int) (*httptest.Server, func()) {
+func benchServer(b *testing.B, n int, runs server.RunFunc) (*httptest.Server, func()) {
 	store, err := sqlite.Open(filepath.Join(b.TempDir(), "labmate.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -55,6 +56,8 @@ func benchServer(b *testing.B, n int) (*httptest.Server, func()) {
 		Start:      func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil },
 		Workspaces: b.TempDir(),
 		MaxKernels: 1024, // each operation's session starts a kernel of its own
+		MaxRuns:    1024,
+		Runs:       runs,
 		Logf:       b.Logf,
 	})
 	if err != nil {
@@ -64,24 +67,72 @@ func benchServer(b *testing.B, n int) (*httptest.Server, func()) {
 	return hs, func() { hs.Close(); srv.Close(); store.Close() }
 }
 
-// BenchmarkProtocol: 200 concurrent operations, each streaming 1,000 lines to 2 WebSocket
-// subscribers, through the SQLite store. Reports delivered messages per second, the p99
-// latency from a message's creation to its delivery, and lost messages (must be 0).
+// eventRuns is a RunFunc whose runs wait for start to close, then emit n events, one per pace
+// — each an operation's output line, the bulk of a real run's stream — and stop.
+func eventRuns(n int, pace time.Duration, start <-chan struct{}) server.RunFunc {
+	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+		return func(yield func(*agent.Event, error) bool) {
+			select {
+			case <-start:
+			case <-ctx.Done():
+				return
+			}
+			for i := range n {
+				m, err := protocol.NewMessage(protocol.TypeProgress, task.ID, "op", &protocol.Progress{
+					Observation: &protocol.Observation{Kind: protocol.ObsStdout, Time: time.Now(), Line: fmt.Sprintf("line %d of the run", i)}})
+				ev := &agent.Event{RunID: task.ID, Seq: int64(i + 1), Type: agent.EventOperation, Time: time.Now(), Message: m}
+				if i == n-1 {
+					ev = &agent.Event{RunID: task.ID, Seq: int64(i + 1), Type: agent.EventStop, Time: time.Now(), Stop: &agent.Stop{Reason: agent.StopAnswered}}
+				}
+				if !yield(ev, err) {
+					return
+				}
+				time.Sleep(pace)
+			}
+		}
+	}
+}
+
+// BenchmarkProtocol: 200 concurrent operations, each streaming 1,000 lines, and 20 agent runs
+// in the same store, each streaming 1,000 events, every stream to 2 WebSocket subscribers,
+// through the SQLite store. Reports delivered messages per second, the p99 latency from a
+// message's creation to its delivery, and lost messages (must be 0).
 func BenchmarkProtocol(b *testing.B) {
-	const ops, perOp, subs = 200, 1000, 2
+	const ops, perOp, runs, perRun, subs = 200, 1000, 20, 1000, 2
+	// A run's events come at the pace of the agent and its kernel, not of a loop: a thousand a
+	// second is a cell printing as fast as a terminal can show.
+	const runPace = time.Millisecond
 	for b.Loop() {
 		b.StopTimer()
-		hs, stop := benchServer(b, perOp)
+		start := make(chan struct{})
+		hs, stop := benchServer(b, perOp, eventRuns(perRun, runPace, start))
 		ws := strings.Replace(hs.URL, "http", "ws", 1)
+		sessions := make([]string, 0, ops+runs)
+		for i := range ops {
+			sessions = append(sessions, fmt.Sprintf("s%d", i))
+		}
+		for range runs { // each run's stream is its session, named by its id
+			resp, err := http.Post(hs.URL+"/v1/runs", "application/json", strings.NewReader(`{"goal": "stream"}`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var started struct{ ID string }
+			json.NewDecoder(resp.Body).Decode(&started)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusAccepted {
+				b.Fatalf("run: %s", resp.Status)
+			}
+			sessions = append(sessions, started.ID)
+		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var lat []time.Duration
 		delivered, lost := 0, 0
-		ready := make(chan struct{}, ops*subs)
-		for i := range ops {
+		ready := make(chan struct{}, len(sessions)*subs)
+		for _, session := range sessions {
 			for range subs {
 				wg.Go(func() {
-					c, _, err := websocket.Dial(context.Background(), fmt.Sprintf("%s/v1/sessions/s%d/ws", ws, i), nil)
+					c, _, err := websocket.Dial(context.Background(), fmt.Sprintf("%s/v1/sessions/%s/ws", ws, session), nil)
 					if err != nil {
 						b.Error(err)
 						ready <- struct{}{}
@@ -118,11 +169,12 @@ func BenchmarkProtocol(b *testing.B) {
 				})
 			}
 		}
-		for range ops * subs {
+		for range len(sessions) * subs {
 			<-ready
 		}
 		b.StartTimer()
 		begin := time.Now()
+		close(start)
 		for i := range ops {
 			body, _ := json.Marshal(&protocol.Request{Kind: "exec", Kernel: "lines", Code: "-"})
 			resp, err := http.Post(fmt.Sprintf("%s/v1/sessions/s%d/operations", hs.URL, i), "application/json", bytes.NewReader(body))
@@ -174,7 +226,8 @@ func peek(data []byte) peeked {
 	p.Timestamp, _ = strconv.ParseFloat(num(`"timestamp":`), 64)
 	if i := bytes.Index(data, []byte(`"type":"`)); i >= 0 {
 		t := data[i+len(`"type":"`):]
-		p.Terminal = bytes.HasPrefix(t, []byte(protocol.TypeComplete)) || bytes.HasPrefix(t, []byte(protocol.TypeFailed))
+		p.Terminal = bytes.HasPrefix(t, []byte(protocol.TypeComplete)) || bytes.HasPrefix(t, []byte(protocol.TypeFailed)) ||
+			bytes.HasPrefix(t, []byte(protocol.TypeRunEnd))
 	}
 	return p
 }
@@ -185,7 +238,7 @@ func BenchmarkIdleSession(b *testing.B) {
 	const n = 500
 	for b.Loop() {
 		b.StopTimer()
-		hs, stop := benchServer(b, 10)
+		hs, stop := benchServer(b, 10, nil)
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

@@ -3,67 +3,28 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/protocol"
 )
 
 // RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).
 type RunFunc func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error]
 
-// agentRun is one run started over the API: its events so far, kept in memory for the
-// server's lifetime (the durable record is the agent's checkpoint store), and a channel closed
-// and replaced at every new event, so followers wait without polling.
-type agentRun struct {
-	mu      sync.Mutex
-	task    agent.Task
-	events  []*agent.Event
-	err     string
-	done    bool
-	changed chan struct{}
-	created time.Time
-	cancel  context.CancelFunc
-}
-
-func (r *agentRun) add(ev *agent.Event, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ev != nil {
-		r.events = append(r.events, ev)
-	}
-	if err != nil {
-		r.err = err.Error()
-	}
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-
-func (r *agentRun) finish() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.done = true
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-
-// after returns the events after seq, whether the run has ended, and the channel that closes at
-// the next change.
-func (r *agentRun) after(seq int64) ([]*agent.Event, bool, string, <-chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	i := 0
-	for i < len(r.events) && r.events[i].Seq <= seq {
-		i++
-	}
-	return r.events[i:], r.done, r.err, r.changed
-}
+// Each agent run is a stream in the protocol log: its own session, named by the run's id, in
+// which the run's id is the operation id of one run_event per agent event — the event's seq is
+// its seq in the session — and then one run_end. Clients follow it from the log, on
+// GET /v1/runs/ID/events (the events as NDJSON) or the session's WebSocket (the messages). The
+// server keeps in memory only how to cancel the runs it is running.
 
 func (s *Server) runRoutes() {
 	s.mux.HandleFunc("POST /v1/runs", s.postRun)
@@ -99,135 +60,309 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	}
 	task.ID = uuid.NewString()
 	ctx, cancel := context.WithCancel(s.ctx)
-	run := &agentRun{task: task, changed: make(chan struct{}), created: time.Now(), cancel: cancel}
-	if err := s.addRun(run); err != nil {
+	ss, err := s.startRun(task.ID, cancel)
+	if err != nil {
 		cancel()
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return
 	}
 	s.wg.Go(func() {
-		defer run.finish()
+		defer s.release(ss)
+		defer s.endRun(task.ID)
 		defer cancel()
-		for ev, err := range s.cfg.Runs(ctx, &task) {
-			run.add(ev, err)
-			if err != nil {
-				s.logf("run %s: %v", task.ID, err)
-			}
-		}
+		s.record(ctx, ss, &task)
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
 }
 
-// keptRuns is how many ended runs the server keeps in memory (GET /v1/runs and their
-// events); the oldest ended ones are forgotten first. Their checkpoints stay in the store.
-const keptRuns = 256
+// startRun registers run id, unless Config.MaxRuns are running already, and opens its session.
+func (s *Server) startRun(id string, cancel context.CancelFunc) (*session, error) {
+	s.mu.Lock()
+	if len(s.runs) >= s.cfg.MaxRuns {
+		n := len(s.runs)
+		s.mu.Unlock()
+		return nil, busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", n)
+	}
+	if s.runs == nil {
+		s.runs = map[string]context.CancelFunc{}
+	}
+	s.runs[id] = cancel
+	s.mu.Unlock()
+	ss, err := s.open(id)
+	if err != nil {
+		s.endRun(id)
+		return nil, err
+	}
+	return ss, nil
+}
 
-// addRun registers a new run, unless Config.MaxRuns are running already; it forgets the
-// oldest ended runs beyond keptRuns.
-func (s *Server) addRun(run *agentRun) error {
+func (s *Server) endRun(id string) {
+	s.mu.Lock()
+	delete(s.runs, id)
+	s.mu.Unlock()
+}
+
+// record runs the task and logs its events in its session, then its run_end: how the agent
+// stopped, or the error that ended the run. The log is written whatever ctx says, so that a
+// cancelled run's end is recorded.
+func (s *Server) record(ctx context.Context, ss *session, task *agent.Task) {
+	logCtx := context.WithoutCancel(ctx)
+	end := &protocol.RunEnd{Reason: protocol.ReasonError, Error: "the run ended without stopping"}
+	for ev, err := range s.cfg.Runs(ctx, task) {
+		if err != nil {
+			s.logf("run %s: %v", task.ID, err)
+			end = &protocol.RunEnd{Reason: protocol.ReasonError, Error: err.Error()}
+			continue
+		}
+		if ev.Type == agent.EventStop && ev.Stop != nil {
+			end = &protocol.RunEnd{Reason: protocol.Reason(ev.Stop.Reason), Error: ev.Stop.Error, Resumable: ev.Stop.Resumable}
+			if end.Resumable && s.cfg.ResumeCommand != nil {
+				end.Resume = s.cfg.ResumeCommand(task.ID)
+			}
+		}
+		if err := appendRun(logCtx, ss, protocol.TypeRunEvent, task.ID, ev); err != nil {
+			s.logf("run %s: logging event %d: %v", task.ID, ev.Seq, err)
+		}
+	}
+	if err := appendRun(logCtx, ss, protocol.TypeRunEnd, task.ID, end); err != nil {
+		s.logf("run %s: logging its end: %v", task.ID, err)
+	}
+}
+
+// appendRun logs a message of run id in its session, which has the run's id.
+func appendRun(ctx context.Context, l operation.Log, t protocol.Type, id string, payload any) error {
+	m, err := protocol.NewMessage(t, id, id, payload)
+	if err != nil {
+		return err
+	}
+	_, err = l.Append(ctx, m)
+	return err
+}
+
+// closeRuns ends the runs a previous server left running (killed, or the machine went down)
+// with a run_end of reason server_restart that says how to resume them from their checkpoints
+// (Config.ResumeCommand), or that this server cannot. It returns how many it closed.
+func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string) (int, error) {
+	sessions, err := store.Sessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, si := range sessions {
+		ops, err := store.Operations(ctx, si.ID)
+		if err != nil {
+			return n, err
+		}
+		for _, op := range ops {
+			if op.Kind != protocol.KindAgentRun || op.State.Terminal() {
+				continue
+			}
+			end := &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
+				Error: "the server stopped while the run ran, and this server cannot resume runs"}
+			if resume != nil {
+				end.Resumable, end.Resume = true, resume(op.ID)
+				end.Error = "the server stopped while the run ran; its checkpoint continues it: " + end.Resume
+			}
+			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)
+			if err == nil {
+				_, err = store.Append(ctx, m)
+			}
+			if err != nil {
+				return n, fmt.Errorf("closing run %s: %w", op.ID, err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// running returns the cancel function of run id when the server is running it.
+func (s *Server) running(id string) context.CancelFunc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.runs == nil {
-		s.runs = map[string]*agentRun{}
+	return s.runs[id]
+}
+
+// runInfo returns run id's stream as the log lists it, or an error wrapping
+// protocol.ErrUnknownOperation when the log has no such run. A run that has only just
+// started may have nothing in the log yet: see running.
+func (s *Server) runInfo(ctx context.Context, id string) (*protocol.OperationInfo, error) {
+	ops, err := s.store.Operations(ctx, id)
+	if errors.Is(err, protocol.ErrUnknownSession) {
+		err = nil
 	}
-	var running int
-	var ended []*agentRun
-	for _, r := range s.runs {
-		r.mu.Lock()
-		if r.done {
-			ended = append(ended, r)
-		} else {
-			running++
-		}
-		r.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	if running >= s.cfg.MaxRuns {
-		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", running)
-	}
-	if len(ended) >= keptRuns {
-		slices.SortFunc(ended, func(a, b *agentRun) int { return a.created.Compare(b.created) })
-		for _, r := range ended[:len(ended)-keptRuns+1] {
-			delete(s.runs, r.task.ID)
+	for _, op := range ops {
+		if op.ID == id && op.Kind == protocol.KindAgentRun {
+			return &op, nil
 		}
 	}
-	s.runs[run.task.ID] = run
-	return nil
+	return nil, fmt.Errorf("%w: no run %s on this server", protocol.ErrUnknownOperation, id)
 }
 
 // cancelRun stops a run: its running operation is interrupted and the run ends, checkpointed
 // so that labmate run --resume ID can continue it.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	run := s.runs[r.PathValue("id")]
-	s.mu.Unlock()
-	if run == nil {
-		httpError(w, http.StatusNotFound, "no run "+r.PathValue("id")+" on this server")
+	id := r.PathValue("id")
+	cancel := s.running(id)
+	if cancel == nil {
+		if _, err := s.runInfo(r.Context(), id); err != nil {
+			storeError(w, err)
+			return
+		}
+		httpError(w, http.StatusConflict, "run "+id+" has ended")
 		return
 	}
-	run.cancel()
-	writeJSON(w, http.StatusAccepted, map[string]string{"id": r.PathValue("id")})
+	cancel()
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
+// listRuns lists the runs in the log, oldest first, each with its task (from its first event).
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	type row struct {
-		ID      string     `json:"id"`
-		Task    agent.Task `json:"task"`
-		Events  int        `json:"events"`
-		Done    bool       `json:"done"`
-		Created time.Time  `json:"created"`
+		ID      string         `json:"id"`
+		Task    *agent.Task    `json:"task,omitempty"`
+		State   protocol.State `json:"state"`
+		Events  int64          `json:"events"`
+		Done    bool           `json:"done"`
+		Created time.Time      `json:"created"`
+		Updated time.Time      `json:"updated"`
 	}
-	s.mu.Lock()
-	list := make([]row, 0, len(s.runs))
-	for id, run := range s.runs {
-		run.mu.Lock()
-		list = append(list, row{id, run.task, len(run.events), run.done, run.created})
-		run.mu.Unlock()
+	ctx := r.Context()
+	sessions, err := s.store.Sessions(ctx)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
 	}
-	s.mu.Unlock()
+	list := []row{}
+	for _, si := range sessions {
+		op, err := s.runInfo(ctx, si.ID)
+		if errors.Is(err, protocol.ErrUnknownOperation) {
+			continue // a session of operations
+		}
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		rw := row{ID: op.ID, State: op.State, Events: si.LastSeq, Done: op.State.Terminal(),
+			Created: fromUnix(op.Created), Updated: fromUnix(op.Updated)}
+		if rw.Done {
+			rw.Events-- // its run_end
+		}
+		for m, err := range s.store.Operation(ctx, si.ID, op.ID) {
+			var ev agent.Event
+			if err == nil && m.Type == protocol.TypeRunEvent && m.Decode(&ev) == nil && ev.Start != nil {
+				rw.Task = &ev.Start.Task
+			}
+			break
+		}
+		list = append(list, rw)
+	}
 	writeJSON(w, http.StatusOK, list)
 }
 
-// runEvents streams a run's events after ?after=SEQ as NDJSON, live until the run ends; a
-// follower that lost its connection comes back with the last seq it read.
+func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
+
+// runEvents streams a run's events after ?after=SEQ as NDJSON, from the log, live until the run
+// ends; a follower that lost its connection comes back with the last seq it read. A run that
+// ended without the agent's stop event (it failed, or the server stopped while it ran) ends the
+// stream with its run_end's payload, which says why ("error") and how to resume it.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	after, err := afterParam(r)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.mu.Lock()
-	run := s.runs[r.PathValue("id")]
-	s.mu.Unlock()
-	if run == nil {
-		httpError(w, http.StatusNotFound, "no run "+r.PathValue("id")+" on this server")
-		return
+	id := r.PathValue("id")
+	if s.running(id) == nil {
+		if _, err := s.runInfo(r.Context(), id); err != nil {
+			storeError(w, err)
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w)
-	enc := json.NewEncoder(w)
-	for {
-		evs, done, failure, changed := run.after(after)
-		for _, ev := range evs {
-			if err := enc.Encode(ev); err != nil {
-				return
-			}
-			after = ev.Seq
+	var prev *protocol.EnhancedMessage // the run's latest event streamed
+	for m, err := range s.followRun(r.Context(), id, after) {
+		if err != nil {
+			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			return
 		}
-		if done {
-			if failure != "" {
-				enc.Encode(map[string]string{"error": failure})
+		if m.OperationID != id {
+			continue
+		}
+		switch m.Type {
+		case protocol.TypeRunEvent:
+			prev = m
+		case protocol.TypeRunEnd:
+			if prev == nil && m.Seq > 1 { // the follower resumed after the last event: read it
+				for p, err := range s.store.After(r.Context(), id, m.Seq-2) {
+					if err == nil && p.Type == protocol.TypeRunEvent {
+						prev = p
+					}
+					break
+				}
 			}
-			flush.Flush()
+			var ev struct{ Type agent.EventType }
+			if prev != nil && prev.Decode(&ev) == nil && ev.Type == agent.EventStop {
+				continue
+			}
+		default:
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", m.Payload); err != nil { // the payload is shared with the log
 			return
 		}
 		flush.Flush()
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		case <-s.streams.Done():
-			return
+	}
+}
+
+// followRun yields the messages of run id's session with seq > after, from the log, live until
+// the run's run_end. The live session's fan-out only says that something was appended: a
+// subscriber with room for one frame, which is cut off (and so woken) at the second.
+func (s *Server) followRun(ctx context.Context, id string, after int64) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		for {
+			ss := s.lookup(id)
+			var sub *subscriber
+			if ss != nil {
+				sub = ss.subscribe(1)
+			}
+			done := func() bool {
+				if ss != nil {
+					defer ss.unsubscribe(sub)
+				}
+				for m, err := range s.store.After(ctx, id, after) {
+					if errors.Is(err, protocol.ErrUnknownSession) && ss != nil {
+						break // the run has only just started: nothing is logged yet
+					}
+					if err != nil {
+						yield(nil, err)
+						return true
+					}
+					after = m.Seq
+					if !yield(m, nil) || (m.Type == protocol.TypeRunEnd && m.OperationID == id) {
+						return true
+					}
+				}
+				if ss == nil {
+					yield(nil, fmt.Errorf("run %s is not running on this server and its log has no end", id))
+					return true
+				}
+				select {
+				case <-sub.ch:
+				case <-sub.dropped:
+				case <-ctx.Done():
+					return true
+				}
+				return false
+			}()
+			if done {
+				return
+			}
 		}
 	}
 }

@@ -11,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
+	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
 )
@@ -114,8 +117,109 @@ func TestRunOverAPI(t *testing.T) {
 	if again := follow(evs[len(evs)-3].Seq); len(again) != 2 || again[1].Type != agent.EventStop {
 		t.Errorf("resuming after seq %d gave %d events", evs[len(evs)-3].Seq, len(again))
 	}
+	if again := follow(last.Seq); len(again) != 0 {
+		t.Errorf("resuming after the stop gave %+v, want nothing: the run answered", again)
+	}
 	if resp, _ := http.Get(f.http.URL + "/v1/runs/nope/events"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown run: %d", resp.StatusCode)
+	}
+
+	// The run is a stream of the log: its session's WebSocket replays it, one run_event per
+	// event (its seq the event's) and then its run_end.
+	var seq int64
+	msgs := until(t, f.dial(t, started.ID, 0), started.ID, &seq)
+	if len(msgs) != len(evs)+1 {
+		t.Fatalf("the run's session holds %d messages for %d events", len(msgs), len(evs))
+	}
+	for i, ev := range evs {
+		var got agent.Event
+		if msgs[i].Type != protocol.TypeRunEvent || msgs[i].Decode(&got) != nil || got.Seq != ev.Seq || msgs[i].Seq != ev.Seq || got.Type != ev.Type {
+			t.Errorf("message %d: %s seq %d %s, want the run_event of event %d (%s)", i, msgs[i].Type, msgs[i].Seq, msgs[i].Payload, ev.Seq, ev.Type)
+		}
+	}
+	var end protocol.RunEnd
+	if err := msgs[len(evs)].Decode(&end); err != nil || end != (protocol.RunEnd{Reason: "answered"}) {
+		t.Errorf("the run ended with %+v, want reason answered", end)
+	}
+	resp, err = http.Get(f.http.URL + "/v1/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []struct {
+		ID     string
+		Task   *agent.Task
+		Events int64
+		Done   bool
+	}
+	json.NewDecoder(resp.Body).Decode(&runs)
+	resp.Body.Close()
+	if len(runs) != 1 || runs[0].ID != started.ID || runs[0].Task == nil || runs[0].Task.Goal != "What is 2 + 3?" || runs[0].Events != int64(len(evs)) || !runs[0].Done {
+		t.Errorf("GET /v1/runs = %+v, want the ended run with its %d events", runs, len(evs))
+	}
+}
+
+// A server started over the log of one killed during runs ends each with a run_end of reason
+// server_restart, saying how to resume it or that it cannot be; followers read the events the
+// log kept, then that end.
+func TestRestartEndsRuns(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		resume func(string) string
+		want   protocol.RunEnd
+	}{
+		{"resumable", func(id string) string { return "labmate run --resume " + id }, protocol.RunEnd{Reason: protocol.ReasonServerRestart, Resumable: true,
+			Resume: "labmate run --resume r1", Error: "the server stopped while the run ran; its checkpoint continues it: labmate run --resume r1"}},
+		{"not resumable", nil, protocol.RunEnd{Reason: protocol.ReasonServerRestart,
+			Error: "the server stopped while the run ran, and this server cannot resume runs"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := t.TempDir() + "/labmate.db"
+			store, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What a server killed during run r1 left in the log: its first events.
+			for seq := range int64(2) {
+				m, err := protocol.NewMessage(protocol.TypeRunEvent, "r1", "r1", &agent.Event{RunID: "r1", Seq: seq + 1, Type: agent.EventModelCall})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := store.Append(context.Background(), m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			store.Close()
+			store, err = sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			f := newFixture(t, store, func(c *server.Config) { c.Prewarm, c.ResumeCommand = nil, tt.resume })
+
+			resp, err := http.Get(f.http.URL + "/v1/runs/r1/events?after=1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				lines = append(lines, sc.Text())
+			}
+			resp.Body.Close()
+			if len(lines) != 2 || !strings.Contains(lines[0], `"seq":2`) {
+				t.Fatalf("events after 1: %q, want event 2 and the run's end", lines)
+			}
+			var end protocol.RunEnd
+			if err := json.Unmarshal([]byte(lines[1]), &end); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, end); diff != "" {
+				t.Errorf("the run's end (-want +got):\n%s", diff)
+			}
+			if resp, _ := http.Post(f.http.URL+"/v1/runs/r1/cancel", "", nil); resp.StatusCode != http.StatusConflict {
+				t.Errorf("cancelling the ended run: %d, want 409", resp.StatusCode)
+			}
+		})
 	}
 }
 

@@ -97,6 +97,11 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
 	Runs RunFunc
+	// ResumeCommand, when set, names the command that continues agent run id from its
+	// checkpoint (labmate serve: labmate run --resume ID --data DIR). The run_end of a run
+	// that can be resumed — it was cancelled, its provider failed, the server stopped while
+	// it ran — says it. Nil: a run the server stopped is closed as one that cannot be resumed.
+	ResumeCommand func(id string) string
 }
 
 // KernelInfo describes one kernel a server can start.
@@ -126,13 +131,14 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closing  bool
-	runs     map[string]*agentRun
+	runs     map[string]context.CancelFunc // the agent runs running now
 
 	camps campaigns
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
-// with reason server_restart.
+// with reason server_restart, and so are agent runs, with a run_end that says how to resume
+// them (Config.ResumeCommand).
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: Config.Store is nil")
@@ -163,6 +169,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowHosts)
 	if err != nil {
 		return nil, err
+	}
+	runs, err := closeRuns(ctx, cfg.Store, cfg.ResumeCommand)
+	if err != nil {
+		return nil, fmt.Errorf("server: closing runs left open: %w", err)
+	}
+	if runs > 0 {
+		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", runs)
 	}
 	recovered, err := cfg.Store.Recover(ctx)
 	if err != nil {

@@ -50,7 +50,10 @@ GET /v1/memory/namespaces and POST /v1/memory/freeze.
 With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
 {"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
 GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
-the runs; POST /v1/runs/ID/cancel stops one. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
+the runs; POST /v1/runs/ID/cancel stops one. A run's events are the stream of its session (named
+by its id) in the log, so they survive a restart; a run the server was killed during ends at the
+next start with a run_end (reason server_restart) naming the labmate run --resume command that
+continues it. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
 server's memory and documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
@@ -132,6 +135,7 @@ operations end FAILED saying so.`,
 				return err
 			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
+			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
 			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns

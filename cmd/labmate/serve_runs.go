@@ -21,11 +21,20 @@ import (
 // runWorkspace makes (or finds, on resume) the workspace of agent run id: DATA/workspaces/run-ID,
 // readable by its owner only.
 func runWorkspace(data, id string) (string, error) {
-	ws := filepath.Join(data, "workspaces", "run-"+id)
+	ws := runWorkspaceDir(data, id)
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	return ws, nil
+}
+
+// runWorkspaceDir is the workspace of agent run id: DATA/workspaces/run-ID.
+func runWorkspaceDir(data, id string) string { return filepath.Join(data, "workspaces", "run-"+id) }
+
+// resumeCommand is the command that continues agent run id of labmate serve from its
+// checkpoint, in its workspace (server.Config.ResumeCommand).
+func resumeCommand(data, id string) string {
+	return fmt.Sprintf("labmate run --resume %s --data %s", id, data)
 }
 
 // agentRuns is labmate serve's server.RunFunc: each run gets a fresh agent with its own
@@ -42,6 +51,8 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 		return nil, err
 	}
 	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+		// Kept with the checkpoint: labmate run --resume continues the run where its files are.
+		task.Workspace = runWorkspaceDir(data, task.ID)
 		var mem2 agent.Memory
 		var mt []tool.Tool
 		if mem != nil {

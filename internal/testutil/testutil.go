@@ -29,12 +29,13 @@ func KernelOptions(t testing.TB) kernel.Options {
 
 // Replay runs a stream of protocol messages through the operation state machine, a fresh
 // protocol.Log per session, and fails t at the first illegal transition, at a message without
-// its session or operation, and for every operation the stream leaves without a terminal
-// message. It returns how many operations the stream had.
+// its session or operation, and for every operation or agent run the stream leaves without a
+// terminal message. It returns how many operations (not runs) the stream had.
 func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 	t.Helper()
 	logs := map[string]*protocol.Log{}
-	var ops []*protocol.EnhancedMessage // the request of each operation
+	var streams []*protocol.EnhancedMessage // the first message of each operation and run
+	n := 0                                  // operations
 	for m := range msgs {
 		if m.SessionID == "" {
 			t.Fatalf("%s of operation %s has no session", m.Type, m.OperationID)
@@ -44,19 +45,23 @@ func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 			l = protocol.NewLog(m.SessionID)
 			logs[m.SessionID] = l
 		}
+		opens := l.State(m.OperationID) == ""
 		if _, err := l.Append(m); err != nil {
 			t.Fatalf("replaying %s of operation %s (session %s): %v", m.Type, m.OperationID, m.SessionID, err)
 		}
+		if opens {
+			streams = append(streams, m)
+		}
 		if m.Type == protocol.TypeRequest {
-			ops = append(ops, m)
+			n++
 		}
 	}
-	for _, m := range ops {
+	for _, m := range streams {
 		if st := logs[m.SessionID].State(m.OperationID); !st.Terminal() {
-			t.Errorf("operation %s (session %s) left in state %s", m.OperationID, m.SessionID, st)
+			t.Errorf("%s %s (session %s) left in state %s", m.Type, m.OperationID, m.SessionID, st)
 		}
 	}
-	return len(ops)
+	return n
 }
 
 // ReplayStore replays every session of store through the state machine (Replay).

@@ -6,13 +6,13 @@
 //
 // The file is in WAL mode with synchronous=NORMAL: a committed transaction survives a crash of
 // the process, but not necessarily a power loss or an OS crash, which may take the last
-// transactions back (never corrupt the file). Append of a terminal message (complete/failed)
-// returns once its transaction has committed. Other messages are committed in groups by one
-// writer goroutine — whatever arrived while the previous transaction was being written — always
-// in seq order, so a crash loses at most a tail of a session, never a message in the middle,
-// and Close commits everything. At most a thousand or so messages wait for the writer (about
-// 10 ms of its work); beyond that Append blocks. A failed write (a full disk) is final: the store
-// refuses further appends, and a restart recovers from what was committed.
+// transactions back (never corrupt the file). Append of a terminal message (complete, failed,
+// run_end) returns once its transaction has committed. Other messages are committed in groups
+// by one writer goroutine — whatever arrived while the previous transaction was being written —
+// always in seq order, so a crash loses at most a tail of a session, never a message in the
+// middle, and Close commits everything. At most a thousand or so messages wait for the writer
+// (about 10 ms of its work); beyond that Append blocks. A failed write (a full disk) is final:
+// the store refuses further appends, and a restart recovers from what was committed.
 //
 // Validation and seq assignment happen in memory: each session's last seq and operation states
 // are loaded once, when it is first used; Append does not read the file afterwards. One process
@@ -25,11 +25,12 @@
 //	operations(session_id, operation_id, kind, state, created, updated, first_seq, last_seq,
 //	           PRIMARY KEY(session_id, operation_id))
 //
-// A message references its operation, which is written in the same transaction. timestamp,
-// created and updated are Unix seconds (REAL); state is a protocol.State; first_seq and last_seq
-// bound the operation's messages in its session, so reading one operation's history needs no
-// index of its own (each index costs every append). A file with a newer schema version is
-// refused with ErrNewerSchema.
+// An operation row is an operation or an agent run (kind agent_run), written with its first
+// message. A message references its operation, which is written in the same transaction.
+// timestamp, created and updated are Unix seconds (REAL); state is a protocol.State; first_seq
+// and last_seq bound the operation's messages in its session, so reading one operation's
+// history needs no index of its own (each index costs every append). A file with a newer
+// schema version is refused with ErrNewerSchema.
 package sqlite
 
 import (
@@ -132,7 +133,8 @@ type session struct {
 type write struct {
 	sess  *session
 	m     *protocol.EnhancedMessage
-	kind  string         // for an operation_request
+	kind  string         // the kind of the stream m opens (protocol.Check)
+	opens bool           // m is its operation's first message
 	state protocol.State // the operation's state after m
 	done  chan error     // answered after the commit, when not nil
 }
@@ -269,11 +271,9 @@ func (s *Store) append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 		c.Timestamp = protocol.UnixSeconds(time.Now())
 	}
 	w := write{m: &c}
-	if c.Type == protocol.TypeRequest {
-		var err error
-		if w.kind, err = protocol.RequestKind(&c); err != nil {
-			return nil, nil, fmt.Errorf("session %s: %w", c.SessionID, err)
-		}
+	var err error
+	if w.kind, err = protocol.Check(&c); err != nil {
+		return nil, nil, fmt.Errorf("session %s: %w", c.SessionID, err)
 	}
 	if c.Type.Terminal() {
 		w.done = make(chan error, 1)
@@ -284,7 +284,9 @@ func (s *Store) append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 		return nil, nil, err
 	}
 	defer sess.mu.Unlock()
-	if w.state, err = protocol.Next(sess.ops[c.OperationID], c.Type); err != nil {
+	from := sess.ops[c.OperationID]
+	w.opens = from == ""
+	if w.state, err = protocol.Next(from, c.Type); err != nil {
 		return nil, nil, fmt.Errorf("session %s, operation %s: %w", c.SessionID, c.OperationID, err)
 	}
 	c.Seq, w.sess = sess.last+1, sess
@@ -419,7 +421,7 @@ func (s *Store) commit(batch []write) (err error) {
 			}
 			begun = true
 		}
-		if m.Type == protocol.TypeRequest {
+		if w.opens {
 			if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, w.state, m.Timestamp, m.Timestamp, m.Seq, m.Seq); err != nil {
 				return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
 			}
@@ -662,15 +664,19 @@ func (s *Store) Recover(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("sqlite: recovering: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT session_id, operation_id FROM operations WHERE state NOT IN (?, ?) ORDER BY rowid",
-		protocol.Completed, protocol.FailedState)
+		"SELECT session_id, operation_id, state FROM operations WHERE state NOT IN (?, ?, ?) ORDER BY rowid",
+		protocol.Completed, protocol.FailedState, protocol.Ended)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}
-	var open [][2]string
+	type stream struct {
+		session, op string
+		state       protocol.State
+	}
+	var open []stream
 	for rows.Next() {
-		var k [2]string
-		if err := rows.Scan(&k[0], &k[1]); err != nil {
+		var k stream
+		if err := rows.Scan(&k.session, &k.op, &k.state); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 		}
@@ -681,14 +687,14 @@ func (s *Store) Recover(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}
 
-	// Queue every operation_failed, then wait for their commits.
+	// Queue every closing message, then wait for their commits.
 	var closed []string
 	var pending []chan error
 	for _, k := range open {
-		_, done, err := s.append(ctx, protocol.RestartFailed(k[0], k[1]))
+		_, done, err := s.append(ctx, protocol.Restarted(k.session, k.op, k.state))
 		switch {
 		case err == nil:
-			closed = append(closed, k[1])
+			closed = append(closed, k.op)
 			pending = append(pending, done)
 		case errors.Is(err, protocol.ErrIllegalTransition): // it ended meanwhile
 		default:

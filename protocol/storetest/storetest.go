@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) protocol.Store) {
 		{"Concurrent", testConcurrent},
 		{"OneTerminal", testOneTerminal},
 		{"Recover", testRecover},
+		{"Runs", testRuns},
 		{"Payload", testPayload},
 		{"Close", testClose},
 	}
@@ -74,6 +75,10 @@ func message(t testing.TB, typ protocol.Type, session, op string) *protocol.Enha
 		payload = protocol.Complete{Result: &protocol.Result{Status: protocol.StatusOK}}
 	case protocol.TypeFailed:
 		payload = protocol.Failed{Reason: protocol.ReasonError, Error: "boom"}
+	case protocol.TypeRunEvent:
+		payload = map[string]any{"run_id": op, "type": "plan", "plan": map[string]any{"goal": "g"}}
+	case protocol.TypeRunEnd:
+		payload = protocol.RunEnd{Reason: "answered"}
 	default:
 		payload = struct{}{}
 	}
@@ -540,9 +545,11 @@ func testRecover(t *testing.T, s protocol.Store) {
 	mustAppend(t, s, "s1", "pending", protocol.TypeRequest)
 	mustAppend(t, s, "s2", "acked", protocol.TypeRequest, protocol.TypeAck, protocol.TypeInterrupt)
 	mustAppend(t, s, "s2", "failed", protocol.TypeRequest, protocol.TypeFailed)
+	mustAppend(t, s, "s2", "run", protocol.TypeRunEvent, protocol.TypeRunEvent)
+	mustAppend(t, s, "s1", "ran", protocol.TypeRunEvent, protocol.TypeRunEnd)
 	histories := func() map[string][]*protocol.EnhancedMessage {
 		h := make(map[string][]*protocol.EnhancedMessage)
-		for _, k := range []string{"s1/done", "s1/running", "s1/pending", "s2/acked", "s2/failed"} {
+		for _, k := range []string{"s1/done", "s1/running", "s1/pending", "s2/acked", "s2/failed", "s2/run", "s1/ran"} {
 			session, op, _ := strings.Cut(k, "/")
 			h[k] = mustCollect(t, s.Operation(ctx, session, op))
 		}
@@ -555,13 +562,13 @@ func testRecover(t *testing.T, s protocol.Store) {
 		t.Fatal(err)
 	}
 	slices.Sort(ids)
-	if diff := cmp.Diff([]string{"acked", "pending", "running"}, ids); diff != "" {
+	if diff := cmp.Diff([]string{"acked", "pending", "run", "running"}, ids); diff != "" {
 		t.Errorf("Recover() closed (-want +got):\n%s", diff)
 	}
 
 	after := histories()
 	for k, msgs := range after {
-		if k == "s1/done" || k == "s2/failed" {
+		if k == "s1/done" || k == "s2/failed" || k == "s1/ran" {
 			if diff := cmp.Diff(before[k], msgs); diff != "" {
 				t.Errorf("Recover changed terminal operation %s (-before +after):\n%s", k, diff)
 			}
@@ -570,6 +577,14 @@ func testRecover(t *testing.T, s protocol.Store) {
 		n := len(before[k])
 		if diff := cmp.Diff(before[k], msgs[:n]); diff != "" {
 			t.Errorf("Recover changed the history of %s (-before +after):\n%s", k, diff)
+		}
+		if k == "s2/run" {
+			var got protocol.RunEnd
+			if len(msgs) != n+1 || msgs[n].Type != protocol.TypeRunEnd || msgs[n].Decode(&got) != nil || got.Reason != protocol.ReasonServerRestart {
+				t.Errorf("the run after Recover: %d messages ending in %s %s; want %d ending in run_end, reason server_restart",
+					len(msgs), msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload, n+1)
+			}
+			continue
 		}
 		if len(msgs) != n+1 || msgs[n].Type != protocol.TypeFailed {
 			t.Errorf("%s after Recover: %d messages ending in %s; want %d ending in operation_failed", k, len(msgs), msgs[len(msgs)-1].Type, n+1)
@@ -580,7 +595,7 @@ func testRecover(t *testing.T, s protocol.Store) {
 			t.Fatal(err)
 		}
 		var want protocol.Failed
-		if err := protocol.RestartFailed("s", "o").Decode(&want); err != nil {
+		if err := protocol.Restarted("s", "o", protocol.Pending).Decode(&want); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, got); diff != "" || got.Reason != protocol.ReasonServerRestart {
@@ -601,6 +616,79 @@ func testRecover(t *testing.T, s protocol.Store) {
 
 	if ids, err := s.Recover(ctx); err != nil || len(ids) != 0 {
 		t.Errorf("second Recover() = %v, %v; want nothing", ids, err)
+	}
+}
+
+// testRuns checks an agent run's stream: run_event… then one run_end, next to operations in the
+// same session, with payloads checked and the run listed among the operations.
+func testRuns(t *testing.T, s protocol.Store) {
+	ctx := context.Background()
+	mustAppend(t, s, "s", "run1", protocol.TypeRunEvent, protocol.TypeRunEvent)
+	mustAppend(t, s, "s", "op", protocol.TypeRequest, protocol.TypeAck)
+	mustAppend(t, s, "s", "run1", protocol.TypeRunEvent, protocol.TypeRunEnd)
+	mustAppend(t, s, "s", "run2", protocol.TypeRunEnd) // a run that failed before its first event
+
+	rejects := []struct {
+		name string
+		m    *protocol.EnhancedMessage
+		want error
+	}{
+		{"event after the end", message(t, protocol.TypeRunEvent, "s", "run1"), protocol.ErrIllegalTransition},
+		{"second end", message(t, protocol.TypeRunEnd, "s", "run1"), protocol.ErrIllegalTransition},
+		{"event in an operation", message(t, protocol.TypeRunEvent, "s", "op"), protocol.ErrIllegalTransition},
+		{"operation message in a run", message(t, protocol.TypeAck, "s", "run2"), protocol.ErrIllegalTransition},
+		{"array event", &protocol.EnhancedMessage{Type: protocol.TypeRunEvent, SessionID: "s", OperationID: "run3", Payload: json.RawMessage(`[1]`)}, protocol.ErrInvalidMessage},
+		{"null event", &protocol.EnhancedMessage{Type: protocol.TypeRunEvent, SessionID: "s", OperationID: "run3", Payload: json.RawMessage(`null`)}, protocol.ErrInvalidMessage},
+		{"broken event", &protocol.EnhancedMessage{Type: protocol.TypeRunEvent, SessionID: "s", OperationID: "run3", Payload: json.RawMessage(`{"type":`)}, protocol.ErrInvalidMessage},
+		{"end without a reason", &protocol.EnhancedMessage{Type: protocol.TypeRunEnd, SessionID: "s", OperationID: "run3", Payload: json.RawMessage(`{"error":"x"}`)}, protocol.ErrInvalidMessage},
+	}
+	for _, r := range rejects {
+		if m, err := s.Append(ctx, r.m); !errors.Is(err, r.want) {
+			t.Errorf("%s: Append = %+v, %v; want an error wrapping %v", r.name, m, err, r.want)
+		}
+	}
+
+	msgs := mustCollect(t, s.After(ctx, "s", 0))
+	if diff := cmp.Diff([]int64{1, 2, 3, 4, 5, 6, 7}, seqs(msgs)); diff != "" {
+		t.Errorf("seqs (-want +got):\n%s", diff)
+	}
+	run := mustCollect(t, s.Operation(ctx, "s", "run1"))
+	var types []protocol.Type
+	for _, m := range run {
+		types = append(types, m.Type)
+	}
+	want := []protocol.Type{protocol.TypeRunEvent, protocol.TypeRunEvent, protocol.TypeRunEvent, protocol.TypeRunEnd}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("the run's messages (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(json.RawMessage(message(t, protocol.TypeRunEvent, "s", "run1").Payload), run[0].Payload); diff != "" {
+		t.Errorf("the event's payload (-want +got):\n%s", diff)
+	}
+	ops, err := s.Operations(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID, Kind string
+		State    protocol.State
+	}
+	var got []row
+	for _, op := range ops {
+		got = append(got, row{op.ID, op.Kind, op.State})
+		if op.Created <= 0 || op.Updated < op.Created {
+			t.Errorf("%s: created %v, updated %v", op.ID, op.Created, op.Updated)
+		}
+	}
+	wantOps := []row{
+		{"run1", protocol.KindAgentRun, protocol.Ended},
+		{"op", "exec", protocol.Acknowledged},
+		{"run2", protocol.KindAgentRun, protocol.Ended},
+	}
+	if diff := cmp.Diff(wantOps, got); diff != "" {
+		t.Errorf("Operations (-want +got):\n%s", diff)
+	}
+	if ops[0].Updated != run[3].Timestamp {
+		t.Errorf("run1 updated %v, want its run_end's timestamp %v", ops[0].Updated, run[3].Timestamp)
 	}
 }
 

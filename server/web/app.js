@@ -368,6 +368,21 @@ function render(m) {
       c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}${kept}`;
       break;
     }
+    case "run_event": // one event of an agent run: a line per event, the cell's output as output
+      c.kernel.textContent = "agent run";
+      setState(c, "running", "s-running");
+      if (p.type === "operation" && p.message && p.message.type === "operation_progress") {
+        const o = (p.message.payload || {}).observation;
+        if (o && (o.kind === "stdout" || o.kind === "stderr")) addLine(c, o.line, o.kind === "stderr" ? "stderr" : "");
+      } else if (p.type !== "operation") {
+        addLine(c, `[${p.type}${p.answer ? ": " + p.answer.text : ""}${p.stop ? ": " + p.stop.reason : ""}]`, "event");
+      }
+      break;
+    case "run_end":
+      setState(c, "ended: " + p.reason, p.reason === "answered" ? "s-completed" : "s-failed");
+      c.end.className = p.reason === "answered" ? "end" : "end failed";
+      c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}`;
+      break;
   }
 }
 

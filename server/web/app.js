@@ -368,15 +368,11 @@ function render(m) {
       c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}${kept}`;
       break;
     }
-    case "run_event": // one event of an agent run: a line per event, the cell's output as output
+    case "run_event": // one event of an agent run: its operations as cards of their own, the rest as the run's story
       c.kernel.textContent = "agent run";
       setState(c, "running", "s-running");
-      if (p.type === "operation" && p.message && p.message.type === "operation_progress") {
-        const o = (p.message.payload || {}).observation;
-        if (o && (o.kind === "stdout" || o.kind === "stderr")) addLine(c, o.line, o.kind === "stderr" ? "stderr" : "");
-      } else if (p.type !== "operation") {
-        addLine(c, `[${p.type}${p.answer ? ": " + p.answer.text : ""}${p.stop ? ": " + p.stop.reason : ""}]`, "event");
-      }
+      if (p.type === "operation" && p.message) render(p.message);
+      else runLine(c, p);
       break;
     case "run_end":
       setState(c, "ended: " + p.reason, p.reason === "answered" ? "s-completed" : "s-failed");
@@ -384,6 +380,61 @@ function render(m) {
       c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}`;
       break;
   }
+}
+
+// runLine adds one event of an agent run to the stream, in order between its operations' cards.
+function runLine(c, ev) {
+  let text = "", cls = "run-line";
+  switch (ev.type) {
+    case "run_start": {
+      const st = ev.start || {}, task = st.task || {};
+      text = `${st.resumed ? "resumed" : "started"} with ${st.model || "?"} (${task.mode || "agent"}, ${task.kernel || "?"} kernel): ${task.goal || ""}`;
+      c.code.textContent = task.goal || "";
+      break;
+    }
+    case "memory": text = "memory: " + ev.memory; break;
+    case "plan": {
+      const pl = ev.plan || {};
+      const box = el("div", "run-line plan");
+      box.append(el("p", "", "plan: " + (pl.goal || "")));
+      const ol = document.createElement("ol");
+      for (const st of pl.steps || []) ol.append(el("li", "", `${st.title} [${st.tool}] — check: ${st.checkpoint}`));
+      box.append(ol);
+      $("#stream").append(box);
+      return;
+    }
+    case "tool_result": {
+      const t = ev.tool || {};
+      if (t.operation) return; // its card says it
+      text = `${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
+      break;
+    }
+    case "verdict": return; // shown on the operation's card
+    case "reflection": {
+      const f = ev.reflection || {};
+      text = `reflect, step ${ev.step + 1}: ${f.decision} — ${f.reasons}`;
+      cls += f.decision === "accept" ? " ok" : " warn";
+      break;
+    }
+    case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
+    case "kernel_state": text = "kernel state restored"; break;
+    case "model_call": {
+      const call = ev.call || {};
+      if (!call.error) return;
+      text = `${call.module}: model call failed: ${call.error}`;
+      cls += " warn";
+      break;
+    }
+    case "stop": {
+      const st = ev.stop || {}, stats = st.stats || {};
+      const tokens = (stats.modules || []).map((m) => `${m.module} ${(m.input_tokens || 0) + (m.output_tokens || 0)}`).join(", ");
+      text = `stopped: ${st.reason}${st.error ? " (" + st.error + ")" : ""} — ${stats.operations || 0} operations, ` +
+        `${stats.hot_fixes || 0} hot-fixes, ${stats.repairs || 0} repairs, ${stats.replans || 0} re-plans; tokens: ${tokens || "none"}`;
+      break;
+    }
+    default: text = ev.type;
+  }
+  $("#stream").append(el("p", cls, text));
 }
 
 // ---------- telemetry charts ----------

@@ -106,7 +106,7 @@ const wrapperName = "labmate-sandbox"
 // How long Detect and New wait for a probe, Target for the interpreter, and Kill for the tree.
 const (
 	probeTimeout = 10 * time.Second
-	findTimeout  = 2 * time.Second
+	findTimeout  = 15 * time.Second // the wrappers exec at once, unless the machine is overloaded (12 parallel starts under CI took over 2 s)
 	killTimeout  = 2 * time.Second
 )
 
@@ -790,7 +790,7 @@ func shellQuote(s string) string {
 }
 
 // Target returns the pid of the interpreter of a started command: the process that should
-// receive SIGINT. It waits up to 2 s for the wrappers (sh, bwrap, prlimit) to exec it. In
+// receive SIGINT. It waits up to 15 s for the wrappers (sh, bwrap, prlimit) to exec it. In
 // ModeBubblewrap the chain is bwrap → bwrap (pid namespace init) → interpreter; in the other
 // modes the interpreter has cmd.Process.Pid once the wrappers have exec'd.
 func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {

@@ -118,18 +118,22 @@ func BenchAddFact(b *testing.B, s memory.Store) {
 
 // Load writes n corpus facts through Import in batches of batch, and returns the rate.
 func Load(ctx context.Context, s memory.Store, n, batch int) (float64, error) {
-	facts := Corpus(n, 7)
+	return load(ctx, s, Corpus(n, 7), batch)
+}
+
+// load writes facts through Import in batches of batch, and returns the rate.
+func load(ctx context.Context, s memory.Store, facts []*memory.Fact, batch int) (float64, error) {
 	now := time.Now().UTC()
 	for _, f := range facts {
 		f.CreatedAt, f.UpdatedAt, f.ValidFrom = now, now, now
 	}
 	start := time.Now()
-	for i := 0; i < n; i += batch {
-		if _, err := s.Import(ctx, &memory.ImportParams{Facts: facts[i:min(i+batch, n)], Actor: "bench"}); err != nil {
+	for i := 0; i < len(facts); i += batch {
+		if _, err := s.Import(ctx, &memory.ImportParams{Facts: facts[i:min(i+batch, len(facts))], Actor: "bench"}); err != nil {
 			return 0, err
 		}
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return float64(len(facts)) / time.Since(start).Seconds(), nil
 }
 
 // Bench100k loads 100,000 facts into s (Import, 1,000 per transaction), writes 2,000 more one
@@ -151,23 +155,7 @@ func Bench100k(b *testing.B, s memory.Store, maintain func() error, size func() 
 		}
 	}
 	single := 2000 / time.Since(start).Seconds()
-	if maintain != nil {
-		if err := maintain(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	for range b.N {
-		raw, best, err := Latencies(ctx, s, Queries(1000, 3))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(raw[0].Microseconds())/1000, "p50-ms")
-		b.ReportMetric(float64(raw[1].Microseconds())/1000, "p99-ms")
-		b.ReportMetric(float64(best[0].Microseconds())/1000, "best-of-3-p50-ms")
-		b.ReportMetric(float64(best[1].Microseconds())/1000, "best-of-3-p99-ms")
-	}
-	b.StopTimer()
+	searchLatency(b, s, maintain, Queries(1000, 3))
 	n, err := size()
 	if err != nil {
 		b.Fatal(err)
@@ -209,19 +197,17 @@ func GraphQueries(n int, seed uint64) []string {
 // Bench100kGraph is Bench100k on GraphCorpus with GraphQueries: search latency with the entity
 // graph expanding every query.
 func Bench100kGraph(b *testing.B, s memory.Store, maintain func() error) {
-	ctx := context.Background()
-	facts := GraphCorpus(100_000, 7)
-	now := time.Now().UTC()
-	for _, f := range facts {
-		f.CreatedAt, f.UpdatedAt, f.ValidFrom = now, now, now
+	rate, err := load(context.Background(), s, GraphCorpus(100_000, 7), 1000)
+	if err != nil {
+		b.Fatal(err)
 	}
-	start := time.Now()
-	for i := 0; i < len(facts); i += 1000 {
-		if _, err := s.Import(ctx, &memory.ImportParams{Facts: facts[i:min(i+1000, len(facts))], Actor: "bench"}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rate := float64(len(facts)) / time.Since(start).Seconds()
+	searchLatency(b, s, maintain, GraphQueries(1000, 3))
+	b.ReportMetric(rate, "import-facts/s")
+}
+
+// searchLatency runs maintain (when not nil), then measures the latency of queries b.N times
+// and reports it (raw and best-of-3 p50 and p99).
+func searchLatency(b *testing.B, s memory.Store, maintain func() error, queries []string) {
 	if maintain != nil {
 		if err := maintain(); err != nil {
 			b.Fatal(err)
@@ -229,7 +215,7 @@ func Bench100kGraph(b *testing.B, s memory.Store, maintain func() error) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		raw, best, err := Latencies(ctx, s, GraphQueries(1000, 3))
+		raw, best, err := Latencies(context.Background(), s, queries)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -239,7 +225,6 @@ func Bench100kGraph(b *testing.B, s memory.Store, maintain func() error) {
 		b.ReportMetric(float64(best[1].Microseconds())/1000, "best-of-3-p99-ms")
 	}
 	b.StopTimer()
-	b.ReportMetric(rate, "import-facts/s")
 }
 
 // Latencies runs each query (limit 10, all namespaces) three times and returns the p50 and p99

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
@@ -17,7 +18,7 @@ func TestArtifactsReachTheModel(t *testing.T) {
 		expect(t, "reflect", accept("fig.png written"), "file written: fig.png (image/png, "),
 		agenttest.FinalAnswer("fig.png"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/internal/testutil"
-	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/octave"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/anthropic"
 	"github.com/labmate/labmate/llm/llmtest"
@@ -29,22 +26,6 @@ func openAIModel(srv *llmtest.Server) llm.Model {
 // anthropicModel is the real Anthropic adapter talking to the fake server over HTTP.
 func anthropicModel(srv *llmtest.Server) llm.Model {
 	return anthropic.New("fake-claude", &anthropic.Options{BaseURL: srv.URL(), APIKey: "test-key"})
-}
-
-// kernels starts real, sandboxed kernels in one workspace for the test.
-func kernels(t testing.TB) func(ctx context.Context, name string) (kernel.Kernel, error) {
-	ws := t.TempDir()
-	return func(ctx context.Context, name string) (kernel.Kernel, error) {
-		o := testutil.KernelOptions(t)
-		o.Workspace = ws
-		switch name {
-		case "python":
-			return python.Start(ctx, &o)
-		case "octave":
-			return octave.Start(ctx, &o)
-		}
-		return nil, fmt.Errorf("no kernel %q in the tests", name)
-	}
 }
 
 // run runs task to the end and returns its events and the error it ended with. The

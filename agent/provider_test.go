@@ -10,6 +10,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
@@ -32,7 +33,7 @@ func TestProviderErrorResumes(t *testing.T) {
 		agenttest.FinalAnswer("x = 42"),
 	)
 	model := llm.WithRetry(openAIModel(srv), &llm.RetryOptions{MaxAttempts: 2})
-	a, err := agent.New(model, &agent.Options{StartKernel: kernels(t), Store: store})
+	a, err := agent.New(model, &agent.Options{StartKernel: testutil.Kernels(t), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

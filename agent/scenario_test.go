@@ -10,6 +10,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
@@ -32,7 +33,7 @@ func bugThenFix(t *testing.T, model func(*llmtest.Server) llm.Model, kernelName,
 		expect(t, "reflect", accept("x = 42"), "x = 42", "Checkpoint: x = 42"),
 		expect(t, "code", agenttest.FinalAnswer("x = 42"), "Every step of the plan is done", "compute x: x = 42"),
 	)
-	a, err := agent.New(model(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(model(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestRateLimitedThenSuccess(t *testing.T) {
 		agenttest.FinalAnswer("x = 42"),
 	)
 	model := llm.WithRetry(openAIModel(srv), &llm.RetryOptions{BaseDelay: 20 * time.Millisecond, MaxAttempts: 3})
-	a, err := agent.New(model, &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(model, &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestDivergingInterruptedRepairedFaster(t *testing.T) {
 		expect(t, "reflect", accept("y decays to 0 with dt = 0.01"), "final y ="),
 		agenttest.FinalAnswer("y(2) ≈ 0 (dt = 0.01)"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), NoJudge: true})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), NoJudge: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestDivergingInterruptedRepairedFaster(t *testing.T) {
 		accept("y decays to 0 with dt = 0.01"),
 		agenttest.FinalAnswer("y(2) ≈ 0 (dt = 0.01)"),
 	)
-	a, err = agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), NoJudge: true})
+	a, err = agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), NoJudge: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestReflectionTriggersReplan(t *testing.T) {
 		expect(t, "reflect", accept("y = 3 x^2 + 1 fits exactly (R^2 = 1)"), "r2 = 1.0", "coefficients = [3."),
 		agenttest.FinalAnswer("y = 3 x^2 + 1"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestMalformedModelOutputIsExplained(t *testing.T) {
 		expect(t, "reflect", accept("answer = 7"), "answer = 7"),
 		agenttest.FinalAnswer("7"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestMalformedModelOutputIsExplained(t *testing.T) {
 func TestProviderDown(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	srv.Close()
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +315,7 @@ func TestBudgetExhaustedStopsWithPartialResult(t *testing.T) {
 	refl := accept("a = 1")
 	refl.Usage = u
 	srv := llmtest.NewServer(t, plan, code, refl) // the fourth call is refused by the budget
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), Budget: 2500})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), Budget: 2500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestJudgeEscalation(t *testing.T) {
 		}},
 		expect(t, "code", agenttest.FinalAnswer("x diverges"), "INTERRUPTED", "judge"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +400,7 @@ func TestBaselines(t *testing.T) {
 		}},
 		expect(t, "codeact", llmtest.Text("y diverges"), "final y ="),
 	)
-	a, err = agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t)})
+	a, err = agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestContextStaysLean(t *testing.T) {
 		accept("quiet"),
 		agenttest.FinalAnswer("quiet"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), MaxRepairs: 5})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), MaxRepairs: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +473,7 @@ func TestCaps(t *testing.T) {
 		agenttest.Plan("wait", "sleep", "done"),
 		agenttest.RunCode("import time\ntime.sleep(60)"),
 	)
-	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: kernels(t), Timeout: 1500 * time.Millisecond})
+	a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), Timeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

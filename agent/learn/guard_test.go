@@ -9,6 +9,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/learn"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/protocol"
@@ -99,7 +100,7 @@ func TestToolsOnTheAgent(t *testing.T) {
 			}},
 		)
 		set, _ := tool.NewSet(m.Tools()...)
-		a, err := agent.New(model(srv, "fake-model"), &agent.Options{StartKernel: kernels(t), Memory: m, Tools: set, NoJudge: true})
+		a, err := agent.New(model(srv, "fake-model"), &agent.Options{StartKernel: testutil.Kernels(t), Memory: m, Tools: set, NoJudge: true})
 		if err != nil {
 			t.Fatal(err)
 		}

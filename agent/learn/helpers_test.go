@@ -13,9 +13,6 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/agent"
-	"github.com/labmate/labmate/internal/testutil"
-	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
@@ -96,19 +93,6 @@ func backends(t *testing.T, fn func(t *testing.T, s memory.Store)) {
 
 func model(srv *llmtest.Server, name string) llm.Model {
 	return openai.New(name, &openai.Options{Provider: "fake", BaseURL: srv.OpenAIBaseURL()})
-}
-
-// kernels starts real, sandboxed Python kernels.
-func kernels(t testing.TB) func(ctx context.Context, name string) (kernel.Kernel, error) {
-	ws := t.TempDir()
-	return func(ctx context.Context, name string) (kernel.Kernel, error) {
-		o := testutil.KernelOptions(t)
-		o.Workspace = ws
-		if name != "python" {
-			return nil, fmt.Errorf("no kernel %q in these tests", name)
-		}
-		return python.Start(ctx, &o)
-	}
 }
 
 func run(t testing.TB, a *agent.Agent, task *agent.Task) []*agent.Event {

@@ -8,6 +8,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/agent/learn"
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/tool"
@@ -19,7 +20,7 @@ func newAgent(t *testing.T, srv *llmtest.Server, m *learn.Memory) *agent.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := agent.New(model(srv, "fake-model"), &agent.Options{StartKernel: kernels(t), Memory: m, Tools: set, NoJudge: true})
+	a, err := agent.New(model(srv, "fake-model"), &agent.Options{StartKernel: testutil.Kernels(t), Memory: m, Tools: set, NoJudge: true})
 	if err != nil {
 		t.Fatal(err)
 	}

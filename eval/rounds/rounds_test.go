@@ -2,7 +2,6 @@ package rounds_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,9 +10,6 @@ import (
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/eval/rounds"
 	"github.com/labmate/labmate/internal/testutil"
-	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/octave"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/anthropic"
 	"github.com/labmate/labmate/llm/llmtest"
@@ -21,21 +17,6 @@ import (
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/sqlite"
 )
-
-func kernels(t testing.TB) func(ctx context.Context, name string) (kernel.Kernel, error) {
-	ws := t.TempDir()
-	return func(ctx context.Context, name string) (kernel.Kernel, error) {
-		o := testutil.KernelOptions(t)
-		o.Workspace = ws
-		switch name {
-		case "python":
-			return python.Start(ctx, &o)
-		case "octave":
-			return octave.Start(ctx, &o)
-		}
-		return nil, fmt.Errorf("no kernel %q", name)
-	}
-}
 
 // scripted is a model that follows rounds.Policy for as many calls as the rounds make.
 func scripted(t testing.TB, tasks []rounds.Task, careless bool) *llmtest.Server {
@@ -62,7 +43,7 @@ func all(t testing.TB) ([]rounds.Result, []rounds.Result) {
 	var modelA llm.Model = openai.New("model-a", &openai.Options{Provider: "fake", BaseURL: srvA.OpenAIBaseURL()})
 	var modelB llm.Model = anthropic.New("model-b", &anthropic.Options{BaseURL: srvB.URL(), APIKey: "test"})
 	var modelC llm.Model = openai.New("model-c", &openai.Options{Provider: "fake", BaseURL: srvC.OpenAIBaseURL()})
-	a := &rounds.Config{Model: modelA, Store: s, StartKernel: kernels(t), Memory: &learn.Options{Namespace: "rounds/a", Model: modelA.Name()}}
+	a := &rounds.Config{Model: modelA, Store: s, StartKernel: testutil.Kernels(t), Memory: &learn.Options{Namespace: "rounds/a", Model: modelA.Name()}}
 	var res []rounds.Result
 	for _, r := range []string{"R1", "R2", "R3"} {
 		out, err := rounds.Round(ctx, r, a, tasks)
@@ -74,16 +55,16 @@ func all(t testing.TB) ([]rounds.Result, []rounds.Result) {
 	if err := s.Freeze(ctx, &memory.FreezeParams{Namespace: "rounds/a", Frozen: true, Actor: "bench"}); err != nil {
 		t.Fatal(err)
 	}
-	cold, err := rounds.Round(ctx, "B alone", &rounds.Config{Model: modelB, Store: s, StartKernel: kernels(t)}, tasks)
+	cold, err := rounds.Round(ctx, "B alone", &rounds.Config{Model: modelB, Store: s, StartKernel: testutil.Kernels(t)}, tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm, err := rounds.Round(ctx, "B + A frozen", &rounds.Config{Model: modelB, Store: s, StartKernel: kernels(t),
+	warm, err := rounds.Round(ctx, "B + A frozen", &rounds.Config{Model: modelB, Store: s, StartKernel: testutil.Kernels(t),
 		Memory: &learn.Options{Namespace: "rounds/b", Read: []string{"rounds/b", "rounds/a"}, Model: modelB.Name()}}, tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	careless, err := rounds.Round(ctx, "C careless + A frozen", &rounds.Config{Model: modelC, Store: s, StartKernel: kernels(t),
+	careless, err := rounds.Round(ctx, "C careless + A frozen", &rounds.Config{Model: modelC, Store: s, StartKernel: testutil.Kernels(t),
 		Memory: &learn.Options{Namespace: "rounds/c", Read: []string{"rounds/c", "rounds/a"}, Model: modelC.Name()}}, tasks)
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,14 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"testing"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/octave"
+	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/sandbox"
 )
@@ -83,5 +86,22 @@ func ReplayStore(t testing.TB, store protocol.Store) {
 				}
 			}
 		})
+	}
+}
+
+// Kernels starts real, sandboxed Python and Octave kernels in one workspace of the test, as an
+// agent's StartKernel.
+func Kernels(t testing.TB) func(ctx context.Context, name string) (kernel.Kernel, error) {
+	ws := t.TempDir()
+	return func(ctx context.Context, name string) (kernel.Kernel, error) {
+		o := KernelOptions(t)
+		o.Workspace = ws
+		switch name {
+		case "python":
+			return python.Start(ctx, &o)
+		case "octave":
+			return octave.Start(ctx, &o)
+		}
+		return nil, fmt.Errorf("no kernel %q in the tests", name)
 	}
 }

@@ -177,7 +177,7 @@ func (s *memStore) Recover(ctx context.Context) ([]string, error) {
 			return closed, err
 		}
 		for _, op := range ops {
-			if op.State.Terminal() {
+			if !op.State.Live() {
 				continue
 			}
 			_, err := s.Append(ctx, Restarted(si.ID, op.ID, op.State))

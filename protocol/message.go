@@ -35,22 +35,37 @@ const (
 	TypeInterrupt Type = "operation_interrupt" // client → server (extension: the stop action)
 )
 
-// The message types of an agent run's stream (extension): one run_event per agent event, its
-// payload the event (package agent's Event, a JSON object), then exactly one run_end. The run's
-// id is the message's operation_id.
+// The message types of a run's stream (extension): one run_event per event of an agent run or a
+// campaign, its payload the event (a JSON object: package agent's Event, or a campaign's turn),
+// then one run_end. A run_end that says the run is resumable may be followed by a run_resume, and
+// the stream goes on with the resumed run's events. The run's id is the message's operation_id.
 const (
-	TypeRunEvent Type = "run_event" // server → client
-	TypeRunEnd   Type = "run_end"   // server → client
+	TypeRunEvent  Type = "run_event"  // server → client
+	TypeRunEnd    Type = "run_end"    // server → client
+	TypeRunResume Type = "run_resume" // server → client
 )
 
-// KindAgentRun is the kind (OperationInfo.Kind) of an agent run's stream.
-const KindAgentRun = "agent_run"
+// TypeSessionUpdate names or closes a session (extension): the stream of operation id
+// SessionStream in each session, kind KindSession, payload SessionUpdate. It never ends: the
+// latest update says what the session is called and whether it is closed.
+const TypeSessionUpdate Type = "session_update"
+
+// Stream kinds (OperationInfo.Kind) beside an operation_request's kind. A run's kind is its first
+// run_event's "kind" field, KindAgentRun when absent.
+const (
+	KindAgentRun = "agent_run"
+	KindCampaign = "campaign"
+	KindSession  = "session"
+)
+
+// SessionStream is the operation id of a session's own stream of session_update messages.
+const SessionStream = "session"
 
 // Valid reports whether t is one of the protocol's message types.
 func (t Type) Valid() bool {
 	switch t {
 	case TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt,
-		TypeRunEvent, TypeRunEnd:
+		TypeRunEvent, TypeRunEnd, TypeRunResume, TypeSessionUpdate:
 		return true
 	}
 	return false
@@ -174,6 +189,18 @@ type RunEnd struct {
 	// Resumable says the run kept its checkpoint and can be continued; Resume says how.
 	Resumable bool   `json:"resumable,omitempty"`
 	Resume    string `json:"resume,omitempty"`
+}
+
+// RunResume is the payload of run_resume: who resumed an ended, resumable run.
+type RunResume struct {
+	By string `json:"by,omitempty"` // e.g. "POST /v1/runs/ID/resume"
+}
+
+// SessionUpdate is the payload of session_update: the session's name and whether it is closed
+// (its kernels stopped; a new operation reopens it).
+type SessionUpdate struct {
+	Name   string `json:"name,omitempty"`
+	Closed bool   `json:"closed,omitempty"`
 }
 
 // Interrupt is the payload of operation_interrupt.
@@ -411,13 +438,17 @@ func DecodePayload(m *EnhancedMessage) (any, error) {
 		v = &RunEnd{}
 	case TypeRunEvent:
 		v = &json.RawMessage{}
+	case TypeRunResume:
+		v = &RunResume{}
+	case TypeSessionUpdate:
+		v = &SessionUpdate{}
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownType, m.Type)
 	}
 	if err := m.Decode(v); err != nil {
 		return nil, err
 	}
-	if m.Type == TypeRunEvent || m.Type == TypeRunEnd {
+	if m.Type == TypeRunEvent || m.Type == TypeRunEnd || m.Type == TypeSessionUpdate {
 		if _, err := Check(m); err != nil {
 			return nil, err
 		}

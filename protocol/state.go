@@ -20,14 +20,23 @@ const (
 	FailedState  State = "FAILED"
 )
 
-// The states of an agent run's stream: RUNNING from its first run_event, ENDED by its run_end.
+// The states of a run's stream: RUNNING from its first run_event, ENDED by its run_end, and
+// RUNNING again after a run_resume.
 const (
 	Running State = "RUNNING"
 	Ended   State = "ENDED"
 )
 
-// Terminal reports whether s ends the operation or run: no message may follow it.
+// Open is the state of a session's own stream (session_update messages), which never ends.
+const Open State = "OPEN"
+
+// Terminal reports whether s ends the operation or run: nothing but a run_resume (of an ended
+// run) may follow it.
 func (s State) Terminal() bool { return s == Completed || s == FailedState || s == Ended }
+
+// Live reports whether a stream in state s was cut short by a server that stopped: an
+// operation or run not ended, unlike a session's own stream, which is always open.
+func (s State) Live() bool { return !s.Terminal() && s != Open }
 
 // Errors Next returns, wrapped.
 var (
@@ -38,13 +47,16 @@ var (
 // transitions lists every legal move; anything absent is illegal. Terminal states have no entry,
 // so they absorb. An interrupt asks for a stop and leaves the state alone: the operation_failed
 // that follows records the outcome. A run's stream may consist of its run_end alone: a run that
-// failed before its first event.
+// failed before its first event. Whether an ended run may be resumed is its run_end's to say
+// (RunEnd.Resumable), checked by whoever resumes it.
 var transitions = map[State]map[Type]State{
-	"": {TypeRequest: Pending, TypeRunEvent: Running, TypeRunEnd: Ended},
+	"": {TypeRequest: Pending, TypeRunEvent: Running, TypeRunEnd: Ended, TypeSessionUpdate: Open},
 	Running: {
 		TypeRunEvent: Running,
 		TypeRunEnd:   Ended,
 	},
+	Ended: {TypeRunResume: Running},
+	Open:  {TypeSessionUpdate: Open},
 	Pending: {
 		TypeAck:       Acknowledged,
 		TypeFailed:    FailedState,

@@ -87,8 +87,10 @@ func Restarted(sessionID, operationID string, s State) *EnhancedMessage {
 
 // Check validates what a Store checks of m's payload before appending m, and returns the kind
 // of the stream m opens when it is the first message of its operation: an operation_request's
-// "kind", KindAgentRun for a run's messages. An operation_request and a run_event must carry a
-// JSON object, a run_end a RunEnd with a reason. Its errors wrap ErrInvalidMessage.
+// "kind", a run_event's "kind" (KindAgentRun when absent) or KindAgentRun for a run's other
+// messages, KindSession for a session_update. An operation_request, a run_event and a run_resume
+// must carry a JSON object, a run_end a RunEnd with a reason, a session_update a SessionUpdate
+// on the stream SessionStream. Its errors wrap ErrInvalidMessage.
 func Check(m *EnhancedMessage) (kind string, err error) {
 	switch m.Type {
 	case TypeRequest:
@@ -102,10 +104,23 @@ func Check(m *EnhancedMessage) (kind string, err error) {
 			return "", fmt.Errorf("%w: operation_request payload of operation %s: %w", ErrInvalidMessage, m.OperationID, err)
 		}
 		return r.Kind, nil
-	case TypeRunEvent:
-		if !isObject(m.Payload) {
-			return "", fmt.Errorf("%w: run_event payload of run %s is not a JSON object", ErrInvalidMessage, m.OperationID)
+	case TypeRunEvent, TypeRunResume:
+		var r struct {
+			Kind string `json:"kind"`
 		}
+		if !isObject(m.Payload) || json.Unmarshal(m.Payload, &r) != nil {
+			return "", fmt.Errorf("%w: %s payload of run %s is not a JSON object", ErrInvalidMessage, m.Type, m.OperationID)
+		}
+		if r.Kind != "" {
+			return r.Kind, nil
+		}
+	case TypeSessionUpdate:
+		var u SessionUpdate
+		if m.OperationID != SessionStream || !isObject(m.Payload) || json.Unmarshal(m.Payload, &u) != nil {
+			return "", fmt.Errorf("%w: session_update of session %s: want a {name, closed} object on operation %q, got %s on %q",
+				ErrInvalidMessage, m.SessionID, SessionStream, m.Payload, m.OperationID)
+		}
+		return KindSession, nil
 	case TypeRunEnd:
 		var e RunEnd
 		if err := json.Unmarshal(m.Payload, &e); err != nil || e.Reason == "" {

@@ -154,7 +154,7 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 			return n, err
 		}
 		for _, op := range ops {
-			if op.Kind != protocol.KindAgentRun || op.State.Terminal() {
+			if op.Kind != protocol.KindAgentRun || !op.State.Live() {
 				continue
 			}
 			end := &protocol.RunEnd{Reason: protocol.ReasonServerRestart,

@@ -60,7 +60,7 @@ func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 		}
 	}
 	for _, m := range streams {
-		if st := logs[m.SessionID].State(m.OperationID); !st.Terminal() {
+		if st := logs[m.SessionID].State(m.OperationID); st.Live() {
 			t.Errorf("%s %s (session %s) left in state %s", m.Type, m.OperationID, m.SessionID, st)
 		}
 	}

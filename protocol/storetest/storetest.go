@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) protocol.Store) {
 		{"OneTerminal", testOneTerminal},
 		{"Recover", testRecover},
 		{"Runs", testRuns},
+		{"Streams", testStreams},
 		{"Payload", testPayload},
 		{"Close", testClose},
 	}
@@ -79,6 +80,8 @@ func message(t testing.TB, typ protocol.Type, session, op string) *protocol.Enha
 		payload = map[string]any{"run_id": op, "type": "plan", "plan": map[string]any{"goal": "g"}}
 	case protocol.TypeRunEnd:
 		payload = protocol.RunEnd{Reason: "answered"}
+	case protocol.TypeSessionUpdate:
+		payload = protocol.SessionUpdate{Name: "titration"}
 	default:
 		payload = struct{}{}
 	}
@@ -690,6 +693,66 @@ func testRuns(t *testing.T, s protocol.Store) {
 	if ops[0].Updated != run[3].Timestamp {
 		t.Errorf("run1 updated %v, want its run_end's timestamp %v", ops[0].Updated, run[3].Timestamp)
 	}
+}
+
+// testStreams checks the other streams of a session: a resumed run, a campaign (a run whose
+// first event names its kind) and the session's own updates, which Recover leaves alone.
+func testStreams(t *testing.T, s protocol.Store) {
+	ctx := context.Background()
+	mustAppend(t, s, "s", "run", protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume,
+		protocol.TypeRunEvent, protocol.TypeRunEnd)
+	camp, err := protocol.NewMessage(protocol.TypeRunEvent, "s", "c1", map[string]any{"kind": protocol.KindCampaign, "n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, camp); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, "s", protocol.SessionStream, protocol.TypeSessionUpdate, protocol.TypeSessionUpdate)
+
+	rejects := []struct {
+		name string
+		m    *protocol.EnhancedMessage
+	}{
+		{"resume of a running run", message(t, protocol.TypeRunResume, "s", "c1")},
+		{"resume of an operation", message(t, protocol.TypeRunResume, "s", "never")},
+		{"update on another stream", message(t, protocol.TypeSessionUpdate, "s", "run")},
+		{"run event in the session stream", message(t, protocol.TypeRunEvent, "s", protocol.SessionStream)},
+		{"broken update", &protocol.EnhancedMessage{Type: protocol.TypeSessionUpdate, SessionID: "s", OperationID: protocol.SessionStream, Payload: json.RawMessage(`[]`)}},
+	}
+	for _, r := range rejects {
+		if m, err := s.Append(ctx, r.m); err == nil {
+			t.Errorf("%s: Append = %+v; want an error", r.name, m)
+		}
+	}
+	ops, err := s.Operations(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID, Kind string
+		State    protocol.State
+	}
+	var got []row
+	for _, op := range ops {
+		got = append(got, row{op.ID, op.Kind, op.State})
+	}
+	want := []row{
+		{"run", protocol.KindAgentRun, protocol.Ended},
+		{"c1", protocol.KindCampaign, protocol.Running},
+		{protocol.SessionStream, protocol.KindSession, protocol.Open},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Operations (-want +got):\n%s", diff)
+	}
+	closed, err := s.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c1"}, closed); diff != "" {
+		t.Errorf("Recover closed (-want +got):\n%s", diff)
+	}
+	mustAppend(t, s, "s", protocol.SessionStream, protocol.TypeSessionUpdate)
 }
 
 func testPayload(t *testing.T, s protocol.Store) {

@@ -1,0 +1,151 @@
+// Package job runs long computations in the background — a DFT or MD run of hours, a parameter
+// sweep — through a Scheduler: job/local runs them on this machine in the kernels' sandbox,
+// durable in the data directory; job/slurm submits them to a Slurm cluster. A job outlives the
+// process that submitted it: whoever comes back (labmate job status, a restarted labmate serve,
+// a resumed agent run) finds it by its ID, follows its logs from where it stopped reading, and
+// is told how it ended.
+//
+// The package holds the interface and what both schedulers share; jobtest is the suite both
+// pass.
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// ID names a job across schedulers: "local-…" or "slurm-…", so that a caller can tell which
+// scheduler holds it.
+type ID string
+
+// State is where a job is.
+type State string
+
+// Job states. A job moves Queued → Running → one terminal state, or from Queued straight to a
+// terminal one (cancelled, or refused by the scheduler).
+const (
+	Queued    State = "QUEUED"    // accepted, waiting for resources
+	Running   State = "RUNNING"   // its process runs
+	Completed State = "COMPLETED" // exited 0
+	Failed    State = "FAILED"    // exited non-zero or was killed by a signal or a limit
+	Cancelled State = "CANCELLED" // stopped by Cancel (a user, or perception with its verdict)
+	TimedOut  State = "TIMEOUT"   // ran past its wall time
+	Lost      State = "LOST"      // its process vanished while nobody watched it
+)
+
+// Terminal reports whether s is final.
+func (s State) Terminal() bool {
+	switch s {
+	case Completed, Failed, Cancelled, TimedOut, Lost:
+		return true
+	}
+	return false
+}
+
+// Resources are what a job asks for. Zero values mean the scheduler's defaults.
+type Resources struct {
+	Cores       int           `json:"cores,omitempty"`
+	MemoryBytes int64         `json:"memory_bytes,omitempty"`
+	WallTime    time.Duration `json:"wall_time_ns,omitempty"`
+	GPUs        int           `json:"gpus,omitempty"`
+	Partition   string        `json:"partition,omitempty"` // Slurm only
+}
+
+// Spec describes a job: either Command (an argv) or Script (a bash script), run in Workspace.
+type Spec struct {
+	Name    string   `json:"name,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Script  string   `json:"script,omitempty"`
+	// Profile is the software whose output perception reads (qe, lammps, octave, python,
+	// shell, generic; see perception/software); empty: chosen from the command.
+	Profile string `json:"profile,omitempty"`
+	// Workspace is the job's working directory (absolute); its files are the job's.
+	Workspace string            `json:"workspace"`
+	Resources Resources         `json:"resources"`
+	Env       map[string]string `json:"env,omitempty"`
+	// Follow are workspace-relative files whose appended lines are part of the job's log (e.g.
+	// QE's output file, log.lammps), beside stdout and stderr.
+	Follow []string `json:"follow,omitempty"`
+	// Hotfix says when perception may cancel the job (default on_error).
+	Hotfix protocol.Hotfix `json:"hotfix,omitempty"`
+}
+
+// Validate checks a spec before it is submitted; its error names the field and the value.
+func (s *Spec) Validate() error {
+	switch {
+	case len(s.Command) == 0 && s.Script == "":
+		return errors.New("job spec: give a command or a script")
+	case len(s.Command) > 0 && s.Script != "":
+		return errors.New("job spec: give a command or a script, not both")
+	case s.Workspace == "":
+		return errors.New("job spec: workspace: missing")
+	case s.Resources.Cores < 0:
+		return fmt.Errorf("job spec: resources.cores: %d is negative", s.Resources.Cores)
+	case s.Resources.MemoryBytes < 0:
+		return fmt.Errorf("job spec: resources.memory_bytes: %d is negative", s.Resources.MemoryBytes)
+	case s.Resources.WallTime < 0:
+		return fmt.Errorf("job spec: resources.wall_time: %v is negative", s.Resources.WallTime)
+	case s.Resources.GPUs < 0:
+		return fmt.Errorf("job spec: resources.gpus: %d is negative", s.Resources.GPUs)
+	}
+	switch s.Hotfix {
+	case "", protocol.HotfixOnError, protocol.HotfixOnWarning, protocol.HotfixOff:
+	default:
+		return fmt.Errorf("job spec: hotfix %q: choose on_error, on_warning or off", s.Hotfix)
+	}
+	return nil
+}
+
+// Status is what a scheduler knows of a job.
+type Status struct {
+	ID    ID     `json:"id"`
+	Name  string `json:"name,omitempty"`
+	State State  `json:"state"`
+	// Reason says why a job is queued, failed, was cancelled (the verdict, or who) or was lost
+	// (its last log line).
+	Reason   string `json:"reason,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"` // e.g. "SIGKILL" when a signal ended it
+	// Native is the scheduler's own id: the Slurm job id, the local pid.
+	Native    string    `json:"native,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	Started   time.Time `json:"started,omitzero"`
+	Ended     time.Time `json:"ended,omitzero"`
+	Spec      *Spec     `json:"spec,omitempty"`
+}
+
+// Line is one line of a job's log. Seq numbers a job's lines 1, 2, … across all its streams,
+// in the order they were read, so that a reader resumes with after=Seq.
+type Line struct {
+	Seq    int64     `json:"seq"`
+	Stream string    `json:"stream"` // "stdout", "stderr", or a followed file's relative path
+	Text   string    `json:"text"`
+	Time   time.Time `json:"time"`
+}
+
+// Scheduler runs jobs. Implementations: job/local, job/slurm; jobtest is their shared suite.
+type Scheduler interface {
+	// Submit validates spec and queues it; the job runs as soon as its resources are free.
+	Submit(ctx context.Context, spec *Spec) (ID, error)
+	// Status returns a job's status, or an error wrapping ErrUnknownJob.
+	Status(ctx context.Context, id ID) (*Status, error)
+	// List returns the jobs the scheduler knows, oldest first.
+	List(ctx context.Context) ([]*Status, error)
+	// Cancel stops a queued or running job, recording why; a job that has ended is left alone
+	// (no error). Unknown: an error wrapping ErrUnknownJob.
+	Cancel(ctx context.Context, id ID, why string) error
+	// Logs yields the job's log lines with Seq > after, in order; with follow, it waits for more
+	// until the job has ended and every line is read, otherwise it stops at the end of what is
+	// there now.
+	Logs(ctx context.Context, id ID, after int64, follow bool) iter.Seq2[*Line, error]
+	// Watch yields the job's status now and then at each change of state, until a terminal one.
+	Watch(ctx context.Context, id ID) iter.Seq2[*Status, error]
+}
+
+// ErrUnknownJob is wrapped by a Scheduler's errors for an id it does not hold.
+var ErrUnknownJob = errors.New("job: unknown job")

@@ -80,7 +80,7 @@ func (l *Lab) addCampaignTools() {
 	sdk.AddTool(l.mcp, &sdk.Tool{Name: "campaign_step", Title: "Play campaign turns",
 		Description: "Play the next turns of a campaign and return them, with the normalized advantage and NMA after each."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in CampaignStepIn) (*sdk.CallToolResult, CampaignOut, error) {
-			before, err := l.srv.CampaignState(in.ID)
+			before, err := l.srv.CampaignState(ctx, in.ID)
 			if err != nil {
 				return nil, CampaignOut{}, err
 			}
@@ -97,8 +97,8 @@ func (l *Lab) addCampaignTools() {
 	sdk.AddTool(l.mcp, &sdk.Tool{Name: "campaign_status", Title: "Campaign status",
 		Description: "A campaign's turns so far, its best measurement and its NMA curve.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, _ *sdk.CallToolRequest, in CampaignStatusIn) (*sdk.CallToolResult, CampaignOut, error) {
-			st, err := l.srv.CampaignState(in.ID)
+		func(ctx context.Context, _ *sdk.CallToolRequest, in CampaignStatusIn) (*sdk.CallToolResult, CampaignOut, error) {
+			st, err := l.srv.CampaignState(ctx, in.ID)
 			if err != nil {
 				return nil, CampaignOut{}, err
 			}

@@ -46,8 +46,9 @@ type Config struct {
 	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
 	Memory memory.Store
 	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
-	// the MCP campaign tools and the dashboard's campaign page; CampaignStore, when set,
-	// records their steps.
+	// the MCP campaign tools and the dashboard's campaign page. Each campaign is a stream in
+	// Store (see CampaignEvent); CampaignStore, when set, also records their steps, the index
+	// that memory-informed planners learn from.
 	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
 	CampaignStore lab.Store
 	// Workspaces is the directory under which each session gets its workspace.

@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
 	}
 	if len(recovered) > 0 {
-		cfg.Logf("closed %d operations left running by the previous server as failed (server_restart)", len(recovered))
+		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}, hosts: hosts, ops: newCounter(cfg.MaxOperations)}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())

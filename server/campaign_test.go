@@ -77,25 +77,24 @@ func TestCampaignBounds(t *testing.T) {
 	if err != nil || !st.Done || len(st.Steps) != 2 {
 		t.Fatalf("finishing one: %v %+v", err, st)
 	}
-	cp, _ := srv.campaign(ids[0])
-	if cp.setup.Instrument != nil || cp.setup.Planner != nil || cp.next != nil {
-		t.Error("a finished campaign still holds its dataset and planner")
+	if cp := srv.live(ids[0]); cp != nil {
+		t.Error("a finished campaign is still held in memory, with its dataset and planner")
 	}
-	if st, err := srv.CampaignState(ids[0]); err != nil || len(st.Steps) != 2 || st.Best == nil || st.Best.Value != 2 {
+	if st, err := srv.CampaignState(context.Background(), ids[0]); err != nil || len(st.Steps) != 2 || st.Best == nil || st.Best.Value != 2 || st.Reason != CampaignEndBudget {
 		t.Errorf("a finished campaign's status: %v %+v", err, st)
 	}
 	if code, body := post("/v1/campaigns", spec(2)); code != http.StatusCreated {
 		t.Errorf("after one finished: %d %s", code, body)
 	}
 	// An idle campaign makes room.
-	cp, _ = srv.campaign(ids[1])
+	cp := srv.live(ids[1])
 	cp.mu.Lock()
 	cp.last = cp.last.Add(-campaignIdle - 1)
 	cp.mu.Unlock()
 	if code, body := post("/v1/campaigns", spec(2)); code != http.StatusCreated {
 		t.Errorf("with one idle: %d %s", code, body)
 	}
-	if st, _ := srv.CampaignState(ids[1]); !st.Done || !strings.Contains(st.Error, "without a turn") {
+	if st, _ := srv.CampaignState(context.Background(), ids[1]); !st.Done || st.Reason != CampaignEndIdle || !strings.Contains(st.Error, "without a turn") {
 		t.Errorf("the idle campaign: %+v", st)
 	}
 	srv.closeCampaigns()

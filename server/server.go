@@ -46,8 +46,9 @@ type Config struct {
 	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
 	Memory memory.Store
 	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
-	// the MCP campaign tools and the dashboard's campaign page; CampaignStore, when set,
-	// records their steps.
+	// the MCP campaign tools and the dashboard's campaign page. Each campaign is a stream in
+	// Store (see CampaignEvent); CampaignStore, when set, also records their steps, the index
+	// that memory-informed planners learn from.
 	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
 	CampaignStore lab.Store
 	// Workspaces is the directory under which each session gets its workspace.
@@ -182,7 +183,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
 	}
 	if len(recovered) > 0 {
-		cfg.Logf("closed %d operations left running by the previous server as failed (server_restart)", len(recovered))
+		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}, hosts: hosts, ops: newCounter(cfg.MaxOperations)}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())

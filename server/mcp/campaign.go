@@ -40,6 +40,7 @@ type CampaignOut struct {
 	Budget    int       `json:"budget"`
 	Played    int       `json:"played" jsonschema:"turns played so far"`
 	Done      bool      `json:"done"`
+	Reason    string    `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, error, idle, server_shutdown or server_restart"`
 	Error     string    `json:"error,omitempty"`
 	Best      *TurnOut  `json:"best,omitempty"`
 	Turns     []TurnOut `json:"turns"`
@@ -48,7 +49,7 @@ type CampaignOut struct {
 func campaignOut(st *server.CampaignStatus, from int) CampaignOut {
 	c := st.Campaign
 	o := CampaignOut{ID: c.ID, Space: c.Space, Objective: c.Objective, Group: c.Group, Planner: c.Planner, Budget: c.Budget,
-		Played: len(st.Steps), Done: st.Done, Error: st.Error, Turns: []TurnOut{}}
+		Played: len(st.Steps), Done: st.Done, Reason: string(st.Reason), Error: st.Error, Turns: []TurnOut{}}
 	for i, s := range st.Steps {
 		t := TurnOut{N: s.N, Conditions: s.Conditions, Value: s.Value, OK: s.OK, Error: s.Error, Advantage: st.Advantage[i], NMA: st.NMA[i]}
 		if st.Best != nil && s.N == st.Best.N {
@@ -80,7 +81,7 @@ func (l *Lab) addCampaignTools() {
 	sdk.AddTool(l.mcp, &sdk.Tool{Name: "campaign_step", Title: "Play campaign turns",
 		Description: "Play the next turns of a campaign and return them, with the normalized advantage and NMA after each."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in CampaignStepIn) (*sdk.CallToolResult, CampaignOut, error) {
-			before, err := l.srv.CampaignState(in.ID)
+			before, err := l.srv.CampaignState(ctx, in.ID)
 			if err != nil {
 				return nil, CampaignOut{}, err
 			}
@@ -95,10 +96,11 @@ func (l *Lab) addCampaignTools() {
 			return nil, campaignOut(st, len(before.Steps)), nil
 		})
 	sdk.AddTool(l.mcp, &sdk.Tool{Name: "campaign_status", Title: "Campaign status",
-		Description: "A campaign's turns so far, its best measurement and its NMA curve.",
+		Description: "A campaign's turns so far, its best measurement, its NMA curve and how it ended. " +
+			"Campaigns are kept in the server's log: one played before a restart is still there (one the server stopped cannot be continued).",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, _ *sdk.CallToolRequest, in CampaignStatusIn) (*sdk.CallToolResult, CampaignOut, error) {
-			st, err := l.srv.CampaignState(in.ID)
+		func(ctx context.Context, _ *sdk.CallToolRequest, in CampaignStatusIn) (*sdk.CallToolResult, CampaignOut, error) {
+			st, err := l.srv.CampaignState(ctx, in.ID)
 			if err != nil {
 				return nil, CampaignOut{}, err
 			}

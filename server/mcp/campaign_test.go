@@ -64,7 +64,7 @@ func TestCampaignToolsRefuse(t *testing.T) {
 		t.Fatalf("a normal campaign after: %s", text(r))
 	}
 	r = call(t, ctx, cs, "", "campaign_step", map[string]any{"id": structured(t, r)["id"], "turns": 4})
-	if out := structured(t, r); r.IsError || out["done"] != true || out["played"] != 4.0 {
+	if out := structured(t, r); r.IsError || out["done"] != true || out["played"] != 4.0 || out["reason"] != "budget_spent" {
 		t.Errorf("playing it: %s", text(r))
 	}
 }

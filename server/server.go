@@ -97,6 +97,9 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
 	Runs RunFunc
+	// Model names the model Runs uses, for the dashboard: GET /v1/runs says it in its
+	// Labmate-Model header (present whenever Runs is set).
+	Model string
 	// ResumeCommand, when set, names the command that continues agent run id from its
 	// checkpoint (labmate serve: labmate run --resume ID --data DIR). The run_end of a run
 	// that can be resumed — it was cancelled, its provider failed, the server stopped while

@@ -121,7 +121,7 @@ async function loadSessions() {
     const label = s.name || short(s.id);
     const what = `${s.operations} op${s.operations === 1 ? "" : "s"}`;
     if (s.kind) b.append(el("span", "kind", s.kind === "campaign" ? "campaign" : "run"));
-    b.append(el("span", "name", label), el("span", "count", ` · ${what}${s.closed ? " · closed" : ""}`));
+    b.append(el("span", "name", label), el("span", "count", `${what}${s.closed ? " · closed" : ""}`));
     b.title = s.id;
     b.setAttribute("aria-label", `${s.kind ? "agent run" : "session"} ${s.name ? s.name + " (" + s.id + ")" : s.id}, ${what}${s.closed ? ", closed" : ""}`);
     if (s.id === state.session) b.setAttribute("aria-current", "true");
@@ -782,8 +782,8 @@ function runState(r) {
   if (!r.done) return { text: "running", cls: "s-running" };
   const reason = r.reason || "ended";
   if (reason === "answered") return { text: "answered", cls: "s-completed" };
-  if (END_LABEL[reason]) return { text: END_LABEL[reason] + (r.resumable ? " (resumable)" : ""), cls: "s-interrupted" };
-  return { text: "failed: " + reason + (r.resumable ? " (resumable)" : ""), cls: "s-failed" };
+  if (END_LABEL[reason]) return { text: END_LABEL[reason], cls: "s-interrupted" };
+  return { text: "failed: " + reason, cls: "s-failed" };
 }
 
 async function loadRuns() {
@@ -815,6 +815,7 @@ async function loadRuns() {
     const st = runState(r);
     const stc = el("td", "state");
     stc.append(el("span", "badge " + st.cls, st.text));
+    if (r.done && r.resumable) stc.append(el("span", "muted resumable", "resumable"));
     if (r.error) stc.title = r.error;
     const acts = el("td", "acts");
     if (!r.done) acts.append(runButton("Cancel", "danger", r, cancelRun));
@@ -822,7 +823,7 @@ async function loadRuns() {
     const err = el("p", "row-error", "");
     err.setAttribute("role", "alert");
     acts.append(err);
-    tr.append(task, stc, el("td", "num", String(r.events)), el("td", "", new Date(r.created).toLocaleString()),
+    tr.append(task, stc, el("td", "num", String(r.events)), el("td", "", new Date(r.created).toLocaleString([], { dateStyle: "short", timeStyle: "short" })),
       el("td", "num", r.tokens ? String(r.tokens) : "—"), acts);
     tb.append(tr);
   }

@@ -105,6 +105,10 @@ func TestDashboardRunsPage(t *testing.T) {
 
 	start("Wait for the loop")
 	waitJS(t, ctx, "the long cell runs", stream+`.includes("tick 3") && shown("#run-cancel")`)
+	running := strings.TrimPrefix(evalString(t, ctx, `location.hash`), "#lab/")
+	if code, body := jsonCall(t, "POST", f.http.URL+"/v1/sessions/"+running+"/close", ""); code != http.StatusConflict || !strings.Contains(body, "cancel it first") {
+		t.Errorf("closing a running run's session: %d %s, want 409", code, body)
+	}
 	jsClick(t, ctx, "#run-cancel")
 	waitJS(t, ctx, "the run is cancelled, and resumable", `document.querySelector("#run-status").textContent.includes("ended (cancelled) and can be resumed") && shown("#run-resume")`)
 	if n := evalString(t, ctx, `String(document.querySelectorAll("#stream .end.failed, #stream .badge.s-failed").length)`); n != "0" {

@@ -15,7 +15,10 @@
 // timeouts and a cap on connections. Live sessions, kernels, queued
 // operations and agent runs are capped (Config.Max*): a request beyond a cap is refused with
 // 429 or 503 and an error wrapping ErrBusy, and the server keeps serving. Idle sessions are
-// reaped: their kernels closed, the session dropped, its log kept.
+// reaped: their kernels closed, the session dropped, its log kept. A client names a session
+// (PATCH /v1/sessions/ID) and closes it (POST /v1/sessions/ID/close: its operations
+// interrupted, its kernels stopped, as if reaped) in the session's own stream of
+// session_update messages; its next operation reopens it (see sessions.go).
 package server
 
 import (

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/llm/llmtest"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server"
 )
 
 // TestDashboardRun: an agent run started over the API is watched in a real headless Chromium
@@ -48,4 +52,150 @@ func TestDashboardRun(t *testing.T) {
 	waitJS(t, ctx, "the operation is a card of its own, completed, with its chart",
 		`[...document.querySelectorAll("#stream article.op")].some((a) => a.innerText.includes("completed in") && a.querySelector('figure.chart[data-series="s"]'))`)
 	screenshot(t, ctx, "run.png")
+}
+
+// fits checks, at a window width, that the page shown has no horizontal overflow.
+func fits(t *testing.T, ctx context.Context, width int64, what string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, fmt.Sprintf("%s fits %d px", what, width), fmt.Sprintf(
+		`window.innerWidth === %d && document.documentElement.scrollWidth <= window.innerWidth && document.body.scrollWidth <= window.innerWidth`, width))
+}
+
+// TestDashboardRunsPage drives the Runs page in a real headless Chromium against the scripted
+// model over HTTP: it starts a run from the form and watches its story arrive live up to the
+// answer, starts one the script keeps busy in a long cell and cancels it from the run's bar (it
+// shows as cancelled, not failed, and resumable), finds both in the list — Resume offered for
+// the cancelled run only — and checks the layout at 800 and 1920 px.
+func TestDashboardRunsPage(t *testing.T) {
+	fake := llmtest.NewServer(t,
+		llmtest.JSON(agent.Plan{Goal: "sum", Steps: []agent.Step{{Title: "sum", Action: "compute 2 + 3", Tool: agent.ToolRunCode, Checkpoint: "s = 5"}}}),
+		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(6):\n    print('s =', i, flush=True)\n    time.sleep(0.1)"}`),
+		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "s reached 5", "summary": "s = 5"}),
+		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "5"}`),
+		// The second run: a loop the cancel stops.
+		llmtest.JSON(agent.Plan{Goal: "wait", Steps: []agent.Step{{Title: "wait", Action: "a long loop", Tool: agent.ToolRunCode, Checkpoint: "done"}}}),
+		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"}`),
+	)
+	f := runFixture(t, fake, func(c *server.Config) {
+		c.Model = "fake-model-1"
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+	})
+	ctx := browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#runs")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the Runs page names the model", `shown("#page-runs") && document.querySelector("#run-model").textContent.includes("fake-model-1") && !document.querySelector("#run-start").disabled`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#run-kernel").value === "python"`)
+
+	start := func(goal string) {
+		t.Helper()
+		evalString(t, ctx, fmt.Sprintf(`(document.querySelector("#run-goal").value = %q, "")`, goal))
+		jsClick(t, ctx, `#run-form button[type="submit"]`)
+		waitJS(t, ctx, "the run's story opens", `shown("#page-lab") && location.hash.startsWith("#lab/") && document.querySelector("#stream").innerText.includes(`+fmt.Sprintf("%q", goal)+`)`)
+	}
+	const stream = `document.querySelector("#stream").innerText`
+	start("What is 2 + 3?")
+	waitJS(t, ctx, "the run is live: the cell's lines arrive while it runs", stream+`.includes("s = 1") && document.querySelector("#run-status").textContent.includes("running")`)
+	waitJS(t, ctx, "the story arrives up to the answer", stream+`.includes("answer: 5") && `+stream+`.includes("stopped: answered")`)
+	waitJS(t, ctx, "the answered run offers no resume", `document.querySelector("#run-status").textContent.includes("ended (answered)") && !shown("#run-resume") && !shown("#run-cancel")`)
+	first := strings.TrimPrefix(evalString(t, ctx, `location.hash`), "#lab/")
+
+	start("Wait for the loop")
+	waitJS(t, ctx, "the long cell runs", stream+`.includes("tick 3") && shown("#run-cancel")`)
+	running := strings.TrimPrefix(evalString(t, ctx, `location.hash`), "#lab/")
+	if code, body := jsonCall(t, "POST", f.http.URL+"/v1/sessions/"+running+"/close", ""); code != http.StatusConflict || !strings.Contains(body, "cancel it first") {
+		t.Errorf("closing a running run's session: %d %s, want 409", code, body)
+	}
+	jsClick(t, ctx, "#run-cancel")
+	waitJS(t, ctx, "the run is cancelled, and resumable", `document.querySelector("#run-status").textContent.includes("ended (cancelled) and can be resumed") && shown("#run-resume")`)
+	if n := evalString(t, ctx, `String(document.querySelectorAll("#stream .end.failed, #stream .badge.s-failed").length)`); n != "0" {
+		t.Errorf("the cancelled run shows %s failures:\n%s", n, evalString(t, ctx, stream))
+	}
+	waitJS(t, ctx, "its cell is shown interrupted", `[...document.querySelectorAll("#stream article.op")].some((a) => a.innerText.includes("tick 3") && a.querySelector(".badge.s-interrupted"))`)
+	second := strings.TrimPrefix(evalString(t, ctx, `location.hash`), "#lab/")
+	waitJS(t, ctx, "the sessions list marks the runs", fmt.Sprintf(`document.querySelector('#sessions li[data-session=%q] .kind') !== null`, first))
+
+	jsClick(t, ctx, `#nav-runs a`)
+	row := func(id string) string { return fmt.Sprintf(`document.querySelector('#run-rows tr[data-run=%q]')`, id) }
+	waitJS(t, ctx, "the list has both runs", `!!`+row(first)+` && !!`+row(second)+` && `+row(first)+`.innerText.includes("What is 2 + 3?") && `+
+		row(first)+`.innerText.includes("answered") && `+row(second)+`.innerText.includes("cancelled") && `+row(second)+`.innerText.includes("resumable")`)
+	waitJS(t, ctx, "Resume is offered for the cancelled run only", row(second)+`.querySelector("button.resume") !== null && `+row(first)+`.querySelector("button") === null`)
+	if got := evalString(t, ctx, `document.querySelector("#run-count").textContent`); got != "2 runs" {
+		t.Errorf("the run count says %q", got)
+	}
+	fits(t, ctx, 1920, "the Runs page")
+	screenshot(t, ctx, "runs.png")
+	fits(t, ctx, 800, "the Runs page")
+	screenshot(t, ctx, "runs-800.png")
+	jsClick(t, ctx, fmt.Sprintf(`#run-rows tr[data-run=%q] a`, first))
+	waitJS(t, ctx, "a row opens the run's story", `shown("#page-lab") && `+stream+`.includes("answer: 5")`)
+	fits(t, ctx, 800, "the Lab page")
+	fits(t, ctx, 1920, "the Lab page")
+
+	// The run list's rows over the API: the run_end's reason, resumable; the model's header.
+	resp, err := http.Get(f.http.URL + "/v1/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rows []struct {
+		ID, Reason string
+		Resumable  bool
+		Events     int64
+	}
+	json.NewDecoder(resp.Body).Decode(&rows)
+	if resp.Header.Get(server.ModelHeader) != "fake-model-1" || len(rows) != 2 || rows[0].Reason != "answered" || rows[0].Resumable ||
+		rows[1].Reason != "cancelled" || !rows[1].Resumable {
+		t.Errorf("GET /v1/runs: %s %+v", resp.Header.Get(server.ModelHeader), rows)
+	}
+}
+
+// TestDashboardSessions: the Lab's sessions list renames a session inline and closes it; the
+// name and the closed state survive a reload, and a cell reopens the session.
+func TestDashboardSessions(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+	})
+	ctx := browser(t, 90*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
+	runCell(t, ctx, "k = 1\nprint('k', k)")
+	waitJS(t, ctx, "the cell completes", lastOp+`.includes("completed in")`)
+	id := evalString(t, ctx, `sessionStorage.getItem("labmate.session")`)
+	li := fmt.Sprintf(`document.querySelector('#sessions li[data-session=%q]')`, id)
+	waitJS(t, ctx, "the session is listed with a Close button", `!!(`+li+` && `+li+`.querySelector("button.close"))`)
+
+	jsClick(t, ctx, fmt.Sprintf(`#sessions li[data-session=%q] button.rename`, id))
+	waitJS(t, ctx, "the name field opens", li+`.querySelector(".rename-form input") === document.activeElement`)
+	// A name of spaces is refused with the server's reason; a good one is trimmed and kept.
+	rename := func(name string) {
+		evalString(t, ctx, fmt.Sprintf(`(() => { const f = %s.querySelector(".rename-form"); f.querySelector("input").value = %q; f.requestSubmit(); return ""; })()`, li, name))
+	}
+	rename("   ")
+	waitJS(t, ctx, "the bad name is refused", `shown("#alert") && document.querySelector("#alert").textContent.includes("empty")`)
+	rename("  titration A  ")
+	waitJS(t, ctx, "the list shows the name", `!!`+li+` && `+li+`.querySelector(".name")?.textContent === "titration A" && document.querySelector("#session-name").textContent.includes("titration A")`)
+
+	jsClick(t, ctx, fmt.Sprintf(`#sessions li[data-session=%q] button.close`, id))
+	waitJS(t, ctx, "the session is dimmed as closed", li+`.classList.contains("closed") && `+li+`.querySelector("button.close") === null`)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "after a reload, the name and the closed state stay", `!!`+li+` && `+li+`.classList.contains("closed") && `+li+`.innerText.includes("titration A") && `+
+		`document.querySelector("#session-name").textContent.includes("closed")`)
+	waitJS(t, ctx, "the reloaded page is live", `document.querySelector("#conn").textContent === "live"`)
+	screenshot(t, ctx, "sessions.png")
+	// The stream shows no card for the session's own updates.
+	if n := evalString(t, ctx, `String(document.querySelectorAll("#stream article.op").length)`); n != "1" {
+		t.Errorf("%s cards after the reload, want the cell's only", n)
+	}
+	runCell(t, ctx, "print('k' in dir())")
+	waitJS(t, ctx, "a cell reopens the session, in a fresh kernel", lastOp+`.includes("False") && !`+li+`.classList.contains("closed")`)
+	fits(t, ctx, 800, "the Lab page")
 }

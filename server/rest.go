@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/sessions", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, map[string]string{"id": uuid.NewString()})
 	})
+	s.sessionRoutes()
 	s.mux.HandleFunc("GET /v1/sessions/{id}/ws", s.handleWS)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/messages", s.sessionMessages)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/operations", s.listOperations)
@@ -34,15 +35,6 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/artifacts/{path...}", s.artifact)
 	s.runRoutes()
-}
-
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.store.Sessions(r.Context())
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) {

@@ -219,7 +219,8 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
-// listRuns lists the runs in the log, oldest first, each with its task (from its first event).
+// listRuns lists the runs in the log, oldest first, each with its task (from its first event)
+// and, once it has ended, its run_end's reason and whether it is resumable, and its tokens.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	type row struct {
 		ID      string         `json:"id"`
@@ -229,6 +230,12 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		Done    bool           `json:"done"`
 		Created time.Time      `json:"created"`
 		Updated time.Time      `json:"updated"`
+		// From the run's latest run_end, once it has ended: why, and whether it can be resumed.
+		Reason    protocol.Reason `json:"reason,omitempty"`
+		Error     string          `json:"error,omitempty"`
+		Resumable bool            `json:"resumable,omitempty"`
+		// The tokens the run's model calls used (input + output), from its stop event.
+		Tokens int64 `json:"tokens,omitempty"`
 	}
 	ctx := r.Context()
 	sessions, err := s.store.Sessions(ctx)
@@ -250,6 +257,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			Created: fromUnix(op.Created), Updated: fromUnix(op.Updated)}
 		if rw.Done {
 			rw.Events-- // its run_end
+			s.runEnd(ctx, &si, &rw.Reason, &rw.Error, &rw.Resumable, &rw.Tokens)
+		}
+		if n, err := s.updates(ctx, si.ID); err == nil {
+			rw.Events -= n // the session's own stream (its name)
 		}
 		for m, err := range s.store.Operation(ctx, si.ID, op.ID) {
 			var ev agent.Event
@@ -260,7 +271,59 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		list = append(list, rw)
 	}
+	if s.cfg.Runs != nil {
+		model := s.cfg.Model
+		if model == "" {
+			model = "unnamed model"
+		}
+		w.Header().Set(ModelHeader, model)
+	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// ModelHeader is the header of GET /v1/runs that names the model agent runs use
+// (Config.Model); absent when the server runs no agent.
+const ModelHeader = "Labmate-Model"
+
+// runEnd reads an ended run's latest run_end and stop event, from the end of its session.
+func (s *Server) runEnd(ctx context.Context, si *protocol.SessionInfo, reason *protocol.Reason, msg *string, resumable *bool, tokens *int64) {
+	const tail = 8 // the stop event and the run_end, and the session's updates that followed them
+	for m, err := range s.store.After(ctx, si.ID, si.LastSeq-tail) {
+		if err != nil {
+			return
+		}
+		switch {
+		case m.OperationID != si.ID:
+		case m.Type == protocol.TypeRunEnd:
+			var e protocol.RunEnd
+			if m.Decode(&e) == nil {
+				*reason, *msg, *resumable = e.Reason, e.Error, e.Resumable
+			}
+		case m.Type == protocol.TypeRunEvent:
+			var ev agent.Event
+			if m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
+				*tokens = 0
+				for _, u := range ev.Stop.Stats.Modules {
+					*tokens += u.Total()
+				}
+			}
+		}
+	}
+}
+
+// updates counts the session_update messages of session id.
+func (s *Server) updates(ctx context.Context, id string) (int64, error) {
+	var n int64
+	for _, err := range s.store.Operation(ctx, id, protocol.SessionStream) {
+		if errors.Is(err, protocol.ErrUnknownOperation) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }

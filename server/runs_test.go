@@ -25,7 +25,7 @@ import (
 )
 
 // runFixture is a server whose agent runs talk to the fake model and run Python kernels.
-func runFixture(t *testing.T, fake *llmtest.Server) *fixture {
+func runFixture(t *testing.T, fake *llmtest.Server, edits ...func(*server.Config)) *fixture {
 	t.Helper()
 	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
 		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
@@ -45,6 +45,9 @@ func runFixture(t *testing.T, fake *llmtest.Server) *fixture {
 	return newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
 		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
+		for _, edit := range edits {
+			edit(c)
+		}
 	})
 }
 

@@ -15,7 +15,10 @@
 // timeouts and a cap on connections. Live sessions, kernels, queued
 // operations and agent runs are capped (Config.Max*): a request beyond a cap is refused with
 // 429 or 503 and an error wrapping ErrBusy, and the server keeps serving. Idle sessions are
-// reaped: their kernels closed, the session dropped, its log kept.
+// reaped: their kernels closed, the session dropped, its log kept. A client names a session
+// (PATCH /v1/sessions/ID) and closes it (POST /v1/sessions/ID/close: its operations
+// interrupted, its kernels stopped, as if reaped) in the session's own stream of
+// session_update messages; its next operation reopens it (see sessions.go).
 package server
 
 import (
@@ -98,6 +101,9 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
 	Runs RunFunc
+	// Model names the model Runs uses, for the dashboard: GET /v1/runs says it in its
+	// Labmate-Model header (present whenever Runs is set).
+	Model string
 	// ResumeCommand, when set, names the command that continues agent run id from its
 	// checkpoint (labmate serve: labmate run --resume ID --data DIR). The run_end of a run
 	// that can be resumed — it was cancelled, its provider failed, the server stopped while

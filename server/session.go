@@ -30,6 +30,10 @@ type session struct {
 
 	refs int // connections, Exec calls and requests using it (guarded by Server.mu)
 
+	// metaMu serialises the session's updates (name, closed) with the requests that reopen it.
+	metaMu sync.Mutex
+	meta   *protocol.SessionUpdate // the latest update; nil: not read from the log yet
+
 	mu      sync.Mutex // serialises append+publish, so subscribers see seq order
 	subs    map[*subscriber]struct{}
 	ws      string
@@ -153,8 +157,8 @@ func (ss *session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 	return stored, nil
 }
 
-// submit accepts an operation_request: it is logged, checked, and either acknowledged and
-// queued or failed as rejected. It returns the operation's id. A request beyond a limit (the
+// submit accepts an operation_request: it is logged (after a session_update that reopens the
+// session when it was closed), checked, and either acknowledged and queued or failed as rejected. It returns the operation's id. A request beyond a limit (the
 // session's queue, the server's operations, a kernel that cannot be started now) is refused
 // with an error wrapping ErrBusy, and not logged.
 func (ss *session) submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
@@ -169,6 +173,17 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
 	o := &op{id: opID}
 	o.ctx, o.cancel = context.WithCancel(s.ctx)
+	// Held until the request is logged: a session being closed closes first, then this
+	// request reopens it.
+	ss.metaMu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			ss.metaMu.Unlock()
+		}
+	}
+	defer unlock()
 	ss.mu.Lock()
 	refusal := error(nil)
 	switch {
@@ -198,11 +213,16 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 		s.ops.put()
 		o.cancel()
 	}
+	if rerr := ss.reopenLocked(ctx); rerr != nil {
+		forget()
+		return "", rerr
+	}
 	o.life = operation.New(ss, ss.id, opID)
 	if aerr := o.life.Request(ctx, req); aerr != nil {
 		forget()
 		return "", aerr
 	}
+	unlock()
 	if err != nil {
 		forget()
 		return opID, o.life.Reject(ctx, err)

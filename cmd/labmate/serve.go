@@ -130,11 +130,11 @@ operations end FAILED saying so.`,
 				return err
 			}
 			defer closeStores()
-			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			runs, model, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
 			if err != nil {
 				return err
 			}
-			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs = token, idle, mem, runs
+			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs, cfg.Model = token, idle, mem, runs, model
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue

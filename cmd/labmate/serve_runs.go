@@ -41,14 +41,14 @@ func resumeCommand(data, id string) string {
 // workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
 // index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
 // configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
-func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, error) {
+func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, string, error) {
 	model, err := providers.OptionalModel(ctx, spec)
 	if model == nil || err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	kcfg, err := knowledgeFromEnv(docs)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 		// Kept with the checkpoint: labmate run --resume continues the run where its files are.
@@ -79,5 +79,5 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 		}
 		return a.Run(ctx, task)
-	}, nil
+	}, model.Name(), nil
 }

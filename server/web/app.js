@@ -36,6 +36,11 @@ const state = {
 // ---------- HTTP ----------
 
 async function api(method, path, body) {
+  return (await request(method, path, body)).data;
+}
+
+// request is api with the response too (for its headers).
+async function request(method, path, body) {
   const headers = {};
   if (state.token) headers["Authorization"] = "Bearer " + state.token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -47,7 +52,7 @@ async function api(method, path, body) {
   }
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(data.error || method + " " + path + ": HTTP " + res.status);
-  return data;
+  return { data, res };
 }
 
 // base64url encodes a string's UTF-8 bytes without padding (a subprotocol is a header token).
@@ -77,43 +82,107 @@ const short = (id) => id.slice(0, 8);
 // ---------- sessions ----------
 
 async function loadKernels() {
-  const sel = $("#kernel");
   const list = (await api("GET", "/v1/kernels")) || [];
-  sel.replaceChildren();
-  for (const k of list) {
-    const o = document.createElement("option");
-    o.value = k.name;
-    o.textContent = k.error ? `${k.name} (not available)` : `${k.name} ${k.version || ""}`.trim();
-    o.disabled = !!k.error;
-    sel.append(o);
+  for (const sel of [$("#kernel"), $("#run-kernel")]) {
+    sel.replaceChildren();
+    for (const k of list) {
+      const o = document.createElement("option");
+      o.value = k.name;
+      o.textContent = k.error ? `${k.name} (not available)` : `${k.name} ${k.version || ""}`.trim();
+      o.disabled = !!k.error;
+      sel.append(o);
+    }
+    const saved = localStorage.getItem("labmate.kernel");
+    if (saved && list.some((k) => k.name === saved && !k.error)) sel.value = saved;
   }
-  const saved = localStorage.getItem("labmate.kernel");
-  if (saved && list.some((k) => k.name === saved && !k.error)) sel.value = saved;
 }
 
+// loadSessions lists the sessions, newest first: each with its name (renamed inline) or its
+// id, a Close button, and dimmed once closed (hidden when "show closed" is off).
 async function loadSessions() {
   const list = (await api("GET", "/v1/sessions")) || [];
   if (state.session && !list.some((s) => s.id === state.session)) list.push({ id: state.session, operations: 0 }); // new: no operation yet
+  state.sessionList = new Map(list.map((s) => [s.id, s]));
+  showSessionName();
   const ul = $("#sessions");
-  const key = JSON.stringify(list.map((s) => [s.id, s.operations]));
-  if (key === state.sessionsKey) return; // unchanged: keep the DOM (and the keyboard focus)
+  const showClosed = $("#show-closed").checked;
+  const key = JSON.stringify([showClosed, list.map((s) => [s.id, s.operations, s.name, s.closed, s.kind])]);
+  if (key === state.sessionsKey || state.renaming) return; // unchanged, or being renamed: keep the DOM (and the keyboard focus)
   state.sessionsKey = key;
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
   ul.replaceChildren();
   for (const s of list.slice().reverse()) {
-    const li = document.createElement("li");
-    const b = document.createElement("button");
+    if (s.closed && !showClosed && s.id !== state.session) continue;
+    const li = el("li", "sess" + (s.closed ? " closed" : ""));
+    li.dataset.session = s.id;
+    const b = el("button", "open");
     b.type = "button";
     b.dataset.session = s.id;
-    b.textContent = `${short(s.id)} · ${s.operations} op${s.operations === 1 ? "" : "s"}`;
+    const label = s.name || short(s.id);
+    const what = `${s.operations} op${s.operations === 1 ? "" : "s"}`;
+    if (s.kind) b.append(el("span", "kind", s.kind === "campaign" ? "campaign" : "run"));
+    b.append(el("span", "name", label), el("span", "count", `${what}${s.closed ? " · closed" : ""}`));
     b.title = s.id;
-    b.setAttribute("aria-label", `session ${s.id}, ${s.operations} operations`);
+    b.setAttribute("aria-label", `${s.kind ? "agent run" : "session"} ${s.name ? s.name + " (" + s.id + ")" : s.id}, ${what}${s.closed ? ", closed" : ""}`);
     if (s.id === state.session) b.setAttribute("aria-current", "true");
     b.addEventListener("click", () => openSession(s.id));
-    li.append(b);
+    const rn = el("button", "secondary small rename", "Rename");
+    rn.type = "button";
+    rn.setAttribute("aria-label", "Rename session " + label);
+    rn.addEventListener("click", () => renameSession(li, s));
+    li.append(b, rn);
+    if (!s.closed && s.operations > 0) {
+      const cl = el("button", "secondary small close", "Close");
+      cl.type = "button";
+      cl.setAttribute("aria-label", "Close session " + label + ": stop its kernels");
+      cl.addEventListener("click", () => closeSession(s.id, cl));
+      li.append(cl);
+    }
     ul.append(li);
     if (focused === s.id) b.focus();
   }
+}
+
+function showSessionName() {
+  const s = state.sessionList && state.sessionList.get(state.session);
+  const name = s && s.name ? `${s.name} (${short(state.session)})` : state.session;
+  $("#session-name").textContent = state.session ? `in ${s && s.kind ? "run" : "session"} ${name}${s && s.closed ? " — closed; a cell reopens it" : ""}` : "";
+}
+
+// renameSession turns a session's entry into a name field: Enter saves, Escape cancels.
+function renameSession(li, s) {
+  state.renaming = true;
+  const form = el("form", "rename-form");
+  const input = el("input");
+  input.value = s.name || "";
+  input.maxLength = 80;
+  input.placeholder = short(s.id);
+  input.setAttribute("aria-label", "New name of session " + s.id);
+  const save = el("button", "small", "Save");
+  save.type = "submit";
+  const done = () => { state.renaming = false; state.sessionsKey = ""; loadSessions().catch(showError); };
+  input.addEventListener("keydown", (ev) => { if (ev.key === "Escape") { ev.preventDefault(); done(); } });
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    clearError();
+    try {
+      await api("PATCH", "/v1/sessions/" + encodeURIComponent(s.id), { name: input.value });
+      done();
+    } catch (e) { showError(e); input.focus(); }
+  });
+  form.append(input, save);
+  li.replaceChildren(form);
+  input.focus();
+  input.select();
+}
+
+async function closeSession(id, button) {
+  clearError();
+  button.disabled = true;
+  try {
+    await api("POST", "/v1/sessions/" + encodeURIComponent(id) + "/close");
+    await loadSessions();
+  } catch (e) { showError(e); button.disabled = false; }
 }
 
 function openSession(id, focusOp) {
@@ -127,7 +196,9 @@ function openSession(id, focusOp) {
   history.replaceState(null, "", "#lab/" + encodeURIComponent(id));
   $("#stream").replaceChildren();
   $("#history").replaceChildren();
-  $("#session-name").textContent = "in session " + id;
+  showSessionName();
+  state.run = null;
+  showRunBar();
   for (const b of document.querySelectorAll("#sessions button")) {
     if (b.dataset.session === id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
   }
@@ -309,6 +380,13 @@ function focus(c) {
 }
 
 function render(m) {
+  if (m.type === "session_update") { // the session's name or closed flag: the list says it
+    const s = state.sessionList && state.sessionList.get(m.session_id);
+    if (s) { Object.assign(s, { name: m.payload.name || "", closed: !!m.payload.closed }); showSessionName(); }
+    state.sessionsKey = "";
+    loadSessions().catch(() => {});
+    return;
+  }
   const c = card(m);
   if (state.focusOp === m.operation_id) { state.focusOp = ""; setTimeout(() => focus(c), 0); }
   const p = m.payload || {};
@@ -371,13 +449,23 @@ function render(m) {
     case "run_event": // one event of an agent run: its operations as cards of their own, the rest as the run's story
       c.kernel.textContent = "agent run";
       setState(c, "running", "s-running");
+      if (m.operation_id === state.session && !(state.run && state.run.running)) { state.run = { running: true }; showRunBar(); }
       if (p.type === "operation" && p.message) render(p.message);
       else runLine(c, p);
       break;
-    case "run_end":
-      setState(c, "ended: " + p.reason, p.reason === "answered" ? "s-completed" : "s-failed");
-      c.end.className = p.reason === "answered" ? "end" : "end failed";
-      c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}`;
+    case "run_end": {
+      // A cancel someone asked for is not a failure of the run.
+      const cancelled = p.reason === "cancelled" || p.reason === "interrupted";
+      setState(c, cancelled ? p.reason : "ended: " + p.reason, p.reason === "answered" ? "s-completed" : cancelled ? "s-interrupted" : "s-failed");
+      c.end.className = p.reason === "answered" || cancelled ? "end" : "end failed";
+      c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}${p.resumable ? " — it can be resumed" : ""}`;
+      if (m.operation_id === state.session) { state.run = { running: false, reason: p.reason, resumable: !!p.resumable }; showRunBar(); }
+      break;
+    }
+    case "run_resume":
+      setState(c, "running", "s-running");
+      runLine(c, { type: "resumed", by: p.by });
+      if (m.operation_id === state.session) { state.run = { running: true }; showRunBar(); }
       break;
   }
 }
@@ -417,6 +505,7 @@ function runLine(c, ev) {
       break;
     }
     case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
+    case "resumed": text = "resumed" + (ev.by ? " (" + ev.by + ")" : ""); break;
     case "kernel_state": text = "kernel state restored"; break;
     case "model_call": {
       const call = ev.call || {};
@@ -680,6 +769,126 @@ async function playCampaign() {
   }
 }
 
+// ---------- agent runs ----------
+//
+// The Runs page starts runs (POST /v1/runs) and lists them (GET /v1/runs, whose Labmate-Model
+// header names the server's model; absent, the server runs no agent). A run's story is its
+// session in the Lab (#lab/RUN), live over the WebSocket, with a bar to cancel it while it
+// runs or resume it when its run_end says it can be.
+
+const END_LABEL = { answered: "answered", cancelled: "cancelled", interrupted: "interrupted" };
+
+function runState(r) {
+  if (!r.done) return { text: "running", cls: "s-running" };
+  const reason = r.reason || "ended";
+  if (reason === "answered") return { text: "answered", cls: "s-completed" };
+  if (END_LABEL[reason]) return { text: END_LABEL[reason], cls: "s-interrupted" };
+  return { text: "failed: " + reason, cls: "s-failed" };
+}
+
+async function loadRuns() {
+  const { data, res } = await request("GET", "/v1/runs");
+  const list = data || [];
+  const model = res.headers.get("Labmate-Model");
+  state.model = model;
+  $("#run-model").textContent = model
+    ? `Runs use the model ${model}.`
+    : "This server runs no agent: start it with labmate serve --model PROVIDER:MODEL (e.g. --model ollama:qwen3:8b or openai:gpt-4.1), or set $LABMATE_MODEL.";
+  $("#run-model").classList.toggle("warn", !model);
+  $("#run-start").disabled = !model;
+  const running = list.filter((r) => !r.done).length;
+  $("#run-count").textContent = `${list.length} run${list.length === 1 ? "" : "s"}${running ? `, ${running} running` : ""}`;
+  const key = JSON.stringify(list);
+  if (key === state.runsKey) return;
+  state.runsKey = key;
+  const tb = $("#run-rows");
+  tb.replaceChildren();
+  for (const r of list.slice().reverse()) {
+    const tr = document.createElement("tr");
+    tr.dataset.run = r.id;
+    const task = el("td", "task");
+    const a = el("a", "", (r.task && r.task.goal) || short(r.id));
+    a.href = "#lab/" + encodeURIComponent(r.id);
+    a.title = `run ${r.id}: open its story`;
+    task.append(a);
+    if (r.task && (r.task.mode || r.task.kernel)) task.append(el("span", "muted", ` ${r.task.mode || "agent"} · ${r.task.kernel || "?"}`));
+    const st = runState(r);
+    const stc = el("td", "state");
+    stc.append(el("span", "badge " + st.cls, st.text));
+    if (r.done && r.resumable) stc.append(el("span", "muted resumable", "resumable"));
+    if (r.error) stc.title = r.error;
+    const acts = el("td", "acts");
+    if (!r.done) acts.append(runButton("Cancel", "danger", r, cancelRun));
+    if (r.done && r.resumable) acts.append(runButton("Resume", "", r, resumeRun));
+    const err = el("p", "row-error", "");
+    err.setAttribute("role", "alert");
+    acts.append(err);
+    tr.append(task, stc, el("td", "num", String(r.events)), el("td", "", new Date(r.created).toLocaleString([], { dateStyle: "short", timeStyle: "short" })),
+      el("td", "num", r.tokens ? String(r.tokens) : "—"), acts);
+    tb.append(tr);
+  }
+}
+
+function runButton(label, cls, r, action) {
+  const b = el("button", (cls + " small " + label.toLowerCase()).trim(), label);
+  b.type = "button";
+  b.setAttribute("aria-label", `${label} run ${(r.task && r.task.goal) || r.id}`);
+  b.addEventListener("click", async () => {
+    b.disabled = true;
+    const err = b.parentElement.querySelector(".row-error");
+    if (err) err.textContent = "";
+    try {
+      await action(r.id);
+    } catch (e) {
+      b.disabled = false;
+      if (err) err.textContent = e.message;
+      showError(e);
+      return;
+    }
+    state.runsKey = "";
+    loadRuns().catch(showError);
+  });
+  return b;
+}
+
+const cancelRun = (id) => api("POST", "/v1/runs/" + encodeURIComponent(id) + "/cancel");
+const resumeRun = (id) => api("POST", "/v1/runs/" + encodeURIComponent(id) + "/resume");
+
+async function startRun(ev) {
+  ev.preventDefault();
+  clearError();
+  const goal = $("#run-goal").value;
+  if (!goal.trim()) { showError("the task is empty"); return; }
+  const kernel = $("#run-kernel").value;
+  if (kernel) localStorage.setItem("labmate.kernel", kernel);
+  const btn = $("#run-start");
+  btn.disabled = true;
+  try {
+    const { id } = await api("POST", "/v1/runs", { goal, kernel, mode: $("#run-mode").value });
+    $("#run-goal").value = "";
+    location.hash = "#lab/" + encodeURIComponent(id); // its story, live
+  } catch (e) { showError(e); } finally { btn.disabled = !state.model; }
+}
+
+// showRunBar shows, over a run's story, whether it runs and the buttons that apply.
+function showRunBar() {
+  const r = state.run;
+  $("#run-bar").hidden = !r;
+  if (!r) return;
+  $("#run-status").textContent = r.running ? "This agent run is running." :
+    `This agent run ended (${r.reason})${r.resumable ? " and can be resumed" : ""}.`;
+  $("#run-cancel").hidden = !r.running;
+  $("#run-cancel").disabled = false;
+  $("#run-resume").hidden = r.running || !r.resumable;
+  $("#run-resume").disabled = false;
+}
+
+async function runBarAction(button, action) {
+  clearError();
+  button.disabled = true;
+  try { await action(state.session); } catch (e) { button.disabled = false; showError(e); }
+}
+
 // ---------- the cell runner ----------
 
 function runCell(ev) {
@@ -706,6 +915,13 @@ async function start() {
   $("#new-session").addEventListener("click", newSession);
   $("#mem-form").addEventListener("submit", memorySearch);
   $("#camp-form").addEventListener("submit", startCampaign);
+  $("#run-form").addEventListener("submit", startRun);
+  $("#run-goal").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) startRun(ev);
+  });
+  $("#run-cancel").addEventListener("click", () => runBarAction($("#run-cancel"), cancelRun));
+  $("#run-resume").addEventListener("click", () => runBarAction($("#run-resume"), resumeRun));
+  $("#show-closed").addEventListener("change", () => loadSessions().catch(showError));
   $("#camp-file").addEventListener("change", showCampaignFile);
   $("#camp-step").addEventListener("click", () => stepCampaign(1));
   $("#camp-play").addEventListener("click", playCampaign);
@@ -731,8 +947,10 @@ function labHash() {
 
 // route shows the page the hash names: #lab[/SESSION[/OP]] or #memory.
 function route() {
-  const page = location.hash.startsWith("#memory") ? "memory" : location.hash.startsWith("#campaigns") ? "campaigns" : "lab";
+  const page = location.hash.startsWith("#memory") ? "memory" : location.hash.startsWith("#campaigns") ? "campaigns" :
+    location.hash.startsWith("#runs") ? "runs" : "lab";
   $("#page-lab").hidden = page !== "lab";
+  $("#page-runs").hidden = page !== "runs";
   $("#page-memory").hidden = page !== "memory";
   $("#page-campaigns").hidden = page !== "campaigns";
   for (const a of document.querySelectorAll("#pages a")) {
@@ -745,6 +963,10 @@ function route() {
   }
   if (page === "campaigns") {
     loadCampaigns().catch(showError);
+    return;
+  }
+  if (page === "runs") {
+    loadRuns().catch(showError);
     return;
   }
   const { session, op } = labHash();
@@ -761,11 +983,12 @@ async function start2() {
     await loadSessions();
     await detectMemory();
     await detectCampaigns();
-    const first = location.hash.startsWith("#memory") || location.hash.startsWith("#campaigns") ? location.hash : "";
+    const first = ["#memory", "#campaigns", "#runs"].some((p) => location.hash.startsWith(p)) ? location.hash : "";
     const id = labHash().session || sessionStorage.getItem("labmate.session");
     if (id) openSession(id, labHash().op); else await newSession();
     if (first) { history.replaceState(null, "", first); route(); }
     if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
+    if (!state.runPoll) state.runPoll = setInterval(() => { if (!$("#page-runs").hidden) loadRuns().catch(() => {}); }, 1500);
   } catch (e) { showError(e); }
 }
 

@@ -44,6 +44,13 @@ func TestDashboardCampaign(t *testing.T) {
 	browsertest.Wait(t, ctx, "the campaign is listed", `document.querySelector("#camp-list").innerText.includes("8/8")`)
 	browsertest.Screenshot(t, ctx, "campaign.png")
 
+	// The campaign is a stream of the log: the Lab lists its session, which opens the campaign.
+	browsertest.Eval(t, ctx, `(() => { document.querySelector("#camp-h").textContent = ""; location.hash = "#lab"; return ""; })()`)
+	browsertest.Eval(t, ctx, `(loadSessions(), "")`)
+	browsertest.Wait(t, ctx, "the Lab lists the campaign's session", `shown("#page-lab") && [...document.querySelectorAll("#sessions .kind")].some(k => k.textContent === "campaign")`)
+	browsertest.Eval(t, ctx, `([...document.querySelectorAll("#sessions button.open")].find(b => b.querySelector(".kind")?.textContent === "campaign").click(), "")`)
+	browsertest.Wait(t, ctx, "its session opens the campaign", `shown("#page-campaigns") && document.querySelector("#camp-h").textContent.startsWith("Campaign on suzuki")`)
+
 	// A CSV uploaded from the browser, played with the random planner.
 	small := filepath.Join(t.TempDir(), "small.csv")
 	if err := os.WriteFile(small, []byte("sub,lig,base,yield\nA,L1,B1,10\nA,L1,B2,20\nA,L2,B1,30\nA,L2,B2,40\n"), 0o644); err != nil {

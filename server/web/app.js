@@ -123,9 +123,9 @@ async function loadSessions() {
     if (s.kind) b.append(el("span", "kind", s.kind === "campaign" ? "campaign" : "run"));
     b.append(el("span", "name", label), el("span", "count", `${what}${s.closed ? " · closed" : ""}`));
     b.title = s.id;
-    b.setAttribute("aria-label", `${s.kind ? "agent run" : "session"} ${s.name ? s.name + " (" + s.id + ")" : s.id}, ${what}${s.closed ? ", closed" : ""}`);
+    b.setAttribute("aria-label", `${s.kind === "campaign" ? "campaign" : s.kind ? "agent run" : "session"} ${s.name ? s.name + " (" + s.id + ")" : s.id}, ${what}${s.closed ? ", closed" : ""}`);
     if (s.id === state.session) b.setAttribute("aria-current", "true");
-    b.addEventListener("click", () => openSession(s.id));
+    b.addEventListener("click", () => (s.kind === "campaign" ? openCampaign(s.id) : openSession(s.id)));
     const rn = el("button", "secondary small rename", "Rename");
     rn.type = "button";
     rn.setAttribute("aria-label", "Rename session " + label);
@@ -645,6 +645,17 @@ async function loadCampaigns() {
     li.append(b);
     ul.append(li);
   }
+}
+
+// openCampaign shows campaign id (its stream's session in the Lab list) on the Campaigns page.
+async function openCampaign(id) {
+  clearError();
+  try {
+    const st = await api("GET", `/v1/campaigns/${encodeURIComponent(id)}`);
+    history.pushState(null, "", "#campaigns");
+    route();
+    showCampaign(st);
+  } catch (e) { showError(e); }
 }
 
 async function startCampaign(ev) {

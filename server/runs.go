@@ -95,11 +95,11 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 // names it.
 func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if _, err := s.runInfo(r.Context(), id); err != nil && s.running(id) == nil {
+		storeError(w, err) // 404 for a run the log does not have
+		return
+	}
 	if s.cfg.Resume == nil {
-		if _, err := s.runInfo(r.Context(), id); err != nil {
-			storeError(w, err)
-			return
-		}
 		httpError(w, http.StatusNotImplemented, "this server resumes no run: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -142,13 +144,13 @@ func TestDashboardRunsPage(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var rows []struct {
-		ID, Reason string
-		Resumable  bool
-		Events     int64
+		ID     string
+		End    protocol.RunEnd
+		Events int64
 	}
 	json.NewDecoder(resp.Body).Decode(&rows)
-	if resp.Header.Get(server.ModelHeader) != "fake-model-1" || len(rows) != 2 || rows[0].Reason != "answered" || rows[0].Resumable ||
-		rows[1].Reason != "cancelled" || !rows[1].Resumable {
+	if resp.Header.Get(server.ModelHeader) != "fake-model-1" || len(rows) != 2 || rows[0].End.Reason != "answered" || rows[0].End.Resumable ||
+		rows[1].End.Reason != "cancelled" || !rows[1].End.Resumable {
 		t.Errorf("GET /v1/runs: %s %+v", resp.Header.Get(server.ModelHeader), rows)
 	}
 }
@@ -198,4 +200,50 @@ func TestDashboardSessions(t *testing.T) {
 	runCell(t, ctx, "print('k' in dir())")
 	waitJS(t, ctx, "a cell reopens the session, in a fresh kernel", lastOp+`.includes("False") && !`+li+`.classList.contains("closed")`)
 	fits(t, ctx, 800, "the Lab page")
+}
+
+// TestDashboardResume: a run cancelled from the dashboard is resumed from its Resume button in
+// a real headless Chromium: the run's bar says it runs again, the cut cell runs again and the
+// story goes on, in the same view, to the answer; a reload shows the whole story once.
+func TestDashboardResume(t *testing.T) {
+	wait := "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.05)\nprint('b =', 2)"
+	fake := llmtest.NewServer(t,
+		llmtest.JSON(agent.Plan{Goal: "b", Steps: []agent.Step{{Title: "b", Action: "compute b", Tool: agent.ToolRunCode, Checkpoint: "b = 2"}}}),
+		llmtest.CallTool(agent.ToolRunCode, fmt.Sprintf(`{"code": %q}`, wait)),
+		// After the resume: the cell again, its review and the answer.
+		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "b = 2", "summary": "b = 2"}),
+		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "b = 2"}`),
+	)
+	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.Model = "fake-model-1" })
+	code, id := post(t, f, "/v1/runs", `{"goal": "compute b", "kernel": "python"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /v1/runs: %d %s", code, id)
+	}
+	ctx := browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#lab/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	const stream = `document.querySelector("#stream").innerText`
+	const cells = `[...document.querySelectorAll("#stream article.op")].filter((a) => a.innerText.includes("os.path.exists"))`
+	waitJS(t, ctx, "the cell runs", cells+`.length === 1 && `+stream+`.includes("[started]") && shown("#run-cancel")`)
+	jsClick(t, ctx, "#run-cancel")
+	waitJS(t, ctx, "the run is cancelled, and resumable", `document.querySelector("#run-status").textContent.includes("can be resumed") && shown("#run-resume")`)
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsClick(t, ctx, "#run-resume")
+	waitJS(t, ctx, "the resumed run goes on to its answer in the same view", stream+`.includes("answer: b = 2") && `+stream+`.includes("stopped: answered") && `+
+		`document.querySelector("#run-status").textContent.includes("ended (answered)") && !shown("#run-resume")`)
+	if got := evalString(t, ctx, `String(`+cells+`.length)`); got != "2" {
+		t.Errorf("the story has %s operations, want the cancelled cell and its rerun:\n%s", got, evalString(t, ctx, stream))
+	}
+	before := evalString(t, ctx, stream)
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "a reload shows the whole story", stream+`.includes("stopped: answered")`)
+	if after := evalString(t, ctx, stream); strings.Count(after, "answer: b = 2") != 1 || strings.Count(after, "compute b") != strings.Count(before, "compute b") {
+		t.Errorf("after a reload the story differs:\n%s\n--- before ---\n%s", after, before)
+	}
+	screenshot(t, ctx, "run-resumed.png")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,17 +21,26 @@ import (
 // RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).
 type RunFunc func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error]
 
+// ResumeFunc continues agent run id from its checkpoint (cmd/labmate wires agent.Agent.Resume
+// with the run's workspace). A checkpoint that cannot be continued is its first error, e.g.
+// one wrapping agent.ErrFinished.
+type ResumeFunc func(ctx context.Context, id string) iter.Seq2[*agent.Event, error]
+
 // Each agent run is a stream in the protocol log: its own session, named by the run's id, in
-// which the run's id is the operation id of one run_event per agent event — the event's seq is
-// its seq in the session — and then one run_end. Clients follow it from the log, on
-// GET /v1/runs/ID/events (the events as NDJSON) or the session's WebSocket (the messages). The
-// server keeps in memory only how to cancel the runs it is running.
+// which the run's id is the operation id of one run_event per agent event and then one
+// run_end; a resumable run_end may be followed by a run_resume and the resumed run's events,
+// then its run_end, and so on. A run_event's payload is the event with its seq set to the
+// message's seq in the session (the server is the one writer of a run's session and appends
+// in order), so a follower's after=SEQ is the seq of the last line it read. Clients follow it
+// from the log, on GET /v1/runs/ID/events (the events as NDJSON) or the session's WebSocket
+// (the messages). The server keeps in memory only how to cancel the runs it is running.
 
 func (s *Server) runRoutes() {
 	s.mux.HandleFunc("POST /v1/runs", s.postRun)
 	s.mux.HandleFunc("GET /v1/runs", s.listRuns)
 	s.mux.HandleFunc("GET /v1/runs/{id}/events", s.runEvents)
 	s.mux.HandleFunc("POST /v1/runs/{id}/cancel", s.cancelRun)
+	s.mux.HandleFunc("POST /v1/runs/{id}/resume", s.postResume)
 }
 
 // postRun starts a run of the task in the body ({"goal", "kernel", "mode"}); the reply names it.
@@ -60,8 +70,14 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	}
 	task.ID = uuid.NewString()
 	ctx, cancel := context.WithCancel(s.ctx)
-	ss, err := s.startRun(task.ID, cancel)
+	if err := s.claimRun(task.ID, cancel); err != nil {
+		cancel()
+		errorStatus(w, err, http.StatusServiceUnavailable)
+		return
+	}
+	ss, err := s.open(task.ID)
 	if err != nil {
+		s.endRun(task.ID)
 		cancel()
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return
@@ -70,30 +86,169 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		defer s.release(ss)
 		defer s.endRun(task.ID)
 		defer cancel()
-		s.record(ctx, ss, &task)
+		s.record(ctx, ss, task.ID, s.cfg.Runs(ctx, &task), 1) // a new session: its first seq is 1
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
 }
 
-// startRun registers run id, unless Config.MaxRuns are running already, and opens its session.
-func (s *Server) startRun(id string, cancel context.CancelFunc) (*session, error) {
+// postResume continues an ended run from its checkpoint, when its last run_end says it can
+// be: a run_resume is logged and the resumed run's events follow in its stream. The reply
+// names it.
+func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.runInfo(r.Context(), id); err != nil && s.running(id) == nil {
+		storeError(w, err) // 404 for a run the log does not have
+		return
+	}
+	if s.cfg.Resume == nil {
+		httpError(w, http.StatusNotImplemented, "this server resumes no run: start labmate serve with --model (or $LABMATE_MODEL)")
+		return
+	}
+	if err := s.resume(r.Context(), id, "POST /v1/runs/ID/resume"); err != nil {
+		var rf *refusal
+		code := statusOf(err, http.StatusInternalServerError)
+		switch {
+		case errors.As(err, &rf):
+			code = rf.code
+		case errors.Is(err, protocol.ErrUnknownOperation):
+			code = http.StatusNotFound
+		}
+		httpError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
+}
+
+// resume starts continuing run id from its checkpoint, logged as resumed by by. It refuses,
+// with an error that says why, a run the log does not have (wrapping
+// protocol.ErrUnknownOperation), one that runs (409), one whose last run_end is not resumable
+// (409), and one beyond Config.MaxRuns (503).
+func (s *Server) resume(ctx context.Context, id, by string) error {
+	runCtx, cancel := context.WithCancel(s.ctx)
+	if err := s.claimRun(id, cancel); err != nil { // from here on no other resume of id can start
+		cancel()
+		return err
+	}
+	ss, next, err := s.logResume(ctx, id, by)
+	if err != nil {
+		s.endRun(id)
+		cancel()
+		return err
+	}
+	s.wg.Go(func() {
+		defer s.release(ss)
+		defer s.endRun(id)
+		defer cancel()
+		s.record(runCtx, ss, id, s.resumed(runCtx, id), next)
+	})
+	return nil
+}
+
+// logResume checks that run id ended resumable, opens its session and logs its run_resume. It
+// returns the session and the seq its next message gets.
+func (s *Server) logResume(ctx context.Context, id, by string) (*session, int64, error) {
+	op, err := s.runInfo(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !op.State.Terminal() {
+		return nil, 0, refuse(http.StatusConflict, "run %s is %s: the log has no end for it", id, op.State)
+	}
+	var end protocol.RunEnd
+	for m, err := range s.store.Operation(ctx, id, id) {
+		if err != nil {
+			return nil, 0, err
+		}
+		if m.Type == protocol.TypeRunEnd {
+			end = protocol.RunEnd{}
+			if err := m.Decode(&end); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	if !end.Resumable {
+		why := string(end.Reason)
+		if end.Error != "" {
+			why += ": " + end.Error
+		}
+		return nil, 0, refuse(http.StatusConflict, "run %s cannot be resumed: it ended (%s) without a checkpoint to continue", id, why)
+	}
+	ss, err := s.open(id)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := protocol.NewMessage(protocol.TypeRunResume, id, id, &protocol.RunResume{By: by})
+	if err == nil {
+		m, err = ss.Append(context.WithoutCancel(ctx), m)
+	}
+	if err != nil {
+		s.release(ss)
+		return nil, 0, fmt.Errorf("run %s: logging its resume: %w", id, err)
+	}
+	return ss, m.Seq + 1, nil
+}
+
+// resumed is Config.Resume of run id, its errors before the first event saying that it was
+// the checkpoint that could not be continued.
+func (s *Server) resumed(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
+		first := true
+		for ev, err := range s.cfg.Resume(ctx, id) {
+			if err != nil && first {
+				err = fmt.Errorf("resuming run %s from its checkpoint: %w", id, err)
+			}
+			first = false
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// resumeClosed resumes the runs closeRuns closed, when the server can (Config.Resume): they
+// go on from their checkpoints by themselves. A run it cannot start now stays resumable.
+func (s *Server) resumeClosed(ids []string) {
+	if s.cfg.Resume == nil {
+		return
+	}
+	for _, id := range ids {
+		if err := s.resume(s.ctx, id, "labmate serve at its start: the previous server stopped while the run ran"); err != nil {
+			s.logf("run %s: not resumed at start-up: %v", id, err)
+			continue
+		}
+		s.logf("run %s: resumed from its checkpoint (the previous server stopped while it ran)", id)
+	}
+}
+
+// refusal is a request refused for the state of what it names, with the HTTP status that
+// says it (409).
+type refusal struct {
+	code int
+	msg  string
+}
+
+func (e *refusal) Error() string { return e.msg }
+
+func refuse(code int, format string, args ...any) error {
+	return &refusal{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// claimRun registers run id as running, unless it runs already (409) or Config.MaxRuns are
+// running (503).
+func (s *Server) claimRun(id string, cancel context.CancelFunc) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs[id] != nil {
+		return refuse(http.StatusConflict, "run %s is running: cancel it first (POST /v1/runs/%s/cancel)", id, id)
+	}
 	if len(s.runs) >= s.cfg.MaxRuns {
-		n := len(s.runs)
-		s.mu.Unlock()
-		return nil, busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", n)
+		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
 	if s.runs == nil {
 		s.runs = map[string]context.CancelFunc{}
 	}
 	s.runs[id] = cancel
-	s.mu.Unlock()
-	ss, err := s.open(id)
-	if err != nil {
-		s.endRun(id)
-		return nil, err
-	}
-	return ss, nil
+	return nil
 }
 
 func (s *Server) endRun(id string) {
@@ -102,56 +257,83 @@ func (s *Server) endRun(id string) {
 	s.mu.Unlock()
 }
 
-// record runs the task and logs its events in its session, then its run_end: how the agent
-// stopped, or the error that ended the run. The log is written whatever ctx says, so that a
-// cancelled run's end is recorded.
-func (s *Server) record(ctx context.Context, ss *session, task *agent.Task) {
+// record logs the events of run id in its session, each with seq next, next+1, …, then its
+// run_end: how the agent stopped, or the error that ended the run. The log is written
+// whatever ctx says, so that a cancelled run's end is recorded.
+func (s *Server) record(ctx context.Context, ss *session, id string, events iter.Seq2[*agent.Event, error], next int64) {
 	logCtx := context.WithoutCancel(ctx)
 	end := &protocol.RunEnd{Reason: protocol.ReasonError, Error: "the run ended without stopping"}
-	for ev, err := range s.cfg.Runs(ctx, task) {
+	hint := resumeHint(&s.cfg)
+	for ev, err := range events {
 		if err != nil {
-			s.logf("run %s: %v", task.ID, err)
+			s.logf("run %s: %v", id, err)
 			end = &protocol.RunEnd{Reason: protocol.ReasonError, Error: err.Error()}
 			continue
 		}
 		if ev.Type == agent.EventStop && ev.Stop != nil {
 			end = &protocol.RunEnd{Reason: protocol.Reason(ev.Stop.Reason), Error: ev.Stop.Error, Resumable: ev.Stop.Resumable}
-			if end.Resumable && s.cfg.ResumeCommand != nil {
-				end.Resume = s.cfg.ResumeCommand(task.ID)
+			if end.Resumable && hint != nil {
+				end.Resume = hint(id)
 			}
 		}
-		if err := appendRun(logCtx, ss, protocol.TypeRunEvent, task.ID, ev); err != nil {
-			s.logf("run %s: logging event %d: %v", task.ID, ev.Seq, err)
+		logged := *ev // the agent's seq counts its events; a follower needs the session's
+		logged.Seq = next
+		m, err := appendRun(logCtx, ss, protocol.TypeRunEvent, id, &logged)
+		if err != nil {
+			s.logf("run %s: logging event %d: %v", id, ev.Seq, err)
+			continue
 		}
+		if m.Seq != logged.Seq {
+			s.logf("run %s: event %d logged at seq %d, not %d: something else writes in the run's session", id, ev.Seq, m.Seq, logged.Seq)
+		}
+		next = m.Seq + 1
 	}
-	if err := appendRun(logCtx, ss, protocol.TypeRunEnd, task.ID, end); err != nil {
-		s.logf("run %s: logging its end: %v", task.ID, err)
+	if _, err := appendRun(logCtx, ss, protocol.TypeRunEnd, id, end); err != nil {
+		s.logf("run %s: logging its end: %v", id, err)
 	}
 }
 
 // appendRun logs a message of run id in its session, which has the run's id.
-func appendRun(ctx context.Context, l operation.Log, t protocol.Type, id string, payload any) error {
+func appendRun(ctx context.Context, l operation.Log, t protocol.Type, id string, payload any) (*protocol.EnhancedMessage, error) {
 	m, err := protocol.NewMessage(t, id, id, payload)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = l.Append(ctx, m)
-	return err
+	return l.Append(ctx, m)
+}
+
+// resumeHint says how a resumable run is continued: POST /v1/runs/ID/resume on a server that
+// resumes runs (Config.Resume) — or on one started with a model, when this one has none —
+// or Config.ResumeCommand without the server. Nil when the server can say neither.
+func resumeHint(cfg *Config) func(id string) string {
+	if cfg.Resume == nil && cfg.ResumeCommand == nil {
+		return nil
+	}
+	return func(id string) string {
+		post := "POST /v1/runs/" + id + "/resume (or the dashboard's Resume)"
+		if cfg.Resume == nil {
+			post = "POST /v1/runs/" + id + "/resume (or the dashboard's Resume) once labmate serve runs with --model"
+		}
+		if cfg.ResumeCommand == nil {
+			return post
+		}
+		return post + ", or " + cfg.ResumeCommand(id) + " while labmate serve is not running"
+	}
 }
 
 // closeRuns ends the runs a previous server left running (killed, or the machine went down)
 // with a run_end of reason server_restart that says how to resume them from their checkpoints
-// (Config.ResumeCommand), or that this server cannot. It returns how many it closed.
-func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string) (int, error) {
+// (resume, see resumeHint), or that this server cannot. It returns the runs it closed.
+func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string) ([]string, error) {
 	sessions, err := store.Sessions(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var closed []string
 	for _, si := range sessions {
 		ops, err := store.Operations(ctx, si.ID)
 		if err != nil {
-			return n, err
+			return closed, err
 		}
 		for _, op := range ops {
 			if op.Kind != protocol.KindAgentRun || !op.State.Live() {
@@ -168,12 +350,12 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 				_, err = store.Append(ctx, m)
 			}
 			if err != nil {
-				return n, fmt.Errorf("closing run %s: %w", op.ID, err)
+				return closed, fmt.Errorf("closing run %s: %w", op.ID, err)
 			}
-			n++
+			closed = append(closed, op.ID)
 		}
 	}
-	return n, nil
+	return closed, nil
 }
 
 // running returns the cancel function of run id when the server is running it.
@@ -219,22 +401,20 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
-// listRuns lists the runs in the log, oldest first, each with its task (from its first event)
-// and, once it has ended, its run_end's reason and whether it is resumable, and its tokens.
+// listRuns lists the runs in the log, oldest first, each with its task (from its first
+// event), its events counted, its tokens, and its last run_end when it has ended. A resumed run
+// is running again until its next run_end.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	type row struct {
-		ID      string         `json:"id"`
-		Task    *agent.Task    `json:"task,omitempty"`
-		State   protocol.State `json:"state"`
-		Events  int64          `json:"events"`
-		Done    bool           `json:"done"`
-		Created time.Time      `json:"created"`
-		Updated time.Time      `json:"updated"`
-		// From the run's latest run_end, once it has ended: why, and whether it can be resumed.
-		Reason    protocol.Reason `json:"reason,omitempty"`
-		Error     string          `json:"error,omitempty"`
-		Resumable bool            `json:"resumable,omitempty"`
-		// The tokens the run's model calls used (input + output), from its stop event.
+		ID      string           `json:"id"`
+		Task    *agent.Task      `json:"task,omitempty"`
+		State   protocol.State   `json:"state"`
+		Events  int64            `json:"events"`
+		Done    bool             `json:"done"`
+		End     *protocol.RunEnd `json:"end,omitempty"` // how it ended (resumable, and how), when Done
+		Created time.Time        `json:"created"`
+		Updated time.Time        `json:"updated"`
+		// The tokens the run's model calls used (input + output), from its latest stop event.
 		Tokens int64 `json:"tokens,omitempty"`
 	}
 	ctx := r.Context()
@@ -253,21 +433,35 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		rw := row{ID: op.ID, State: op.State, Events: si.LastSeq, Done: op.State.Terminal(),
+		rw := row{ID: op.ID, State: op.State, Done: op.State.Terminal(),
 			Created: fromUnix(op.Created), Updated: fromUnix(op.Updated)}
-		if rw.Done {
-			rw.Events-- // its run_end
-			s.runEnd(ctx, &si, &rw.Reason, &rw.Error, &rw.Resumable, &rw.Tokens)
-		}
-		if n, err := s.updates(ctx, si.ID); err == nil {
-			rw.Events -= n // the session's own stream (its name)
-		}
+		var end *protocol.RunEnd
 		for m, err := range s.store.Operation(ctx, si.ID, op.ID) {
-			var ev agent.Event
-			if err == nil && m.Type == protocol.TypeRunEvent && m.Decode(&ev) == nil && ev.Start != nil {
-				rw.Task = &ev.Start.Task
+			if err != nil {
+				break
 			}
-			break
+			switch m.Type {
+			case protocol.TypeRunEvent:
+				rw.Events++
+				var ev agent.Event
+				if rw.Events == 1 && m.Decode(&ev) == nil && ev.Start != nil {
+					rw.Task = &ev.Start.Task
+				}
+				if bytes.Contains(m.Payload, []byte(`"stop"`)) && m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
+					rw.Tokens = 0
+					for _, u := range ev.Stop.Stats.Modules {
+						rw.Tokens += u.Total()
+					}
+				}
+			case protocol.TypeRunEnd:
+				end = &protocol.RunEnd{}
+				if m.Decode(end) != nil {
+					end = nil
+				}
+			}
+		}
+		if rw.Done {
+			rw.End = end
 		}
 		list = append(list, rw)
 	}
@@ -285,53 +479,16 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 // (Config.Model); absent when the server runs no agent.
 const ModelHeader = "Labmate-Model"
 
-// runEnd reads an ended run's latest run_end and stop event, from the end of its session.
-func (s *Server) runEnd(ctx context.Context, si *protocol.SessionInfo, reason *protocol.Reason, msg *string, resumable *bool, tokens *int64) {
-	const tail = 8 // the stop event and the run_end, and the session's updates that followed them
-	for m, err := range s.store.After(ctx, si.ID, si.LastSeq-tail) {
-		if err != nil {
-			return
-		}
-		switch {
-		case m.OperationID != si.ID:
-		case m.Type == protocol.TypeRunEnd:
-			var e protocol.RunEnd
-			if m.Decode(&e) == nil {
-				*reason, *msg, *resumable = e.Reason, e.Error, e.Resumable
-			}
-		case m.Type == protocol.TypeRunEvent:
-			var ev agent.Event
-			if m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
-				*tokens = 0
-				for _, u := range ev.Stop.Stats.Modules {
-					*tokens += u.Total()
-				}
-			}
-		}
-	}
-}
-
-// updates counts the session_update messages of session id.
-func (s *Server) updates(ctx context.Context, id string) (int64, error) {
-	var n int64
-	for _, err := range s.store.Operation(ctx, id, protocol.SessionStream) {
-		if errors.Is(err, protocol.ErrUnknownOperation) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		n++
-	}
-	return n, nil
-}
-
 func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
 
 // runEvents streams a run's events after ?after=SEQ as NDJSON, from the log, live until the run
-// ends; a follower that lost its connection comes back with the last seq it read. A run that
-// ended without the agent's stop event (it failed, or the server stopped while it ran) ends the
-// stream with its run_end's payload, which says why ("error") and how to resume it.
+// ends; a follower that lost its connection comes back with the seq of the last line it read
+// (an event's seq is its seq in the run's session). A run that ended without the agent's stop
+// event (it failed, or the server stopped while it ran) has its run_end streamed as a line
+// {"type": "run_end", "seq", "reason", "error", "resumable", "resume"}. The stream goes on
+// across a resume (the resumed run's events begin with a run_start): it ends at a run_end
+// that nothing follows while the run is not running; a follower that asks again after a
+// resumable end gets what a later resume logged.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	after, err := afterParam(r)
 	if err != nil {
@@ -348,46 +505,69 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w)
-	var prev *protocol.EnhancedMessage // the run's latest event streamed
+	enc := json.NewEncoder(w)
+	var prev *protocol.EnhancedMessage // the run's latest message read
 	for m, err := range s.followRun(r.Context(), id, after) {
 		if err != nil {
-			json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+			enc.Encode(map[string]string{"error": err.Error()})
 			return
 		}
 		if m.OperationID != id {
 			continue
 		}
+		last := prev
+		prev = m
 		switch m.Type {
 		case protocol.TypeRunEvent:
-			prev = m
+			if _, err := fmt.Fprintf(w, "%s\n", m.Payload); err != nil { // the payload is shared with the log
+				return
+			}
 		case protocol.TypeRunEnd:
-			if prev == nil && m.Seq > 1 { // the follower resumed after the last event: read it
+			if last == nil && m.Seq > 1 { // the follower came back after the last event: read it
 				for p, err := range s.store.After(r.Context(), id, m.Seq-2) {
-					if err == nil && p.Type == protocol.TypeRunEvent {
-						prev = p
+					if err == nil && p.OperationID == id {
+						last = p
 					}
 					break
 				}
 			}
 			var ev struct{ Type agent.EventType }
-			if prev != nil && prev.Decode(&ev) == nil && ev.Type == agent.EventStop {
-				continue
+			if last != nil && last.Type == protocol.TypeRunEvent && last.Decode(&ev) == nil && ev.Type == agent.EventStop {
+				continue // the stop event said it all
+			}
+			var end protocol.RunEnd
+			if err := m.Decode(&end); err != nil {
+				enc.Encode(map[string]string{"error": err.Error()})
+				return
+			}
+			line := struct {
+				Type protocol.Type `json:"type"`
+				Seq  int64         `json:"seq"`
+				protocol.RunEnd
+			}{protocol.TypeRunEnd, m.Seq, end}
+			if err := enc.Encode(&line); err != nil {
+				return
 			}
 		default:
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "%s\n", m.Payload); err != nil { // the payload is shared with the log
-			return
+			continue // a run_resume: the resumed run's run_start says it
 		}
 		flush.Flush()
 	}
 }
 
 // followRun yields the messages of run id's session with seq > after, from the log, live until
-// the run's run_end. The live session's fan-out only says that something was appended: a
+// the run's stream ends: at a run_end that nothing follows while the server is not running (or
+// resuming) the run. The live session's fan-out only says that something was appended: a
 // subscriber with room for one frame, which is cut off (and so woken) at the second.
 func (s *Server) followRun(ctx context.Context, id string, after int64) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		// ended: the run's latest message read is a run_end (or, when none is read, its
+		// stream's state is terminal). endedAt: the seq after which the log was read once
+		// more after the run was seen ended and not running.
+		ended, endedAt := false, int64(-1)
+		if op, err := s.runInfo(ctx, id); err == nil {
+			ended = op.State.Terminal()
+		}
 		for {
 			ss := s.lookup(id)
 			var sub *subscriber
@@ -399,7 +579,7 @@ func (s *Server) followRun(ctx context.Context, id string, after int64) iter.Seq
 					defer ss.unsubscribe(sub)
 				}
 				for m, err := range s.store.After(ctx, id, after) {
-					if errors.Is(err, protocol.ErrUnknownSession) && ss != nil {
+					if errors.Is(err, protocol.ErrUnknownSession) && (ss != nil || s.running(id) != nil) {
 						break // the run has only just started: nothing is logged yet
 					}
 					if err != nil {
@@ -407,17 +587,43 @@ func (s *Server) followRun(ctx context.Context, id string, after int64) iter.Seq
 						return true
 					}
 					after = m.Seq
-					if !yield(m, nil) || (m.Type == protocol.TypeRunEnd && m.OperationID == id) {
+					if m.OperationID == id {
+						ended = m.Type == protocol.TypeRunEnd
+					}
+					if !yield(m, nil) {
 						return true
 					}
 				}
-				if ss == nil {
+				running := s.running(id) != nil
+				switch {
+				case ended && !running:
+					// A resume that ran since the log was read has logged all it will: read
+					// the log once more, and end when it has nothing new.
+					if endedAt == after {
+						return true
+					}
+					endedAt = after
+					return false
+				case ss == nil && running:
+					// A resume is opening the run's session.
+					select {
+					case <-time.After(20 * time.Millisecond):
+						return false
+					case <-ctx.Done():
+						return true
+					}
+				case ss == nil:
 					yield(nil, fmt.Errorf("run %s is not running on this server and its log has no end", id))
 					return true
+				}
+				var recheck <-chan time.Time
+				if ended { // a resume that is refused appends nothing: look again now and then
+					recheck = time.After(time.Second)
 				}
 				select {
 				case <-sub.ch:
 				case <-sub.dropped:
+				case <-recheck:
 				case <-ctx.Done():
 					return true
 				}

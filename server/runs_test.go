@@ -161,6 +161,10 @@ func TestRunOverAPI(t *testing.T) {
 	}
 }
 
+// resumeHint is what a run_end says of resumable run r1 on a server without a model.
+const resumeHint = "POST /v1/runs/r1/resume (or the dashboard's Resume) once labmate serve runs with --model, " +
+	"or labmate run --resume r1 while labmate serve is not running"
+
 // A server started over the log of one killed during runs ends each with a run_end of reason
 // server_restart, saying how to resume it or that it cannot be; followers read the events the
 // log kept, then that end.
@@ -171,7 +175,7 @@ func TestRestartEndsRuns(t *testing.T) {
 		want   protocol.RunEnd
 	}{
 		{"resumable", func(id string) string { return "labmate run --resume " + id }, protocol.RunEnd{Reason: protocol.ReasonServerRestart, Resumable: true,
-			Resume: "labmate run --resume r1", Error: "the server stopped while the run ran; its checkpoint continues it: labmate run --resume r1"}},
+			Resume: resumeHint, Error: "the server stopped while the run ran; its checkpoint continues it: " + resumeHint}},
 		{"not resumable", nil, protocol.RunEnd{Reason: protocol.ReasonServerRestart,
 			Error: "the server stopped while the run ran, and this server cannot resume runs"}},
 	} {

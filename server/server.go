@@ -104,10 +104,15 @@ type Config struct {
 	// Model names the model Runs uses, for the dashboard: GET /v1/runs says it in its
 	// Labmate-Model header (present whenever Runs is set).
 	Model string
+	// Resume continues an agent run from its checkpoint: POST /v1/runs/ID/resume, and at
+	// start-up every run a previous server left running (it was killed). Nil: the server
+	// resumes no run.
+	Resume ResumeFunc
 	// ResumeCommand, when set, names the command that continues agent run id from its
-	// checkpoint (labmate serve: labmate run --resume ID --data DIR). The run_end of a run
-	// that can be resumed — it was cancelled, its provider failed, the server stopped while
-	// it ran — says it. Nil: a run the server stopped is closed as one that cannot be resumed.
+	// checkpoint without the server (labmate serve: labmate run --resume ID --data DIR). The
+	// run_end of a run that can be resumed — it was cancelled, its provider failed, the server
+	// stopped while it ran — says how: POST /v1/runs/ID/resume, or this command. Nil, and no
+	// Resume: a run the server stopped is closed as one that cannot be resumed.
 	ResumeCommand func(id string) string
 }
 
@@ -145,7 +150,7 @@ type Server struct {
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
 // with reason server_restart, and so are agent runs, with a run_end that says how to resume
-// them (Config.ResumeCommand).
+// them (Config.ResumeCommand); with Config.Resume, those runs are resumed at once.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: Config.Store is nil")
@@ -177,12 +182,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := closeRuns(ctx, cfg.Store, cfg.ResumeCommand)
+	runs, err := closeRuns(ctx, cfg.Store, resumeHint(&cfg))
 	if err != nil {
 		return nil, fmt.Errorf("server: closing runs left open: %w", err)
 	}
-	if runs > 0 {
-		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", runs)
+	if len(runs) > 0 {
+		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
 	}
 	recovered, err := cfg.Store.Recover(ctx)
 	if err != nil {
@@ -198,6 +203,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routes()
 	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
+	s.resumeClosed(runs)
 	return s, nil
 }
 

@@ -50,11 +50,18 @@ GET /v1/memory/namespaces and POST /v1/memory/freeze.
 With a model (--model or $LABMATE_MODEL) the server also runs the agent: POST /v1/runs with
 {"goal": "…", "kernel": "python", "mode": "agent"} starts a run and answers its id;
 GET /v1/runs/ID/events?after=SEQ streams its events as NDJSON until it ends; GET /v1/runs lists
-the runs; POST /v1/runs/ID/cancel stops one. A run's events are the stream of its session (named
-by its id) in the log, so they survive a restart; a run the server was killed during ends at the
-next start with a run_end (reason server_restart) naming the labmate run --resume command that
-continues it. Runs are checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the
-server's memory and documentation index like labmate run.
+the runs; POST /v1/runs/ID/cancel stops one; POST /v1/runs/ID/resume continues an ended one
+from its checkpoint when its run_end says it is resumable (a cancelled run, a failed provider).
+A run's events are the stream of its session (named by its id) in the log, so they survive a
+restart; an event's seq is its seq in that stream, and a follower comes back with the last one
+it read. A run the server was killed during ends at the next start with a run_end (reason
+server_restart), and with a model the server resumes it at once from its checkpoint (a
+run_resume follows, then the run's further events). Without a model it stays resumable, and its
+run_end says how: POST /v1/runs/ID/resume (or the dashboard) once serve runs with --model, or
+labmate run --resume ID --data DATA while serve is not running. A run whose checkpoint cannot be
+continued (it had ended already, or there is none) gets a run_end saying why. Runs are
+checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the server's memory and
+documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
@@ -130,11 +137,14 @@ operations end FAILED saying so.`,
 				return err
 			}
 			defer closeStores()
-			runs, model, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
 			if err != nil {
 				return err
 			}
-			cfg.Token, cfg.IdleTimeout, cfg.Memory, cfg.Runs, cfg.Model = token, idle, mem, runs, model
+			if runs != nil {
+				cfg.Runs, cfg.Resume, cfg.Model = runs.Run, runs.Resume, runs.model.Name()
+			}
+			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue

@@ -12,9 +12,9 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/knowledge"
 	ktools "github.com/labmate/labmate/knowledge/tools"
+	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
-	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -32,52 +32,81 @@ func runWorkspace(data, id string) (string, error) {
 func runWorkspaceDir(data, id string) string { return filepath.Join(data, "workspaces", "run-"+id) }
 
 // resumeCommand is the command that continues agent run id of labmate serve from its
-// checkpoint, in its workspace (server.Config.ResumeCommand).
+// checkpoint, in its workspace, without the server (server.Config.ResumeCommand).
 func resumeCommand(data, id string) string {
 	return fmt.Sprintf("labmate run --resume %s --data %s", id, data)
 }
 
-// agentRuns is labmate serve's server.RunFunc: each run gets a fresh agent with its own
+// serveAgent runs labmate serve's agent runs (server.Config.Runs and Resume): each run gets
+// an agent of its own, built by one construction whether it starts or resumes, with the run's
 // workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
-// index with the same tools as labmate run, and is checkpointed in store. It is nil when no model is
-// configured (--model, $LABMATE_MODEL or the config file): the server then runs no agent.
-func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (server.RunFunc, string, error) {
+// index with the same tools as labmate run, checkpointed in the run store.
+type serveAgent struct {
+	model llm.Model
+	kcfg  *ktools.Config
+	sb    kernel.Sandbox
+	data  string
+	store agent.Store
+	mem   memory.Store
+}
+
+// agentRuns is labmate serve's agent. It is nil when no model is configured (--model,
+// $LABMATE_MODEL or the config file): the server then runs no agent.
+func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (*serveAgent, error) {
 	model, err := providers.OptionalModel(ctx, spec)
 	if model == nil || err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	kcfg, err := knowledgeFromEnv(docs)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
-		// Kept with the checkpoint: labmate run --resume continues the run where its files are.
-		task.Workspace = runWorkspaceDir(data, task.ID)
-		var mem2 agent.Memory
-		var mt []tool.Tool
-		if mem != nil {
-			lm := learn.New(mem, &learn.Options{Namespace: "user", Model: model.Name()})
-			mem2, mt = lm, lm.Tools()
-		}
-		tools, err := tool.NewSet(append(mt, ktools.New(kcfg)...)...)
-		if err != nil {
-			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
-		}
-		a, err := agent.New(model, &agent.Options{
-			Memory: mem2,
-			Tools:  tools,
-			StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-				ws, err := runWorkspace(data, task.ID)
-				if err != nil {
-					return nil, err
-				}
-				return startKernel(ctx, name, sb, ws)
-			},
-			Store: store,
-		})
-		if err != nil {
-			return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
-		}
-		return a.Run(ctx, task)
-	}, model.Name(), nil
+	return &serveAgent{model: model, kcfg: kcfg, sb: sb, data: data, store: store, mem: mem}, nil
+}
+
+// Run is server.Config.Runs.
+func (s *serveAgent) Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+	// Kept with the checkpoint: labmate run --resume continues the run where its files are.
+	task.Workspace = runWorkspaceDir(s.data, task.ID)
+	a, err := s.agent(task.ID)
+	if err != nil {
+		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
+	}
+	return a.Run(ctx, task)
+}
+
+// Resume is server.Config.Resume: run id goes on from its checkpoint, in its workspace, with
+// the server's model.
+func (s *serveAgent) Resume(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
+	a, err := s.agent(id)
+	if err != nil {
+		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
+	}
+	return a.Resume(ctx, id)
+}
+
+// agent builds the agent of run id.
+func (s *serveAgent) agent(id string) (*agent.Agent, error) {
+	var mem agent.Memory
+	var mt []tool.Tool
+	if s.mem != nil {
+		lm := learn.New(s.mem, &learn.Options{Namespace: "user", Model: s.model.Name()})
+		mem, mt = lm, lm.Tools()
+	}
+	tools, err := tool.NewSet(append(mt, ktools.New(s.kcfg)...)...)
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(s.model, &agent.Options{
+		Memory: mem,
+		Tools:  tools,
+		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
+			ws, err := runWorkspace(s.data, id)
+			if err != nil {
+				return nil, err
+			}
+			return startKernel(ctx, name, s.sb, ws)
+		},
+		Store: s.store,
+	})
 }

@@ -791,7 +791,7 @@ const END_LABEL = { answered: "answered", cancelled: "cancelled", interrupted: "
 
 function runState(r) {
   if (!r.done) return { text: "running", cls: "s-running" };
-  const reason = r.reason || "ended";
+  const reason = (r.end && r.end.reason) || "ended";
   if (reason === "answered") return { text: "answered", cls: "s-completed" };
   if (END_LABEL[reason]) return { text: END_LABEL[reason], cls: "s-interrupted" };
   return { text: "failed: " + reason, cls: "s-failed" };
@@ -826,11 +826,12 @@ async function loadRuns() {
     const st = runState(r);
     const stc = el("td", "state");
     stc.append(el("span", "badge " + st.cls, st.text));
-    if (r.done && r.resumable) stc.append(el("span", "muted resumable", "resumable"));
-    if (r.error) stc.title = r.error;
+    const resumable = r.done && r.end && r.end.resumable;
+    if (resumable) stc.append(el("span", "muted resumable", "resumable"));
+    if (r.end && r.end.error) stc.title = r.end.error;
     const acts = el("td", "acts");
     if (!r.done) acts.append(runButton("Cancel", "danger", r, cancelRun));
-    if (r.done && r.resumable) acts.append(runButton("Resume", "", r, resumeRun));
+    if (resumable) acts.append(runButton("Resume", "", r, resumeRun));
     const err = el("p", "row-error", "");
     err.setAttribute("role", "alert");
     acts.append(err);

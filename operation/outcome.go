@@ -136,7 +136,11 @@ func (o *Outcome) verdict(v *protocol.Verdict, terminal bool) {
 
 // Text is the outcome as a model reads it: how the cell ended, the error, perception's
 // verdicts that were not Normal (each once), the output and the files written.
-func (o *Outcome) Text() string {
+func (o *Outcome) Text() string { return o.TextWhere(nil) }
+
+// TextWhere is Text with each file written followed by where it can be read, when where
+// (given the artifact's workspace path) says: a resource's URI, a server's URL.
+func (o *Outcome) TextWhere(where func(path string) string) string {
 	var b strings.Builder
 	switch {
 	case o.OperationID == "": // not an operation: a claim made without running code
@@ -181,7 +185,13 @@ func (o *Outcome) Text() string {
 		b.WriteString("(the kernel dropped output beyond its cap)\n")
 	}
 	for _, a := range o.Artifacts {
-		fmt.Fprintf(&b, "file written: %s (%s, %d bytes)\n", a.Path, a.MIMEType, a.Size)
+		fmt.Fprintf(&b, "file written: %s (%s, %d bytes)", a.Path, a.MIMEType, a.Size)
+		if where != nil {
+			if w := where(a.Path); w != "" {
+				b.WriteString(": " + w)
+			}
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -308,7 +308,7 @@ func (r *run) decide(answer *Answer, last *Outcome) {
 		}
 		if st.Attempts > r.a.opts.MaxRepairs {
 			r.replan(&Reflection{Decision: Replan, Auto: true,
-				Reasons: fmt.Sprintf("step %d failed %d times; the last failure: %s", st.Step+1, st.Attempts, head(firstLine(last.text()), 300))})
+				Reasons: fmt.Sprintf("step %d failed %d times; the last failure: %s", st.Step+1, st.Attempts, head(firstLine(last.Text()), 300))})
 		}
 	}
 }
@@ -338,7 +338,7 @@ func (r *run) reflect(ctx context.Context) error {
 		if o.Code != "" {
 			fmt.Fprintf(&b, "\nCode (%s):\n%s\n", o.Kernel, headTail(o.Code, 30, 3000))
 		}
-		fmt.Fprintf(&b, "\nResult:\n%s", o.text())
+		fmt.Fprintf(&b, "\nResult:\n%s", o.Text())
 	}
 	var out reflectOut
 	err := r.structured(ctx, "reflect", []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, reflectSchema, func(text string) error {

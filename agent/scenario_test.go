@@ -430,8 +430,15 @@ func TestContextStaysLean(t *testing.T) {
 				n += len(m.Content)
 			}
 			sizes = append(sizes, n)
-			if n := strings.Count(lastMessage(c).Content, "lines elided"); n != 1 {
+			last := lastMessage(c).Content
+			if n := strings.Count(last, "lines elided"); n != 1 {
 				t.Errorf("call %d: the last result has %d elision markers, want 1", c.N, n)
+			}
+			// The head (the set-up) and the tail (the last values, the error) are kept, the cut said.
+			for _, want := range []string{"line 0 of", "lines elided (", "line 499 of", "ValueError: bad"} {
+				if !strings.Contains(last, want) {
+					t.Errorf("call %d: the last result lacks %q:\n%s", c.N, want, last)
+				}
 			}
 			return turn
 		}}

@@ -24,17 +24,9 @@ const (
 	ToolFinalAnswer = "final_answer"
 )
 
-// RunCode is the input of the run_code tool: one cell in a live kernel, watched by perception.
-type RunCode struct {
-	Code   string   `json:"code" jsonschema:"the code to run, as one cell; the kernel keeps variables between cells"`
-	Kernel string   `json:"kernel,omitempty" jsonschema:"octave or python (default: the task's kernel)"`
-	Watch  []string `json:"watch,omitempty" jsonschema:"constraints perception enforces while the code runs, on series logged with labmate_log/labmate.log or printed as 'name = value': 'x < 1e6', 'finite(x)', 'residual decreasing', 'energy increasing', 't in [0, 5]'"`
-	Hotfix string   `json:"hotfix,omitempty" jsonschema:"when perception interrupts the run: on_error (default), on_warning or off"`
-	// TimeoutS bounds the cell's wall time.
-	TimeoutS float64 `json:"timeout_s,omitempty" jsonschema:"wall-clock limit in seconds (default 300)"`
-	// ExpectSilenceS declares a legitimately silent computation.
-	ExpectSilenceS float64 `json:"expect_silence_s,omitempty" jsonschema:"how long the code may compute without printing, in seconds"`
-}
+// RunCode is the input of the run_code tool: one cell in a live kernel, watched by
+// perception — the exec input every face of labmate shares (operation.Cell).
+type RunCode = operation.Cell
 
 // FinalAnswer is the input of the final_answer tool.
 type FinalAnswer struct {
@@ -42,60 +34,9 @@ type FinalAnswer struct {
 	Evidence []string `json:"evidence,omitempty" jsonschema:"the outputs or operation ids that support the answer"`
 }
 
-// Outcome is how one run_code operation ended, as the agent keeps it.
-type Outcome struct {
-	OperationID string            `json:"operation_id"`
-	Kernel      string            `json:"kernel"`
-	Code        string            `json:"code"`
-	OK          bool              `json:"ok"`
-	Reason      protocol.Reason   `json:"reason,omitempty"` // why it failed
-	Error       string            `json:"error,omitempty"`
-	Line        int               `json:"line,omitempty"`
-	HotFix      bool              `json:"hot_fix,omitempty"` // perception stopped it
-	Verdict     *protocol.Verdict `json:"verdict,omitempty"`
-	Output      string            `json:"output"` // head and tail of stdout/stderr
-	DurationS   float64           `json:"duration_s"`
-	// Artifacts are the workspace files the cell created or changed (figures, tables).
-	Artifacts []protocol.Artifact `json:"artifacts,omitempty"`
-}
-
-// text is the outcome as the model reads it.
-func (o *Outcome) text() string {
-	var b strings.Builder
-	switch {
-	case o.OperationID == "": // a claim the coding module made without running code
-	case o.OK:
-		fmt.Fprintf(&b, "operation %s completed in %.2fs.\n", o.OperationID, o.DurationS)
-	case o.HotFix:
-		fmt.Fprintf(&b, "operation %s was INTERRUPTED by perception after %.2fs (hot-fix); the workspace is kept.\n", o.OperationID, o.DurationS)
-	default:
-		fmt.Fprintf(&b, "operation %s FAILED (%s) after %.2fs", o.OperationID, o.Reason, o.DurationS)
-		if o.Line > 0 {
-			fmt.Fprintf(&b, " at line %d", o.Line)
-		}
-		b.WriteString(".\n")
-	}
-	if o.Error != "" && !o.HotFix {
-		fmt.Fprintf(&b, "error: %s\n", headTail(o.Error, 10, 1500))
-	}
-	if v := o.Verdict; v != nil && v.State != protocol.Normal {
-		fmt.Fprintf(&b, "perception: %s from %s: %s\n", v.State, v.Detector, v.Message)
-		for _, e := range v.Evidence {
-			if !strings.Contains(o.Output, strings.TrimPrefix(e, "stderr: ")) { // said once is enough
-				fmt.Fprintf(&b, "  evidence: %s\n", head(e, 200))
-			}
-		}
-	}
-	if o.Output != "" {
-		fmt.Fprintf(&b, "output:\n%s", o.Output)
-	} else {
-		b.WriteString("output: (none)\n")
-	}
-	for _, a := range o.Artifacts {
-		fmt.Fprintf(&b, "file written: %s (%s, %d bytes)\n", a.Path, a.MIMEType, a.Size)
-	}
-	return b.String()
-}
+// Outcome is how one run_code operation ended, as the agent keeps it (and its model reads
+// it, Text): the collector every face of labmate shares (operation.Outcome).
+type Outcome = operation.Outcome
 
 // tools is the run's tool set: run_code, final_answer, then Options.Tools.
 func (r *run) tools() (*tool.Set, error) {
@@ -136,8 +77,8 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	if timeout == 0 {
 		timeout = r.a.opts.CellTimeout.Seconds()
 	}
-	req := &protocol.Request{Kind: "exec", Kernel: name, Code: in.Code, TimeoutS: timeout,
-		Hotfix: protocol.Hotfix(in.Hotfix), Watch: in.Watch, ExpectSilenceS: in.ExpectSilenceS}
+	in.Kernel, in.TimeoutS = name, timeout
+	req := in.Request()
 	var opts *operation.Options
 	if r.st.Task.Mode == ModeCodeAct {
 		req.Hotfix = protocol.HotfixOff // the baseline runs blind: no perception, no hot-fix
@@ -159,60 +100,35 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	log := operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 		return m, r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
 	})
-	out := &Outcome{OperationID: uuid.NewString(), Kernel: name, Code: in.Code}
+	out := operation.NewOutcome(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: r.a.opts.OutputLines})
 	r.st.Operations++
-	buf := &lineBuf{keep: r.a.opts.OutputLines}
-	var final *operation.Message
 	for m, err := range operation.Run(ctx, log, r.st.RunID, out.OperationID, req, start, opts) {
 		if err != nil {
 			return nil, err
 		}
-		if p, ok := m.Payload.(*protocol.Progress); ok {
-			if o := p.Observation; o != nil && o.Kind == protocol.ObsArtifact && o.Artifact != nil {
-				out.Artifacts = append(out.Artifacts, *o.Artifact)
-			}
-			if o := p.Observation; o != nil && (o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr) {
-				if o.Kind == protocol.ObsStderr {
-					buf.add("stderr: " + o.Line)
-				} else {
-					buf.add(o.Line)
-				}
-			}
-			if p.Verdict != nil && r.st.Task.Mode != ModeCodeAct {
-				if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
-					return nil, err
-				}
+		out.Add(m)
+		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && r.st.Task.Mode != ModeCodeAct {
+			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
+				return nil, err
 			}
 		}
 		if err := r.drainJudge(ctx); err != nil {
 			return nil, err
 		}
-		final = m
 	}
-	out.Output = buf.String()
-	switch p := final.Payload.(type) {
-	case *protocol.Complete:
-		out.OK, out.DurationS = true, p.Result.DurationS
-	case *protocol.Failed:
-		out.Reason, out.Error = p.Reason, p.Error
-		if r.st.Task.Mode != ModeCodeAct {
-			out.Verdict = p.Verdict
-		}
-		if p.Result != nil {
-			out.DurationS, out.Line = p.Result.DurationS, p.Result.Line
-		}
-		out.HotFix = p.Reason == protocol.ReasonInterrupted && p.Verdict != nil
-		if out.HotFix {
-			r.st.HotFixes++
-		}
-		if p.Reason == protocol.ReasonCrashed || p.Reason == protocol.ReasonError && p.Result == nil {
-			r.dropKernel(name) // the interpreter is gone; the next run_code starts a fresh one
-		}
+	if r.st.Task.Mode == ModeCodeAct {
+		out.Verdict, out.Verdicts = nil, nil // the baseline runs blind
+	}
+	if out.HotFix {
+		r.st.HotFixes++
+	}
+	if out.Reason == protocol.ReasonCrashed || out.Reason == protocol.ReasonError && out.Result == nil {
+		r.dropKernel(name) // the interpreter is gone; the next run_code starts a fresh one
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	text := out.text()
+	text := out.Text()
 	if caution != "" {
 		text += "\nMemory's cautions for this cell (from earlier runs):\n" + caution
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
@@ -39,7 +40,9 @@ type Plan struct {
 }
 
 // Check validates an exec request before anything runs. Its errors wrap ErrRejected and
-// name the field and the value at fault.
+// name the field and the value at fault. It is the one set of rules for an exec, whoever
+// sends it: operation.Run checks with it (the agent, labmate exec) and so does the server
+// for every request of WebSocket, REST and MCP (Cell.Request) clients.
 func Check(req *protocol.Request) (*Plan, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: no request", ErrRejected)
@@ -49,6 +52,9 @@ func Check(req *protocol.Request) (*Plan, error) {
 	}
 	if req.Kernel == "" {
 		return nil, fmt.Errorf("%w: kernel: missing", ErrRejected)
+	}
+	if strings.TrimSpace(req.Code) == "" {
+		return nil, fmt.Errorf("%w: code: empty: send the code to run", ErrRejected)
 	}
 	if req.TimeoutS < 0 {
 		return nil, fmt.Errorf("%w: timeout_s: %v is negative", ErrRejected, req.TimeoutS)

@@ -35,6 +35,7 @@ func TestCheck(t *testing.T) {
 		{"timeout", func(r *protocol.Request) { r.TimeoutS = -1 }, "timeout_s: -1"},
 		{"silence", func(r *protocol.Request) { r.ExpectSilenceS = -2 }, "expect_silence_s: -2"},
 		{"hotfix", func(r *protocol.Request) { r.Hotfix = "sometimes" }, `hotfix "sometimes"`},
+		{"empty", func(r *protocol.Request) { r.Code = " \n" }, "code: empty"},
 		{"binary", func(r *protocol.Request) { r.Code = "\xff\xfe" }, "not UTF-8"},
 		{"watch", func(r *protocol.Request) { r.Watch = []string{"x <"} }, "watch"},
 		{"profile", func(r *protocol.Request) { r.Profile = "vasp" }, `profile: perception: bad config: unknown profile "vasp"`},

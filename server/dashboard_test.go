@@ -278,7 +278,9 @@ func TestMemoryREST(t *testing.T) {
 		want               string
 	}{
 		{"GET", "/v1/memory/search?q=x&type=rumour", "", 400, "rumour"},
-		{"GET", "/v1/memory/search?limit=0", "", 400, "limit"},
+		{"GET", "/v1/memory/search?limit=-1", "", 400, "limit"},
+		{"GET", "/v1/memory/search?limit=many", "", 400, "limit"},
+		{"GET", "/v1/memory/search?kind=rumour", "", 400, "rumour"},
 		{"GET", "/v1/memory/search?q=nothing", "", 200, "[]"},
 		{"GET", "/v1/memory/entries/nope", "", 404, "not found"},
 		{"POST", "/v1/memory/freeze", `{"namespace":"lab"}`, 400, "frozen"},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/folder"
 )
@@ -77,44 +78,53 @@ func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// memorySearch serves GET /v1/memory/search?q=TEXT&type=fact|skill&ns=NS&retired=1&limit=N.
+// memorySearch serves GET /v1/memory/search?q=TEXT&type=fact|skill|all&kind=K&tag=T&ns=NS&retired=1&limit=N:
+// the memory tools' search_memory (learn.Search: the same arguments, defaults and limits —
+// 8 results, at most 50), its arguments as query parameters (kind, tag and ns repeatable;
+// type=fact stands for every fact kind). The reply is the hits, best first, each
+// {"fact": …} or {"skill": …} with its score.
 func (s *Server) memorySearch(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	q := &memory.Query{Text: v.Get("q")}
+	in := &learn.SearchMemoryIn{Query: v.Get("q"), Kinds: v["kind"], Tags: v["tag"]}
 	switch t := v.Get("type"); t {
 	case "", "all":
 	case "fact":
-		q.Kinds = memory.FactKinds
+		for _, k := range memory.FactKinds {
+			in.Kinds = append(in.Kinds, string(k))
+		}
 	case "skill":
-		q.Kinds = []memory.Kind{memory.KindSkill}
+		in.Kinds = append(in.Kinds, string(memory.KindSkill))
 	default:
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("type=%q: want fact, skill or all", t))
 		return
 	}
-	if ns := strings.TrimSpace(v.Get("ns")); ns != "" {
-		q.Namespaces = []string{ns}
+	for _, ns := range v["ns"] {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			in.Namespaces = append(in.Namespaces, ns)
+		}
 	}
-	if v.Get("retired") == "1" {
-		q.Status = []memory.Status{memory.StatusActive, memory.StatusSuperseded, memory.StatusInvalidated}
+	switch rt := v.Get("retired"); rt {
+	case "", "0", "false":
+	case "1", "true":
+		in.Retired = true
+	default:
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("retired=%q: want 1 or 0", rt))
+		return
 	}
-	q.Limit = 50
 	if l := v.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 500 {
-			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit=%q: want 1 to 500", l))
-			return
-		}
-		q.Limit = n
-	}
-	list := []*memory.Result{}
-	for res, err := range s.cfg.Memory.Search(r.Context(), q) {
 		if err != nil {
-			memoryError(w, err)
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("limit=%q: want a number, 1 to 50", l))
 			return
 		}
-		list = append(list, res)
+		in.Limit = n
 	}
-	writeJSON(w, http.StatusOK, list)
+	hits, err := learn.Search(r.Context(), s.cfg.Memory, in, nil)
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, hits)
 }
 
 // memoryEntry serves GET /v1/memory/entries/ID: the entry and its history, oldest first.

@@ -89,7 +89,9 @@ func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, err
 }
 
 // postOperation submits an operation_request payload; the reply names the operation, whose
-// messages then arrive on the session's stream.
+// messages then arrive on the session's stream. The request is checked where every exec is
+// (operation.Check, in submit): what the exec tools' cells (operation.Cell) may not do, it may
+// not do either, and it is refused with the same words.
 func (s *Server) postOperation(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var req protocol.Request

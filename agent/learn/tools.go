@@ -27,6 +27,7 @@ type SearchMemoryIn struct {
 	Tags       []string `json:"tags,omitempty" jsonschema:"every tag must be present"`
 	Namespaces []string `json:"namespaces,omitempty" jsonschema:"namespaces to search (a namespace includes its children); default the memory this caller reads"`
 	Limit      int      `json:"limit,omitempty" jsonschema:"at most this many results (default 8, at most 50)"`
+	Retired    bool     `json:"retired,omitempty" jsonschema:"also the entries that were superseded or invalidated (their status says which)"`
 }
 
 // FactOut is a fact as the tools return it.
@@ -69,6 +70,65 @@ type SkillOut struct {
 type SearchOut struct {
 	Facts  []FactOut  `json:"facts"`
 	Skills []SkillOut `json:"skills"`
+}
+
+// Hit is one entry a search found, best first: a fact or a skill (without its body), and
+// its score.
+type Hit struct {
+	Fact  *FactOut  `json:"fact,omitempty"`
+	Skill *SkillOut `json:"skill,omitempty"`
+	Score float64   `json:"score"`
+
+	r *memory.Result
+}
+
+// Search is search_memory: the one implementation of a memory search, behind the tool (the
+// agent's and MCP's) and REST's GET /v1/memory/search, with its defaults and limits (8
+// results, at most 50; active entries only unless Retired). read are the namespaces searched
+// when in names none (nil: all). Bad arguments are errors wrapping memory.ErrBadQuery (or
+// memory.ErrInvalid, for a namespace).
+func Search(ctx context.Context, s memory.Store, in *SearchMemoryIn, read []string) ([]Hit, error) {
+	if in.Limit < 0 {
+		return nil, fmt.Errorf("%w: limit: %d: want 1 to 50 (none for the default, 8)", memory.ErrBadQuery, in.Limit)
+	}
+	q := &memory.Query{Text: in.Query, Namespaces: in.Namespaces, Tags: in.Tags, Limit: limitOf(in.Limit, 8)}
+	if len(q.Namespaces) == 0 {
+		q.Namespaces = read
+	}
+	for _, k := range in.Kinds {
+		kind := memory.Kind(k)
+		if kind != memory.KindSkill && !slices.Contains(memory.FactKinds, kind) {
+			return nil, fmt.Errorf("%w: kinds: %q is not a kind (want observation, warning, boundary, parameter, reference or skill)", memory.ErrBadQuery, k)
+		}
+		q.Kinds = append(q.Kinds, kind)
+	}
+	for _, ns := range q.Namespaces {
+		if err := memory.ValidNamespace(ns); err != nil {
+			return nil, err
+		}
+	}
+	if in.Retired {
+		q.Status = []memory.Status{memory.StatusActive, memory.StatusSuperseded, memory.StatusInvalidated}
+	}
+	hits := []Hit{}
+	for r, err := range s.Search(ctx, q) {
+		if err != nil {
+			return nil, err
+		}
+		h := Hit{Score: r.Score, r: r}
+		switch {
+		case r.Fact != nil:
+			f := FactView(r.Fact, r.Score)
+			h.Fact = &f
+		case r.Skill != nil:
+			sk := SkillView(r.Skill, r.Score, false)
+			h.Skill = &sk
+		default:
+			continue
+		}
+		hits = append(hits, h)
+	}
+	return hits, nil
 }
 
 // SearchSkillsIn are the arguments of search_skills.
@@ -223,62 +283,50 @@ func provenance(ctx context.Context, ops []string) (memory.Provenance, string) {
 }
 
 func (t *tools) searchMemory(ctx context.Context, in SearchMemoryIn) (*tool.Result, error) {
-	q := &memory.Query{Text: in.Query, Namespaces: in.Namespaces, Tags: in.Tags, Limit: limitOf(in.Limit, 8)}
-	if len(q.Namespaces) == 0 {
-		q.Namespaces = t.o.Read
-	}
-	for _, k := range in.Kinds {
-		kind := memory.Kind(k)
-		if kind != memory.KindSkill && !slices.Contains(memory.FactKinds, kind) {
-			return nil, fmt.Errorf("kinds: %q is not a kind (want observation, warning, boundary, parameter, reference or skill)", k)
-		}
-		q.Kinds = append(q.Kinds, kind)
-	}
-	for _, ns := range q.Namespaces {
-		if err := memory.ValidNamespace(ns); err != nil {
-			return nil, err
-		}
+	hits, err := Search(ctx, t.s, &in, t.o.Read)
+	if err != nil {
+		return nil, err
 	}
 	out := SearchOut{Facts: []FactOut{}, Skills: []SkillOut{}}
 	var b strings.Builder
-	var hits []string
-	for r, err := range t.s.Search(ctx, q) {
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, r.ID())
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.r.ID())
 		switch {
-		case r.Fact != nil:
-			out.Facts = append(out.Facts, FactView(r.Fact, r.Score))
+		case h.Fact != nil:
+			out.Facts = append(out.Facts, *h.Fact)
 			note := ""
-			if r.Fact.Kind == memory.KindReference {
+			if h.r.Fact.Kind == memory.KindReference {
 				note = " (reference: consult; do not report as your result)"
 			}
-			fmt.Fprintf(&b, "- [%s %s] %s%s\n", r.Fact.Kind, r.Fact.ID, r.Fact.Text, note)
-		case r.Skill != nil:
-			out.Skills = append(out.Skills, SkillView(r.Skill, r.Score, false))
-			fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Description, textcut.Head(r.Skill.Body, 1500))
+			fmt.Fprintf(&b, "- [%s %s] %s%s\n", h.r.Fact.Kind, h.r.Fact.ID, h.r.Fact.Text, note)
+		case h.Skill != nil:
+			out.Skills = append(out.Skills, *h.Skill)
+			sk := h.r.Skill
+			fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded] %s\n%s\n", sk.Name, sk.Version, sk.Uses, sk.Successes, sk.Description, textcut.Head(sk.Body, 1500))
 		}
 	}
 	if len(hits) == 0 {
 		return &tool.Result{Content: fmt.Sprintf("nothing in memory matches %q", in.Query), Data: out}, nil
 	}
-	return &tool.Result{Content: b.String(), Sources: hits, Data: out}, nil
+	return &tool.Result{Content: b.String(), Sources: ids, Data: out}, nil
 }
 
 func (t *tools) searchSkills(ctx context.Context, in SearchSkillsIn) (*tool.Result, error) {
-	q := &memory.Query{Text: in.Query, Namespaces: in.Namespaces, Kinds: []memory.Kind{memory.KindSkill}, Limit: limitOf(in.Limit, 5)}
-	if len(q.Namespaces) == 0 {
-		q.Namespaces = t.o.Read
+	hits, err := Search(ctx, t.s, &SearchMemoryIn{Query: in.Query, Namespaces: in.Namespaces, Kinds: []string{string(memory.KindSkill)},
+		Limit: limitOf(in.Limit, 5)}, t.o.Read)
+	if err != nil {
+		return nil, err
 	}
 	out := SearchOut{Facts: []FactOut{}, Skills: []SkillOut{}}
 	var b strings.Builder
-	for r, err := range t.s.Search(ctx, q) {
-		if err != nil {
-			return nil, err
+	for _, h := range hits {
+		if h.Skill == nil {
+			continue
 		}
-		out.Skills = append(out.Skills, SkillView(r.Skill, r.Score, false))
-		fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded, %d failed] %s\n%s\n", r.Skill.Name, r.Skill.Version, r.Skill.Uses, r.Skill.Successes, r.Skill.Failures, r.Skill.Description, textcut.Head(r.Skill.Body, 1500))
+		out.Skills = append(out.Skills, *h.Skill)
+		sk := h.r.Skill
+		fmt.Fprintf(&b, "- [skill %s, version %d, %d uses: %d succeeded, %d failed] %s\n%s\n", sk.Name, sk.Version, sk.Uses, sk.Successes, sk.Failures, sk.Description, textcut.Head(sk.Body, 1500))
 	}
 	if len(out.Skills) == 0 {
 		return &tool.Result{Content: fmt.Sprintf("no skill matches %q", in.Query), Data: out}, nil

@@ -103,19 +103,20 @@ labmate could not run it at all.`,
 			if err != nil {
 				return err
 			}
-			req := &protocol.Request{Kind: "exec", Kernel: name, Code: code, TimeoutS: timeout.Seconds(),
-				Hotfix: protocol.Hotfix(hotfix), Watch: watch, ExpectSilenceS: silence.Seconds(),
-				Profile: profile, Follow: follow}
+			// The flags fill the cell every face of labmate runs (the agent's run_code, MCP's exec).
+			cell := &operation.Cell{Kernel: name, Code: code, TimeoutS: timeout.Seconds(),
+				Hotfix: hotfix, Watch: watch, ExpectSilenceS: silence.Seconds(), Profile: profile, Follow: follow}
 			for _, kv := range settings {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
 					return fmt.Errorf("--perception %q: want KEY=VALUE, e.g. silence=2m or divergence=off", kv)
 				}
-				if req.Perception == nil {
-					req.Perception = map[string]string{}
+				if cell.Perception == nil {
+					cell.Perception = map[string]string{}
 				}
-				req.Perception[k] = v
+				cell.Perception[k] = v
 			}
+			req := cell.Request()
 			plan, err := operation.Check(req)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)

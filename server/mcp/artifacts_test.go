@@ -46,7 +46,7 @@ os.symlink("/etc/passwd", "passwd.txt")`})
 		}
 	}
 	png, csv := uris["fig.png"]["uri"].(string), uris["my table #1.csv"]["uri"].(string)
-	if !slices.Contains(links, png) || !slices.Contains(links, csv) || !strings.Contains(text(res), "artifact fig.png (image/png") {
+	if !slices.Contains(links, png) || !slices.Contains(links, csv) || !strings.Contains(text(res), "file written: fig.png (image/png, ") {
 		t.Errorf("the result's links %v and text do not name the artifacts %s, %s:\n%s", links, png, csv, text(res))
 	}
 	if !strings.HasPrefix(png, "labmate://artifacts/") || !strings.HasSuffix(csv, "/my%20table%20%231.csv") {

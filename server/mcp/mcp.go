@@ -34,6 +34,7 @@ import (
 
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 )
@@ -42,8 +43,9 @@ import (
 type Options struct {
 	// Version is reported to clients as the server's version (default "dev").
 	Version string
-	// MaxOutputBytes caps the output an exec result carries (default 64 KiB); the whole
-	// stream is in the log and went out as progress notifications.
+	// MaxOutputBytes caps the output an exec result carries (default 64 KiB): its first and
+	// last lines, half each, and a line saying how much was cut between them; the whole stream
+	// is in the log and went out as progress notifications.
 	MaxOutputBytes int
 	// Memory, when set, adds the memory tools (search_memory, search_skills, save_fact,
 	// save_skill, update_skill, skill_get).
@@ -189,20 +191,11 @@ func errResult(format string, args ...any) *sdk.CallToolResult {
 	return r
 }
 
-// ExecIn are the arguments of the exec tool.
+// ExecIn are the arguments of the exec tool: the cell every face of labmate runs
+// (operation.Cell, the agent's run_code too) and the session to run it in.
 type ExecIn struct {
-	Kernel   string   `json:"kernel" jsonschema:"the kernel to run the code in: octave, python or shell"`
-	Code     string   `json:"code" jsonschema:"the code to run as one cell"`
-	Watch    []string `json:"watch,omitempty" jsonschema:"constraints perception watches on telemetry series, e.g. 'x < 1e6', 'finite(loss)', 'err decreasing', 'y in [0, 1]'"`
-	Hotfix   string   `json:"hotfix,omitempty" jsonschema:"when perception may interrupt the run: on_error (default), on_warning or off"`
-	TimeoutS float64  `json:"timeout_s,omitempty" jsonschema:"stop the cell after this many seconds (default: the kernel's)"`
-	// ExpectSilenceS lets long silent computations pass the stagnation detector.
-	ExpectSilenceS float64 `json:"expect_silence_s,omitempty" jsonschema:"how long the code may legitimately compute without printing"`
-	Session        string  `json:"session,omitempty" jsonschema:"labmate session to run in (default: this connection's own; its workspace persists across calls)"`
-	Profile        string  `json:"profile,omitempty" jsonschema:"the software whose output perception reads: qe, lammps, octave, python, shell or generic (default: chosen from the kernel and the code)"`
-	// Perception and Follow are protocol.Request's.
-	Perception map[string]string `json:"perception,omitempty" jsonschema:"perception settings for this run: a threshold KEY to VALUE (silence: 20s, divergence_bound: 1e50) or a detector's name to off"`
-	Follow     []string          `json:"follow,omitempty" jsonschema:"workspace files (relative paths) whose appended lines perception reads while the cell runs, e.g. a log the code writes"`
+	operation.Cell
+	Session string `json:"session,omitempty" jsonschema:"labmate session to run in (default: this connection's own; its workspace persists across calls)"`
 }
 
 // ExecOut is the structured result of exec.
@@ -212,9 +205,9 @@ type ExecOut struct {
 	Status      string             `json:"status" jsonschema:"completed or failed"`
 	Reason      protocol.Reason    `json:"reason,omitempty" jsonschema:"why it failed: error, timeout, interrupted, rejected, crashed, server_restart"`
 	Error       string             `json:"error,omitempty"`
-	Output      string             `json:"output" jsonschema:"what the cell printed (stdout and stderr interleaved)"`
+	Output      string             `json:"output" jsonschema:"what the cell printed (stdout and stderr, its lines prefixed 'stderr: ', interleaved): its first and last lines, with a line saying how many were cut between them"`
 	Truncated   bool               `json:"output_truncated,omitempty"`
-	Verdicts    []protocol.Verdict `json:"verdicts,omitempty" jsonschema:"perception's verdicts, in order"`
+	Verdicts    []protocol.Verdict `json:"verdicts,omitempty" jsonschema:"perception's verdicts, each once, in the order first seen"`
 	Result      *protocol.Result   `json:"result,omitempty"`
 	Artifacts   []ArtifactOut      `json:"artifacts,omitempty" jsonschema:"the files the cell created or changed in its workspace, each readable as a resource"`
 }
@@ -279,18 +272,8 @@ func (l *Lab) addKernelTools() {
 
 func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*sdk.CallToolResult, ExecOut, error) {
 	session := l.session(req.Session, in.Session)
-	out := ExecOut{SessionID: session}
-	if strings.TrimSpace(in.Code) == "" {
-		return errResult("exec: code is empty"), out, nil
-	}
-	pr := &protocol.Request{Kind: "exec", Kernel: in.Kernel, Code: in.Code, Watch: in.Watch,
-		Hotfix: protocol.Hotfix(in.Hotfix), TimeoutS: in.TimeoutS, ExpectSilenceS: in.ExpectSilenceS,
-		Profile: in.Profile, Perception: in.Perception, Follow: in.Follow}
 	token := req.Params.GetProgressToken()
-	var (
-		output strings.Builder
-		n      float64
-	)
+	var n float64
 	notify := func(msg string) {
 		if token == nil || req.Session == nil {
 			return
@@ -299,15 +282,19 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		// A failed notification (the client went away) must not stop the run.
 		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 	}
-	for m, err := range l.srv.Exec(ctx, session, pr) {
+	var out *operation.Outcome
+	for m, err := range l.srv.Exec(ctx, session, in.Request()) {
 		if err != nil {
-			return nil, out, fmt.Errorf("exec: %w", err) // the plumbing broke
+			return nil, ExecOut{SessionID: session}, fmt.Errorf("exec: %w", err) // the plumbing broke
 		}
-		out.OperationID = m.OperationID
+		if out == nil {
+			out = operation.NewOutcome(m.OperationID, in.Kernel, in.Code, &operation.OutputLimits{Bytes: l.opts.MaxOutputBytes})
+		}
 		p, err := protocol.DecodePayload(m)
 		if err != nil {
-			return nil, out, fmt.Errorf("exec: %w", err)
+			return nil, ExecOut{SessionID: session, OperationID: m.OperationID}, fmt.Errorf("exec: %w", err)
 		}
+		out.Add(&operation.Message{Type: m.Type, Payload: p})
 		switch p := p.(type) {
 		case *protocol.StatePayload:
 			if m.Type == protocol.TypeAck { // names the operation, for interrupt from elsewhere
@@ -315,48 +302,45 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 			}
 		case *protocol.Progress:
 			if o := p.Observation; o != nil {
-				if a := o.Artifact; o.Kind == protocol.ObsArtifact {
-					out.Artifacts = append(out.Artifacts, ArtifactOut{URI: l.listArtifact(session, m.OperationID, a),
-						Path: a.Path, MIMEType: a.MIMEType, Size: a.Size, SHA256: a.SHA256})
-				}
 				if line, ok := describe(o); ok {
-					if o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsStderr {
-						if output.Len()+len(o.Line)+1 <= l.opts.MaxOutputBytes {
-							output.WriteString(o.Line)
-							output.WriteByte('\n')
-						} else {
-							out.Truncated = true
-						}
-					}
 					notify(line)
 				}
 			}
 			if v := p.Verdict; v != nil {
-				out.Verdicts = append(out.Verdicts, *v)
 				notify(fmt.Sprintf("verdict %s (%s): %s", v.State, v.Detector, v.Message))
-			}
-		case *protocol.Complete:
-			out.Status, out.Result = "completed", p.Result
-		case *protocol.Failed:
-			out.Status, out.Reason, out.Error, out.Result = "failed", p.Reason, p.Error, p.Result
-			if p.Verdict != nil {
-				out.Verdicts = append(out.Verdicts, *p.Verdict)
 			}
 		}
 	}
-	out.Output = output.String()
-	if out.OperationID != "" {
-		l.ran(req.Session, out.OperationID)
+	if out == nil {
+		return nil, ExecOut{SessionID: session}, errors.New("exec: the operation's stream was empty")
 	}
-	if out.Status == "" {
-		return nil, out, errors.New("exec: the operation's stream ended without its terminal message")
+	l.ran(req.Session, out.OperationID)
+	eo := l.execOut(session, out)
+	if eo.Status == "" {
+		return nil, eo, errors.New("exec: the operation's stream ended without its terminal message")
 	}
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: summary(&out)}}}
-	for _, a := range out.Artifacts {
+	uri := map[string]string{}
+	for _, a := range eo.Artifacts {
+		uri[a.Path] = a.URI
+	}
+	text := out.TextWhere(func(path string) string { return uri[path] })
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: !out.OK}
+	for _, a := range eo.Artifacts {
 		res.Content = append(res.Content, &sdk.ResourceLink{URI: a.URI, Name: a.Path, MIMEType: a.MIMEType, Size: &a.Size})
 	}
-	res.IsError = out.Status != "completed"
-	return res, out, nil
+	return res, eo, nil
+}
+
+// execOut is exec's structured result, from the operation's outcome.
+func (l *Lab) execOut(session string, o *operation.Outcome) ExecOut {
+	eo := ExecOut{SessionID: session, OperationID: o.OperationID, Status: o.Status(), Reason: o.Reason, Error: o.Error,
+		Output: o.Output, Truncated: o.OutputCut > 0 || o.Result != nil && o.Result.Truncated, Verdicts: o.Verdicts, Result: o.Result}
+	for i := range o.Artifacts {
+		a := &o.Artifacts[i]
+		eo.Artifacts = append(eo.Artifacts, ArtifactOut{URI: l.listArtifact(session, o.OperationID, a),
+			Path: a.Path, MIMEType: a.MIMEType, Size: a.Size, SHA256: a.SHA256})
+	}
+	return eo
 }
 
 // describe renders an observation as one progress message; false for those not worth one
@@ -379,38 +363,4 @@ func describe(o *protocol.Observation) (string, bool) {
 		return fmt.Sprintf("artifact %s (%s, %d bytes)", o.Artifact.Path, o.Artifact.MIMEType, o.Artifact.Size), true
 	}
 	return "", false
-}
-
-// summary is the text a model reads: how the cell ended, then its output.
-func summary(o *ExecOut) string {
-	var b strings.Builder
-	switch o.Status {
-	case "completed":
-		fmt.Fprintf(&b, "completed (operation %s)", o.OperationID)
-	default:
-		fmt.Fprintf(&b, "FAILED: %s (operation %s)", o.Reason, o.OperationID)
-		if o.Error != "" {
-			fmt.Fprintf(&b, "\nerror: %s", o.Error)
-		}
-	}
-	if r := o.Result; r != nil {
-		fmt.Fprintf(&b, "\nduration %.3gs, workspace kept: %t", r.DurationS, r.WorkspaceOK)
-		if r.Line > 0 {
-			fmt.Fprintf(&b, ", error at line %d", r.Line)
-		}
-	}
-	for _, v := range o.Verdicts {
-		if v.State != protocol.Normal {
-			fmt.Fprintf(&b, "\nverdict %s (%s): %s", v.State, v.Detector, v.Message)
-		}
-	}
-	for _, a := range o.Artifacts {
-		fmt.Fprintf(&b, "\nartifact %s (%s, %d bytes): %s", a.Path, a.MIMEType, a.Size, a.URI)
-	}
-	b.WriteString("\n--- output ---\n")
-	b.WriteString(o.Output)
-	if o.Truncated {
-		b.WriteString("[output truncated]\n")
-	}
-	return b.String()
 }

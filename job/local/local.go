@@ -447,7 +447,8 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 func newID() job.ID {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return job.ID("local-" + time.Now().UTC().Format("20060102-150405.000000") + "-" + hex.EncodeToString(b[:]))
+	now := time.Now().UTC()
+	return job.ID(fmt.Sprintf("local-%s-%06d-%s", now.Format("20060102-150405"), now.Nanosecond()/1000, hex.EncodeToString(b[:])))
 }
 
 func isIdentifier(s string) bool {

@@ -345,3 +345,45 @@ func TestQueueMemory(t *testing.T) {
 		t.Errorf("3 GiB on a 2 GiB queue: %v, want an error naming resources.memory_bytes", err)
 	}
 }
+
+// Two processes that each fit the address-space limit but not, together, the memory budget:
+// the cgroup's OOM killer ends one, and the reason says so.
+func TestOOMKill(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	s := open(t, dir, nil)
+	const alloc = `python3 -c "import time; b = bytearray(700 << 20); print('holding', flush=True); time.sleep(5)"`
+	id, err := s.Submit(ctx(t), &job.Spec{
+		Script:    alloc + " & a=$!\n" + alloc + " & b=$!\nwait $a; x=$?\nwait $b; y=$?\nexit $((x | y))",
+		Workspace: ws, Resources: job.Resources{MemoryBytes: 1 << 30},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st *job.Status
+	for st, err = range s.Watch(ctx(t), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.State != job.Failed || !strings.Contains(st.Reason, "OOM killer") {
+		t.Errorf("two 700 MiB processes in 1 GiB: %s (%q), want FAILED by the OOM killer; log %q", st.State, st.Reason, texts(t, s, id))
+	}
+}
+
+// A job runs in the kernels' sandbox: not as root, without the data directory or /root.
+func TestSandboxed(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	s := open(t, dir, nil)
+	id, err := s.Submit(ctx(t), &job.Spec{
+		Script:    fmt.Sprintf("id -u\n[ -e %s ] && echo data visible || echo data hidden\n[ -e /root ] && echo root visible || echo root hidden\necho \"$LABMATE_JOB_ID\"", dir+"/jobs"),
+		Workspace: ws,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, s, id, job.Completed, time.Minute)
+	want := []string{"stdout:" + strconv.Itoa(sandbox.UID), "stdout:data hidden", "stdout:root hidden", "stdout:" + string(id)}
+	if got := texts(t, s, id); !slices.Equal(got, want) {
+		t.Errorf("inside: %q, want %q", got, want)
+	}
+}

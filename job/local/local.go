@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,7 +135,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		s.cores = runtime.NumCPU()
 	}
 	if s.mem <= 0 {
-		if s.mem, err = physicalMemory(); err != nil {
+		if s.mem, err = sandbox.HostMemory(); err != nil {
 			return nil, fmt.Errorf("job/local: %w", err)
 		}
 	}
@@ -149,7 +148,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 		s.boot = strings.TrimSpace(string(b))
 	}
-	for _, t := range []string{"sleep", "mv", "cat", "rmdir", "sed"} {
+	for _, t := range []string{"sleep", "mv"} {
 		p, err := lookTool(t)
 		if err != nil {
 			return nil, fmt.Errorf("job/local: the job recorder needs %s: %w", t, err)
@@ -178,23 +177,6 @@ func lookTool(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s is in neither /usr/bin nor /bin", name)
-}
-
-func physicalMemory() (int64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/meminfo: %q: %w", line, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	return 0, errors.New("/proc/meminfo has no MemTotal")
 }
 
 // Close stops looking after the jobs; they keep running and another Open finds them.

@@ -107,6 +107,7 @@ func (s *Scheduler) settle(r *record) error {
 	if _, err := fmt.Sscan(string(exit), &code, &ooms); err != nil {
 		return s.lost(r)
 	}
+	killCgroups(r.Cgroups) // nothing is left in them: this removes them
 	_ = s.ingest(r, true)
 	r.Ended = time.Now().UTC()
 	if fi, err := os.Stat(filepath.Join(dir, "exit")); err == nil {
@@ -320,7 +321,8 @@ func (s *Scheduler) env(r *record, sp *job.Spec) []string {
 // the job directory, the wall time in seconds (0: none), the cgroup.procs file, the OOM-count
 // file, the number of cgroup directories and the directories. It runs the command as its child,
 // stops it on SIGTERM (Cancel) or past the wall time, and records its exit status with the OOM
-// kills in DIR/exit, renamed into place.
+// kills in DIR/exit, renamed into place. The empty cgroups are removed by whoever settles the
+// job (or by the sandbox, once their creator is gone).
 func (s *Scheduler) recorderScript() string {
 	q := func(t string) string { return shellQuote(s.tools[t]) }
 	return strings.Join([]string{
@@ -328,15 +330,15 @@ func (s *Scheduler) recorderScript() string {
 		`dirs=''; while [ "$n" -gt 0 ]; do dirs="$dirs$1` + "\n" + `"; shift; n=$((n - 1)); done`,
 		`"$@" </dev/null & child=$!`,
 		`rec=$$ stopped=0 timer=''`,
-		`killall() { kill -KILL "$child" 2>/dev/null; [ -n "$procs" ] || return 0; i=0; while [ $i -lt 200 ]; do p=$(` + q("cat") + ` "$procs" 2>/dev/null); [ -n "$p" ] || break; kill -KILL $p 2>/dev/null; i=$((i + 1)); ` + q("sleep") + ` 0.01; done; }`,
+		// Builtins only but for mv: every fork here is paid by every job.
+		`killall() { kill -KILL "$child" 2>/dev/null; [ -n "$procs" ] || return 0; i=0; while [ $i -lt 200 ]; do p=''; while read -r x; do p="$p $x"; done <"$procs" 2>/dev/null; [ -n "$p" ] || break; kill -KILL $p 2>/dev/null; i=$((i + 1)); ` + q("sleep") + ` 0.01; done; }`,
 		`trap 'stopped=1; killall' TERM INT HUP`,
 		`if [ "$wall" != 0 ]; then (trap - TERM; ` + q("sleep") + ` "$wall" & s=$!; trap 'kill $s 2>/dev/null; exit 0' TERM; wait $s; [ -e "$d/exit" ] || { : >"$d/timeout"; kill -TERM $rec; }) & timer=$!; fi`,
 		`wait "$child"; code=$?`,
 		`while [ "$stopped" = 1 ] && [ "$code" -gt 128 ] && kill -0 "$child" 2>/dev/null; do stopped=0; wait "$child"; code=$?; done`,
 		`[ -z "$timer" ] || kill -TERM "$timer" 2>/dev/null`,
 		`killall`,
-		`ooms=0; [ -z "$oom" ] || ooms=$(` + q("sed") + ` -n 's/^oom_kill //p' "$oom" 2>/dev/null); [ -n "$ooms" ] || ooms=0`,
-		`IFS='` + "\n" + `'; for x in $dirs; do ` + q("rmdir") + ` "$x" 2>/dev/null; done`,
+		`ooms=0; if [ -n "$oom" ]; then while read -r k v; do [ "$k" != oom_kill ] || ooms=$v; done <"$oom" 2>/dev/null; fi`,
 		`echo "$code $ooms" >"$d/exit.tmp" && ` + q("mv") + ` -f "$d/exit.tmp" "$d/exit"`,
 	}, "\n")
 }

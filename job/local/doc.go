@@ -15,8 +15,9 @@
 // to labmate's life (no parent-death signal), which runs the sandboxed command (the same
 // sandbox.Sandbox as kernels, one cgroup budget for the tree: the job's memory → MemoryBytes,
 // its cores → CPUs) as its child, waits for it and records its exit code, with how many
-// processes the cgroup's OOM killer ended, in DIR/jobs/ID/exit before it removes the job's
-// cgroups. The recorder also enforces the wall time (it writes the timeout marker and stops the
+// processes the cgroup's OOM killer ended, in DIR/jobs/ID/exit (whoever settles the job then
+// removes its emptied cgroups). The recorder forks nothing but mv(1), and sleep(1) for a wall
+// time. It also enforces the wall time (it writes the timeout marker and stops the
 // job) and stops the job on SIGTERM (Cancel writes the cancel marker first). So a job ends
 // properly, and says how, while no labmate runs at all.
 //
@@ -53,6 +54,9 @@
 //     `exit 137` is reported killed by SIGKILL.
 //   - The workspace quota of kernels (sandbox.Policy.DiskBytes) is not applied to jobs: it is a
 //     watchdog inside labmate, which a job outlives.
-//   - If labmate dies between starting a job's recorder and recording its pid (a few
-//     microseconds), the job runs unknown to the directory and is started again.
+//   - A job is recorded as starting before its recorder starts: if labmate dies before the
+//     recorder's pid is recorded (microseconds later), the job is marked LOST, though it may
+//     still run — never started twice.
+//   - status.json and spec.json are fsynced before the rename (≈1.5 ms each here); the log
+//     index is not, and a torn last record is cut off when it is next read.
 package local

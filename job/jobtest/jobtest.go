@@ -34,6 +34,8 @@ type Options struct {
 	Workspace func(t *testing.T) string
 	// NoMemoryLimit skips the memory-limit case (a scheduler or cluster that cannot enforce one).
 	NoMemoryLimit bool
+	// WallTime is the wall time the timeout case asks for (default 2 s; Slurm counts minutes).
+	WallTime time.Duration
 	// StreamOrder says that lines of different streams written a second apart keep their order
 	// (the scheduler reads its jobs' output while they run).
 	StreamOrder bool
@@ -501,13 +503,18 @@ func (h *harness) memoryLimit() {
 }
 
 func (h *harness) wallTime() {
-	id := h.script("slow", "echo working\nsleep 120", job.Resources{WallTime: 2 * time.Second})
-	st, _ := h.wait(id, h.o.start()+time.Minute)
-	if st.State != job.TimedOut {
-		h.t.Fatalf("a 2 s job sleeping 120 s: %s (%q), want %s", st.State, st.Reason, job.TimedOut)
+	wall := h.o.WallTime
+	if wall <= 0 {
+		wall = 2 * time.Second
 	}
-	if took := st.Ended.Sub(st.Started); took < 2*time.Second || took > 30*time.Second {
-		h.t.Errorf("timed out after %v, want ≈2 s", took)
+	sleep := int((3*wall + time.Minute).Seconds())
+	id := h.script("slow", fmt.Sprintf("echo working\nsleep %d", sleep), job.Resources{WallTime: wall})
+	st, _ := h.wait(id, h.o.start()+2*wall+time.Minute)
+	if st.State != job.TimedOut {
+		h.t.Fatalf("a %v job sleeping %d s: %s (%q), want %s", wall, sleep, st.State, st.Reason, job.TimedOut)
+	}
+	if took := st.Ended.Sub(st.Started); took < wall || took > wall+h.o.start() {
+		h.t.Errorf("timed out after %v, want ≈%v", took, wall)
 	}
 }
 

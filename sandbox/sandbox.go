@@ -937,11 +937,11 @@ func killCgroup(cg *cgroup) {
 // Cgroups are the files of a command's cgroups, for a process that outlives the Sandbox and
 // must account for the command by itself (a background job's recorder).
 type Cgroups struct {
-	Dirs  []string // the command's cgroup directories, to remove once it has ended
-	Procs string   // a cgroup.procs file that lists every process of the command
+	Dirs  []string `json:"dirs,omitempty"`  // the command's cgroup directories, to remove once it has ended
+	Procs string   `json:"procs,omitempty"` // a cgroup.procs file that lists every process of the command
 	// OOM is the file whose "oom_kill N" line counts the processes the kernel's OOM killer
 	// ended (memory.events, or memory.oom_control in v1); "" when it is not counted.
-	OOM string
+	OOM string `json:"oom,omitempty"`
 }
 
 // Cgroups returns the cgroup files of cmd, a command of s not yet Killed; zero when it has no

@@ -166,6 +166,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		return nil, err
 	}
 	go s.loop()
+	go s.box(1, s.defMem) // a new sandbox takes a while (≈0.5 s here): ready one for the usual job
 	return s, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/protocol"
@@ -84,6 +86,8 @@ func (s *Spec) Validate() error {
 		return errors.New("job spec: give a command or a script, not both")
 	case s.Workspace == "":
 		return errors.New("job spec: workspace: missing")
+	case !path.IsAbs(s.Workspace):
+		return fmt.Errorf("job spec: workspace: %q is not an absolute path", s.Workspace)
 	case s.Resources.Cores < 0:
 		return fmt.Errorf("job spec: resources.cores: %d is negative", s.Resources.Cores)
 	case s.Resources.MemoryBytes < 0:
@@ -92,6 +96,11 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("job spec: resources.wall_time: %v is negative", s.Resources.WallTime)
 	case s.Resources.GPUs < 0:
 		return fmt.Errorf("job spec: resources.gpus: %d is negative", s.Resources.GPUs)
+	}
+	for i, f := range s.Follow {
+		if f == "" || path.IsAbs(f) || f != path.Clean(f) || f == ".." || strings.HasPrefix(f, "../") {
+			return fmt.Errorf("job spec: follow[%d]: %q is not a clean path relative to the workspace", i, f)
+		}
 	}
 	switch s.Hotfix {
 	case "", protocol.HotfixOnError, protocol.HotfixOnWarning, protocol.HotfixOff:

@@ -933,3 +933,32 @@ func killCgroup(cg *cgroup) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// Cgroups are the files of a command's cgroups, for a process that outlives the Sandbox and
+// must account for the command by itself (a background job's recorder).
+type Cgroups struct {
+	Dirs  []string `json:"dirs,omitempty"`  // the command's cgroup directories, to remove once it has ended
+	Procs string   `json:"procs,omitempty"` // a cgroup.procs file that lists every process of the command
+	// OOM is the file whose "oom_kill N" line counts the processes the kernel's OOM killer
+	// ended (memory.events, or memory.oom_control in v1); "" when it is not counted.
+	OOM string `json:"oom,omitempty"`
+}
+
+// Cgroups returns the cgroup files of cmd, a command of s not yet Killed; zero when it has no
+// cgroup.
+func (s *Sandbox) Cgroups(cmd *exec.Cmd) Cgroups {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cmds[cmd]
+	if c == nil || c.cg == nil || len(c.cg.dirs) == 0 {
+		return Cgroups{}
+	}
+	out := Cgroups{Dirs: slices.Clone(c.cg.dirs), Procs: filepath.Join(c.cg.dirs[0], "cgroup.procs")}
+	if d := c.cg.by[ctlMemory]; d != "" {
+		out.OOM = filepath.Join(d, "memory.events")
+		if c.cg.version == 1 {
+			out.OOM = filepath.Join(d, "memory.oom_control")
+		}
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+// Package local is the embedded job.Scheduler: it runs jobs on this machine, in the kernels'
+// sandbox, in the background, durable in a data directory.
+//
+// # A job on disk
+//
+// Each job is a directory DIR/jobs/ID holding spec.json (written once), status.json (the
+// state, replaced atomically: written beside and renamed, never half written), stdout and
+// stderr (the job's own output, appended by the job's processes themselves, never through a
+// pipe), log (the numbered log index, below), and the files the job's recorder writes: exit
+// ("CODE OOM_KILLS", renamed into place), and the markers cancel (the reason) and timeout.
+//
+// # Surviving labmate
+//
+// A job runs under a recorder: a small /bin/sh, started in a session of its own and not tied
+// to labmate's life (no parent-death signal), which runs the sandboxed command (the same
+// sandbox.Sandbox as kernels, one cgroup budget for the tree: the job's memory → MemoryBytes,
+// its cores → CPUs) as its child, waits for it and records its exit code, with how many
+// processes the cgroup's OOM killer ended, in DIR/jobs/ID/exit (whoever settles the job then
+// removes its emptied cgroups). The recorder forks nothing but mv(1), and sleep(1) for a wall
+// time. It also enforces the wall time (it writes the timeout marker and stops the
+// job) and stops the job on SIGTERM (Cancel writes the cancel marker first). So a job ends
+// properly, and says how, while no labmate runs at all.
+//
+// [Open] on the same directory reattaches every running job by its recorder's pid and start
+// time (/proc/PID/stat field 22, with the boot id): a pid reused by another process is not the
+// job. A running job whose exit record exists is finished; one whose recorder is gone without an
+// exit record is LOST, its last log line in the reason.
+//
+// # Queue
+//
+// A job holds its cores (default 1) and memory (default Options.DefaultMemoryBytes) while it
+// runs. Queued jobs start in submission order while what they ask for fits in the machine's
+// cores and memory (Options.Cores, Options.MemoryBytes) beside the running jobs; the first that
+// does not fit waits, with a reason that says what is taken, and the jobs behind it wait for
+// it. Queued jobs start only while a Scheduler on the directory is open (labmate serve, or a
+// command that waits): Open and Submit dispatch at once, and an open Scheduler looks again every
+// Options.Poll. Several Schedulers, in one process or several, may share a directory: every
+// change of state holds an flock on DIR/jobs/.lock.
+//
+// # Logs
+//
+// A job's log is its stdout, its stderr and its followed files (Spec.Follow, opened inside the
+// workspace: a symlink cannot lead out of it), read line by line from the files and numbered
+// 1, 2, … in the order read. The numbering is durable: every line read is appended, as one JSON
+// record with its stream, text, time and the offset it ends at in its stream, to DIR/jobs/ID/log,
+// under an flock, so that after= means the same lines in every process and after any restart.
+// An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
+// different streams in the order they were written to that precision; a job's unfinished last
+// line is read when the job has ended.
+//
+// # Rough edges
+//
+//   - An exit status above 128 is read as death by signal 128+N, as shells do: a job that runs
+//     `exit 137` is reported killed by SIGKILL.
+//   - The workspace quota of kernels (sandbox.Policy.DiskBytes) is not applied to jobs: it is a
+//     watchdog inside labmate, which a job outlives.
+//   - A job is recorded as starting before its recorder starts: if labmate dies before the
+//     recorder's pid is recorded (microseconds later), the job is marked LOST, though it may
+//     still run — never started twice.
+//   - status.json and spec.json are fsynced before the rename (≈1.5 ms each here); the log
+//     index is not, and a torn last record is cut off when it is next read.
+package local

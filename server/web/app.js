@@ -1080,7 +1080,7 @@ function saveBlob(b, name) {
 async function memorySearch(ev) {
   if (ev) ev.preventDefault();
   clearError();
-  const params = new URLSearchParams({ q: $("#mem-q").value, type: $("#mem-type").value });
+  const params = new URLSearchParams({ q: $("#mem-q").value, type: $("#mem-type").value, limit: "50" }); // the most a search returns
   if ($("#mem-ns").value) params.set("ns", $("#mem-ns").value);
   if ($("#mem-retired").checked) params.set("retired", "1");
   const seq = (state.searchSeq = (state.searchSeq || 0) + 1);

@@ -100,7 +100,7 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	log := operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 		return m, r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
 	})
-	out := operation.NewOutcome(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: r.a.opts.OutputLines})
+	out := operation.Collect(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: r.a.opts.OutputLines})
 	r.st.Operations++
 	for m, err := range operation.Run(ctx, log, r.st.RunID, out.OperationID, req, start, opts) {
 		if err != nil {
@@ -132,7 +132,7 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	if caution != "" {
 		text += "\nMemory's cautions for this cell (from earlier runs):\n" + caution
 	}
-	return &tool.Result{Content: text, IsError: !out.OK, Data: out}, nil
+	return &tool.Result{Content: text, IsError: !out.OK, Data: &out.Outcome}, nil
 }
 
 // guard asks memory about a cell before it runs. A cell that repeats a setting memory records

@@ -39,8 +39,12 @@ type Outcome struct {
 	Result *protocol.Result `json:"result,omitempty"`
 	// Artifacts are the workspace files the cell created or changed (figures, tables).
 	Artifacts []protocol.Artifact `json:"artifacts,omitempty"`
+}
 
-	buf *outputBuf
+// Collector gathers an operation's stream, a message at a time, into its Outcome.
+type Collector struct {
+	Outcome
+	buf outputBuf
 }
 
 // OutputLimits bound the output an Outcome keeps. Zero values mean the defaults.
@@ -55,8 +59,8 @@ type OutputLimits struct {
 
 const maxVerdicts = 32
 
-// NewOutcome returns an empty outcome of operation id, running code in kernel.
-func NewOutcome(id, kernel, code string, limits *OutputLimits) *Outcome {
+// Collect returns a collector of the outcome of operation id, running code in kernel.
+func Collect(id, kernel, code string, limits *OutputLimits) *Collector {
 	var l OutputLimits
 	if limits != nil {
 		l = *limits
@@ -64,7 +68,7 @@ func NewOutcome(id, kernel, code string, limits *OutputLimits) *Outcome {
 	if l.Bytes <= 0 {
 		l.Bytes = 64 << 10
 	}
-	return &Outcome{OperationID: id, Kernel: kernel, Code: code, buf: &outputBuf{lines: l.Lines, bytes: max(l.Bytes/2, 1)}}
+	return &Collector{Outcome: Outcome{OperationID: id, Kernel: kernel, Code: code}, buf: outputBuf{lines: l.Lines, bytes: max(l.Bytes/2, 1)}}
 }
 
 // Status is "completed", "failed", or "" before the terminal message.
@@ -80,10 +84,7 @@ func (o *Outcome) Status() string {
 
 // Add takes the next message of the operation's stream: output lines, verdicts, artifacts and
 // the terminal message (which sets Output). The request, the ack and the start change nothing.
-func (o *Outcome) Add(m *Message) {
-	if o.buf == nil {
-		o.buf = NewOutcome("", "", "", nil).buf
-	}
+func (o *Collector) Add(m *Message) {
 	switch p := m.Payload.(type) {
 	case *protocol.Progress:
 		if ob := p.Observation; ob != nil {

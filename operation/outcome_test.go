@@ -29,7 +29,7 @@ func TestOutcomeKeepsHeadAndTail(t *testing.T) {
 		{"bytes", &operation.OutputLimits{Bytes: 12}, 100, "0\n1\n2\n[… 95 lines elided (278 bytes) …]\n98\n99\n", 95},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := operation.NewOutcome("op", "python", "", tc.limits)
+			o := operation.Collect("op", "python", "", tc.limits)
 			for i := range tc.lines {
 				o.Add(progress(protocol.ObsStdout, fmt.Sprint(i)))
 			}
@@ -40,7 +40,7 @@ func TestOutcomeKeepsHeadAndTail(t *testing.T) {
 		})
 	}
 	// A traceback at the end of a long output survives, and stderr is marked.
-	o := operation.NewOutcome("op", "python", "", &operation.OutputLimits{Lines: 3})
+	o := operation.Collect("op", "python", "", &operation.OutputLimits{Lines: 3})
 	for i := range 10000 {
 		o.Add(progress(protocol.ObsStdout, fmt.Sprint("step ", i)))
 	}
@@ -53,7 +53,7 @@ func TestOutcomeKeepsHeadAndTail(t *testing.T) {
 		}
 	}
 	// One line longer than the budget is cut, not dropped.
-	o = operation.NewOutcome("op", "python", "", &operation.OutputLimits{Bytes: 20})
+	o = operation.Collect("op", "python", "", &operation.OutputLimits{Bytes: 20})
 	o.Add(progress(protocol.ObsStdout, strings.Repeat("é", 100)))
 	o.Add(&operation.Message{Type: protocol.TypeComplete, Payload: &protocol.Complete{Result: &protocol.Result{}}})
 	if !strings.HasSuffix(o.Output, "…\n") || len(o.Output) > 11 {
@@ -63,7 +63,7 @@ func TestOutcomeKeepsHeadAndTail(t *testing.T) {
 
 func TestOutcomeVerdictOnce(t *testing.T) {
 	errV := &protocol.Verdict{State: protocol.Error, Detector: "nonfinite", Message: "x is NaN", Evidence: []string{"x = nan", "hidden evidence"}}
-	o := operation.NewOutcome("op", "python", "", nil)
+	o := operation.Collect("op", "python", "", nil)
 	for _, m := range []*operation.Message{
 		{Type: protocol.TypeStart, Payload: &protocol.StatePayload{State: protocol.Started}},
 		progress(protocol.ObsStdout, "x = 1"),

@@ -282,13 +282,13 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		// A failed notification (the client went away) must not stop the run.
 		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 	}
-	var out *operation.Outcome
+	var out *operation.Collector
 	for m, err := range l.srv.Exec(ctx, session, in.Request()) {
 		if err != nil {
 			return nil, ExecOut{SessionID: session}, fmt.Errorf("exec: %w", err) // the plumbing broke
 		}
 		if out == nil {
-			out = operation.NewOutcome(m.OperationID, in.Kernel, in.Code, &operation.OutputLimits{Bytes: l.opts.MaxOutputBytes})
+			out = operation.Collect(m.OperationID, in.Kernel, in.Code, &operation.OutputLimits{Bytes: l.opts.MaxOutputBytes})
 		}
 		p, err := protocol.DecodePayload(m)
 		if err != nil {
@@ -315,7 +315,7 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 		return nil, ExecOut{SessionID: session}, errors.New("exec: the operation's stream was empty")
 	}
 	l.ran(req.Session, out.OperationID)
-	eo := l.execOut(session, out)
+	eo := l.execOut(session, &out.Outcome)
 	if eo.Status == "" {
 		return nil, eo, errors.New("exec: the operation's stream ended without its terminal message")
 	}

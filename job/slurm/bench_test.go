@@ -21,13 +21,14 @@ func BenchmarkSubmitToRunning(b *testing.B) {
 	s, _ := newScheduler(b)
 	ws := b.TempDir()
 	ctx := context.Background()
-	var total time.Duration
+	var total, submitting time.Duration
 	for b.Loop() {
 		start := time.Now()
 		id, err := s.Submit(ctx, &job.Spec{Script: "sleep 60", Workspace: ws})
 		if err != nil {
 			b.Fatal(err)
 		}
+		submitting += time.Since(start)
 		for {
 			st, err := s.Status(ctx, id)
 			if err != nil {
@@ -48,6 +49,7 @@ func BenchmarkSubmitToRunning(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/running")
+	b.ReportMetric(float64(submitting.Milliseconds())/float64(b.N), "ms/submit")
 }
 
 // BenchmarkShellSubmitToRunning is the baseline: sbatch --parsable --wrap, then
@@ -55,7 +57,7 @@ func BenchmarkSubmitToRunning(b *testing.B) {
 func BenchmarkShellSubmitToRunning(b *testing.B) {
 	c := newCluster(b)
 	ctx := context.Background()
-	var total time.Duration
+	var total, submitting time.Duration
 	for b.Loop() {
 		start := time.Now()
 		out, err := c.Command(ctx, "sbatch", "--parsable", "--output=/dev/null", "--wrap", "sleep 60").Output()
@@ -63,6 +65,7 @@ func BenchmarkShellSubmitToRunning(b *testing.B) {
 			b.Fatal(err)
 		}
 		native := strings.TrimSpace(string(out))
+		submitting += time.Since(start)
 		for {
 			out, err := c.Command(ctx, "squeue", "-h", "-t", "all", "-j", native, "-o", "%T").Output()
 			if err != nil {
@@ -86,6 +89,7 @@ func BenchmarkShellSubmitToRunning(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/running")
+	b.ReportMetric(float64(submitting.Milliseconds())/float64(b.N), "ms/submit")
 }
 
 // BenchmarkStatus is the cost of one Status of a running job (one scontrol call, parsed).

@@ -228,10 +228,14 @@ func (s *Scheduler) Logs(ctx context.Context, id job.ID, after int64, follow boo
 			yield(nil, err)
 			return
 		}
+		status := s.status
+		if follow {
+			status = s.patientStatus
+		}
 		var pos int64 // read so far of log.jsonl
 		for {
 			// The state first: when it is terminal, every line the job wrote is in its files.
-			st, err := s.status(ctx, rec)
+			st, err := status(ctx, rec)
 			if err != nil {
 				if ctx.Err() != nil {
 					err = ctx.Err()

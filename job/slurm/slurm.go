@@ -302,7 +302,7 @@ func (s *Scheduler) Watch(ctx context.Context, id job.ID) iter.Seq2[*job.Status,
 		}
 		var last job.State
 		for {
-			st, err := s.status(ctx, rec)
+			st, err := s.patientStatus(ctx, rec)
 			if err != nil {
 				if ctx.Err() != nil {
 					err = ctx.Err()
@@ -325,6 +325,26 @@ func (s *Scheduler) Watch(ctx context.Context, id job.ID) iter.Seq2[*job.Status,
 				return
 			case <-time.After(s.poll):
 			}
+		}
+	}
+}
+
+// outage is how long Watch and a followed Logs keep asking a controller that does not answer
+// (restarted, overloaded) before they give up with its error.
+const outage = time.Minute
+
+// patientStatus is status, asked again while the controller fails for less than outage.
+func (s *Scheduler) patientStatus(ctx context.Context, rec *record) (*job.Status, error) {
+	deadline := time.Now().Add(outage)
+	for {
+		st, err := s.status(ctx, rec)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(s.poll):
 		}
 	}
 }

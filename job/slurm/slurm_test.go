@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -510,3 +511,52 @@ func TestListOldestFirst(t *testing.T) {
 }
 
 func newCluster(t testing.TB) *slurmtest.Cluster { return slurmtest.Shared(t) }
+
+// TestControllerOutage: Watch and a followed Logs outlast a controller that stops answering
+// for a while (here an scontrol that fails its first calls, as during a slurmctld restart).
+func TestControllerOutage(t *testing.T) {
+	t.Parallel()
+	c := slurmtest.Shared(t)
+	bin := t.TempDir()
+	for _, name := range []string{"sbatch", "scancel", "sacct"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real, err := exec.LookPath("scontrol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(bin, "calls")
+	fake := fmt.Sprintf(`#!/bin/sh
+n=$(cat %[1]s 2>/dev/null || echo 0); echo $((n+1)) > %[1]s
+if [ "$n" -ge 1 ] && [ "$n" -le 4 ]; then
+	echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2; exit 1
+fi
+exec %[2]s "$@"
+`, count, real)
+	if err := os.WriteFile(filepath.Join(bin, "scontrol"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := slurm.New(t.TempDir(), &slurm.Options{Bin: bin, Env: c.Env, Poll: poll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := submit(t, s, &job.Spec{Script: "echo through"})
+	if _, err := s.Status(context.Background(), id); err != nil { // call 1 works
+		t.Fatal(err)
+	}
+	if _, err := s.Status(context.Background(), id); err == nil || !strings.Contains(err.Error(), "Unable to contact") {
+		t.Fatalf("Status during the outage: %v, want the controller's error", err)
+	}
+	if _, st := watch(t, s, id, 60*time.Second); st.State != job.Completed {
+		t.Fatalf("status %+v", st)
+	}
+	if got := texts(logs(t, s, id, 0, true)); !cmp.Equal(got, []string{"stdout: through"}) {
+		t.Errorf("logs %q", got)
+	}
+}

@@ -328,9 +328,19 @@ func TestCancelQueued(t *testing.T) {
 	blocker := submit(t, s, &job.Spec{Name: "blocker", Script: "sleep 300", Resources: job.Resources{Cores: slurmtest.Shared(t).CPUs}})
 	defer s.Cancel(context.Background(), blocker, "test over")
 	victim := submit(t, s, &job.Spec{Name: "victim", Script: "echo never"})
-	st, err := s.Status(context.Background(), victim)
-	if err != nil || st.State != job.Queued || st.Reason == "" {
-		t.Fatalf("victim: %v %+v, want QUEUED with Slurm's reason", err, st)
+	var st *job.Status
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(poll) {
+		var err error
+		st, err = s.Status(context.Background(), victim)
+		if err != nil || st.State != job.Queued {
+			t.Fatalf("victim: %v %+v, want QUEUED", err, st)
+		}
+		if st.Reason != "" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st.Reason == "" {
+		t.Errorf("a queued job without Slurm's reason: %+v", st)
 	}
 	t.Logf("queued because %q", st.Reason)
 	if err := s.Cancel(context.Background(), victim, "not needed"); err != nil {

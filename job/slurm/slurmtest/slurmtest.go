@@ -242,7 +242,7 @@ func (c *Cluster) start() error {
 		return err
 	}
 	var state string
-	err := waitFor(30*time.Second, func() bool {
+	err := waitFor(60*time.Second, func() bool {
 		for _, p := range c.procs {
 			if p.exited() {
 				return true
@@ -258,7 +258,7 @@ func (c *Cluster) start() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("slurmtest: the node did not become idle in 30 s (state %q)", state)
+		return fmt.Errorf("slurmtest: the node did not become idle in 60 s (state %q)", state)
 	}
 	return nil
 }

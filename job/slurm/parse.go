@@ -136,6 +136,9 @@ func (in *info) status() *job.Status {
 	case "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT":
 		st.State = job.Queued
 		st.Reason = reason
+		if reason == "" { // just submitted: the controller has not looked at it yet
+			st.Reason = "waiting for Slurm to schedule it"
+		}
 		return st
 	case "RUNNING", "CONFIGURING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING", "SUSPENDED", "STOPPED":
 		st.State = job.Running

@@ -310,6 +310,15 @@ func (s *Scheduler) Watch(ctx context.Context, id job.ID) iter.Seq2[*job.Status,
 				yield(nil, err)
 				return
 			}
+			if st.State.Terminal() && last == job.Queued && !st.Started.IsZero() {
+				// It ran between two polls: say so, as a scheduler that saw it would.
+				running := *st
+				running.State, running.Reason, running.ExitCode, running.Signal, running.Ended = job.Running, "", nil, "", time.Time{}
+				if !yield(&running, nil) {
+					return
+				}
+				last = job.Running
+			}
 			if st.State != last {
 				if !yield(st, nil) {
 					return

@@ -2,7 +2,6 @@ package slurm_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,24 +108,6 @@ func texts(lines []*job.Line) []string {
 		out = append(out, l.Stream+": "+l.Text)
 	}
 	return out
-}
-
-func TestCommandCompletes(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	id := submit(t, s, &job.Spec{Name: "echo", Command: []string{"sh", "-c", "echo out; echo err >&2"}})
-	states, st := watch(t, s, id, 60*time.Second)
-	if st.State != job.Completed || st.ExitCode == nil || *st.ExitCode != 0 || st.Signal != "" {
-		t.Fatalf("status %+v, want COMPLETED with exit code 0", st)
-	}
-	checkStates(t, states)
-	if st.Name != "echo" || st.Native == "" || st.Submitted.IsZero() || st.Started.IsZero() || st.Ended.IsZero() || st.Spec == nil {
-		t.Errorf("status lacks fields: %+v", st)
-	}
-	got := texts(logs(t, s, id, 0, false))
-	if diff := cmp.Diff([]string{"stdout: out", "stderr: err"}, got); diff != "" {
-		t.Errorf("logs (-want +got):\n%s", diff)
-	}
 }
 
 // checkStates: QUEUED and RUNNING may be missed between polls, but never go backwards.
@@ -298,107 +279,6 @@ func TestFollowedAgain(t *testing.T) {
 	}
 }
 
-func TestCancelRunning(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	id := submit(t, s, &job.Spec{Script: "echo started; sleep 300"})
-	waitState(t, s, id, job.Running, 60*time.Second)
-	const why = "perception: SCF accuracy oscillates (error verdict)"
-	if err := s.Cancel(context.Background(), id, why); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	_, st := watch(t, s, id, 30*time.Second)
-	if st.State != job.Cancelled || st.Reason != why || st.Started.IsZero() {
-		t.Fatalf("status %+v", st)
-	}
-	t.Logf("cancel → CANCELLED in %v", time.Since(start))
-	if err := s.Cancel(context.Background(), id, "again"); err != nil {
-		t.Errorf("cancelling an ended job: %v", err)
-	}
-	if st, _ := s.Status(context.Background(), id); st.Reason != why {
-		t.Errorf("a second Cancel changed the reason to %q", st.Reason)
-	}
-}
-
-func TestCancelQueued(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	// A job asking for every CPU of the node keeps the next one queued behind it.
-	blocker := submit(t, s, &job.Spec{Name: "blocker", Script: "sleep 300", Resources: job.Resources{Cores: slurmtest.Shared(t).CPUs}})
-	defer s.Cancel(context.Background(), blocker, "test over")
-	victim := submit(t, s, &job.Spec{Name: "victim", Script: "echo never"})
-	var st *job.Status
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(poll) {
-		var err error
-		st, err = s.Status(context.Background(), victim)
-		if err != nil || st.State != job.Queued {
-			t.Fatalf("victim: %v %+v, want QUEUED", err, st)
-		}
-		if st.Reason != "" || time.Now().After(deadline) {
-			break
-		}
-	}
-	if st.Reason == "" {
-		t.Errorf("a queued job without Slurm's reason: %+v", st)
-	}
-	t.Logf("queued because %q", st.Reason)
-	if err := s.Cancel(context.Background(), victim, "not needed"); err != nil {
-		t.Fatal(err)
-	}
-	_, st = watch(t, s, victim, 30*time.Second)
-	if st.State != job.Cancelled || st.Reason != "not needed" || !st.Started.IsZero() || st.ExitCode != nil {
-		t.Fatalf("victim %+v", st)
-	}
-	if n := len(logs(t, s, victim, 0, true)); n != 0 {
-		t.Errorf("a job cancelled while queued has %d log lines", n)
-	}
-	if err := s.Cancel(context.Background(), blocker, "test over"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestMemoryLimit: a job asking for 1 GiB that allocates 2 GiB is stopped by its limit.
-func TestMemoryLimit(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	c := slurmtest.Shared(t)
-	t.Logf("memory enforced by %s", c.Memory)
-	id := submit(t, s, &job.Spec{
-		Command: []string{"python3", "-c", `
-import time
-b = bytearray(2 << 30)
-for i in range(0, len(b), 4096): b[i] = 1
-print("allocated 2 GiB", flush=True)
-time.sleep(5)
-`},
-		Resources: job.Resources{MemoryBytes: 1 << 30},
-	})
-	_, st := watch(t, s, id, 90*time.Second)
-	if st.State != job.Failed || !strings.Contains(st.Reason, "memory") {
-		t.Fatalf("status %+v, want FAILED for memory", st)
-	}
-	for _, l := range logs(t, s, id, 0, false) {
-		if strings.Contains(l.Text, "allocated") {
-			t.Fatalf("the job allocated 2 GiB under a 1 GiB limit: %s", l.Text)
-		}
-	}
-	t.Logf("%s: %s (signal %s)", st.State, st.Reason, st.Signal)
-}
-
-// TestTimeout: Slurm's wall time has a resolution of a minute and its controller checks it
-// every 30 s or so, so this test takes 60–100 s; it runs in parallel with the rest.
-func TestTimeout(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	id := submit(t, s, &job.Spec{Script: "echo begin; sleep 600", Resources: job.Resources{WallTime: 30 * time.Second}})
-	_, st := watch(t, s, id, 150*time.Second)
-	if st.State != job.TimedOut || !strings.Contains(st.Reason, "wall time") {
-		t.Fatalf("status %+v", st)
-	}
-	t.Logf("TIMEOUT after %v: %s", st.Ended.Sub(st.Started), st.Reason)
-}
-
 func TestResources(t *testing.T) {
 	t.Parallel()
 	s, _ := newScheduler(t)
@@ -425,60 +305,6 @@ func TestResources(t *testing.T) {
 		_, err := s.Submit(context.Background(), &job.Spec{Script: "true", Workspace: t.TempDir(), Resources: tc.r})
 		if err == nil || !strings.Contains(strings.ToLower(err.Error()), tc.want) {
 			t.Errorf("resources %+v: error %v, want one about %s", tc.r, err, tc.want)
-		}
-	}
-}
-
-func TestBadSpecs(t *testing.T) {
-	t.Parallel()
-	s, dir := newScheduler(t)
-	ws := t.TempDir()
-	for name, spec := range map[string]*job.Spec{
-		"nothing":        {Workspace: ws},
-		"both":           {Command: []string{"true"}, Script: "true", Workspace: ws},
-		"no workspace":   {Script: "true"},
-		"relative":       {Script: "true", Workspace: "work"},
-		"missing":        {Script: "true", Workspace: filepath.Join(ws, "nope")},
-		"negative cores": {Script: "true", Workspace: ws, Resources: job.Resources{Cores: -1}},
-		"negative mem":   {Script: "true", Workspace: ws, Resources: job.Resources{MemoryBytes: -1}},
-		"bad env":        {Script: "true", Workspace: ws, Env: map[string]string{"A B": "x"}},
-		"follow outside": {Script: "true", Workspace: ws, Follow: []string{"../etc/passwd"}},
-		"name newline":   {Name: "a\nb", Script: "true", Workspace: ws},
-		"hotfix":         {Script: "true", Workspace: ws, Hotfix: "sometimes"},
-		"nil":            nil,
-	} {
-		if id, err := s.Submit(context.Background(), spec); err == nil {
-			t.Errorf("%s: submitted as %s", name, id)
-		}
-	}
-	if list, err := s.List(context.Background()); err != nil || len(list) != 0 {
-		t.Errorf("List after bad specs: %v %v", list, err)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 { // out/
-		t.Errorf("job directory holds %d entries", len(entries))
-	}
-}
-
-func TestUnknownJobs(t *testing.T) {
-	t.Parallel()
-	s, _ := newScheduler(t)
-	ctx := context.Background()
-	for _, id := range []job.ID{"slurm-999999", "local-1", "slurm-../x", ""} {
-		if _, err := s.Status(ctx, id); !errors.Is(err, job.ErrUnknownJob) {
-			t.Errorf("Status(%q): %v", id, err)
-		}
-		if err := s.Cancel(ctx, id, "x"); !errors.Is(err, job.ErrUnknownJob) {
-			t.Errorf("Cancel(%q): %v", id, err)
-		}
-		for _, err := range s.Logs(ctx, id, 0, true) {
-			if !errors.Is(err, job.ErrUnknownJob) {
-				t.Errorf("Logs(%q): %v", id, err)
-			}
-		}
-		for _, err := range s.Watch(ctx, id) {
-			if !errors.Is(err, job.ErrUnknownJob) {
-				t.Errorf("Watch(%q): %v", id, err)
-			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -401,69 +402,63 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
+// RunRow is one run of GET /v1/runs.
+type RunRow struct {
+	ID      string           `json:"id"`
+	Task    *agent.Task      `json:"task,omitempty"`
+	State   protocol.State   `json:"state"`
+	Events  int64            `json:"events"`
+	Done    bool             `json:"done"`
+	End     *protocol.RunEnd `json:"end,omitempty"` // how it ended (resumable, and how), when Done
+	Created time.Time        `json:"created"`
+	Updated time.Time        `json:"updated"`
+	// The tokens the run's model calls used (input + output), from its latest stop event.
+	Tokens int64 `json:"tokens,omitempty"`
+}
+
+// runRows keeps what listing has read of each run's session, so that each listing reads only
+// the messages logged since the last one.
+type runRows struct {
+	mu   sync.Mutex
+	byID map[string]*runRead
+}
+
+// runRead is a run's row as far as its session has been read (up to seq).
+type runRead struct {
+	seq int64
+	row RunRow
+	end *protocol.RunEnd // its latest run_end
+}
+
 // listRuns lists the runs in the log, oldest first, each with its task (from its first
 // event), its events counted, its tokens, and its last run_end when it has ended. A resumed run
 // is running again until its next run_end.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
-	type row struct {
-		ID      string           `json:"id"`
-		Task    *agent.Task      `json:"task,omitempty"`
-		State   protocol.State   `json:"state"`
-		Events  int64            `json:"events"`
-		Done    bool             `json:"done"`
-		End     *protocol.RunEnd `json:"end,omitempty"` // how it ended (resumable, and how), when Done
-		Created time.Time        `json:"created"`
-		Updated time.Time        `json:"updated"`
-		// The tokens the run's model calls used (input + output), from its latest stop event.
-		Tokens int64 `json:"tokens,omitempty"`
-	}
 	ctx := r.Context()
 	sessions, err := s.store.Sessions(ctx)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	list := []row{}
+	list := []RunRow{}
 	for _, si := range sessions {
 		op, err := s.runInfo(ctx, si.ID)
 		if errors.Is(err, protocol.ErrUnknownOperation) {
 			continue // a session of operations
 		}
+		if err == nil {
+			var rw RunRow
+			rw, err = s.runsSeen.read(ctx, s.store, si.ID)
+			rw.State, rw.Done, rw.Created, rw.Updated = op.State, op.State.Terminal(), fromUnix(op.Created), fromUnix(op.Updated)
+			if !rw.Done {
+				rw.End = nil
+			}
+			list = append(list, rw)
+		}
 		if err != nil {
 			httpError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		rw := row{ID: op.ID, State: op.State, Done: op.State.Terminal(),
-			Created: fromUnix(op.Created), Updated: fromUnix(op.Updated)}
-		var end *protocol.RunEnd
-		for m, err := range s.store.Operation(ctx, si.ID, op.ID) {
-			if err != nil {
-				break
-			}
-			switch m.Type {
-			case protocol.TypeRunEvent:
-				rw.Events++
-				var ev agent.Event
-				if rw.Events == 1 && m.Decode(&ev) == nil && ev.Start != nil {
-					rw.Task = &ev.Start.Task
-				}
-				if bytes.Contains(m.Payload, []byte(`"stop"`)) && m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
-					rw.Tokens = 0
-					for _, u := range ev.Stop.Stats.Modules {
-						rw.Tokens += u.Total()
-					}
-				}
-			case protocol.TypeRunEnd:
-				end = &protocol.RunEnd{}
-				if m.Decode(end) != nil {
-					end = nil
-				}
-			}
-		}
-		if rw.Done {
-			rw.End = end
-		}
-		list = append(list, rw)
 	}
 	if s.cfg.Runs != nil {
 		model := s.cfg.Model
@@ -473,6 +468,50 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(ModelHeader, model)
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// read brings run id's row up to date with its session's messages logged since the last read.
+func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (RunRow, error) {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.byID == nil {
+		rr.byID = map[string]*runRead{}
+	}
+	rd := rr.byID[id]
+	if rd == nil {
+		rd = &runRead{row: RunRow{ID: id}}
+		rr.byID[id] = rd
+	}
+	for m, err := range store.After(ctx, id, rd.seq) {
+		if err != nil {
+			return RunRow{}, err
+		}
+		rd.seq = m.Seq
+		if m.OperationID != id {
+			continue
+		}
+		switch m.Type {
+		case protocol.TypeRunEvent:
+			rd.row.Events++
+			var ev agent.Event
+			if rd.row.Events == 1 && m.Decode(&ev) == nil && ev.Start != nil {
+				rd.row.Task = &ev.Start.Task
+			}
+			if bytes.Contains(m.Payload, []byte(`"stop"`)) && m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
+				rd.row.Tokens = 0
+				for _, u := range ev.Stop.Stats.Modules {
+					rd.row.Tokens += u.Total()
+				}
+			}
+		case protocol.TypeRunEnd:
+			if e := (&protocol.RunEnd{}); m.Decode(e) == nil {
+				rd.end = e
+			}
+		}
+	}
+	rw := rd.row
+	rw.End = rd.end
+	return rw, nil
 }
 
 // ModelHeader is the header of GET /v1/runs that names the model agent runs use

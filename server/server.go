@@ -145,7 +145,8 @@ type Server struct {
 	closing  bool
 	runs     map[string]context.CancelFunc // the agent runs running now
 
-	camps campaigns
+	camps    campaigns
+	runsSeen runRows
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED

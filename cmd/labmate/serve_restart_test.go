@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/internal/browsertest"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
 )
@@ -124,6 +126,18 @@ func TestServeRunKilledAndResumed(t *testing.T) {
 		runs[0].Task == nil || runs[0].Task.Goal != "compute a and b" {
 		t.Errorf("GET /v1/runs after the resumed run answered: %+v", runs)
 	}
+
+	// A dashboard (reloaded, in a real Chromium) tells the same story: the events before the
+	// kill, the restart, and the resumed run to its answer.
+	ctx := browsertest.Start(t, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#lab/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	const story = `document.querySelector("#stream").innerText`
+	browsertest.Wait(t, ctx, "the run's whole story", story+`.includes("a = 1") && `+story+`.includes("ended (server_restart)") && `+
+		story+`.includes("cut short: the run ended (server_restart)") && `+story+`.includes("kernel state restored: a") && `+
+		story+`.includes("answer: a = 1, b = 2") && !`+story+`.includes("undefined")`)
+	browsertest.Screenshot(t, ctx, "run-restarted.png")
 
 	// A second run killed so, and a restart without a model: it stays resumable, saying how.
 	id2, _ := startAndKill(t, cmd, url, `{"goal": "compute c", "kernel": "python"}`, 0)

@@ -460,6 +460,15 @@ function render(m) {
       c.end.className = p.reason === "answered" || cancelled ? "end" : "end failed";
       c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}${p.resumable ? " — it can be resumed" : ""}`;
       if (m.operation_id === state.session) { state.run = { running: false, reason: p.reason, resumable: !!p.resumable }; showRunBar(); }
+      // Its cells still open were cut short with it (the server stopped, or the run failed).
+      for (const [id, o] of state.ops) {
+        if (id === m.operation_id || !["requested", "queued", "running"].includes(o.badge.textContent)) continue;
+        setState(o, "cut short", "s-interrupted");
+        o.stop.hidden = true;
+        o.end.className = "end";
+        o.end.textContent = `cut short: the run ended (${p.reason})`;
+      }
+      if (p.reason !== "answered") runLine(c, { type: "ended", end: p });
       break;
     }
     case "run_resume":
@@ -480,7 +489,7 @@ function runLine(c, ev) {
       c.code.textContent = task.goal || "";
       break;
     }
-    case "memory": text = "memory: " + ev.memory; break;
+    case "memory": text = "memory: " + (ev.memory || "nothing relevant recalled"); break;
     case "plan": {
       const pl = ev.plan || {};
       const box = el("div", "run-line plan");
@@ -506,7 +515,20 @@ function runLine(c, ev) {
     }
     case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
     case "resumed": text = "resumed" + (ev.by ? " (" + ev.by + ")" : ""); break;
-    case "kernel_state": text = "kernel state restored"; break;
+    case "kernel_state": {
+      const k = ev.kernel_state || {};
+      const lost = (k.skipped || []).map((x) => `${x.name} (${x.reason})`);
+      text = k.error ? `${k.kernel} kernel state not restored: ${k.error}` :
+        `${k.kernel} kernel state restored: ${(k.names || []).join(", ") || "no variables"}${lost.length ? "; not restored: " + lost.join(", ") : ""}`;
+      if (k.error || lost.length) cls += " warn";
+      break;
+    }
+    case "ended": {
+      const e = ev.end;
+      text = `ended (${e.reason})${e.error ? ": " + e.error : ""}`;
+      if (!e.resumable && e.reason !== "cancelled") cls += " warn";
+      break;
+    }
     case "model_call": {
       const call = ev.call || {};
       if (!call.error) return;

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/job/joblog"
 	"github.com/labmate/labmate/sandbox"
 )
 
@@ -64,7 +64,7 @@ type Scheduler struct {
 	mu       sync.Mutex
 	boxes    map[boxKey]*sandbox.Sandbox
 	specs    map[job.ID]*job.Spec
-	logs     map[job.ID]*logState
+	logs     *joblog.Cache
 	terminal map[job.ID]bool // jobs known to have ended
 	changed  chan struct{}   // closed at every change of state this process makes or sees
 
@@ -113,7 +113,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		poll:     opts.Poll,
 		boxes:    map[boxKey]*sandbox.Sandbox{},
 		specs:    map[job.ID]*job.Spec{},
-		logs:     map[job.ID]*logState{},
+		logs:     joblog.NewCache(logOptions),
 		terminal: map[job.ID]bool{},
 		changed:  make(chan struct{}),
 		wake:     make(chan struct{}, 1),
@@ -593,77 +593,27 @@ func (s *Scheduler) Logs(ctx context.Context, id job.ID, after int64, follow boo
 			yield(nil, err)
 			return
 		}
-		var f *os.File
-		defer func() {
-			if f != nil {
-				f.Close()
-			}
-		}()
-		var rd *bufio.Reader
-		var pending []byte
-		t := time.NewTimer(s.poll)
-		defer t.Stop()
-		for {
-			ch := s.changes()
+		x, err := s.logIndex(id)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		// A terminal record is written after the last line is in the log (settle collects it).
+		look := func(ctx context.Context) (bool, error) {
 			r, err := s.current(id)
 			if err != nil {
-				yield(nil, err)
-				return
+				return false, err
 			}
 			if r.State == job.Running {
 				if err := s.ingest(r, false); err != nil {
-					yield(nil, err)
-					return
+					return false, err
 				}
 			}
-			if f == nil {
-				f, err = os.Open(filepath.Join(s.jobDir(id), "log"))
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					yield(nil, fmt.Errorf("job/local: %w", err))
-					return
-				}
-				if f != nil {
-					rd = bufio.NewReaderSize(f, 64<<10)
-				}
-			}
-			for rd != nil {
-				chunk, err := rd.ReadBytes('\n')
-				if len(chunk) > 0 && chunk[len(chunk)-1] != '\n' {
-					pending = append(pending, chunk...) // a record being appended
-					break
-				}
-				if len(chunk) > 0 {
-					rec := chunk
-					if len(pending) > 0 {
-						rec = append(pending, chunk...)
-						pending = nil
-					}
-					var l logRecord
-					if jerr := json.Unmarshal(rec, &l); jerr != nil {
-						yield(nil, fmt.Errorf("job/local: %s: log: %w", id, jerr))
-						return
-					}
-					if l.Seq > after {
-						after = l.Seq
-						if !yield(&job.Line{Seq: l.Seq, Stream: l.Stream, Text: l.Text, Time: l.Time}, nil) {
-							return
-						}
-					}
-				}
-				if err != nil {
-					break
-				}
-			}
-			if !follow || r.State.Terminal() {
-				return // a terminal record is written after the last line is in the log
-			}
-			t.Reset(s.poll / 2)
-			select {
-			case <-ctx.Done():
-				yield(nil, ctx.Err())
+			return r.State.Terminal(), nil
+		}
+		for l, err := range x.Tail(ctx, after, follow, look, &joblog.TailOptions{Poll: s.poll / 2, Changes: s.changes}) {
+			if !yield(l, err) {
 				return
-			case <-ch:
-			case <-t.C:
 			}
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/job/joblog"
 )
 
 // Options tunes a Scheduler; nil means defaults.
@@ -49,7 +50,7 @@ type Scheduler struct {
 	bin  string
 	env  []string
 	poll time.Duration
-	logs *logCache
+	logs *joblog.Cache
 }
 
 var _ job.Scheduler = (*Scheduler)(nil)
@@ -66,7 +67,7 @@ func New(dir string, opts *Options) (*Scheduler, error) {
 	if err := os.MkdirAll(filepath.Join(abs, "out"), 0o755); err != nil {
 		return nil, fmt.Errorf("slurm: job directory: %w", err)
 	}
-	s := &Scheduler{dir: abs, bin: opts.Bin, poll: opts.Poll, logs: newLogCache()}
+	s := &Scheduler{dir: abs, bin: opts.Bin, poll: opts.Poll, logs: joblog.NewCache(logOptions)}
 	if len(opts.Env) > 0 {
 		s.env = append(os.Environ(), opts.Env...)
 	}

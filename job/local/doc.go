@@ -43,8 +43,8 @@
 // workspace: a symlink cannot lead out of it), read line by line from the files and numbered
 // 1, 2, … in the order read. The numbering is durable: every line read is appended, as one JSON
 // record with its stream, text, time and the offset it ends at in its stream, to DIR/jobs/ID/log,
-// under an flock, so that after= means the same lines in every process and after any restart.
-// An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
+// under an flock, so that after= means the same lines in every process and after any restart
+// (job/joblog keeps it, as it does job/slurm's). An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
 // different streams in the order they were written to that precision; a job's unfinished last
 // line is read when the job has ended.
 //
@@ -59,4 +59,6 @@
 //     still run — never started twice.
 //   - status.json and spec.json are fsynced before the rename (≈1.5 ms each here); the log
 //     index is not, and a torn last record is cut off when it is next read.
+//   - One poll reads at most joblog.MaxPass (4 MiB) of each stream, so that it holds the lock
+//     briefly: a job writing faster than that per poll is read late, and fully once it ends.
 package local

@@ -293,7 +293,9 @@ func TestJobQuietFileSCF(t *testing.T) {
 			t.Errorf("false verdicts on a healthy SCF: %+v", vs)
 		}
 		out, _ := r.lines()
-		if !slices.ContainsFunc(out, func(l string) bool { return strings.HasPrefix(l, "si.out: ") && strings.Contains(l, "convergence has been achieved") }) {
+		if !slices.ContainsFunc(out, func(l string) bool {
+			return strings.HasPrefix(l, "si.out: ") && strings.Contains(l, "convergence has been achieved")
+		}) {
 			t.Errorf("si.out was not followed: %d lines, first %q", len(out), out[:min(3, len(out))])
 		}
 		var telemetry int

@@ -292,6 +292,12 @@ func TestJobQuietFileSCF(t *testing.T) {
 		if vs, _ := r.verdicts(); len(vs) > 0 {
 			t.Errorf("false verdicts on a healthy SCF: %+v", vs)
 		}
+		ack, _ := r.payloads[1].(*protocol.StatePayload)
+		start, _ := r.payloads[2].(*protocol.StatePayload)
+		if ack == nil || ack.Job == nil || ack.Job.ID == "" || start == nil || start.Job == nil || start.Job.State != string(job.Running) ||
+			start.Job.Native == "" || done.Result.Job == nil || done.Result.Job.ID != ack.Job.ID || *done.Result.ExitCode != 0 {
+			t.Errorf("ack %+v, start %+v, result %+v: want the job's id in each, its native id from the start, exit code 0", ack, start, done.Result)
+		}
 		out, _ := r.lines()
 		if !slices.ContainsFunc(out, func(l string) bool {
 			return strings.HasPrefix(l, "si.out: ") && strings.Contains(l, "convergence has been achieved")

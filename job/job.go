@@ -158,3 +158,23 @@ type Scheduler interface {
 
 // ErrUnknownJob is wrapped by a Scheduler's errors for an id it does not hold.
 var ErrUnknownJob = errors.New("job: unknown job")
+
+// Sampler is what a Scheduler may offer beside the interface: the resource use of a running
+// job, which perception reads to tell a job that computes silently from one that is idle.
+// job/local measures its jobs' cgroups; a scheduler that cannot measure (Slurm without job
+// accounting) does not implement it, and its jobs' silence is never judged.
+type Sampler interface {
+	// Usage returns the job's resource use now; an error wrapping ErrUnknownJob for an id
+	// the scheduler does not hold, and ErrNotRunning when the job does not run.
+	Usage(ctx context.Context, id ID) (*Usage, error)
+}
+
+// Usage is a running job's resource use.
+type Usage struct {
+	CPUSeconds  float64 `json:"cpu_s"`                        // CPU time of all its processes, cumulative
+	RSSBytes    int64   `json:"rss_bytes"`                    // memory in use
+	MemoryLimit int64   `json:"memory_limit_bytes,omitempty"` // its memory limit, when known
+}
+
+// ErrNotRunning is wrapped by Sampler.Usage for a job that is queued or has ended.
+var ErrNotRunning = errors.New("job: not running")

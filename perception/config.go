@@ -35,6 +35,20 @@ type Expectation struct {
 	// Normal until Silence has passed, is a Warning after it and an Error after twice it.
 	// Zero: only Thresholds.Silence and Thresholds.SilenceError apply.
 	Silence time.Duration
+	// Batch says the run is a batch job (job/local, Slurm), not an interactive cell. A job
+	// computes for long stretches without printing, often writing only to files: what it
+	// shows of progress is its output, the growth of its followed files (ObsFile observations,
+	// with or without a complete line) and its CPU time rising. So for a batch run a resource
+	// sample whose CPU time rose by at least half a second per second since the previous one
+	// is activity, and silence means none of these: a job that neither prints, nor writes, nor
+	// computes (hung on a lock, a dead peer, a stalled file system). Without resource samples
+	// (a scheduler that cannot measure its jobs) silence is never judged. A batch run's
+	// default silence limits are DefaultJobSilence and DefaultJobSilenceError, or, with a
+	// WallTime, a quarter and a half of it (never below DefaultSilence and
+	// DefaultSilenceError); limits set in Thresholds win.
+	Batch bool
+	// WallTime is a batch job's declared wall time: its scheduler ends it then.
+	WallTime time.Duration
 }
 
 // Thresholds tune the detectors. Each detector's doc comment explains its defaults; a zero
@@ -84,6 +98,8 @@ type Thresholds struct {
 const (
 	DefaultSilence          = 10 * time.Second
 	DefaultSilenceError     = 30 * time.Second
+	DefaultJobSilence       = 5 * time.Minute  // a batch job without a wall time: Warning
+	DefaultJobSilenceError  = 15 * time.Minute // … Error
 	DefaultFrozen           = 50
 	DefaultFrozenFor        = time.Second
 	DefaultDivergenceWindow = 16
@@ -108,6 +124,18 @@ const (
 // withDefaults fills zero (or meaningless negative) fields with the defaults and folds the
 // declared expectation into the silence thresholds.
 func (t Thresholds) withDefaults(e Expectation) Thresholds {
+	if e.Batch {
+		warn, err := DefaultJobSilence, DefaultJobSilenceError
+		if e.WallTime > 0 {
+			warn, err = max(DefaultSilence, e.WallTime/4), max(DefaultSilenceError, e.WallTime/2)
+		}
+		if t.Silence <= 0 {
+			t.Silence = warn
+		}
+		if t.SilenceError <= 0 {
+			t.SilenceError = max(err, t.Silence)
+		}
+	}
 	if t.Silence <= 0 {
 		t.Silence = DefaultSilence
 	}

@@ -70,6 +70,10 @@
 //     process burns CPU: Warning, Error at 30 s (or twice the stretched limit); telemetry that
 //     keeps coming but in which nothing changes for 50 samples and 1 s: Error; an integrator
 //     whose step collapsed 10⁴-fold to 10⁻⁵ of t for a second and 20 samples (it crawls): Error.
+//     A batch job (Expectation.Batch) is the other way round: its CPU time rising is progress,
+//     like its output and its followed files growing, and only a job that does none of these
+//     is silent — Warning after 5 min, Error after 15 min, or a quarter and a half of its
+//     declared wall time.
 //   - resources: resident memory at 80% of the limit: Warning, 95%: Error; output at 80% of
 //     its limit: Warning.
 //   - constraint: a watch expression given with the operation is violated: Error.

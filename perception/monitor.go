@@ -144,6 +144,7 @@ func New(cfg *Config) (*Monitor, error) {
 		div:    divergence{window: th.DivergenceWindow, bound: th.DivergenceBound},
 		osc:    oscillation{growth: th.SwingGrowth, swings: th.GrowingSwings},
 		stag: stagnation{
+			batch:     cfg.Expect.Batch,
 			warnAfter: th.Silence, errAfter: th.SilenceError, cadence: th.Cadence,
 			frozen: th.Frozen, frozenFor: th.FrozenFor,
 		},
@@ -214,7 +215,7 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsResource:
 		if o.Resource != nil {
 			m.set(detResources, m.res.sample(o.Resource))
-			m.stag.resource(o.Time, o.Resource.CPUSeconds)
+			m.stag.resource(o.Time, o.Resource.CPUSeconds, m)
 			m.stag.silence(o.Time, m)
 		}
 	case protocol.ObsEvent:

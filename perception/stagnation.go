@@ -42,6 +42,7 @@ import (
 // known blind spot: a search that only prints its best-so-far value looks frozen while it is
 // still exploring; print something that changes each iteration (the current candidate).
 type stagnation struct {
+	batch               bool // a batch job: CPU rising is progress, silence means idle (Expectation.Batch)
 	warnAfter, errAfter time.Duration
 	cadence             float64
 	frozen              int
@@ -103,7 +104,7 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, raw float64) {
+func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
@@ -112,6 +113,9 @@ func (d *stagnation) resource(t time.Time, raw float64) {
 	}
 	d.rawCPU = raw
 	cpu := raw + d.cpuGone
+	if d.batch && !d.lastRes.IsZero() && t.After(d.lastRes) && cpu-d.lastCPU >= busyShare*t.Sub(d.lastRes).Seconds() {
+		d.activity(t, m) // a batch job that computes is progressing
+	}
 	if !d.started {
 		d.started, d.lastActivity, d.needBase = true, t, true
 	}
@@ -144,8 +148,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	}
 	measured := d.lastRes.Sub(d.baseAt).Seconds() // the silence covered by resource samples
 	burnt := d.lastCPU - d.baseCPU
-	if measured <= 0 || burnt < busyShare*measured {
-		return
+	if measured <= 0 || !d.batch && burnt < busyShare*measured {
+		return // a batch job busy over the silence made it activity (resource)
 	}
 	st, limit := protocol.Warning, warnAfter
 	if quiet >= errAfter {
@@ -159,9 +163,13 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	if st == protocol.Error {
 		sev = 0.8
 	}
+	msg := fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", quiet.Round(100*time.Millisecond), limit)
+	if d.batch {
+		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", quiet.Round(100*time.Millisecond), limit)
+	}
 	m.set(detStagnation, finding{
 		state:    st,
-		message:  fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", quiet.Round(100*time.Millisecond), limit),
+		message:  msg,
 		evidence: fmt.Sprintf("silent %s, %.1f CPU s burnt", quiet.Round(100*time.Millisecond), burnt),
 		severity: sev,
 	})

@@ -45,6 +45,17 @@ func TestSilence(t *testing.T) {
 		{"declared 5 s: the default still applies", &Config{Expect: Expectation{Silence: 5 * time.Second}}, 9.5, 1, nil, nil},
 		{"thresholds", &Config{Thresholds: Thresholds{Silence: 2 * time.Second, SilenceError: 4 * time.Second}}, 4, 1,
 			[]emitted{{lastAt(2), protocol.Warning, DetectorStagnation}, {lastAt(4), protocol.Error, DetectorStagnation}}, nil},
+		// A batch job that computes is progressing, however long it is silent; one that neither
+		// prints nor computes is idle, judged against limits scaled to its wall time.
+		{"batch, busy", &Config{Expect: Expectation{Batch: true}}, 40, 1, nil, nil},
+		{"batch, busy, short limits", &Config{Expect: Expectation{Batch: true}, Thresholds: Thresholds{Silence: 2 * time.Second, SilenceError: 4 * time.Second}}, 10, 1, nil, nil},
+		{"batch, idle, short limits", &Config{Expect: Expectation{Batch: true}, Thresholds: Thresholds{Silence: 2 * time.Second, SilenceError: 4 * time.Second}}, 4, 0.1,
+			[]emitted{{lastAt(2), protocol.Warning, DetectorStagnation}, {lastAt(4), protocol.Error, DetectorStagnation}}, nil},
+		{"batch, idle, no wall time", &Config{Expect: Expectation{Batch: true}}, 60, 0, nil, nil},
+		{"batch, idle, wall time 60 s", &Config{Expect: Expectation{Batch: true, WallTime: time.Minute}}, 30, 0,
+			[]emitted{{lastAt(15), protocol.Warning, DetectorStagnation}, {lastAt(30), protocol.Error, DetectorStagnation}}, nil},
+		{"batch, idle, wall time 10 min, reporting every minute", &Config{Expect: Expectation{Batch: true, WallTime: 10 * time.Minute}}, 60, 0, nil,
+			[]*protocol.Observation{stdout(60.2, "step 1")}},
 		// Output resumes: the Warning clears.
 		{"resumes", nil, 11, 1, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}, {lastAt(11) + 1, protocol.Normal, ""}},
 			[]*protocol.Observation{stdout(11.2, "done")}},

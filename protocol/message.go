@@ -141,11 +141,28 @@ type Request struct {
 	// Follow names workspace files (relative paths) whose appended lines are observed while
 	// the cell runs, e.g. a log the code writes instead of printing.
 	Follow []string `json:"follow,omitempty"`
+	// Job is the job an operation of kind "job" submits: a job.Spec as JSON (package job
+	// defines it; protocol imports no other package). Its command or script, profile,
+	// resources, follow files and hotfix policy are the job's; Watch, Perception and
+	// ExpectSilenceS tune perception as for an exec.
+	Job json.RawMessage `json:"job,omitempty"`
+}
+
+// JobInfo names the job an operation of kind "job" runs and says where it is (extension):
+// in operation_ack (submitted: the id and, when known, the scheduler's native id), in
+// operation_start (RUNNING), and in the terminal message's Result (how the job ended).
+type JobInfo struct {
+	ID     string `json:"id"`               // the scheduler's job id ("local-…", "slurm-…")
+	Native string `json:"native,omitempty"` // the scheduler's own id: a Slurm job id, a local pid
+	State  string `json:"state,omitempty"`  // the job's state: QUEUED, RUNNING, COMPLETED, CANCELLED, …
+	Reason string `json:"reason,omitempty"` // why it is queued, failed, or was cancelled (and by whom)
+	Signal string `json:"signal,omitempty"` // the signal that ended it, e.g. SIGKILL
 }
 
 // StatePayload is the payload of operation_ack and operation_start.
 type StatePayload struct {
-	State State `json:"state"`
+	State State    `json:"state"`
+	Job   *JobInfo `json:"job,omitempty"` // an operation of kind "job": its job
 }
 
 // Progress is the payload of operation_progress: an observation and/or a verdict.
@@ -222,14 +239,15 @@ const (
 
 // Result is how a cell (or another operation) ended.
 type Result struct {
-	Status      Status  `json:"status"`
-	DurationS   float64 `json:"duration_s"`
-	Error       string  `json:"error,omitempty"`     // the error message for error/crashed/timeout
-	Line        int     `json:"line,omitempty"`      // the cell line the error points at, when known
-	OutputBytes int64   `json:"output_bytes"`        // stdout+stderr bytes the cell wrote
-	Truncated   bool    `json:"truncated,omitempty"` // output beyond the cap was dropped
-	ExitCode    *int    `json:"exit_code,omitempty"` // the interpreter's exit code when it died
-	WorkspaceOK bool    `json:"workspace_kept"`      // variables survive for the next cell
+	Status      Status   `json:"status"`
+	DurationS   float64  `json:"duration_s"`
+	Error       string   `json:"error,omitempty"`     // the error message for error/crashed/timeout
+	Line        int      `json:"line,omitempty"`      // the cell line the error points at, when known
+	OutputBytes int64    `json:"output_bytes"`        // stdout+stderr bytes the cell wrote
+	Truncated   bool     `json:"truncated,omitempty"` // output beyond the cap was dropped
+	ExitCode    *int     `json:"exit_code,omitempty"` // the interpreter's exit code when it died
+	WorkspaceOK bool     `json:"workspace_kept"`      // variables survive for the next cell
+	Job         *JobInfo `json:"job,omitempty"`       // an operation of kind "job": how its job ended
 }
 
 // ObservationKind says what an Observation carries.
@@ -250,9 +268,13 @@ const (
 type Observation struct {
 	Kind ObservationKind `json:"kind"`
 	// Time is when labmate read it (wall clock with Go's monotonic reading in-process).
-	Time     time.Time `json:"time"`
-	Line     string    `json:"line,omitempty"` // stdout / stderr / file, without the newline
-	Path     string    `json:"path,omitempty"` // file: the followed file, relative to the workspace
+	Time time.Time `json:"time"`
+	Line string    `json:"line,omitempty"` // stdout / stderr / file, without the newline
+	Path string    `json:"path,omitempty"` // file: the followed file, relative to the workspace
+	// JobSeq is a job's log line number (job.Line.Seq) of a stdout, stderr or file
+	// observation of an operation of kind "job": where a follower reattached after a restart
+	// resumes reading the job's log.
+	JobSeq   int64     `json:"job_seq,omitempty"`
 	Sample   *Sample   `json:"sample,omitempty"`
 	Resource *Resource `json:"resource,omitempty"`
 	Event    *Event    `json:"event,omitempty"`

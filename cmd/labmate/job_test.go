@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/job/slurm/slurmtest"
 )
 
 // jobCLI runs labmate job VERB --data data ARGS… in dir (--data before the arguments: after
@@ -260,5 +261,29 @@ func TestJobBadInputs(t *testing.T) {
 	}
 	if out, _, _ := jobCLI(t, data, dir, "", "list", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("a refused submission left a job: %s", out)
+	}
+}
+
+// One round trip through a real one-node Slurm: submit → logs -f → COMPLETED, listed beside
+// the local jobs.
+func TestJobSlurmRoundTrip(t *testing.T) {
+	c := slurmtest.Start(t)
+	dir, data := t.TempDir(), t.TempDir()
+	env := c.Env
+	out, errOut, code := labmateEnv(t, env, dir, "", jobArgs(data, "submit", "--scheduler", "slurm", "--name", "hello", "--time", "2",
+		"--", "sh", "-c", "echo hello from slurm; echo note >&2")...)
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "slurm-") {
+		t.Fatalf("submit: exit %d, %q, %s", code, out, errOut)
+	}
+	out, errOut, code = labmateEnv(t, env, dir, "", jobArgs(data, "logs", "-f", id)...)
+	if code != 0 || !strings.Contains(out, "hello from slurm\n") || !strings.Contains(out, "[stderr] note\n") || !strings.Contains(errOut, "COMPLETED") {
+		t.Fatalf("logs -f: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, _, code = labmateEnv(t, env, dir, "", jobArgs(data, "list", "--json")...)
+	var sts []*job.Status
+	if err := json.Unmarshal([]byte(out), &sts); err != nil || code != 0 || len(sts) != 1 || string(sts[0].ID) != id ||
+		sts[0].State != job.Completed || sts[0].Name != "hello" || sts[0].Spec.Resources.WallTime != 2*time.Minute {
+		t.Errorf("list --json: exit %d, %v: %s", code, err, out)
 	}
 }

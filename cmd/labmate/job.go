@@ -132,6 +132,20 @@ func (d *jobDirs) all(cmd *cobra.Command) (job.Schedulers, func(), error) {
 	return m, func() { l.Close() }, nil
 }
 
+// serving opens the schedulers labmate serve and labmate mcp hold while they run (so that
+// queued local jobs start): local, and Slurm when its commands are on PATH.
+func (d *jobDirs) serving() (job.Schedulers, func(), error) {
+	l, err := d.local()
+	if err != nil {
+		return nil, nil, err
+	}
+	m := job.Schedulers{"local": l}
+	if s, err := d.slurm(); err == nil {
+		m["slurm"] = s
+	}
+	return m, func() { l.Close() }, nil
+}
+
 // unknownJob says where labmate looked for a job it does not know.
 func (d *jobDirs) unknownJob(err error) error {
 	if !errors.Is(err, job.ErrUnknownJob) {

@@ -40,7 +40,15 @@ func TestJobTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { jobs.Close() })
+	t.Cleanup(func() {
+		sts, _ := jobs.List(context.Background())
+		for _, st := range sts { // a failed test leaves none running
+			jobs.Cancel(context.Background(), st.ID, "test over")
+			for range jobs.Watch(context.Background(), st.ID) {
+			}
+		}
+		jobs.Close()
+	})
 	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
@@ -77,14 +85,14 @@ func TestJobTools(t *testing.T) {
 	ws := t.TempDir()
 	var sub job.Status
 	decode(t, call(t, ctx, cs, "", "submit_job", map[string]any{"name": "count", "workspace": ws, "memory": "512M", "wall_time": "2m",
-		"command": []string{"sh", "-c", "sleep 0.3; for i in 1 2 3; do echo line $i; done; echo err >&2"}}), &sub)
+		"command": []string{"sh", "-c", "sleep 0.3; for i in 1 2 3; do echo line $i; done; sleep 0.3; echo err >&2"}}), &sub)
 	if !strings.HasPrefix(string(sub.ID), "local-") || sub.Name != "count" || sub.Spec.Resources.MemoryBytes != 512<<20 || sub.Spec.Resources.WallTime != 2*time.Minute {
 		t.Fatalf("submit_job: %+v", sub)
 	}
 	var page jobtools.LogsOut
 	decode(t, call(t, ctx, cs, "", "job_logs", map[string]any{"id": sub.ID, "wait_s": 20, "limit": 2}), &page)
 	if len(page.Lines) == 0 || page.Lines[0].Text != "line 1" || page.Lines[0].Seq != 1 {
-		t.Fatalf("job_logs waiting for the first lines: %+v", page)
+		t.Fatalf("job_logs waiting for the first lines: %+v, first %+v", page, page.Lines[0])
 	}
 	var got []string
 	for _, l := range page.Lines {

@@ -163,7 +163,7 @@ func TestJobCancelAndExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{"failed", []string{"submit", "--wait", "--", "sh", "-c", "exit 3"}, 1, "FAILED (exit code 3)"},
+		{"failed", []string{"submit", "--wait", "--", "sh", "-c", "exit 3"}, 1, "FAILED after "},
 		{"timeout", []string{"submit", "--wait", "--time", "1s", "--", "sleep", "30"}, 124, "TIMEOUT"},
 		{"completed", []string{"submit", "--wait", "--", "true"}, 0, "COMPLETED"},
 	} {

@@ -165,7 +165,7 @@ func Elapsed(st *job.Status, now time.Time) string {
 	}
 	d := end.Sub(st.Started)
 	if d < time.Minute {
-		return d.Round(100 * time.Millisecond).String()
+		return d.Round(10 * time.Millisecond).String()
 	}
 	return job.FormatWallTime(d.Round(time.Second))
 }
@@ -245,7 +245,7 @@ func (l *Lines) Line(ln *job.Line) error {
 // Ended is one line saying how a job ended, for stderr: "job ID COMPLETED (exit code 0) after 3.2s".
 func Ended(st *job.Status) string {
 	s := fmt.Sprintf("job %s %s", st.ID, st.State)
-	if e := ending(st); e != "" {
+	if e := ending(st); e != "" && !strings.Contains(st.Reason, e) {
 		s += " (" + e + ")"
 	}
 	if !st.Started.IsZero() {

@@ -133,17 +133,19 @@ func (d *jobDirs) all(cmd *cobra.Command) (job.Schedulers, func(), error) {
 }
 
 // serving opens the schedulers labmate serve and labmate mcp hold while they run (so that
-// queued local jobs start): local, and Slurm when its commands are on PATH.
-func (d *jobDirs) serving() (job.Schedulers, func(), error) {
+// queued local jobs start): local, and Slurm when its commands are on PATH. Where local jobs
+// cannot run (no sandbox), it says so on stderr and the server goes on without job tools.
+func (d *jobDirs) serving(cmd *cobra.Command, who string) (job.Schedulers, func()) {
 	l, err := d.local()
 	if err != nil {
-		return nil, nil, err
+		fmt.Fprintf(cmd.ErrOrStderr(), "labmate %s: no job tools: %v\n", who, err)
+		return nil, func() {}
 	}
 	m := job.Schedulers{"local": l}
 	if s, err := d.slurm(); err == nil {
 		m["slurm"] = s
 	}
-	return m, func() { l.Close() }, nil
+	return m, func() { l.Close() }
 }
 
 // unknownJob says where labmate looked for a job it does not know.

@@ -95,10 +95,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
-			jobs, closeJobs, err := (&jobDirs{data: data}).serving() // queued local jobs start while mcp runs
-			if err != nil {
-				return err
-			}
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
 			defer closeJobs()
 			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {

@@ -154,11 +154,7 @@ operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			jobs, closeJobs, err := (&jobDirs{data: data}).serving() // queued local jobs start while serve runs
-			if err != nil {
-				srv.Close()
-				return err
-			}
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
 			defer closeJobs()
 			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Handler())
 			ln, err := net.Listen("tcp", addr)

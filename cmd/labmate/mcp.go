@@ -46,6 +46,10 @@ Tools:
                    the optimization game on a CSV dataset (random or Bayesian planner;
                    steps recorded in DATA/campaigns.db; the CSV is sent inline, or named
                    by a path under a --data-root directory)
+  submit_job, job_status, job_logs, cancel_job, list_jobs
+                   long jobs that outlive the call (labmate job): local ones in DATA/jobs,
+                   Slurm ones in DATA/slurm when sbatch is on PATH; queued local jobs start
+                   while this server runs
 Resources: each skill's SKILL.md (labmate://skills/NAMESPACE/NAME) and the memory export
 (labmate://memory/export).
 
@@ -91,7 +95,9 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
-			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
+			defer closeJobs()
+			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -67,8 +67,9 @@ Open MPI (labmate software lists them; labmate bench materials runs DFT and EAM 
 
 On top of the kernels: an agent that plans, runs, repairs and re-plans on any
 OpenAI-compatible or Anthropic model (labmate run); memory of facts and skills (labmate
-memory); closed-loop campaigns (labmate campaign); documentation and web search (labmate
-docs); and a server with WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
+memory); long jobs in the background, local or on Slurm (labmate job); closed-loop campaigns
+(labmate campaign); documentation and web search (labmate docs); and a server with
+WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
 
 Start with: labmate kernels, labmate software, labmate exec FILE, labmate model check,
 labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
@@ -76,7 +77,7 @@ labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
-	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd())
+	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd())
 	return root
 }
 

@@ -42,7 +42,8 @@ session's log after SEQ, then the live stream. REST: GET /v1/sessions,
 GET /v1/sessions/ID/operations, GET /v1/sessions/ID/messages?after=SEQ,
 GET /v1/sessions/ID/operations/OP/messages?after=SEQ, POST /v1/sessions/ID/operations (a request
 payload), POST /v1/sessions/ID/operations/OP/interrupt, GET /v1/kernels; GET /healthz.
-MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp). The web
+MCP clients connect over streamable HTTP at /mcp (the tools of labmate mcp, the job tools
+among them; while serve runs, queued local jobs of DATA/jobs start when there is room). The web
 dashboard is at / (sessions live, a cell runner, the memory browser); its memory endpoints
 are GET /v1/memory/search?q=&type=fact|skill&ns=, GET /v1/memory/entries/ID (with history),
 GET /v1/memory/namespaces and POST /v1/memory/freeze.
@@ -153,7 +154,9 @@ operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
+			defer closeJobs()
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

@@ -12,7 +12,9 @@
 //     consolidation and are linked to this connection's last exec operation; skill_get; and
 //     resources for each skill (its SKILL.md) and for the memory export;
 //   - with a documentation index: docs_search;
-//   - when the server runs campaigns: campaign_start, campaign_step, campaign_status.
+//   - when the server runs campaigns: campaign_start, campaign_step, campaign_status;
+//   - with job schedulers: submit_job, job_status, job_logs, cancel_job, list_jobs (job/tools),
+//     long jobs that outlive the call and the connection.
 //
 // Every operation runs through the protocol server, so the dashboard and WebSocket clients
 // see it live in the same log. A tool failure (bad arguments, a cell that raised, an
@@ -32,6 +34,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/operation"
@@ -55,6 +58,11 @@ type Options struct {
 	// FactNamespace and SkillNamespace are where facts and skills are written when a call
 	// names no namespace (defaults "user" and "user/skills").
 	FactNamespace, SkillNamespace string
+	// Jobs, when set, adds the job tools (submit_job, job_status, job_logs, cancel_job,
+	// list_jobs) over these schedulers; JobScheduler is the kind submit_job uses when a call
+	// names none (default "local").
+	Jobs         job.Schedulers
+	JobScheduler string
 }
 
 // Lab is the MCP face of a protocol server. Create it with New; serve it with Run (stdio or
@@ -108,6 +116,9 @@ func New(srv *server.Server, opts *Options) *Lab {
 	}
 	if srv.RunsCampaigns() {
 		l.addCampaignTools()
+	}
+	if l.opts.Jobs != nil {
+		l.addJobTools()
 	}
 	return l
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/labmate/labmate/job/slurm/slurmtest"
+)
+
+// readmeCommands returns the labmate commands of the first sh block of the README's section,
+// each split into its arguments as a shell would (quotes, a trailing # comment).
+func readmeCommands(t *testing.T, section string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n"+section+"\n")
+	if !ok {
+		t.Fatalf("README has no %q", section)
+	}
+	_, rest, _ = strings.Cut(rest, "```sh\n")
+	block, _, _ := strings.Cut(rest, "```")
+	var cmds [][]string
+	for _, line := range strings.Split(block, "\n") {
+		if args := shellWords(line); len(args) > 0 && args[0] == "labmate" {
+			cmds = append(cmds, args[1:])
+		}
+	}
+	return cmds
+}
+
+// shellWords splits a line into words: blanks separate, quotes group, # starts a comment.
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	in, quote, word := false, rune(0), false
+	for _, r := range line {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, word = r, true
+		case r == ' ' || r == '\t':
+			if word {
+				words = append(words, cur.String())
+				cur.Reset()
+				word = false
+			}
+		case r == '#' && !word:
+			in = true
+		default:
+			cur.WriteRune(r)
+			word = true
+		}
+		if in {
+			break
+		}
+	}
+	if word {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// Every command of the README's "Long jobs" section runs as shown, in order, ID being the job
+// the first one submitted; the Slurm one against a real one-node cluster.
+func TestJobREADME(t *testing.T) {
+	cmds := readmeCommands(t, "## Long jobs")
+	if len(cmds) < 9 {
+		t.Fatalf("the README shows %d labmate commands: %q", len(cmds), cmds)
+	}
+	c := slurmtest.Start(t)
+	dir := t.TempDir()
+	env := append([]string{"XDG_DATA_HOME=" + t.TempDir()}, c.Env...)
+	write(t, dir, "relax.sh", "echo relaxing\nfor i in 1 2 3 4; do echo \"step $i E = -$i.0\" >> md.log; sleep 0.2; done\necho relaxed\n")
+	write(t, dir, "sweep.py", "import sys\nprint('sweep', sys.argv[1:])\n")
+	write(t, dir, "run.sh", "echo on the cluster\n")
+	var id, slurmID string
+	for _, args := range cmds {
+		for i, a := range args {
+			if a == "ID" {
+				args[i] = id
+			}
+		}
+		out, errOut, code := labmateEnv(t, env, dir, "", args...)
+		t.Logf("labmate %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		if code != 0 {
+			t.Fatalf("labmate %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, errOut)
+		}
+		switch {
+		case args[0] == "job" && args[1] == "submit" && id == "":
+			id = strings.TrimSpace(out)
+		case args[0] == "job" && args[1] == "submit" && strings.HasPrefix(out, "slurm-"):
+			slurmID = strings.TrimSpace(out)
+		case len(args) > 2 && args[1] == "logs" && args[2] == "-f":
+			if !strings.Contains(out, "relaxing\n") || !strings.Contains(out, "[md.log] step 4 E = -4.0\n") || !strings.Contains(out, "relaxed\n") {
+				t.Errorf("logs -f:\n%s", out)
+			}
+		case args[1] == "list":
+			if !strings.Contains(out, id) {
+				t.Errorf("list lacks %s:\n%s", id, out)
+			}
+		}
+	}
+	if !strings.HasPrefix(id, "local-") || slurmID == "" {
+		t.Fatalf("submitted %q and %q", id, slurmID)
+	}
+	if out, errOut, code := labmateEnv(t, env, dir, "", "job", "logs", "-f", slurmID); code != 0 || out != "on the cluster\n" {
+		t.Errorf("the Slurm job: exit %d, %q, %s", code, out, errOut)
+	}
+}

@@ -57,7 +57,7 @@ type JobPlan struct {
 // expectSilence tune perception as for an exec (protocol.Request). CheckJob validates it.
 func JobRequest(spec *job.Spec) *protocol.Request {
 	raw, _ := json.Marshal(spec) // a Spec is plain data
-	return &protocol.Request{Kind: "job", Job: raw}
+	return &protocol.Request{Kind: protocol.KindJob, Job: raw}
 }
 
 // CheckJob validates a job request before anything is submitted; its errors wrap ErrRejected
@@ -70,7 +70,7 @@ func CheckJob(req *protocol.Request) (*JobPlan, error) {
 	switch {
 	case req == nil:
 		return nil, fmt.Errorf("%w: no request", ErrRejected)
-	case req.Kind != "job":
+	case req.Kind != protocol.KindJob:
 		return nil, fmt.Errorf("%w: kind %q: a job request is of kind \"job\"", ErrRejected, req.Kind)
 	case len(req.Job) == 0:
 		return nil, fmt.Errorf("%w: job: missing: send the job spec", ErrRejected)
@@ -236,7 +236,7 @@ func ReadJobAttachment(msgs iter.Seq[*protocol.EnhancedMessage]) (*JobAttachment
 		}
 	}
 	switch {
-	case a.Request == nil || a.Request.Kind != "job":
+	case a.Request == nil || a.Request.Kind != protocol.KindJob:
 		return nil, fmt.Errorf("%w: no job request", ErrNotAttachable)
 	case a.State.Terminal():
 		return nil, fmt.Errorf("%w: it has ended (%s)", ErrNotAttachable, a.State)

@@ -177,7 +177,7 @@ func (s *memStore) Recover(ctx context.Context) ([]string, error) {
 			return closed, err
 		}
 		for _, op := range ops {
-			if !op.State.Live() {
+			if !op.State.Live() || op.Kind == KindJob {
 				continue
 			}
 			_, err := s.Append(ctx, Restarted(si.ID, op.ID, op.State))

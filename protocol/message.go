@@ -56,6 +56,9 @@ const (
 	KindAgentRun = "agent_run"
 	KindCampaign = "campaign"
 	KindSession  = "session"
+	// KindJob is an operation that follows a background job (package job): the job outlives
+	// the server, so Store.Recover leaves its operation open for the next server to follow on.
+	KindJob = "job"
 )
 
 // SessionStream is the operation id of a session's own stream of session_update messages.

@@ -41,7 +41,8 @@ type Store interface {
 	// an unknown session is an error wrapping ErrUnknownSession.
 	Operations(ctx context.Context, sessionID string) ([]OperationInfo, error)
 	// Recover closes every operation and run left non-terminal (by a crash) with the message of
-	// Restarted and returns their ids. It is called once at start-up.
+	// Restarted and returns their ids, except the operations of kind KindJob, whose jobs run on
+	// without the server. It is called once at start-up.
 	Recover(ctx context.Context) ([]string, error)
 	// Close commits what is pending and releases the store. Closing twice is not an error.
 	Close() error

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/memory"
@@ -114,6 +115,9 @@ type Config struct {
 	// stopped while it ran — says how: POST /v1/runs/ID/resume, or this command. Nil, and no
 	// Resume: a run the server stopped is closed as one that cannot be resumed.
 	ResumeCommand func(id string) string
+	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
+	// watches with perception and follows in its log. Nil: the server runs no jobs.
+	Jobs job.Schedulers
 }
 
 // KernelInfo describes one kernel a server can start.

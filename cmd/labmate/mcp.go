@@ -89,14 +89,15 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 				return err
 			}
 			defer closeStores()
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
+			defer closeJobs()
+			cfg.Jobs = jobs
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
-			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
-			defer closeJobs()
 			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil

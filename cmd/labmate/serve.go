@@ -150,12 +150,13 @@ operations end FAILED saying so.`,
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
 			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
+			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
+			defer closeJobs()
+			cfg.Jobs = jobs
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
-			defer closeJobs()
 			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {

@@ -664,8 +664,8 @@ func (s *Store) Recover(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("sqlite: recovering: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT session_id, operation_id, state FROM operations WHERE state NOT IN (?, ?, ?, ?) ORDER BY rowid",
-		protocol.Completed, protocol.FailedState, protocol.Ended, protocol.Open)
+		"SELECT session_id, operation_id, state FROM operations WHERE state NOT IN (?, ?, ?, ?) AND kind != ? ORDER BY rowid",
+		protocol.Completed, protocol.FailedState, protocol.Ended, protocol.Open, protocol.KindJob)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}

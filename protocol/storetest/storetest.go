@@ -696,7 +696,8 @@ func testRuns(t *testing.T, s protocol.Store) {
 }
 
 // testStreams checks the other streams of a session: a resumed run, a campaign (a run whose
-// first event names its kind) and the session's own updates, which Recover leaves alone.
+// first event names its kind), and the session's own updates and a job's operation, which
+// Recover leaves alone.
 func testStreams(t *testing.T, s protocol.Store) {
 	ctx := context.Background()
 	mustAppend(t, s, "s", "run", protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume,
@@ -709,6 +710,14 @@ func testStreams(t *testing.T, s protocol.Store) {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, "s", protocol.SessionStream, protocol.TypeSessionUpdate, protocol.TypeSessionUpdate)
+	jobReq, err := protocol.NewMessage(protocol.TypeRequest, "s", "j1", protocol.Request{Kind: protocol.KindJob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, jobReq); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, "s", "j1", protocol.TypeAck, protocol.TypeStart)
 
 	rejects := []struct {
 		name string
@@ -741,6 +750,7 @@ func testStreams(t *testing.T, s protocol.Store) {
 		{"run", protocol.KindAgentRun, protocol.Ended},
 		{"c1", protocol.KindCampaign, protocol.Running},
 		{protocol.SessionStream, protocol.KindSession, protocol.Open},
+		{"j1", protocol.KindJob, protocol.Started},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Operations (-want +got):\n%s", diff)

@@ -69,7 +69,10 @@ prints only those after line SEQ (the numbers are the same for every reader, alw
 --json prints each line as one JSON object: {"seq", "stream", "text", "time"}.
 
 -f follows the log until the job has ended and every line is printed, then says on stderr how
-it ended (a queued local job is started meanwhile, when there is room).
+it ended (a queued local job is started meanwhile, when there is room). While it follows,
+perception watches the job as labmate serve would: its Warnings and Errors are printed on
+stderr as they come, and an Error cancels the job with the verdict as the reason — unless
+the job was submitted with --hotfix off.
 
 Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 		Args: cobra.ExactArgs(1),
@@ -85,33 +88,23 @@ Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 			id := job.ID(args[0])
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if _, err := s.Status(ctx, id); err != nil {
+			st, err := s.Status(ctx, id)
+			if err != nil {
 				return dirs.unknownJob(err)
 			}
 			out := report.NewLines(cmd.OutOrStdout(), asJSON)
-			for ln, err := range s.Logs(ctx, id, after, follow) {
-				if err != nil {
-					if ctx.Err() != nil {
-						return interrupted(cmd, id)
-					}
-					return dirs.unknownJob(err)
-				}
-				if err := out.Line(ln); err != nil {
-					return err
-				}
-			}
 			if !follow {
+				for ln, err := range s.Logs(ctx, id, after, false) {
+					if err != nil {
+						return dirs.unknownJob(err)
+					}
+					if err := out.Line(ln); err != nil {
+						return err
+					}
+				}
 				return nil
 			}
-			if ctx.Err() != nil {
-				return interrupted(cmd, id)
-			}
-			st, err := s.Status(ctx, id)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.ErrOrStderr(), "labmate:", report.Ended(st))
-			return jobExit(st)
+			return followJob(ctx, cmd, s, st, after, out, false)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the job ends")
@@ -224,6 +217,11 @@ func newJobWaitCmd() *cobra.Command {
 		Long: `Wait until a job ends (starting a queued local job when there is room), say on stderr how it
 ended, and exit with it. --json prints its final status as one JSON object.
 
+While it waits, perception reads the job's log as labmate serve would: its Warnings and
+Errors are printed on stderr as they come, and an Error (a diverging residual, a NaN, a
+stalled job) cancels the job with the verdict as the reason, so that wait exits 3 saying
+perception stopped it and why — unless the job was submitted with --hotfix off.
+
 Exit status: ` + jobExitHelp + `.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -235,10 +233,11 @@ Exit status: ` + jobExitHelp + `.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			id := job.ID(args[0])
-			if _, err := s.Status(ctx, id); err != nil {
+			st, err := s.Status(ctx, id)
+			if err != nil {
 				return dirs.unknownJob(err)
 			}
-			return waitJob(ctx, cmd, s, id, asJSON)
+			return followJob(ctx, cmd, s, st, 0, nil, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the final status as one JSON object")
@@ -246,20 +245,34 @@ Exit status: ` + jobExitHelp + `.`,
 	return cmd
 }
 
-// waitJob waits for id to end and exits with how it ended.
+// waitJob waits for id to end, watched by perception, and exits with how it ended.
 func waitJob(ctx context.Context, cmd *cobra.Command, s job.Scheduler, id job.ID, asJSON bool) error {
-	var last *job.Status
-	for st, err := range s.Watch(ctx, id) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return interrupted(cmd, id)
-			}
-			return err
-		}
-		last = st
+	st, err := s.Status(ctx, id)
+	if err != nil {
+		return err
 	}
-	if ctx.Err() != nil || last == nil || !last.State.Terminal() {
-		return interrupted(cmd, id)
+	return followJob(ctx, cmd, s, st, 0, nil, asJSON)
+}
+
+// followJob follows st to its end (report.Follow: its lines after after on lines, when not
+// nil, and perception's verdicts on stderr), says how it ended and exits with it.
+func followJob(ctx context.Context, cmd *cobra.Command, s job.Scheduler, st *job.Status, after int64, lines *report.Lines, asJSON bool) error {
+	stopped, err := report.Follow(ctx, s, st, after, lines, cmd.ErrOrStderr())
+	if ctx.Err() != nil {
+		return interrupted(cmd, st.ID)
+	}
+	if err != nil {
+		return err
+	}
+	last, err := s.Status(ctx, st.ID)
+	if err != nil {
+		return err
+	}
+	if !last.State.Terminal() {
+		return interrupted(cmd, st.ID)
+	}
+	if stopped != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "labmate:", report.Stopped(st.ID, stopped))
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "labmate:", report.Ended(last))
 	if asJSON {

@@ -287,3 +287,61 @@ func TestJobSlurmRoundTrip(t *testing.T) {
 		t.Errorf("list --json: exit %d, %v: %s", code, err, out)
 	}
 }
+
+// labmate job wait and logs -f watch the job with perception: a diverging residual is
+// cancelled by it, saying so and why, and wait exits 3 (CANCELLED); a converging one runs to
+// its end; with --hotfix off the diverging one does too.
+func TestJobWaitPerception(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	diverging := `for i in $(seq 1 25); do echo "residual = $((10**i))"; sleep 0.2; done`
+	converging := `for i in $(seq 1 8); do echo "residual = 1e-$i"; sleep 0.2; done`
+	submit := func(t *testing.T, args ...string) string {
+		t.Helper()
+		out, errOut, code := jobCLI(t, data, dir, "", append([]string{"submit"}, args...)...)
+		if code != 0 {
+			t.Fatalf("submit: exit %d: %s", code, errOut)
+		}
+		return strings.TrimSpace(out)
+	}
+	for _, c := range []struct {
+		name    string
+		verb    []string
+		submit  []string
+		code    int
+		stopped bool
+	}{
+		{"diverging/wait", []string{"wait"}, []string{"--", "bash", "-c", diverging}, 3, true},
+		{"diverging/logs-f", []string{"logs", "-f"}, []string{"--", "bash", "-c", diverging}, 3, true},
+		{"converging/wait", []string{"wait"}, []string{"--", "bash", "-c", converging}, 0, false},
+		{"hotfix-off/wait", []string{"wait"}, []string{"--hotfix", "off", "--", "bash", "-c", diverging}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := submit(t, c.submit...)
+			start := time.Now()
+			out, errOut, code := jobCLI(t, data, dir, "", append(c.verb, id)...)
+			took := time.Since(start)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			st := jobStatus(t, data, id)
+			if !c.stopped {
+				if st.State != job.Completed || strings.Contains(errOut, "perception") {
+					t.Errorf("%s (%s); stderr %q", st.State, st.Reason, errOut)
+				}
+				return
+			}
+			if !strings.Contains(errOut, "perception stopped job "+id+": divergence: residual") || !strings.Contains(errOut, "CANCELLED") {
+				t.Errorf("stderr %q", errOut)
+			}
+			if st.State != job.Cancelled || !strings.HasPrefix(st.Reason, "perception: divergence") {
+				t.Errorf("status %s (%s)", st.State, st.Reason)
+			}
+			if took > 4*time.Second { // it would run 5 s
+				t.Errorf("perception took %v to stop it", took)
+			}
+			if c.verb[0] == "logs" && !strings.HasPrefix(out, "residual = 10\nresidual = 100\n") {
+				t.Errorf("logs -f printed %q", out)
+			}
+		})
+	}
+}

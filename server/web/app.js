@@ -77,7 +77,12 @@ function uuid() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-const short = (id) => id.slice(0, 8);
+// short is an id for the eye: its first 8 characters, or a job's scheduler and its id's tail
+// (job ids begin with their date).
+const short = (id) => {
+  const m = /^(local|slurm)-.+(.{8})$/.exec(id);
+  return m ? `${m[1]}-${m[2]}` : id.slice(0, 8);
+};
 
 // ---------- sessions ----------
 
@@ -276,10 +281,19 @@ function card(m) {
   stop.hidden = true;
   stop.setAttribute("aria-label", "Interrupt operation " + short(m.operation_id));
   stop.addEventListener("click", () => {
+    const c = state.ops.get(m.operation_id);
+    if (c && c.jobID) { // a job is cancelled through its scheduler: it outlives the operation
+      stop.disabled = true;
+      cancelJob(c.jobID).catch((e) => { stop.disabled = false; showError(e); });
+      return;
+    }
     if (send("operation_interrupt", m.operation_id, { why: "interrupted from the dashboard" })) stop.disabled = true;
   });
   head.append(title, kernel, badge, stop);
   const code = el("pre", "code");
+  const jspec = el("p", "job-spec");
+  const jstate = el("p", "job-state");
+  jstate.setAttribute("aria-label", "the job's state");
   const verdicts = el("div", "verdicts");
   const tele = el("div", "telemetry");
   const out = el("pre", "out");
@@ -287,7 +301,7 @@ function card(m) {
   const arts = el("div", "artifacts");
   arts.setAttribute("aria-label", "files written by " + short(m.operation_id));
   const end = el("p", "end");
-  root.append(head, code, verdicts, tele, out, arts, end);
+  root.append(head, code, jspec, jstate, verdicts, tele, out, arts, end);
   $("#stream").append(root);
 
   const li = document.createElement("li");
@@ -299,7 +313,7 @@ function card(m) {
   li.append(a);
   $("#history").append(li);
 
-  c = { root, badge, kernel, stop, code, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, series: new Map(), marks: [], t0: 0, drawn: 0 };
+  c = { root, badge, kernel, stop, code, jspec, jstate, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, series: new Map(), marks: [], t0: 0, drawn: 0 };
   state.ops.set(m.operation_id, c);
   return c;
 }
@@ -369,7 +383,8 @@ function addArtifact(c, a) {
 function bytes(n) {
   if (n < 1024) return n + " B";
   if (n < 1 << 20) return (n / 1024).toFixed(1) + " KiB";
-  return (n / (1 << 20)).toFixed(1) + " MiB";
+  if (n < 1 << 30) return (n / (1 << 20)).toFixed(1) + " MiB";
+  return (n / (1 << 30)).toFixed(1) + " GiB";
 }
 
 // focus scrolls to an operation's card and moves the keyboard focus to it.
@@ -392,16 +407,19 @@ function render(m) {
   const p = m.payload || {};
   switch (m.type) {
     case "operation_request":
+      if (p.kind === "job" && p.job) { jobRequest(c, p.job); setState(c, "requested"); break; }
       c.kernel.textContent = p.kernel || p.kind || "";
       c.code.textContent = p.code || JSON.stringify(p);
       setState(c, "requested");
       break;
     case "operation_ack":
       setState(c, "queued");
+      if (p.job) jobInfo(c, p.job, "submitted");
       c.stop.hidden = false;
       break;
     case "operation_start":
       setState(c, "running", "s-running");
+      if (p.job) jobInfo(c, p.job, "started");
       c.stop.hidden = false;
       break;
     case "operation_progress": {
@@ -427,7 +445,8 @@ function render(m) {
       c.stop.hidden = true;
       const r = p.result || {};
       c.end.className = "end";
-      c.end.textContent = `completed in ${(r.duration_s || 0).toFixed(2)} s`;
+      c.end.textContent = `completed in ${(r.duration_s || 0).toFixed(2)} s${r.job ? jobEnding(r) : ""}`;
+      if (r.job) jobInfo(c, r.job, "ended");
       break;
     }
     case "operation_failed": {
@@ -435,6 +454,7 @@ function render(m) {
       if (p.verdict) addVerdict(c, p.verdict);
       const r = p.result || {};
       const kept = r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "";
+      if (r.job) { jobFailed(c, p, r); break; }
       if (p.reason === "interrupted" && !p.verdict) { // someone asked for it: not a failure of the code
         setState(c, "interrupted", "s-interrupted");
         c.end.className = "end";
@@ -477,6 +497,90 @@ function render(m) {
       if (m.operation_id === state.session) { state.run = { running: true }; showRunBar(); }
       break;
   }
+}
+
+// ---------- job operations ----------
+//
+// A job is an operation of kind "job": its request carries the job's spec instead of code,
+// its ack and start the scheduler's job (id, native id, state), its end how the job ended.
+// Its Interrupt button cancels the job through its scheduler (POST /v1/jobs/ID/cancel).
+
+// shellWords quotes a command's words the way a shell would read them back.
+const shellWords = (argv) => argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : "'" + a.replaceAll("'", "'\\''") + "'")).join(" ");
+
+function jobRequest(c, spec) {
+  c.isJob = true;
+  const title = c.root.querySelector("h3");
+  title.textContent = spec.name || short(title.title);
+  c.kernel.textContent = "job" + (spec.profile ? " · " + spec.profile : "");
+  c.code.textContent = spec.script || shellWords(spec.command || []);
+  c.stop.textContent = "Cancel job";
+  c.stop.setAttribute("aria-label", "Cancel job " + (spec.name || short(c.root.id.slice(3))));
+  const res = spec.resources || {}, parts = [];
+  if (res.cores) parts.push(`${res.cores} core${res.cores === 1 ? "" : "s"}`);
+  if (res.memory_bytes) parts.push(bytes(res.memory_bytes) + " memory");
+  if (res.wall_time_ns) parts.push(duration(res.wall_time_ns / 1e9) + " wall time");
+  if (res.gpus) parts.push(`${res.gpus} GPU${res.gpus === 1 ? "" : "s"}`);
+  if (res.partition) parts.push("partition " + res.partition);
+  if ((spec.follow || []).length) parts.push("follows " + spec.follow.join(", "));
+  parts.push(spec.hotfix === "off" ? "perception only watches" : spec.hotfix === "on_warning" ? "perception cancels it on a Warning" : "perception cancels it on an Error");
+  c.jspec.textContent = parts.join(" · ");
+}
+
+// jobInfo says where the job stands: "job local-… (Slurm 4711) · RUNNING". Each change of
+// state is a line of the card's output too.
+function jobInfo(c, j, what) {
+  c.isJob = true;
+  if (j.id) c.jobID = j.id;
+  const sched = schedulerOf(c.jobID || "");
+  const native = j.native ? ` (${sched === "slurm" ? "Slurm job " : "pid "}${j.native})` : "";
+  c.jstate.textContent = `job ${c.jobID || "?"} · ${sched}${native} · ${j.state || ""}${j.reason ? ": " + j.reason : ""}`;
+  if (j.state && j.state !== c.jobState) {
+    c.jobState = j.state;
+    if (what !== "ended") addLine(c, `[job ${what}: ${j.state}${j.reason ? " (" + j.reason + ")" : ""}]`, "event");
+  }
+}
+
+const schedulerOf = (id) => (id.startsWith("slurm-") ? "slurm" : id.startsWith("local-") ? "local" : "job");
+
+// jobEnding says the job's exit code or signal: " · exit code 0".
+function jobEnding(r) {
+  const j = r.job || {};
+  if (j.signal) return " · killed by " + j.signal;
+  if (r.exit_code !== undefined && r.exit_code !== null) return " · exit code " + r.exit_code;
+  return "";
+}
+
+function jobFailed(c, p, r) {
+  const j = r.job;
+  jobInfo(c, j, "ended");
+  if (p.verdict) addVerdict(c, p.verdict);
+  const took = r.duration_s ? ` after ${duration(r.duration_s)}` : "";
+  const ending = jobEnding(r);
+  if (p.reason === "interrupted" && p.verdict) { // perception stopped it: say so, and why
+    setState(c, "cancelled by perception", "s-perception");
+    c.end.className = "end failed";
+    c.end.textContent = `cancelled by perception${took}: ${p.verdict.detector}: ${p.verdict.message}${ending}`;
+    return;
+  }
+  if (p.reason === "interrupted") { // someone cancelled it: not a failure of the job
+    setState(c, "cancelled", "s-interrupted");
+    c.end.className = "end";
+    c.end.textContent = `cancelled${took}${j.reason ? ": " + j.reason : ""}${ending}`;
+    return;
+  }
+  const label = { TIMEOUT: "timed out", LOST: "lost", FAILED: "failed" }[j.state] || "failed: " + p.reason;
+  setState(c, label, "s-failed");
+  c.end.className = "end failed";
+  c.end.textContent = `${label}${took}${p.error ? ": " + p.error : ""}${ending && !String(p.error).includes(ending.slice(3)) ? ending : ""}`;
+}
+
+// duration says s seconds briefly: "850 ms", "42 s", "3 min 20 s", "2 h 5 min".
+function duration(s) {
+  if (s < 1) return Math.round(s * 1000) + " ms";
+  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 >= 1 ? " " + Math.floor(s % 60) + " s" : ""}`;
+  return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? " " + Math.floor((s % 3600) / 60) + " min" : ""}`;
 }
 
 // runLine adds one event of an agent run to the stream, in order between its operations' cards.
@@ -950,6 +1054,12 @@ async function start() {
   $("#mem-form").addEventListener("submit", memorySearch);
   $("#camp-form").addEventListener("submit", startCampaign);
   $("#run-form").addEventListener("submit", startRun);
+  $("#job-form").addEventListener("submit", submitJob);
+  $("#job-text").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) submitJob(ev);
+  });
+  const sched = localStorage.getItem("labmate.scheduler");
+  if (sched) $("#job-scheduler").value = sched;
   $("#run-goal").addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) startRun(ev);
   });
@@ -982,9 +1092,10 @@ function labHash() {
 // route shows the page the hash names: #lab[/SESSION[/OP]] or #memory.
 function route() {
   const page = location.hash.startsWith("#memory") ? "memory" : location.hash.startsWith("#campaigns") ? "campaigns" :
-    location.hash.startsWith("#runs") ? "runs" : "lab";
+    location.hash.startsWith("#runs") ? "runs" : location.hash.startsWith("#jobs") ? "jobs" : "lab";
   $("#page-lab").hidden = page !== "lab";
   $("#page-runs").hidden = page !== "runs";
+  $("#page-jobs").hidden = page !== "jobs";
   $("#page-memory").hidden = page !== "memory";
   $("#page-campaigns").hidden = page !== "campaigns";
   for (const a of document.querySelectorAll("#pages a")) {
@@ -1003,6 +1114,10 @@ function route() {
     loadRuns().catch(showError);
     return;
   }
+  if (page === "jobs") {
+    loadJobs().catch(showError);
+    return;
+  }
   const { session, op } = labHash();
   if (session && session !== state.session) openSession(session, op);
   else if (op) {
@@ -1017,13 +1132,163 @@ async function start2() {
     await loadSessions();
     await detectMemory();
     await detectCampaigns();
-    const first = ["#memory", "#campaigns", "#runs"].some((p) => location.hash.startsWith(p)) ? location.hash : "";
+    await detectJobs();
+    const first = ["#memory", "#campaigns", "#runs", "#jobs"].some((p) => location.hash.startsWith(p)) ? location.hash : "";
     const id = labHash().session || sessionStorage.getItem("labmate.session");
     if (id) openSession(id, labHash().op); else await newSession();
     if (first) { history.replaceState(null, "", first); route(); }
     if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);
+    if (!state.jobPoll) state.jobPoll = setInterval(() => { if (!$("#page-jobs").hidden) loadJobs().catch(() => {}); }, 1500);
     if (!state.runPoll) state.runPoll = setInterval(() => { if (!$("#page-runs").hidden) loadRuns().catch(() => {}); }, 1500);
   } catch (e) { showError(e); }
+}
+
+// ---------- jobs ----------
+//
+// The Jobs page submits background jobs (POST /v1/jobs) and lists them (GET /v1/jobs, newest
+// first; 501 when the server runs no jobs, and the page stays hidden). A job is an operation
+// in a session of its own, named by the job's id: its live story (log, telemetry, verdicts)
+// is #lab/ID.
+
+async function detectJobs() {
+  try {
+    await api("GET", "/v1/jobs");
+    $("#nav-jobs").hidden = false;
+    state.jobs = true;
+  } catch { /* this server runs no jobs (501): the page stays hidden */ }
+}
+
+const cancelJob = (id) => api("POST", "/v1/jobs/" + encodeURIComponent(id) + "/cancel", { why: "cancelled from the dashboard" });
+
+// jobState is a job's badge: a cancel is not a failure, and says who asked for it.
+function jobState(j) {
+  const why = j.reason || "";
+  switch (j.state) {
+    case "QUEUED": return { text: "queued", cls: "s-queued", why };
+    case "RUNNING": return { text: "running", cls: "s-running", why: "" };
+    case "COMPLETED": return { text: "completed", cls: "s-completed", why: "" };
+    case "CANCELLED":
+      if (/^(perception|hot-fix)\b/i.test(why)) return { text: "cancelled by perception", cls: "s-perception", why: why.replace(/^perception:\s*/i, "") };
+      return { text: "cancelled", cls: "s-interrupted", why: why || "by a user" };
+    case "TIMEOUT": return { text: "timed out", cls: "s-failed", why };
+    case "LOST": return { text: "lost", cls: "s-failed", why };
+    default: return { text: (j.state || "?").toLowerCase(), cls: "s-failed", why };
+  }
+}
+
+function jobCommand(spec) {
+  if (!spec) return "";
+  return spec.script ? spec.script.split("\n").find((l) => l.trim() && !l.startsWith("#!")) || spec.script : shellWords(spec.command || []);
+}
+
+function jobRan(j, now) {
+  if (!j.started || j.started.startsWith("0001")) return "—";
+  const end = j.ended && !j.ended.startsWith("0001") ? Date.parse(j.ended) : now;
+  return duration(Math.max(0, (end - Date.parse(j.started)) / 1000));
+}
+
+async function loadJobs() {
+  const list = (await api("GET", "/v1/jobs")) || [];
+  const running = list.filter((j) => j.state === "RUNNING").length, queued = list.filter((j) => j.state === "QUEUED").length;
+  $("#job-count").textContent = `${list.length} job${list.length === 1 ? "" : "s"}` + (running ? `, ${running} running` : "") + (queued ? `, ${queued} queued` : "");
+  const now = Date.now();
+  const key = JSON.stringify([list, list.some((j) => j.state === "RUNNING") ? Math.floor(now / 1000) : 0]);
+  if (key === state.jobsKey) return;
+  state.jobsKey = key;
+  const focused = document.activeElement && document.activeElement.closest ? document.activeElement.closest("#job-rows tr") : null;
+  const focusID = focused ? focused.dataset.job : "";
+  const tb = $("#job-rows");
+  tb.replaceChildren();
+  for (const j of list) {
+    const tr = el("tr", "open-row");
+    tr.dataset.job = j.id;
+    const story = "#lab/" + encodeURIComponent(j.session || j.id) + (j.operation ? "/" + encodeURIComponent(j.operation) : "");
+    const name = el("td", "task");
+    const a = el("a", "", j.name || short(j.id));
+    a.href = story;
+    a.title = `job ${j.id}: open its live story`;
+    name.append(a, el("span", "what", jobCommand(j.spec)));
+    name.lastChild.title = (j.spec && (j.spec.script || shellWords(j.spec.command || []))) || "";
+    const st = jobState(j);
+    const stc = el("td", "state");
+    stc.append(el("span", "badge " + st.cls, st.text));
+    if (st.why) stc.append(el("span", "why", st.why));
+    stc.title = j.reason || "";
+    const exit = j.signal ? j.signal : j.exit_code !== undefined && j.exit_code !== null ? String(j.exit_code) : "—";
+    const sched = el("td", "", j.scheduler || schedulerOf(j.id));
+    if (j.native) sched.append(el("span", "why", (schedulerOf(j.id) === "slurm" ? "job " : "pid ") + j.native));
+    const acts = el("td", "acts");
+    if (j.state === "QUEUED" || j.state === "RUNNING") {
+      const b = el("button", "danger small cancel", "Cancel");
+      b.type = "button";
+      b.setAttribute("aria-label", `Cancel job ${j.name || j.id}`);
+      b.addEventListener("click", async (ev) => {
+        ev.stopPropagation();
+        b.disabled = true;
+        err.textContent = "";
+        try { await cancelJob(j.id); } catch (e) { b.disabled = false; err.textContent = e.message; return; }
+        state.jobsKey = "";
+        loadJobs().catch(showError);
+      });
+      acts.append(b);
+    }
+    const err = el("p", "row-error", "");
+    err.setAttribute("role", "alert");
+    acts.append(err);
+    tr.append(name, stc, el("td", "num", exit), sched,
+      el("td", "", new Date(j.submitted).toLocaleString([], { dateStyle: "short", timeStyle: "short" })), el("td", "num", jobRan(j, now)), acts);
+    tr.addEventListener("click", (ev) => { if (!ev.target.closest("a, button")) location.hash = story; });
+    tb.append(tr);
+    if (focusID === j.id) (tr.querySelector("button") || a).focus();
+  }
+}
+
+// shellSplit reads a command line into words: whitespace separates them, quotes group them.
+function shellSplit(line) {
+  const words = [];
+  let w = null, q = "";
+  for (const ch of line) {
+    if (q) { if (ch === q) q = ""; else w += ch; continue; }
+    if (ch === "'" || ch === '"') { q = ch; w = w || ""; continue; }
+    if (/\s/.test(ch)) { if (w !== null) words.push(w); w = null; continue; }
+    w = (w || "") + ch;
+  }
+  if (q) throw new Error("the command has an unclosed " + q);
+  if (w !== null) words.push(w);
+  return words;
+}
+
+async function submitJob(ev) {
+  ev.preventDefault();
+  clearError();
+  const text = $("#job-text").value;
+  if (!text.trim()) { showError("give the job a script or a command"); return; }
+  const body = { resources: {}, hotfix: $("#job-hotfix").value, scheduler: $("#job-scheduler").value };
+  try {
+    if ($("#job-as").value === "command") body.command = shellSplit(text.trim()); else body.script = text;
+  } catch (e) { showError(e); return; }
+  const name = $("#job-name").value.trim();
+  if (name) body.name = name;
+  if ($("#job-profile").value) body.profile = $("#job-profile").value;
+  const num = (sel) => ($(sel).value === "" ? 0 : Number($(sel).value));
+  if (num("#job-cores")) body.resources.cores = Math.round(num("#job-cores"));
+  if (num("#job-mem")) body.resources.memory_bytes = Math.round(num("#job-mem") * Number($("#job-mem-unit").value));
+  if (num("#job-wall")) body.resources.wall_time_ns = Math.round(num("#job-wall") * Number($("#job-wall-unit").value) * 1e9);
+  const follow = splitCols($("#job-follow").value);
+  if (follow.length) body.follow = follow;
+  localStorage.setItem("labmate.scheduler", body.scheduler);
+  const btn = $("#job-submit");
+  btn.disabled = true;
+  try {
+    const r = await api("POST", "/v1/jobs", body);
+    const done = $("#job-submitted");
+    done.replaceChildren("submitted job " + r.id + " — ");
+    const a = el("a", "", "watch it");
+    a.href = "#lab/" + encodeURIComponent(r.session || r.id) + (r.operation ? "/" + encodeURIComponent(r.operation) : "");
+    done.append(a);
+    state.jobsKey = "";
+    await loadJobs();
+  } catch (e) { showError(e); } finally { btn.disabled = false; }
 }
 
 // ---------- memory ----------

@@ -89,6 +89,10 @@ type LogsOut struct {
 	State job.State `json:"state"`
 }
 
+// JobState is the job's state when the page was read: a reader that polls a running job
+// (the agent counts such calls apart) can tell.
+func (o *LogsOut) JobState() job.State { return o.State }
+
 // CancelIn stops a job.
 type CancelIn struct {
 	ID  string `json:"id" jsonschema:"the job's id"`
@@ -248,10 +252,26 @@ func confined(root, asked, ws string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	if realWS, err := filepath.EvalSymlinks(ws); err == nil && !inside(realRoot, realWS) {
+	if !inside(realRoot, resolve(ws)) {
 		return fmt.Errorf("workspace %q: a link out of the run's workspace: jobs run inside it", asked)
 	}
 	return nil
+}
+
+// resolve is p with the symbolic links of its longest existing prefix resolved.
+func resolve(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 func kinds(s job.Schedulers) []string {

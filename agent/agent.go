@@ -56,6 +56,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/protocol"
@@ -188,6 +189,10 @@ type Options struct {
 	StartKernel func(ctx context.Context, name string) (kernel.Kernel, error)
 	// Tools are more tools for the code module, beside run_code and final_answer.
 	Tools *tool.Set
+	// Jobs, when set, gives the code module wait_job: a run that needs a job's result parks
+	// (StopParked, naming the job) instead of polling, and Resume, once the job has ended,
+	// gives the call the job's outcome. The job tools themselves (job/tools) come with Tools.
+	Jobs job.Schedulers
 	// Store checkpoints runs; nil: none (and no Resume).
 	Store Store
 	// Memory, when set, is recalled before planning and before each step, guards each cell,

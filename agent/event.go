@@ -125,6 +125,9 @@ const (
 	StopReplans   StopReason = "replans_exhausted"
 	StopCancelled StopReason = "cancelled"
 	StopError     StopReason = "error" // the provider or the plumbing failed; Error says how
+	// StopParked: the run waits for a job (Stop.Job) without holding a process; it is
+	// Resumable, and Resume once the job has ended gives the waiting call the job's outcome.
+	StopParked StopReason = "parked"
 )
 
 // Stop ends a run.
@@ -135,8 +138,10 @@ type Stop struct {
 	Result *Answer `json:"result,omitempty"`
 	Stats  Stats   `json:"stats"`
 	// Resumable says the run kept its phase and Resume continues it: it was cancelled, or its
-	// model's provider failed.
+	// model's provider failed, or it is parked.
 	Resumable bool `json:"resumable,omitempty"`
+	// Job is the job a parked run waits for.
+	Job string `json:"job,omitempty"`
 }
 
 // Stats sums a run up.
@@ -148,5 +153,10 @@ type Stats struct {
 	Repairs    int               `json:"repairs"`
 	Replans    int               `json:"replans"`
 	Guarded    int               `json:"guarded,omitempty"` // cells memory's guard stopped before they ran
-	Elapsed    time.Duration     `json:"elapsed_ns"`
+	// ToolCalls are the code module's tool calls (run_code, final_answer, wait_job once, the
+	// others), not counting Polls: job_status and job_logs calls about a job still queued or
+	// running.
+	ToolCalls int           `json:"tool_calls"`
+	Polls     int           `json:"polls,omitempty"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/tool"
@@ -198,6 +199,18 @@ func (r *run) code(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if p, ok := res.Data.(*park); ok {
+			// The call stays pending: Resume calls it again, and then the job has ended.
+			st.Parked = &Parked{Job: string(p.job), CallID: c.ID, State: p.state, Since: time.Now()}
+			if err := r.save(ctx); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: waiting for job %s (%s)", errParked, p.job, p.state)
+		}
+		if c.Name == ToolWaitJob {
+			st.Parked = nil
+		}
+		r.countCall(c.Name, res)
 		content := res.Content
 		if res.Untrusted {
 			content = quoteUntrusted(content)

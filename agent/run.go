@@ -119,12 +119,14 @@ func (r *run) stop(ctx, runCtx context.Context, err error) {
 		s.Reason = StopTurns
 	case errors.Is(err, errReplans):
 		s.Reason = StopReplans
+	case errors.Is(err, errParked) && r.st.Parked != nil:
+		s.Reason, s.Error, s.Job = StopParked, "", r.st.Parked.Job
 	case ctx.Err() != nil:
 		s.Reason = StopCancelled
 	case runCtx.Err() != nil:
 		s.Reason, s.Error = StopTimeout, fmt.Sprintf("the wall-time cap of %v passed", r.a.opts.Timeout)
 	}
-	s.Resumable = s.Reason == StopCancelled || s.Reason == StopError && providerFailed(err)
+	s.Resumable = s.Reason == StopCancelled || s.Reason == StopParked || s.Reason == StopError && providerFailed(err)
 	s.Result = r.partial()
 	r.finish(ctx, s)
 	if s.Reason == StopError && !r.ended {
@@ -166,7 +168,7 @@ func (r *run) partial() *Answer {
 func (r *run) finish(ctx context.Context, s *Stop) {
 	r.drainJudge(ctx) // a judgement that ended with its operation still counts
 	// Failures no repair fixed are worth remembering too.
-	if m := r.a.opts.Memory; m != nil && len(r.st.Failures) > 0 && s.Reason != StopCancelled && s.Reason != StopAnswered {
+	if m := r.a.opts.Memory; m != nil && len(r.st.Failures) > 0 && s.Reason != StopCancelled && s.Reason != StopParked && s.Reason != StopAnswered {
 		l := &Lesson{RunID: r.st.RunID, Task: r.st.Task.Goal, Failures: r.st.Failures, Recalled: r.st.Recalled}
 		if p := r.st.Plan; p != nil && r.st.Step < len(p.Steps) {
 			l.Step, l.Action, l.Checkpoint = p.Steps[r.st.Step].Title, p.Steps[r.st.Step].Action, p.Steps[r.st.Step].Checkpoint
@@ -186,7 +188,7 @@ func (r *run) finish(ctx context.Context, s *Stop) {
 
 func (r *run) stats() Stats {
 	s := Stats{Turns: r.st.Turns, Operations: r.st.Operations, HotFixes: r.st.HotFixes, Repairs: r.st.Repairs,
-		Replans: r.st.Replans, Guarded: r.st.Guarded, Elapsed: r.before + time.Since(r.start)}
+		Replans: r.st.Replans, Guarded: r.st.Guarded, ToolCalls: r.st.ToolCalls, Polls: r.st.Polls, Elapsed: r.before + time.Since(r.start)}
 	for _, m := range []string{"plan", "code", "perceive", "reflect", "direct", "codeact"} {
 		if u := r.st.Usage[m]; u != nil {
 			s.Modules = append(s.Modules, *u)

@@ -64,6 +64,10 @@ type State struct {
 	Replans    int                         `json:"replans"`
 	Guarded    int                         `json:"guarded"`    // cells memory's guard stopped before they ran
 	Elapsed    time.Duration               `json:"elapsed_ns"` // wall time of earlier sessions of this run
+	ToolCalls  int                         `json:"tool_calls,omitempty"`
+	Polls      int                         `json:"polls,omitempty"`
+	// Parked is the job the run waits for, while it is parked.
+	Parked *Parked `json:"parked,omitempty"`
 
 	Answer *Answer `json:"answer,omitempty"`
 	Stop   *Stop   `json:"stop,omitempty"`

@@ -52,6 +52,11 @@ func (r *run) tools() (*tool.Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.a.opts.Jobs != nil {
+		if err := set.Add(r.waitJobTool()); err != nil {
+			return nil, err
+		}
+	}
 	if r.a.opts.Tools != nil {
 		for _, name := range r.a.opts.Tools.Names() {
 			t, _ := r.a.opts.Tools.Lookup(name)

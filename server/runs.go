@@ -84,10 +84,9 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.wg.Go(func() {
-		defer s.release(ss)
-		defer s.endRun(task.ID)
-		defer cancel()
-		s.record(ctx, ss, task.ID, s.cfg.Runs(ctx, &task), 1) // a new session: its first seq is 1
+		s.runAndWatch(ss, task.ID, cancel, func() string {
+			return s.record(ctx, ss, task.ID, s.cfg.Runs(ctx, &task), 1) // a new session: its first seq is 1
+		})
 	})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
 }
@@ -137,10 +136,7 @@ func (s *Server) resume(ctx context.Context, id, by string) error {
 		return err
 	}
 	s.wg.Go(func() {
-		defer s.release(ss)
-		defer s.endRun(id)
-		defer cancel()
-		s.record(runCtx, ss, id, s.resumed(runCtx, id), next)
+		s.runAndWatch(ss, id, cancel, func() string { return s.record(runCtx, ss, id, s.resumed(runCtx, id), next) })
 	})
 	return nil
 }
@@ -258,10 +254,25 @@ func (s *Server) endRun(id string) {
 	s.mu.Unlock()
 }
 
+// runAndWatch runs record, which logs run id, then lets the run go; when it parked on a job,
+// it watches the job and resumes the run when the job ends (watchParked).
+func (s *Server) runAndWatch(ss *session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
+	jobID := func() string {
+		defer s.release(ss)
+		defer s.endRun(id)
+		defer cancel()
+		return record()
+	}()
+	if jobID != "" {
+		s.watchParked(id, jobID)
+	}
+}
+
 // record logs the events of run id in its session, each with seq next, next+1, …, then its
 // run_end: how the agent stopped, or the error that ended the run. The log is written
-// whatever ctx says, so that a cancelled run's end is recorded.
-func (s *Server) record(ctx context.Context, ss *session, id string, events iter.Seq2[*agent.Event, error], next int64) {
+// whatever ctx says, so that a cancelled run's end is recorded. It returns the job the run
+// parked on, if it did.
+func (s *Server) record(ctx context.Context, ss *session, id string, events iter.Seq2[*agent.Event, error], next int64) (parkedOn string) {
 	logCtx := context.WithoutCancel(ctx)
 	end := &protocol.RunEnd{Reason: protocol.ReasonError, Error: "the run ended without stopping"}
 	hint := resumeHint(&s.cfg)
@@ -273,7 +284,12 @@ func (s *Server) record(ctx context.Context, ss *session, id string, events iter
 		}
 		if ev.Type == agent.EventStop && ev.Stop != nil {
 			end = &protocol.RunEnd{Reason: protocol.Reason(ev.Stop.Reason), Error: ev.Stop.Error, Resumable: ev.Stop.Resumable}
-			if end.Resumable && hint != nil {
+			parkedOn = ""
+			switch {
+			case ev.Stop.Reason == agent.StopParked && end.Resumable:
+				parkedOn = ev.Stop.Job
+				s.parkedEnd(end, id, parkedOn)
+			case end.Resumable && hint != nil:
 				end.Resume = hint(id)
 			}
 		}
@@ -289,9 +305,14 @@ func (s *Server) record(ctx context.Context, ss *session, id string, events iter
 		}
 		next = m.Seq + 1
 	}
+	if end.Reason != protocol.Reason(agent.StopParked) {
+		parkedOn = ""
+	}
 	if _, err := appendRun(logCtx, ss, protocol.TypeRunEnd, id, end); err != nil {
 		s.logf("run %s: logging its end: %v", id, err)
+		return ""
 	}
+	return parkedOn
 }
 
 // appendRun logs a message of run id in its session, which has the run's id.

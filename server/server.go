@@ -151,6 +151,7 @@ type Server struct {
 
 	camps    campaigns
 	runsSeen runRows
+	parks    parkWatch // the jobs parked runs wait for
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -209,6 +210,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
 	s.resumeClosed(runs)
+	if err := s.watchParkedRuns(ctx); err != nil {
+		s.logf("parked runs: not watched again: %v", err)
+	}
 	return s, nil
 }
 

@@ -2,8 +2,10 @@ package agenttest
 
 import (
 	"encoding/json"
+	"regexp"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
@@ -33,3 +35,30 @@ func Args(v any) string {
 	}
 	return string(b)
 }
+
+// SubmitJob is a submit_job call (job/tools) of a bash script, in the run's workspace.
+func SubmitJob(name, script string) llmtest.Turn {
+	return llmtest.CallTool("submit_job", Args(map[string]string{"name": name, "script": script}))
+}
+
+// JobCall is a call of a job tool — wait_job, job_status, job_logs, cancel_job — about the
+// job the run submitted last: its id is read from the latest submit_job result the model was
+// sent.
+func JobCall(name string) llmtest.Turn {
+	return llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+		id := ""
+		for _, m := range c.Request.Messages {
+			if s := jobID.FindStringSubmatch(m.Content); m.Role == llm.RoleTool && s != nil {
+				id = s[1]
+			}
+		}
+		key := "id"
+		if name == agent.ToolWaitJob {
+			key = "job_id"
+		}
+		return llmtest.CallTool(name, Args(map[string]string{key: id}))
+	}}
+}
+
+// jobID finds a job's id in submit_job's result.
+var jobID = regexp.MustCompile(`"id":"((?:local|slurm)-[^"]+)"`)

@@ -86,6 +86,8 @@ func (p *textEvents) Event(ev *agent.Event) error {
 				s.Stats.Elapsed.Round(time.Millisecond), s.Stats.Turns, s.Stats.Operations, s.Stats.HotFixes, s.Stats.Replans)
 		case s.Reason == agent.StopCancelled:
 			fmt.Fprintf(w, "labmate: interrupted; continue with: labmate run --resume %s\n", ev.RunID)
+		case s.Reason == agent.StopParked:
+			fmt.Fprintf(w, "labmate: parked: the run waits for job %s (labmate job logs -f %s follows it); it holds no process meanwhile\n", s.Job, s.Job)
 		default:
 			fmt.Fprintf(w, "labmate: stopped (%s)", s.Reason)
 			if s.Error != "" {

@@ -16,6 +16,9 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/agent/report"
+	"github.com/labmate/labmate/job"
+	jobreport "github.com/labmate/labmate/job/report"
+	jobtools "github.com/labmate/labmate/job/tools"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/tool"
@@ -26,7 +29,7 @@ func newRunCmd() *cobra.Command {
 		modelSpec, kernelName, mode, resume, workspace, data string
 		memoryStore, namespace                               string
 		memoryRead                                           []string
-		asJSON, stats, noMemory, memoryInfer                 bool
+		asJSON, stats, noMemory, memoryInfer, waitJobs       bool
 		maxTurns, maxRepairs, maxReplans                     int
 		budget                                               int64
 		timeout, cellTimeout                                 time.Duration
@@ -75,9 +78,18 @@ The code the model writes runs in a workspace of its own, DATA/workspaces/run-ID
 run starts), the only place it can write; --workspace DIR lets it work in a directory of yours
 instead (its .git and other dot-directories stay read-only to the code).
 
+In agent mode the model also has the job tools (submit_job, job_status, job_logs, cancel_job,
+list_jobs; see labmate job), its jobs confined to the run's workspace, and wait_job: a run that
+needs a job's result parks instead of polling. It stops, checkpointed, naming the job, and labmate
+run exits with status 4 saying so; labmate run --resume ID waits for the job to end (Ctrl-C leaves
+the run parked) and continues the run with the job's outcome. --wait-jobs waits in this process
+instead. A queued local job starts only while a labmate process holds the job directory open
+(labmate job wait, serve, mcp, or the waiting run). Runs of labmate serve that park are resumed
+by the server when their job ends.
+
 Caps: --max-turns model calls, --budget tokens, --timeout wall time. A run that hits one stops
 cleanly with what it had established. Exit status: 0 answered, 3 stopped by a cap (partial
-result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.`,
+result), 4 parked on a job, 1 failed (the provider or labmate), 130 interrupted, 2 could not start.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case resume != "" && len(args) > 0:
@@ -109,10 +121,14 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				return err
 			}
 			defer store.Close()
+			var parkedOn string // the job a resumed run is parked on
 			if resume != "" {
 				st, err := store.Load(ctx, resume)
 				if err != nil {
 					return err
+				}
+				if st.Parked != nil && st.Stop != nil && st.Stop.Reason == agent.StopParked {
+					parkedOn = st.Parked.Job
 				}
 				if workspace == "" { // the resumed run works where it worked before: its files are there
 					workspace = st.Task.Workspace
@@ -163,6 +179,21 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				}
 				mem = lm
 			}
+			var jobs job.Schedulers
+			if mode == string(agent.ModeAgent) || parkedOn != "" {
+				// Queued local jobs start while this holds the job directory open.
+				js, closeJobs := (&jobDirs{data: dir}).serving(cmd, "run")
+				defer closeJobs()
+				if js != nil {
+					jobs = js
+					if tools == nil {
+						tools = &tool.Set{}
+					}
+					if err := tools.Add(jobtools.Tools(jobs, &jobtools.Options{Workspace: workspace, Confine: true})...); err != nil {
+						return err
+					}
+				}
+			}
 			if mode == string(agent.ModeAgent) {
 				kt, closeDocs, err := agentKnowledgeTools()
 				if err != nil {
@@ -186,6 +217,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 					return startKernel(ctx, name, sb, workspace)
 				},
 				Store:       store,
+				Jobs:        jobs,
 				MaxTurns:    maxTurns,
 				MaxRepairs:  maxRepairs,
 				MaxReplans:  maxReplans,
@@ -198,7 +230,10 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 			}
 			var events func(func(*agent.Event, error) bool)
 			if resume != "" {
-				events = a.Resume(ctx, resume)
+				if err := waitForJob(ctx, cmd, jobs, parkedOn); err != nil {
+					return err
+				}
+				runID, events = resume, a.Resume(ctx, resume)
 			} else {
 				events = a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
 			}
@@ -207,22 +242,38 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 				out = report.NewJSON(cmd.OutOrStdout())
 			}
 			var last *agent.Stop
-			for ev, err := range events {
-				if err != nil {
-					if last == nil { // failed before the run could start: nothing was printed
+			for {
+				last = nil
+				for ev, err := range events {
+					if err != nil {
+						if last == nil { // failed before the run could start: nothing was printed
+							return err
+						}
+						return exitError{1} // the stop event said why
+					}
+					if err := out.Event(ev); err != nil {
 						return err
 					}
-					return exitError{1} // the stop event said why
+					runID = ev.RunID
+					if ev.Stop != nil {
+						last = ev.Stop
+					}
 				}
-				if err := out.Event(ev); err != nil {
+				if last == nil {
+					return exitError{2}
+				}
+				if last.Reason != agent.StopParked {
+					break
+				}
+				if !waitJobs {
+					fmt.Fprintf(cmd.ErrOrStderr(), "labmate run: run %s is parked until job %s ends; continue it with: labmate run --resume %s "+
+						"(it waits for the job, then the run goes on with its outcome), or run with --wait-jobs to wait here\n", runID, last.Job, runID)
+					return exitError{4}
+				}
+				if err := waitForJob(ctx, cmd, jobs, last.Job); err != nil {
 					return err
 				}
-				if ev.Stop != nil {
-					last = ev.Stop
-				}
-			}
-			if last == nil {
-				return exitError{2}
+				events = a.Resume(ctx, runID)
 			}
 			if stats {
 				if err := report.Stats(cmd.OutOrStdout(), last.Stats, asJSON); err != nil {
@@ -246,6 +297,7 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	f.StringVar(&mode, "mode", string(agent.ModeAgent), "agent (plan, code, perceive, reflect), direct (no tools) or codeact (execute, then respond)")
 	f.BoolVar(&asJSON, "json", false, "print every event as NDJSON to stdout")
 	f.BoolVar(&stats, "stats", false, "print tokens and calls per module, hot-fixes, repairs and re-plans at the end")
+	f.BoolVar(&waitJobs, "wait-jobs", false, "when the run parks on a job it submitted, wait here for the job's end and go on (default: exit 4; --resume continues it)")
 	f.StringVar(&resume, "resume", "", "continue the run with this id from its last checkpoint (with its model unless --model is given)")
 	f.IntVar(&maxTurns, "max-turns", 40, "most model calls in the run")
 	f.IntVar(&maxRepairs, "max-repairs", 3, "repairs of a failed or interrupted step before re-planning")
@@ -263,4 +315,42 @@ result), 1 failed (the provider or labmate), 130 interrupted, 2 could not start.
 	sf.add(cmd)
 	cmd.AddCommand(newRunListCmd(), newRunShowCmd())
 	return cmd
+}
+
+// waitForJob waits for job id, which a run is parked on, to end, saying so on stderr; an empty
+// id has nothing to wait for. Interrupted, the run stays parked (exit 130).
+func waitForJob(ctx context.Context, cmd *cobra.Command, jobs job.Schedulers, id string) error {
+	if id == "" {
+		return nil
+	}
+	if jobs == nil {
+		return fmt.Errorf("the run is parked on job %s, and no job scheduler could be opened here", id)
+	}
+	sch, err := jobs.For(job.ID(id))
+	if err != nil {
+		return fmt.Errorf("the run is parked on job %s: %w", id, err)
+	}
+	stderr := cmd.ErrOrStderr()
+	first := true
+	for st, err := range sch.Watch(ctx, job.ID(id)) {
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "labmate run: interrupted; the run stays parked on job %s\n", id)
+				return exitError{130}
+			}
+			return fmt.Errorf("watching job %s: %w", id, err)
+		}
+		if st.State.Terminal() {
+			fmt.Fprintf(stderr, "labmate run: %s; the run goes on with its outcome\n", jobreport.Ended(st))
+			return nil
+		}
+		if first {
+			fmt.Fprintf(stderr, "labmate run: the run is parked: waiting for job %s (%s; Ctrl-C leaves the run parked)\n", id, st.State)
+			first = false
+		}
+	}
+	if ctx.Err() != nil {
+		return exitError{130}
+	}
+	return nil
 }

@@ -153,6 +153,9 @@ operations end FAILED saying so.`,
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
+			if runs != nil {
+				runs.jobs = jobs // a run that waits for a job parks; the server resumes it when the job ends
+			}
 			srv, err := server.New(ctx, cfg)
 			if err != nil {
 				return err

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
+	"github.com/labmate/labmate/job"
+	jobtools "github.com/labmate/labmate/job/tools"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/knowledge"
 	ktools "github.com/labmate/labmate/knowledge/tools"
@@ -48,6 +50,9 @@ type serveAgent struct {
 	data  string
 	store agent.Store
 	mem   memory.Store
+	// jobs, when set, give each run the job tools, its jobs confined to its workspace, and
+	// wait_job, which parks the run until the job ends (the server resumes it then).
+	jobs job.Schedulers
 }
 
 // agentRuns is labmate serve's agent. It is nil when no model is configured (--model,
@@ -97,6 +102,15 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.jobs != nil {
+		ws, err := runWorkspace(s.data, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := tools.Add(jobtools.Tools(s.jobs, &jobtools.Options{Workspace: ws, Confine: true})...); err != nil {
+			return nil, err
+		}
+	}
 	return agent.New(s.model, &agent.Options{
 		Memory: mem,
 		Tools:  tools,
@@ -108,5 +122,6 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 			return startKernel(ctx, name, s.sb, ws)
 		},
 		Store: s.store,
+		Jobs:  s.jobs,
 	})
 }

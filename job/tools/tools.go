@@ -36,6 +36,10 @@ type Options struct {
 	// Workspace is the directory a relative (or missing) workspace is taken in; empty: a call
 	// must give an absolute workspace.
 	Workspace string
+	// Confine keeps every job inside Workspace (an agent run's workspace): a call's workspace
+	// must be relative and stay in it (no "..", no symbolic link out of it); absolute paths are
+	// refused.
+	Confine bool
 }
 
 // Limits of job_logs.
@@ -50,7 +54,7 @@ type SubmitIn struct {
 	Command   []string          `json:"command,omitempty" jsonschema:"the program and its arguments, e.g. [\"pw.x\", \"-in\", \"scf.in\"]; or give script"`
 	Script    string            `json:"script,omitempty" jsonschema:"a bash script to run instead of a command"`
 	Name      string            `json:"name,omitempty" jsonschema:"a name for the job"`
-	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory (absolute; its files are the job's)"`
+	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory, absolute or relative to the caller's (an agent's jobs run inside its workspace: relative or none); its files are the job's"`
 	Cores     int               `json:"cores,omitempty" jsonschema:"cores (default 1)"`
 	Memory    string            `json:"memory,omitempty" jsonschema:"the memory budget of the whole job, e.g. 512M, 2G, 1.5GiB"`
 	WallTime  string            `json:"wall_time,omitempty" jsonschema:"the wall time, e.g. 1:30:00, 90m, 2h; then the job is stopped (TIMEOUT)"`
@@ -84,6 +88,10 @@ type LogsOut struct {
 	More  bool      `json:"more,omitempty"` // lines beyond limit are there now
 	State job.State `json:"state"`
 }
+
+// JobState is the job's state when the page was read: a reader that polls a running job
+// (the agent counts such calls apart) can tell.
+func (o *LogsOut) JobState() job.State { return o.State }
 
 // CancelIn stops a job.
 type CancelIn struct {
@@ -190,6 +198,11 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		ws = filepath.Join(o.Workspace, ws)
 	}
 	spec.Workspace = filepath.Clean(ws)
+	if o.Confine {
+		if err := confined(o.Workspace, in.Workspace, spec.Workspace); err != nil {
+			return nil, err
+		}
+	}
 	if in.Memory != "" {
 		n, err := sandbox.ParseSize(in.Memory)
 		if err != nil {
@@ -217,6 +230,48 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		return nil, err
 	}
 	return sch.Status(ctx, id)
+}
+
+// confined checks that ws, the workspace a call named as asked, stays inside root.
+func confined(root, asked, ws string) error {
+	switch {
+	case root == "":
+		return errors.New("workspace: this caller has no workspace to run jobs in")
+	case filepath.IsAbs(asked):
+		return fmt.Errorf("workspace %q: give a path relative to the run's workspace (or none): jobs run inside it", asked)
+	}
+	inside := func(root, p string) bool {
+		rel, err := filepath.Rel(root, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if !inside(root, ws) {
+		return fmt.Errorf("workspace %q: outside the run's workspace: jobs run inside it", asked)
+	}
+	// A symbolic link inside may point out of it.
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if !inside(realRoot, resolve(ws)) {
+		return fmt.Errorf("workspace %q: a link out of the run's workspace: jobs run inside it", asked)
+	}
+	return nil
+}
+
+// resolve is p with the symbolic links of its longest existing prefix resolved.
+func resolve(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 func kinds(s job.Schedulers) []string {

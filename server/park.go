@@ -1,0 +1,165 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/protocol"
+)
+
+// Parked runs. An agent run that needs a job's result parks (agent.StopParked): its run_end
+// has reason parked and is resumable, and the agent's stop event before it names the job. The
+// server then watches the job (Config.Jobs) without holding the run: it takes none of the
+// Config.MaxRuns places. When the job ends the server resumes the run — a run_resume whose by
+// says which job ended and how — and the run's waiting wait_job call gets the job's outcome.
+// At start-up, the runs the log shows parked are watched again, so a server stopped while a
+// run is parked loses nothing.
+
+// parkWatch is the jobs the server watches for parked runs, by run.
+type parkWatch struct {
+	mu  sync.Mutex
+	run map[string]string // run id → job id
+}
+
+// parkedEnd is the run_end of a run that parked on job: it says that the server resumes it
+// when the job ends, when it can.
+func (s *Server) parkedEnd(end *protocol.RunEnd, id, jobID string) {
+	if _, err := s.cfg.Jobs.For(job.ID(jobID)); err == nil && s.cfg.Resume != nil {
+		end.Resume = fmt.Sprintf("the server resumes it when job %s ends (or POST /v1/runs/%s/resume once it has)", jobID, id)
+		return
+	}
+	end.Resume = fmt.Sprintf("once job %s has ended: labmate run --resume %s (it waits for the job)", jobID, id)
+	if hint := resumeHint(&s.cfg); hint != nil {
+		end.Resume = fmt.Sprintf("once job %s has ended: %s", jobID, hint(id))
+	}
+}
+
+// watchParked waits for job jobID to end, then resumes run id, which parked on it. It
+// returns when the job has ended and the resume started (or could not), or the server closes.
+// A second watch of the same run and job is not started.
+func (s *Server) watchParked(id, jobID string) {
+	if s.cfg.Resume == nil {
+		return
+	}
+	sch, err := s.cfg.Jobs.For(job.ID(jobID))
+	if err != nil {
+		s.logf("run %s: parked on job %s, which this server cannot watch: %v", id, jobID, err)
+		return
+	}
+	p := &s.parks
+	p.mu.Lock()
+	if p.run[id] == jobID {
+		p.mu.Unlock()
+		return
+	}
+	if p.run == nil {
+		p.run = map[string]string{}
+	}
+	p.run[id] = jobID
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if p.run[id] == jobID {
+			delete(p.run, id)
+		}
+		p.mu.Unlock()
+	}()
+	var last *job.Status
+	for st, err := range sch.Watch(s.ctx, job.ID(jobID)) {
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.logf("run %s: watching job %s it is parked on: %v", id, jobID, err)
+			}
+			return
+		}
+		if last = st; st.State.Terminal() {
+			break
+		}
+	}
+	if last == nil || !last.State.Terminal() {
+		return
+	}
+	by := fmt.Sprintf("job %s ended (%s): labmate serve resumed the run parked on it", jobID, last.State)
+	for {
+		err := s.resume(s.ctx, id, by)
+		var be *busyError
+		if !errors.As(err, &be) {
+			if err != nil {
+				s.logf("run %s: job %s ended, but the run was not resumed: %v", id, jobID, err)
+			} else {
+				s.logf("run %s: resumed (job %s ended: %s)", id, jobID, last.State)
+			}
+			return
+		}
+		select { // MaxRuns are running: the run waits its turn
+		case <-time.After(time.Second):
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// watchParkedRuns watches again the jobs of the runs the log shows parked (a previous server
+// stopped while they were).
+func (s *Server) watchParkedRuns(ctx context.Context) error {
+	if s.cfg.Resume == nil || s.cfg.Jobs == nil {
+		return nil
+	}
+	sessions, err := s.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, si := range sessions {
+		op, err := s.runInfo(ctx, si.ID)
+		if errors.Is(err, protocol.ErrUnknownOperation) || err == nil && !op.State.Terminal() {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		jobID, err := s.parkedOn(ctx, si.ID)
+		if err != nil {
+			return err
+		}
+		if jobID != "" {
+			s.logf("run %s: parked on job %s: watching it again", si.ID, jobID)
+			s.wg.Go(func() { s.watchParked(si.ID, jobID) })
+		}
+	}
+	return nil
+}
+
+// parkedOn is the job run id is parked on, from its stream: "" unless its last run_end is a
+// resumable parked one.
+func (s *Server) parkedOn(ctx context.Context, id string) (string, error) {
+	jobID := ""
+	for m, err := range s.store.Operation(ctx, id, id) {
+		if err != nil {
+			return "", err
+		}
+		switch m.Type {
+		case protocol.TypeRunEvent:
+			if !bytes.Contains(m.Payload, []byte(`"parked"`)) {
+				continue
+			}
+			var ev agent.Event
+			if m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil && ev.Stop.Reason == agent.StopParked {
+				jobID = ev.Stop.Job
+			}
+		case protocol.TypeRunEnd:
+			var end protocol.RunEnd
+			if m.Decode(&end) != nil || end.Reason != protocol.Reason(agent.StopParked) || !end.Resumable {
+				jobID = ""
+			}
+		case protocol.TypeRunResume:
+			jobID = ""
+		}
+	}
+	return jobID, nil
+}

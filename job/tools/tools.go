@@ -36,6 +36,11 @@ type Options struct {
 	// Workspace is the directory a relative (or missing) workspace is taken in; empty: a call
 	// must give an absolute workspace.
 	Workspace string
+	// Confined says the scheduler assigns the workspace (labmate serve's faces: see
+	// server.Server.Jobs): a call may only name a directory inside it, relative, which is passed
+	// on as it is; an absolute workspace, or one that climbs out with "..", is refused.
+	// Workspace is ignored then.
+	Confined bool
 }
 
 // Limits of job_logs.
@@ -50,7 +55,7 @@ type SubmitIn struct {
 	Command   []string          `json:"command,omitempty" jsonschema:"the program and its arguments, e.g. [\"pw.x\", \"-in\", \"scf.in\"]; or give script"`
 	Script    string            `json:"script,omitempty" jsonschema:"a bash script to run instead of a command"`
 	Name      string            `json:"name,omitempty" jsonschema:"a name for the job"`
-	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory (absolute; its files are the job's)"`
+	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory (its files are the job's): absolute from the CLI; under labmate serve, a directory inside the workspace the server assigns, relative, or none"`
 	Cores     int               `json:"cores,omitempty" jsonschema:"cores (default 1)"`
 	Memory    string            `json:"memory,omitempty" jsonschema:"the memory budget of the whole job, e.g. 512M, 2G, 1.5GiB"`
 	WallTime  string            `json:"wall_time,omitempty" jsonschema:"the wall time, e.g. 1:30:00, 90m, 2h; then the job is stopped (TIMEOUT)"`
@@ -180,6 +185,10 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		Resources: job.Resources{Cores: in.Cores, GPUs: in.GPUs, Partition: in.Partition}}
 	ws := in.Workspace
 	switch {
+	case o.Confined:
+		if err := ConfinedPath(ws); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
 	case ws == "" && o.Workspace == "":
 		return nil, errors.New("workspace: missing: give the job's working directory, an absolute path")
 	case ws == "":
@@ -189,7 +198,10 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 	case !filepath.IsAbs(ws):
 		ws = filepath.Join(o.Workspace, ws)
 	}
-	spec.Workspace = filepath.Clean(ws)
+	spec.Workspace = ws
+	if !o.Confined {
+		spec.Workspace = filepath.Clean(ws)
+	}
 	if in.Memory != "" {
 		n, err := sandbox.ParseSize(in.Memory)
 		if err != nil {
@@ -217,6 +229,20 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		return nil, err
 	}
 	return sch.Status(ctx, id)
+}
+
+// ConfinedPath checks a workspace a client names inside the one the server assigns: empty
+// (the assigned one itself) or a relative path that stays inside it.
+func ConfinedPath(ws string) error {
+	switch {
+	case ws == "":
+		return nil
+	case filepath.IsAbs(ws) || strings.HasPrefix(ws, "~"):
+		return fmt.Errorf("%q: the server assigns the job's workspace: name a directory inside it, relative, or none", ws)
+	case !filepath.IsLocal(ws):
+		return fmt.Errorf("%q: climbs out of the job's workspace, which the server assigns: name a directory inside it", ws)
+	}
+	return nil
 }
 
 func kinds(s job.Schedulers) []string {

@@ -101,8 +101,15 @@ func (p submitted) Usage(ctx context.Context, id job.ID) (*job.Usage, error) {
 	return nil, errors.ErrUnsupported
 }
 
-// ErrJobSpec wraps the reasons SubmitJob refuses a job: the client's to fix.
+// ErrJobSpec is matched (errors.Is) by the reasons SubmitJob refuses a job: the client's
+// to fix.
 var ErrJobSpec = errors.New("job spec")
+
+// specError is a refusal of a job spec, in its own words.
+type specError struct{ error }
+
+func (e specError) Is(target error) bool { return target == ErrJobSpec }
+func (e specError) Unwrap() error        { return e.error }
 
 // SubmitJob submits spec to the scheduler of kind, in a workspace the server assigns
 // (spec.Workspace, when set, must be a relative directory inside it), and follows it as an
@@ -113,10 +120,10 @@ func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (jo
 	}
 	sched := s.cfg.Jobs[kind]
 	if sched == nil {
-		return "", fmt.Errorf("%w: scheduler %q: not available here (choose %s)", ErrJobSpec, kind, strings.Join(s.jobKinds(), " or "))
+		return "", specError{fmt.Errorf("job spec: scheduler %q: not available here (choose %s)", kind, strings.Join(s.jobKinds(), " or "))}
 	}
 	if spec == nil {
-		return "", fmt.Errorf("%w: missing", ErrJobSpec)
+		return "", specError{errors.New("job spec: missing")}
 	}
 	c := *spec
 	ws, err := s.jobWorkspace(spec.Workspace)
@@ -128,7 +135,7 @@ func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (jo
 	plan, err := operation.CheckJob(req)
 	if err != nil {
 		os.RemoveAll(ws)
-		return "", fmt.Errorf("%w: %w", ErrJobSpec, err)
+		return "", specError{err}
 	}
 	s.jobs.mu.Lock()
 	s.jobs.pending++
@@ -141,11 +148,31 @@ func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (jo
 	id, err := sched.Submit(ctx, plan.Spec)
 	if err != nil {
 		os.RemoveAll(ws)
-		return "", fmt.Errorf("%w: %w", ErrJobSpec, err)
+		return "", specError{fmt.Errorf("submitting the job: %w", err)}
 	}
-	s.followJob(id, string(id), func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
-		return operation.RunJob(ctx, log, string(id), string(id), submitted{sched, id}, req, s.jobOptions())
-	})
+	// Returned once the job is acknowledged in the log, so that its session has it.
+	acked := make(chan struct{})
+	var once sync.Once
+	ack := func() { once.Do(func() { close(acked) }) }
+	if !s.followJob(id, string(id), func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
+		return func(yield func(*operation.Message, error) bool) {
+			defer ack()
+			for m, err := range operation.RunJob(ctx, log, string(id), string(id), submitted{sched, id}, req, s.jobOptions()) {
+				if err != nil || m.Type != protocol.TypeRequest {
+					ack()
+				}
+				if !yield(m, err) {
+					return
+				}
+			}
+		}
+	}) {
+		return id, nil // the server is closing: the next one adopts the job
+	}
+	select {
+	case <-acked:
+	case <-ctx.Done():
+	}
 	return id, nil
 }
 
@@ -169,7 +196,7 @@ func (s *Server) jobOptions() *operation.JobOptions {
 // an absolute rel, or one that climbs out ("..", a symbolic link), is refused.
 func (s *Server) jobWorkspace(rel string) (string, error) {
 	if err := jobtools.ConfinedPath(rel); err != nil {
-		return "", fmt.Errorf("%w: workspace: %w", ErrJobSpec, err)
+		return "", specError{fmt.Errorf("job spec: workspace: %w", err)}
 	}
 	base := s.cfg.Workspaces
 	if base == "" {
@@ -193,14 +220,14 @@ func (s *Server) jobWorkspace(rel string) (string, error) {
 	}
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("%w: workspace: %q: %w", ErrJobSpec, rel, err)
+		return "", specError{fmt.Errorf("job spec: workspace: %q: %w", rel, err)}
 	}
 	full := filepath.Join(dir, rel)
 	real, err := filepath.EvalSymlinks(full)
 	realDir, err2 := filepath.EvalSymlinks(dir)
 	if err != nil || err2 != nil || !strings.HasPrefix(real+string(filepath.Separator), realDir+string(filepath.Separator)) {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("%w: workspace: %q: leaves the job's workspace, which the server assigns", ErrJobSpec, rel)
+		return "", specError{fmt.Errorf("job spec: workspace: %q: leaves the job's workspace, which the server assigns", rel)}
 	}
 	return full, nil
 }
@@ -229,6 +256,7 @@ func (s *Server) followJob(id job.ID, session string, run func(ctx context.Conte
 	if err == nil {
 		log = ss
 	} // else: no room for another live session; nobody follows this one live
+	log = detachedLog{log}
 	done := func() {
 		if ss != nil {
 			s.release(ss)
@@ -254,6 +282,14 @@ func (s *Server) followJob(id job.ID, session string, run func(ctx context.Conte
 	}
 	s.wg.Go(f)
 	return true
+}
+
+// detachedLog appends whatever its caller's context says: a job's request and ack are logged
+// even when the server closes between them.
+type detachedLog struct{ operation.Log }
+
+func (l detachedLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+	return l.Log.Append(context.WithoutCancel(ctx), m)
 }
 
 // followed reports whether the server follows job id now.

@@ -20,6 +20,8 @@ import (
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/local"
+	"github.com/labmate/labmate/job/slurm"
+	"github.com/labmate/labmate/job/slurm/slurmtest"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/sandbox"
@@ -483,4 +485,85 @@ func TestJobAdopt(t *testing.T) {
 	}
 	l.close()
 	testutil.ReplayStore(t, reopen(t, dir))
+}
+
+func TestMain(m *testing.M) { slurmtest.Main(m) }
+
+// sloshingSCF is operation/job_test.go's: a Quantum ESPRESSO SCF that never converges (a
+// 4-atom aluminium cell elongated 4× along z, plain linear mixing at mixing_beta = 1).
+const sloshingSCF = `&control
+  calculation = 'scf', prefix = 'al4', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
+/
+&system
+  ibrav = 6, celldm(1) = 7.5, celldm(3) = 4.0, nat = 4, ntyp = 1, ecutwfc = 10,
+  occupations = 'smearing', smearing = 'mv', degauss = 0.005
+/
+&electrons
+  mixing_beta = 1.0, mixing_ndim = 1, electron_maxstep = 40, conv_thr = 1e-8
+/
+ATOMIC_SPECIES
+Al 26.98 Al.pz-vbc.UPF
+ATOMIC_POSITIONS crystal
+Al 0.0 0.0 0.00
+Al 0.5 0.5 0.25
+Al 0.0 0.0 0.50
+Al 0.5 0.5 0.75
+K_POINTS automatic
+2 2 1 0 0 0
+`
+
+// A sloshing SCF submitted over REST is cancelled by perception: the server watches the
+// jobs it submits.
+func TestJobSloshingSCF(t *testing.T) {
+	if _, err := exec.LookPath("pw.x"); err != nil {
+		t.Skip("pw.x is not installed")
+	}
+	dir := t.TempDir()
+	cancelAll(t, dir)
+	l := openJobLab(t, dir, nil)
+	script := fmt.Sprintf("cat > al4.in <<'IN'\n%sIN\npw.x -in al4.in\n", sloshingSCF)
+	body, _ := json.Marshal(map[string]any{"name": "al4-scf", "script": script, "resources": map[string]any{"cores": 1, "wall_time_ns": int64(5 * time.Minute)}})
+	start := time.Now()
+	id := l.submit(t, string(body))
+	msgs := l.follow(t, id, 3*time.Minute)
+	f, ok := terminal(t, msgs).(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonInterrupted || f.Verdict == nil || f.Verdict.State != protocol.Error ||
+		f.Result == nil || f.Result.Job == nil || f.Result.Job.State != "CANCELLED" || !strings.Contains(f.Result.Job.Reason, "perception: ") {
+		t.Fatalf("the sloshing SCF ended %s %s: want cancelled by perception's Error", msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload)
+	}
+	t.Logf("cancelled by perception (%s: %s) %.1fs after it was submitted", f.Verdict.Detector, f.Verdict.Message, time.Since(start).Seconds())
+	l.close()
+	testutil.ReplayStore(t, reopen(t, dir))
+}
+
+// One job through REST on the real one-node Slurm: submitted, followed over WebSocket to
+// its end, its log read back.
+func TestJobSlurm(t *testing.T) {
+	c := slurmtest.Shared(t)
+	sl, err := slurm.New(t.TempDir(), &slurm.Options{Env: c.Env, Poll: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cancelAll(t, dir)
+	l := openJobLab(t, dir, func(cfg *server.Config) { cfg.Jobs["slurm"] = sl })
+	id := l.submit(t, `{"scheduler": "slurm", "script": "echo one; sleep 1; echo two", "resources": {"cores": 1}}`)
+	if !strings.HasPrefix(id, "slurm-") {
+		t.Fatalf("id %q", id)
+	}
+	msgs := l.follow(t, id, 2*time.Minute)
+	if _, ok := terminal(t, msgs).(*protocol.Complete); !ok {
+		t.Fatalf("the Slurm job ended %s %s", msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload)
+	}
+	if _, lines := jobSeqs(t, msgs); !slices.Equal(lines, []string{"one", "two"}) {
+		t.Errorf("the Slurm job logged %q", lines)
+	}
+	code, out := l.do(t, "GET", "/v1/jobs/"+id+"/logs", "")
+	if code != http.StatusOK || !strings.Contains(out, `"text":"two"`) {
+		t.Errorf("logs of the Slurm job: %d %s", code, out)
+	}
+	code, out = l.do(t, "GET", "/v1/jobs/"+id, "")
+	if code != http.StatusOK || !strings.Contains(out, `"scheduler":"slurm"`) || !strings.Contains(out, `"state":"COMPLETED"`) {
+		t.Errorf("GET the Slurm job: %d %s", code, out)
+	}
 }

@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/artifacts/{path...}", s.artifact)
 	s.runRoutes()
+	s.jobRoutes()
 }
 
 func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) {

@@ -118,6 +118,9 @@ type Config struct {
 	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
 	// watches with perception and follows in its log. Nil: the server runs no jobs.
 	Jobs job.Schedulers
+	// JobPoll is how often the server looks for jobs submitted without it (labmate job submit
+	// over the same data directory) to follow them (default 3s).
+	JobPoll time.Duration
 }
 
 // KernelInfo describes one kernel a server can start.
@@ -152,11 +155,13 @@ type Server struct {
 	camps    campaigns
 	runsSeen runRows
 	parks    parkWatch // the jobs parked runs wait for
+	jobs     jobTracker
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
 // with reason server_restart, and so are agent runs, with a run_end that says how to resume
-// them (Config.ResumeCommand); with Config.Resume, those runs are resumed at once.
+// them (Config.ResumeCommand); with Config.Resume, those runs are resumed at once. Job
+// operations stay open: their jobs ran on, and the server follows them again (see jobs.go).
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: Config.Store is nil")
@@ -210,6 +215,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
 	s.resumeClosed(runs)
+	if cfg.Jobs != nil {
+		if s.cfg.JobPoll <= 0 {
+			s.cfg.JobPoll = defaultJobPoll
+		}
+		s.reattachJobs(ctx)
+		s.wg.Go(s.adopter)
+	}
 	if err := s.watchParkedRuns(ctx); err != nil {
 		s.logf("parked runs: not watched again: %v", err)
 	}
@@ -266,7 +278,8 @@ func (s *Server) goWorker(f func()) {
 }
 
 // Close stops the server: running operations end FAILED (the server shut down), queued ones
-// too, every stream ends, kernels close. The store stays open; closing it is the caller's.
+// too, every stream ends, kernels close. Jobs run on: the server detaches from them, their
+// operations open in the log for the next server to follow. The store stays open; closing it is the caller's.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closing = true // no session worker joins wg from now on

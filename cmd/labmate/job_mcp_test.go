@@ -12,7 +12,8 @@ import (
 )
 
 // labmate mcp serves the job tools over the jobs of DATA: a job an MCP client submits is the
-// one labmate job sees, and waits for.
+// one labmate job sees, and waits for. Its workspace is the server's: an absolute one is
+// refused.
 func TestJobMCPStdioSharesTheJobs(t *testing.T) {
 	data, ws := t.TempDir(), t.TempDir()
 	cmd := exec.Command(bin, "mcp", "--workspaces", t.TempDir(), "--data", data, "--prewarm", "")
@@ -23,6 +24,11 @@ func TestJobMCPStdioSharesTheJobs(t *testing.T) {
 	defer cs.Close()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "submit_job",
 		Arguments: map[string]any{"workspace": ws, "name": "from-mcp", "command": []string{"echo", "hello from mcp"}}})
+	if err != nil || !res.IsError {
+		t.Fatalf("submit_job in %s: %v %+v: want it refused", ws, err, res)
+	}
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "submit_job",
+		Arguments: map[string]any{"workspace": "run", "name": "from-mcp", "command": []string{"echo", "hello from mcp"}}})
 	if err != nil || res.IsError {
 		t.Fatalf("submit_job: %v %+v", err, res)
 	}

@@ -98,7 +98,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
-			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Run(ctx, &sdk.StdioTransport{})
+			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -160,7 +160,7 @@ operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs, Jobs: jobs}).Handler())
+			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

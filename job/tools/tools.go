@@ -36,9 +36,11 @@ type Options struct {
 	// Workspace is the directory a relative (or missing) workspace is taken in; empty: a call
 	// must give an absolute workspace.
 	Workspace string
-	// Confine keeps every job inside Workspace (an agent run's workspace): a call's workspace
-	// must be relative and stay in it (no "..", no symbolic link out of it); absolute paths are
-	// refused.
+	// Confine keeps every job inside a workspace it is given: a call may only name a directory
+	// inside it, relative (no "..", no symbolic link out of it), or none. With Workspace (an
+	// agent run's), the job runs there; without (labmate serve's faces: see server.Server.Jobs),
+	// the relative path is passed on for the scheduler's face to place in the workspace it
+	// assigns.
 	Confine bool
 }
 
@@ -54,7 +56,7 @@ type SubmitIn struct {
 	Command   []string          `json:"command,omitempty" jsonschema:"the program and its arguments, e.g. [\"pw.x\", \"-in\", \"scf.in\"]; or give script"`
 	Script    string            `json:"script,omitempty" jsonschema:"a bash script to run instead of a command"`
 	Name      string            `json:"name,omitempty" jsonschema:"a name for the job"`
-	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory, absolute or relative to the caller's (an agent's jobs run inside its workspace: relative or none); its files are the job's"`
+	Workspace string            `json:"workspace,omitempty" jsonschema:"the job's working directory (its files are the job's): a directory inside the workspace this caller runs jobs in, relative, or none (absolute only from the CLI)"`
 	Cores     int               `json:"cores,omitempty" jsonschema:"cores (default 1)"`
 	Memory    string            `json:"memory,omitempty" jsonschema:"the memory budget of the whole job, e.g. 512M, 2G, 1.5GiB"`
 	WallTime  string            `json:"wall_time,omitempty" jsonschema:"the wall time, e.g. 1:30:00, 90m, 2h; then the job is stopped (TIMEOUT)"`
@@ -188,6 +190,11 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		Resources: job.Resources{Cores: in.Cores, GPUs: in.GPUs, Partition: in.Partition}}
 	ws := in.Workspace
 	switch {
+	case o.Confine:
+		if err := ConfinedPath(ws); err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		ws = filepath.Join(o.Workspace, ws)
 	case ws == "" && o.Workspace == "":
 		return nil, errors.New("workspace: missing: give the job's working directory, an absolute path")
 	case ws == "":
@@ -198,10 +205,12 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 		ws = filepath.Join(o.Workspace, ws)
 	}
 	spec.Workspace = filepath.Clean(ws)
-	if o.Confine {
-		if err := confined(o.Workspace, in.Workspace, spec.Workspace); err != nil {
+	if o.Confine && o.Workspace != "" {
+		if err := linkedOut(o.Workspace, in.Workspace, spec.Workspace); err != nil {
 			return nil, err
 		}
+	} else if o.Confine {
+		spec.Workspace = in.Workspace // placed by the scheduler's face
 	}
 	if in.Memory != "" {
 		n, err := sandbox.ParseSize(in.Memory)
@@ -232,28 +241,30 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 	return sch.Status(ctx, id)
 }
 
-// confined checks that ws, the workspace a call named as asked, stays inside root.
-func confined(root, asked, ws string) error {
+// ConfinedPath checks a workspace a caller names inside the one it is given: empty (that one
+// itself) or a relative path that stays inside it.
+func ConfinedPath(ws string) error {
 	switch {
-	case root == "":
-		return errors.New("workspace: this caller has no workspace to run jobs in")
-	case filepath.IsAbs(asked):
-		return fmt.Errorf("workspace %q: give a path relative to the run's workspace (or none): jobs run inside it", asked)
+	case ws == "":
+		return nil
+	case filepath.IsAbs(ws) || strings.HasPrefix(ws, "~"):
+		return fmt.Errorf("%q: jobs run inside the workspace they are given: name a directory inside it, relative, or none", ws)
+	case !filepath.IsLocal(ws):
+		return fmt.Errorf("%q: climbs out of the workspace jobs run inside: name a directory inside it", ws)
 	}
-	inside := func(root, p string) bool {
-		rel, err := filepath.Rel(root, p)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-	}
-	if !inside(root, ws) {
-		return fmt.Errorf("workspace %q: outside the run's workspace: jobs run inside it", asked)
-	}
-	// A symbolic link inside may point out of it.
+	return nil
+}
+
+// linkedOut checks that ws, inside root as named (asked), is not reached through a symbolic
+// link out of root.
+func linkedOut(root, asked, ws string) error {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	if !inside(realRoot, resolve(ws)) {
-		return fmt.Errorf("workspace %q: a link out of the run's workspace: jobs run inside it", asked)
+	rel, err := filepath.Rel(realRoot, resolve(ws))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("workspace %q: a link out of the workspace jobs run inside", asked)
 	}
 	return nil
 }

@@ -49,12 +49,13 @@ func TestJobTools(t *testing.T) {
 		}
 		jobs.Close()
 	})
-	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Logf: t.Logf})
+	store := protocol.NewMemStore()
+	srv, err := server.New(context.Background(), server.Config{Store: store, Logf: t.Logf, Workspaces: t.TempDir(), Jobs: job.Schedulers{"local": jobs}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	lab := mcp.New(srv, &mcp.Options{Version: "test", Jobs: job.Schedulers{"local": jobs}})
+	lab := mcp.New(srv, &mcp.Options{Version: "test"})
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := lab.Server().Connect(context.Background(), st, nil)
 	if err != nil {
@@ -82,7 +83,7 @@ func TestJobTools(t *testing.T) {
 		}
 	}
 
-	ws := t.TempDir()
+	ws := "run" // inside the workspace the server assigns
 	var sub job.Status
 	decode(t, call(t, ctx, cs, "", "submit_job", map[string]any{"name": "count", "workspace": ws, "memory": "512M", "wall_time": "2m",
 		"command": []string{"sh", "-c", "sleep 0.3; for i in 1 2 3; do echo line $i; done; sleep 0.3; echo err >&2"}}), &sub)
@@ -123,6 +124,20 @@ func TestJobTools(t *testing.T) {
 		t.Errorf("job_status: %+v", status)
 	}
 
+	// The job is an operation in the log, watched by perception, in the session named by its id.
+	if sub.Spec == nil || !strings.HasSuffix(sub.Spec.Workspace, "/run") || !strings.HasPrefix(sub.Spec.Workspace, "/") {
+		t.Errorf("the job's workspace: %+v: want the server's, with run inside it", sub.Spec)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		ops, _ := store.Operations(ctx, string(sub.ID))
+		if len(ops) == 1 && ops[0].ID == string(sub.ID) && ops[0].Kind == protocol.KindJob && ops[0].State == protocol.Completed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's operation in the log: %+v", ops)
+		}
+	}
+
 	var long job.Status
 	decode(t, call(t, ctx, cs, "", "submit_job", map[string]any{"workspace": ws, "script": "sleep 60\n"}), &long)
 	var cancelled job.Status
@@ -153,7 +168,8 @@ func TestJobTools(t *testing.T) {
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "memory": "2X"}, `memory: size "2X"`},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "wall_time": "-5m"}, "wall_time: wall time \"-5m\" is negative"},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "script": "true"}, "not both"},
-		{"submit_job", map[string]any{"command": []string{"true"}}, "workspace: missing"},
+		{"submit_job", map[string]any{"workspace": "/etc", "command": []string{"true"}}, "the server assigns the job's workspace"},
+		{"submit_job", map[string]any{"workspace": "../../etc", "command": []string{"true"}}, "climbs out of the job's workspace"},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "scheduler": "slurm"}, `scheduler "slurm": not available here`},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "hotfix": "maybe"}, `hotfix "maybe"`},
 	} {

@@ -34,7 +34,6 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/operation"
@@ -58,10 +57,9 @@ type Options struct {
 	// FactNamespace and SkillNamespace are where facts and skills are written when a call
 	// names no namespace (defaults "user" and "user/skills").
 	FactNamespace, SkillNamespace string
-	// Jobs, when set, adds the job tools (submit_job, job_status, job_logs, cancel_job,
-	// list_jobs) over these schedulers; JobScheduler is the kind submit_job uses when a call
-	// names none (default "local").
-	Jobs         job.Schedulers
+	// JobScheduler is the kind submit_job uses when a call names none (default "local"). The
+	// job tools (submit_job, job_status, job_logs, cancel_job, list_jobs) are there when the
+	// server runs jobs (server.Config.Jobs), over server.Server.Jobs.
 	JobScheduler string
 }
 
@@ -117,7 +115,7 @@ func New(srv *server.Server, opts *Options) *Lab {
 	if srv.RunsCampaigns() {
 		l.addCampaignTools()
 	}
-	if l.opts.Jobs != nil {
+	if srv.Jobs() != nil {
 		l.addJobTools()
 	}
 	return l

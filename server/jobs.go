@@ -1,0 +1,633 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labmate/labmate/job"
+	jobtools "github.com/labmate/labmate/job/tools"
+	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/protocol"
+)
+
+// Jobs in the server. Every job the server follows is an operation in the protocol log: its
+// own session, named by the job's id, in which the job's id is the operation id, run by
+// operation.RunJob (request → ack with the job → start → one progress per log line, with its
+// job_seq, telemetry and perception's verdicts → terminal). Clients follow it like any other
+// session (WebSocket, GET /v1/sessions/ID/messages); an Error verdict cancels the job unless
+// its spec's hotfix is off.
+//
+// A job outlives the server. Close detaches from the jobs it follows (they run on, their
+// operations stay open in the log); New follows again every job operation left open
+// (operation.AttachJob, from its last job_seq, so no line is logged twice), and the server
+// adopts the jobs it finds running in its schedulers that the log does not have — submitted
+// with labmate job submit over the same data directory — on start and every
+// Config.JobPoll, following them from their first line.
+//
+// Faces submit through Server.Jobs, never Config.Jobs directly: that is what puts a job in
+// the log and under perception, and what assigns its workspace — a client of the server
+// never chooses a host directory (see jobWorkspace).
+
+// jobTracker is what the server keeps in memory of its jobs: which it follows now.
+type jobTracker struct {
+	mu      sync.Mutex
+	follows map[job.ID]bool
+	pending int // submissions between the scheduler's Submit and being followed
+}
+
+const defaultJobPoll = 3 * time.Second
+
+// Jobs returns the schedulers every face of the server uses (REST, MCP, the agent), by kind:
+// Submit goes through the server — the job gets a workspace the server assigns (the spec's
+// workspace, relative, is taken inside it), is logged as an operation and watched by
+// perception — and Status, Logs, Cancel, List and Watch pass through to Config.Jobs. Nil
+// when the server runs no jobs.
+func (s *Server) Jobs() job.Schedulers {
+	if s.cfg.Jobs == nil {
+		return nil
+	}
+	m := job.Schedulers{}
+	for k, sch := range s.cfg.Jobs {
+		if sch != nil {
+			m[k] = &serverScheduler{Scheduler: sch, s: s, kind: k}
+		}
+	}
+	return m
+}
+
+// serverScheduler is one of Config.Jobs with Submit through the server.
+type serverScheduler struct {
+	job.Scheduler
+	s    *Server
+	kind string
+}
+
+func (ss *serverScheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) {
+	return ss.s.SubmitJob(ctx, ss.kind, spec)
+}
+
+// Usage passes job.Sampler through, when the scheduler offers it.
+func (ss *serverScheduler) Usage(ctx context.Context, id job.ID) (*job.Usage, error) {
+	if m, ok := ss.Scheduler.(job.Sampler); ok {
+		return m.Usage(ctx, id)
+	}
+	return nil, fmt.Errorf("%w: the %s scheduler does not measure its jobs", errors.ErrUnsupported, ss.kind)
+}
+
+// submitted is a scheduler whose Submit returns a job already submitted: RunJob logs the
+// request and the ack of a job the server submitted (or adopted) before.
+type submitted struct {
+	job.Scheduler
+	id job.ID
+}
+
+func (p submitted) Submit(context.Context, *job.Spec) (job.ID, error) { return p.id, nil }
+
+func (p submitted) Usage(ctx context.Context, id job.ID) (*job.Usage, error) {
+	if m, ok := p.Scheduler.(job.Sampler); ok {
+		return m.Usage(ctx, id)
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// ErrJobSpec is matched (errors.Is) by the reasons SubmitJob refuses a job: the client's
+// to fix.
+var ErrJobSpec = errors.New("job spec")
+
+// specError is a refusal of a job spec, in its own words.
+type specError struct{ error }
+
+func (e specError) Is(target error) bool { return target == ErrJobSpec }
+func (e specError) Unwrap() error        { return e.error }
+
+// SubmitJob submits spec to the scheduler of kind, in a workspace the server assigns
+// (spec.Workspace, when set, must be a relative directory inside it), and follows it as an
+// operation in session ID, operation ID, where ID is the job's id.
+func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (job.ID, error) {
+	if s.cfg.Jobs == nil {
+		return "", errors.New("this server runs no jobs")
+	}
+	sched := s.cfg.Jobs[kind]
+	if sched == nil {
+		return "", specError{fmt.Errorf("job spec: scheduler %q: not available here (choose %s)", kind, strings.Join(s.jobKinds(), " or "))}
+	}
+	if spec == nil {
+		return "", specError{errors.New("job spec: missing")}
+	}
+	c := *spec
+	ws, err := s.jobWorkspace(spec.Workspace)
+	if err != nil {
+		return "", err
+	}
+	c.Workspace = ws
+	req := operation.JobRequest(&c)
+	plan, err := operation.CheckJob(req)
+	if err != nil {
+		os.RemoveAll(ws)
+		return "", specError{err}
+	}
+	s.jobs.mu.Lock()
+	s.jobs.pending++
+	s.jobs.mu.Unlock()
+	defer func() {
+		s.jobs.mu.Lock()
+		s.jobs.pending--
+		s.jobs.mu.Unlock()
+	}()
+	id, err := sched.Submit(ctx, plan.Spec)
+	if err != nil {
+		os.RemoveAll(ws)
+		return "", specError{fmt.Errorf("submitting the job: %w", err)}
+	}
+	// Returned once the job is acknowledged in the log, so that its session has it.
+	acked := make(chan struct{})
+	var once sync.Once
+	ack := func() { once.Do(func() { close(acked) }) }
+	if !s.followJob(id, string(id), func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
+		return func(yield func(*operation.Message, error) bool) {
+			defer ack()
+			for m, err := range operation.RunJob(ctx, log, string(id), string(id), submitted{sched, id}, req, s.jobOptions()) {
+				if err != nil || m.Type != protocol.TypeRequest {
+					ack()
+				}
+				if !yield(m, err) {
+					return
+				}
+			}
+		}
+	}) {
+		return id, nil // the server is closing: the next one adopts the job
+	}
+	select {
+	case <-acked:
+	case <-ctx.Done():
+	}
+	return id, nil
+}
+
+func (s *Server) jobKinds() []string {
+	ks := make([]string, 0, len(s.cfg.Jobs))
+	for k, v := range s.cfg.Jobs {
+		if v != nil {
+			ks = append(ks, k)
+		}
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (s *Server) jobOptions() *operation.JobOptions {
+	return &operation.JobOptions{Judge: s.cfg.Judge}
+}
+
+// jobWorkspace makes the workspace of a job a client submits: a fresh directory under
+// Config.Workspaces/jobs, or the directory rel inside it. A client names no host directory:
+// an absolute rel, or one that climbs out ("..", a symbolic link), is refused.
+func (s *Server) jobWorkspace(rel string) (string, error) {
+	if err := jobtools.ConfinedPath(rel); err != nil {
+		return "", specError{fmt.Errorf("job spec: workspace: %w", err)}
+	}
+	base := s.cfg.Workspaces
+	if base == "" {
+		base = filepath.Join(os.TempDir(), "labmate-workspaces")
+	}
+	parent := filepath.Join(base, "jobs")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("making the job's workspace: %w", err)
+	}
+	dir, err := os.MkdirTemp(parent, "job-")
+	if err != nil {
+		return "", fmt.Errorf("making the job's workspace: %w", err)
+	}
+	if rel == "" {
+		return dir, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err == nil {
+		err = root.MkdirAll(filepath.Clean(rel), 0o755) // os.Root refuses a path that leaves it
+		root.Close()
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", specError{fmt.Errorf("job spec: workspace: %q: %w", rel, err)}
+	}
+	full := filepath.Join(dir, rel)
+	real, err := filepath.EvalSymlinks(full)
+	realDir, err2 := filepath.EvalSymlinks(dir)
+	if err != nil || err2 != nil || !strings.HasPrefix(real+string(filepath.Separator), realDir+string(filepath.Separator)) {
+		os.RemoveAll(dir)
+		return "", specError{fmt.Errorf("job spec: workspace: %q: leaves the job's workspace, which the server assigns", rel)}
+	}
+	return full, nil
+}
+
+// followJob runs the operation of job id in session in the background, unless it is
+// followed already or the server is closing; false then. Its messages go through the live
+// session, so that its subscribers see them at once.
+func (s *Server) followJob(id job.ID, session string, run func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error]) bool {
+	s.jobs.mu.Lock()
+	if s.jobs.follows == nil {
+		s.jobs.follows = map[job.ID]bool{}
+	}
+	if s.jobs.follows[id] {
+		s.jobs.mu.Unlock()
+		return false
+	}
+	s.jobs.follows[id] = true
+	s.jobs.mu.Unlock()
+	unfollow := func() {
+		s.jobs.mu.Lock()
+		delete(s.jobs.follows, id)
+		s.jobs.mu.Unlock()
+	}
+	var log operation.Log = s.store
+	ss, err := s.open(session)
+	if err == nil {
+		log = ss
+	} // else: no room for another live session; nobody follows this one live
+	log = detachedLog{log}
+	done := func() {
+		if ss != nil {
+			s.release(ss)
+		}
+		unfollow()
+	}
+	f := func() {
+		defer done()
+		for _, err := range run(s.ctx, log) {
+			if err != nil {
+				if !errors.Is(err, operation.ErrDetached) || s.ctx.Err() == nil {
+					s.logf("job %s: %v", id, err)
+				}
+				return
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		go done()
+		return false
+	}
+	s.wg.Go(f)
+	return true
+}
+
+// detachedLog appends whatever its caller's context says: a job's request and ack are logged
+// even when the server closes between them.
+type detachedLog struct{ operation.Log }
+
+func (l detachedLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+	return l.Log.Append(context.WithoutCancel(ctx), m)
+}
+
+// followed reports whether the server follows job id now.
+func (s *Server) followed(id job.ID) bool {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	return s.jobs.follows[id]
+}
+
+// reattachJobs follows again every job operation the log has open: a previous server
+// followed them when it stopped.
+func (s *Server) reattachJobs(ctx context.Context) {
+	sessions, err := s.store.Sessions(ctx)
+	if err != nil {
+		s.logf("jobs: listing the sessions: %v", err)
+		return
+	}
+	n := 0
+	for _, si := range sessions {
+		ops, err := s.store.Operations(ctx, si.ID)
+		if err != nil {
+			continue
+		}
+		for _, o := range ops {
+			if o.Kind == protocol.KindJob && !o.State.Terminal() && s.attach(ctx, si.ID, o.ID) {
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		s.logf("following %d jobs again that the previous server followed", n)
+	}
+}
+
+// attach follows the open job operation op of session on from where its log stands. A job
+// whose scheduler this server does not have is closed in the log as failed, saying so.
+func (s *Server) attach(ctx context.Context, session, op string) bool {
+	var msgs []*protocol.EnhancedMessage
+	for m, err := range s.store.Operation(ctx, session, op) {
+		if err != nil {
+			s.logf("job operation %s/%s: reading it: %v", session, op, err)
+			return false
+		}
+		msgs = append(msgs, m)
+	}
+	at, err := operation.ReadJobAttachment(slices.Values(msgs))
+	if err != nil {
+		if len(msgs) > 0 && !msgs[len(msgs)-1].Type.Terminal() {
+			s.failJobOp(session, op, "following the job again: "+err.Error())
+		}
+		return false
+	}
+	sched := s.cfg.Jobs[job.Kind(at.Job)]
+	if sched == nil {
+		s.failJobOp(session, op, fmt.Sprintf("job %s: this server has no %s scheduler to follow it with (labmate job status %s reaches it)", at.Job, job.Kind(at.Job), at.Job))
+		return false
+	}
+	return s.followJob(at.Job, session, func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
+		return operation.AttachJob(ctx, log, session, op, sched, at, s.jobOptions())
+	})
+}
+
+// failJobOp closes a job operation the server cannot follow.
+func (s *Server) failJobOp(session, op, why string) {
+	m, err := protocol.NewMessage(protocol.TypeFailed, session, op, protocol.Failed{Reason: protocol.ReasonError, Error: why})
+	if err == nil {
+		_, err = s.store.Append(context.Background(), m)
+	}
+	if err != nil {
+		s.logf("job operation %s/%s: closing it: %v", session, op, err)
+	}
+}
+
+// adopter follows, on start and every Config.JobPoll, the jobs that run in the schedulers
+// without being followed.
+func (s *Server) adopter() {
+	t := time.NewTicker(s.cfg.JobPoll)
+	defer t.Stop()
+	for {
+		s.adopt(s.ctx)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// adopt follows every queued or running job that nobody follows: one the log has open is
+// attached; one it does not have (labmate job submit) becomes an operation in its own
+// session, its request built from its spec, followed from its first line.
+func (s *Server) adopt(ctx context.Context) {
+	for _, kind := range s.jobKinds() {
+		sched := s.cfg.Jobs[kind]
+		all, err := sched.List(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.logf("jobs: listing the %s jobs: %v", kind, err)
+			}
+			continue
+		}
+		for _, st := range all {
+			if ctx.Err() != nil {
+				return
+			}
+			if st.State.Terminal() || s.followed(st.ID) {
+				continue
+			}
+			s.jobs.mu.Lock()
+			busy := s.jobs.pending > 0 // it may be the one being submitted: the next round sees
+			s.jobs.mu.Unlock()
+			if busy {
+				return
+			}
+			id := string(st.ID)
+			ops, err := s.store.Operations(ctx, id)
+			switch {
+			case errors.Is(err, protocol.ErrUnknownSession):
+			case err != nil:
+				continue
+			default:
+				i := slices.IndexFunc(ops, func(o protocol.OperationInfo) bool { return o.ID == id })
+				if i >= 0 {
+					if ops[i].Kind == protocol.KindJob && !ops[i].State.Terminal() {
+						s.attach(ctx, id, id)
+					}
+					continue // it ended in the log (rejected, or its scheduler was missing): left alone
+				}
+			}
+			if st.Spec == nil {
+				continue
+			}
+			req := operation.JobRequest(st.Spec)
+			sched, jid := sched, st.ID
+			if s.followJob(jid, id, func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
+				return operation.RunJob(ctx, log, id, id, submitted{sched, jid}, req, s.jobOptions())
+			}) {
+				s.logf("job %s: adopted (submitted outside the server): following it with perception", jid)
+			}
+		}
+	}
+}
+
+// REST.
+
+func (s *Server) jobRoutes() {
+	s.mux.HandleFunc("POST /v1/jobs", s.postJob)
+	s.mux.HandleFunc("GET /v1/jobs", s.listJobs)
+	s.mux.HandleFunc("GET /v1/jobs/{id}", s.getJob)
+	s.mux.HandleFunc("GET /v1/jobs/{id}/logs", s.jobLogs)
+	s.mux.HandleFunc("POST /v1/jobs/{id}/cancel", s.cancelJob)
+}
+
+// JobView is a job as GET /v1/jobs lists it: its status, the scheduler that holds it, and
+// the session and operation that follow it in the log (empty while the log has none).
+type JobView struct {
+	*job.Status
+	Scheduler string `json:"scheduler"`
+	Session   string `json:"session"`
+	Operation string `json:"operation"`
+}
+
+// jobBody is POST /v1/jobs: a job.Spec and the scheduler to submit it to.
+type jobBody struct {
+	job.Spec
+	Scheduler string `json:"scheduler,omitempty"`
+}
+
+func (s *Server) noJobs(w http.ResponseWriter) bool {
+	if s.cfg.Jobs == nil {
+		httpError(w, http.StatusNotImplemented, "this server runs no jobs: labmate serve runs them where local jobs can run (bubblewrap) or a Slurm cluster is configured")
+		return true
+	}
+	return false
+}
+
+func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
+	if s.noJobs(w) {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+	var b jobBody
+	if err := decodeStrict(r, &b); err != nil {
+		httpError(w, http.StatusBadRequest, "job spec: "+err.Error())
+		return
+	}
+	kind := b.Scheduler
+	if kind == "" {
+		kind = "local"
+		if s.cfg.Jobs["local"] == nil && len(s.jobKinds()) == 1 {
+			kind = s.jobKinds()[0]
+		}
+	}
+	id, err := s.SubmitJob(r.Context(), kind, &b.Spec)
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, ErrJobSpec) {
+			code = http.StatusBadRequest
+		}
+		httpError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "session": string(id), "operation": string(id)})
+}
+
+// view is st with where it is in the log.
+func (s *Server) view(ctx context.Context, st *job.Status) *JobView {
+	v := &JobView{Status: st, Scheduler: job.Kind(st.ID)}
+	id := string(st.ID)
+	logged := s.followed(st.ID)
+	if !logged {
+		if ops, err := s.store.Operations(ctx, id); err == nil {
+			logged = slices.ContainsFunc(ops, func(o protocol.OperationInfo) bool { return o.ID == id })
+		}
+	}
+	if logged {
+		v.Session, v.Operation = id, id
+	}
+	return v
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	if s.noJobs(w) {
+		return
+	}
+	all, err := s.cfg.Jobs.List(r.Context())
+	if err != nil {
+		httpError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	slices.Reverse(all)
+	out := make([]*JobView, 0, len(all))
+	for _, st := range all {
+		out = append(out, s.view(r.Context(), st))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// jobStatus is the status of the job the path names, or a reply saying why there is none.
+func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request) (job.Scheduler, *job.Status, bool) {
+	if s.noJobs(w) {
+		return nil, nil, false
+	}
+	id := job.ID(r.PathValue("id"))
+	sched, err := s.cfg.Jobs.For(id)
+	if err == nil {
+		var st *job.Status
+		if st, err = sched.Status(r.Context(), id); err == nil {
+			return sched, st, true
+		}
+	}
+	code := http.StatusBadGateway
+	if errors.Is(err, job.ErrUnknownJob) {
+		code = http.StatusNotFound
+	}
+	httpError(w, code, err.Error())
+	return nil, nil, false
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	if _, st, ok := s.jobStatus(w, r); ok {
+		writeJSON(w, http.StatusOK, s.view(r.Context(), st))
+	}
+}
+
+// jobLogs serves GET /v1/jobs/ID/logs?after=N&follow=1: the job's log lines with seq > N as
+// NDJSON (job.Line); with follow, more as they come until the job has ended. An error after
+// the first line is a last line {"error": …}.
+func (s *Server) jobLogs(w http.ResponseWriter, r *http.Request) {
+	after, err := afterParam(r)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	follow := false
+	switch f := r.URL.Query().Get("follow"); f {
+	case "", "0", "false":
+	case "1", "true":
+		follow = true
+	default:
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("follow %q: give 1 or 0", f))
+		return
+	}
+	sched, st, ok := s.jobStatus(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	ctx := r.Context()
+	if follow {
+		// A follower outlives no server: it ends when the server does.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.ctx, cancel)
+		defer stop()
+	}
+	for l, err := range sched.Logs(ctx, st.ID, after, follow) {
+		if err != nil {
+			if ctx.Err() == nil {
+				enc.Encode(map[string]string{"error": err.Error()})
+			}
+			return
+		}
+		if enc.Encode(l) != nil {
+			return
+		}
+		if follow && fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Why string `json:"why"`
+	}
+	if r.ContentLength != 0 {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+		if err := decodeStrict(r, &in); err != nil {
+			httpError(w, http.StatusBadRequest, "cancel: "+err.Error())
+			return
+		}
+	}
+	sched, st, ok := s.jobStatus(w, r)
+	if !ok {
+		return
+	}
+	why := in.Why
+	if why == "" {
+		why = "cancelled over REST (POST /v1/jobs/ID/cancel)"
+	}
+	if err := sched.Cancel(r.Context(), st.ID, why); err != nil {
+		httpError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(st.ID)})
+}

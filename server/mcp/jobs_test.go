@@ -168,8 +168,8 @@ func TestJobTools(t *testing.T) {
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "memory": "2X"}, `memory: size "2X"`},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "wall_time": "-5m"}, "wall_time: wall time \"-5m\" is negative"},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "script": "true"}, "not both"},
-		{"submit_job", map[string]any{"workspace": "/etc", "command": []string{"true"}}, "the server assigns the job's workspace"},
-		{"submit_job", map[string]any{"workspace": "../../etc", "command": []string{"true"}}, "climbs out of the job's workspace"},
+		{"submit_job", map[string]any{"workspace": "/etc", "command": []string{"true"}}, "jobs run inside the workspace they are given"},
+		{"submit_job", map[string]any{"workspace": "../../etc", "command": []string{"true"}}, "climbs out of the workspace jobs run inside"},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "scheduler": "slurm"}, `scheduler "slurm": not available here`},
 		{"submit_job", map[string]any{"workspace": ws, "command": []string{"true"}, "hotfix": "maybe"}, `hotfix "maybe"`},
 	} {

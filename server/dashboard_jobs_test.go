@@ -3,203 +3,104 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/job"
-	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 )
 
-// fakeJobs is a TEST DOUBLE of the /v1/jobs REST endpoints, written while server/jobs.go (the
-// real ones) was being written beside the dashboard's Jobs page. It keeps a list of statuses
-// in memory and serves the contract the page relies on: GET /v1/jobs (newest first, each a
-// job.Status with scheduler, session and operation), POST /v1/jobs (a job.Spec plus
-// "scheduler" → 202 {id, session, operation}) and POST /v1/jobs/{id}/cancel ({why} → 202).
-// Once the real endpoints are in the server, mount them instead (see mountFakeJobs).
-type fakeJobs struct {
-	mu        sync.Mutex
-	jobs      []fakeJob // oldest first
-	submitted []map[string]any
-	cancelled map[string]string
-}
-
-type fakeJob struct {
-	job.Status
-	Scheduler string `json:"scheduler"`
-	Session   string `json:"session"`
-	Operation string `json:"operation"`
-}
-
-// mountFakeJobs mounts the test double on srv; it fails the test when the server already
-// answers /v1/jobs (the real endpoints have arrived: this double is then to be deleted).
-func mountFakeJobs(t *testing.T, f *fixture, jobs []fakeJob) *fakeJobs {
+// getJob reads GET /v1/jobs/ID.
+func (l *jobLab) getJob(t *testing.T, id string) *server.JobView {
 	t.Helper()
-	if resp, err := http.Get(f.http.URL + "/v1/jobs"); err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Fatalf("GET /v1/jobs answers %d without the fake: the server serves jobs now; test against its real endpoints", resp.StatusCode)
-		}
+	code, out := l.do(t, "GET", "/v1/jobs/"+id, "")
+	v := &server.JobView{}
+	if err := json.Unmarshal([]byte(out), v); err != nil || code != http.StatusOK || v.Status == nil {
+		t.Fatalf("GET /v1/jobs/%s: %d %s", id, code, out)
 	}
-	fj := &fakeJobs{jobs: jobs, cancelled: map[string]string{}}
-	f.srv.Handle("GET /v1/jobs", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fj.mu.Lock()
-		defer fj.mu.Unlock()
-		out := make([]fakeJob, 0, len(fj.jobs))
-		for i := len(fj.jobs) - 1; i >= 0; i-- {
-			out = append(out, fj.jobs[i])
-		}
-		writeJSON(w, http.StatusOK, out)
-	}))
-	f.srv.Handle("POST /v1/jobs", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-			return
-		}
-		spec := &job.Spec{}
-		raw, _ := json.Marshal(body)
-		json.Unmarshal(raw, spec)
-		fj.mu.Lock()
-		defer fj.mu.Unlock()
-		fj.submitted = append(fj.submitted, body)
-		sched, _ := body["scheduler"].(string)
-		id := fmt.Sprintf("%s-fake-%d", sched, len(fj.jobs)+1)
-		fj.jobs = append(fj.jobs, fakeJob{Status: job.Status{ID: job.ID(id), Name: spec.Name, State: job.Queued, Reason: "waiting for 2 cores",
-			Submitted: time.Now(), Spec: spec}, Scheduler: sched, Session: id, Operation: id})
-		writeJSON(w, http.StatusAccepted, map[string]string{"id": id, "session": id, "operation": id})
-	}))
-	f.srv.Handle("POST /v1/jobs/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ Why string }
-		json.NewDecoder(r.Body).Decode(&body)
-		fj.mu.Lock()
-		defer fj.mu.Unlock()
-		for i := range fj.jobs {
-			if string(fj.jobs[i].ID) == r.PathValue("id") {
-				fj.cancelled[r.PathValue("id")] = body.Why
-				fj.jobs[i].State, fj.jobs[i].Reason, fj.jobs[i].Ended = job.Cancelled, body.Why, time.Now()
-				writeJSON(w, http.StatusAccepted, map[string]string{})
-				return
-			}
-		}
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "unknown job"})
-	}))
-	return fj
+	return v
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
-}
-
-// appendJobStory appends to the store, as the server's job follower (operation.RunJob) logs
-// them, the messages of a job operation that perception cancelled: the request with the
-// spec, the ack and start with the job, its log lines with their telemetry, a Warning, the
-// Error that cancelled it, and the failure with the job's end.
-func appendJobStory(t *testing.T, store protocol.Store, id string, spec *job.Spec) {
+// waitJob waits until job id is in a state ok accepts, and returns its view.
+func (l *jobLab) waitJob(t *testing.T, id, what string, ok func(job.State) bool) *server.JobView {
 	t.Helper()
-	t0 := float64(time.Now().Add(-time.Minute).UnixMilli()) / 1000
-	n := 0
-	add := func(typ protocol.Type, payload any) {
-		t.Helper()
-		m, err := protocol.NewMessage(typ, id, id, payload)
-		if err != nil {
-			t.Fatal(err)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		v := l.getJob(t, id)
+		if ok(v.State) {
+			return v
 		}
-		m.Timestamp = t0 + 0.2*float64(n)
-		n++
-		if _, err := store.Append(context.Background(), m); err != nil {
-			t.Fatalf("appending %s: %v", typ, err)
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s (%s): want it %s", id, v.State, v.Reason, what)
 		}
 	}
-	raw, _ := json.Marshal(spec)
-	add(protocol.TypeRequest, &protocol.Request{Kind: protocol.KindJob, Job: raw})
-	add(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged, Job: &protocol.JobInfo{ID: id, Native: "4242", State: "QUEUED"}})
-	add(protocol.TypeStart, &protocol.StatePayload{State: protocol.Started, Job: &protocol.JobInfo{ID: id, Native: "4242", State: "RUNNING"}})
-	warn := &protocol.Verdict{State: protocol.Warning, Detector: "divergence", Message: "residual (printed) grows: ×1e+04 over 5 samples", Severity: 0.5, Action: protocol.ActionAnnotate}
-	stop := &protocol.Verdict{State: protocol.Error, Detector: "divergence", Message: "residual (printed) diverges: |residual| grew ×1e+08 over 9 samples to 1e+09", Severity: 1, Action: protocol.ActionInterrupt}
-	for i := 1; i <= 9; i++ {
-		now := time.Now()
-		line := fmt.Sprintf("residual = %d", pow10(i))
-		add(protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsStdout, Time: now, Line: line, JobSeq: int64(i)}})
-		var v *protocol.Verdict
-		switch i {
-		case 5:
-			v = warn
-		case 9:
-			v = stop
-		}
-		add(protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: now,
-			Sample: &protocol.Sample{Name: "residual", Value: float64(pow10(i)), Source: protocol.FromStdout}}, Verdict: v})
-	}
-	add(protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: "hot-fix: divergence: " + stop.Message, Verdict: stop,
-		Result: &protocol.Result{Status: protocol.StatusInterrupted, DurationS: 1.84, WorkspaceOK: true, Job: &protocol.JobInfo{
-			ID: id, Native: "4242", State: "CANCELLED", Reason: "perception: divergence: " + stop.Message, Signal: "SIGTERM"}}})
 }
 
-func pow10(i int) int64 {
-	n := int64(1)
-	for range i {
-		n *= 10
-	}
-	return n
-}
+func terminalState(s job.State) bool { return s.Terminal() }
 
-// TestDashboardJobs drives the Jobs page in a real headless Chromium against a test double of
-// the /v1/jobs endpoints (fakeJobs) and a real job operation in the server's log: the page is
-// offered, lists the jobs newest first with states that tell a cancel by perception or by a
-// user from a failure, submits a job from the form (memory and wall time in bytes and ns),
-// cancels a running one, and opens a job's live story, whose card reads as a job: its command,
-// scheduler and pid, its state changes, the verdicts on its chart, "cancelled by perception"
-// and why, and how it ended. The layout holds at 800 and 1920 px.
+// diverging prints a residual that doubles every 0.1 s: perception warns once it has grown
+// steadily ×10³ over its window of 16 samples, and cancels it at ×10¹⁰ (the 35th).
+const diverging = `for i in $(seq 1 80); do echo "residual = $((2**i))"; sleep 0.1; done`
+
+// TestDashboardJobs drives the Jobs page in a real headless Chromium against a real server
+// with a real, sandboxed job/local scheduler: the page is offered, lists the jobs newest first
+// with states that tell a cancel by perception or by a user from a failure, submits jobs from
+// the form (memory and wall time in bytes and ns, a command split into words), cancels a
+// queued and a running one from their rows, and opens a job's live story, whose card reads as
+// a job — its command, resources, scheduler and pid, its state changes as they happen, the
+// verdicts on its chart, "cancelled by perception" and why, and how it ended — while perception
+// really cancels it. A healthy job's story ends with exit code 0. The layout holds at 800 and
+// 1920 px.
 func TestDashboardJobs(t *testing.T) {
-	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
+	dir := t.TempDir()
+	cancelAll(t, dir)
+	l := openJobLab(t, dir, func(c *server.Config) {
 		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
-		c.Prewarm = nil
 	})
-	now := time.Now()
-	ago := func(d time.Duration) time.Time { return now.Add(-d) }
-	code := func(n int) *int { return &n }
-	const diverged = "local-20260101-120000-000001-diverged"
-	divSpec := &job.Spec{Name: "diverging", Command: []string{"bash", "-c", `for i in $(seq 1 20); do echo "residual = $((10**i))"; sleep 0.2; done`},
-		Workspace: "/srv/jobs/" + diverged, Resources: job.Resources{Cores: 2, MemoryBytes: 1 << 30, WallTime: 10 * time.Minute}, Hotfix: protocol.HotfixOnError}
-	appendJobStory(t, f.store, diverged, divSpec)
-	fj := mountFakeJobs(t, f, []fakeJob{
-		{Status: job.Status{ID: "local-20260101-110000-000001-healthy", Name: "si-scf", State: job.Completed, ExitCode: code(0), Native: "3101",
-			Submitted: ago(50 * time.Minute), Started: ago(50 * time.Minute), Ended: ago(46 * time.Minute),
-			Spec: &job.Spec{Script: "#!/bin/bash\npw.x -in si.in > si.out\n", Follow: []string{"si.out"}}}, Scheduler: "local"},
-		{Status: job.Status{ID: "slurm-20260101-113000-000002-user", Name: "md-run", State: job.Cancelled, Reason: "wrong input deck", Native: "77",
-			Submitted: ago(30 * time.Minute), Started: ago(29 * time.Minute), Ended: ago(25 * time.Minute), Signal: "SIGTERM",
-			Spec: &job.Spec{Command: []string{"lmp", "-in", "in.melt"}}}, Scheduler: "slurm"},
-		{Status: job.Status{ID: "local-20260101-114000-000003-failed", Name: "broken", State: job.Failed, ExitCode: code(2), Reason: "exit code 2",
-			Submitted: ago(20 * time.Minute), Started: ago(20 * time.Minute), Ended: ago(19 * time.Minute), Spec: &job.Spec{Command: []string{"false"}}}, Scheduler: "local"},
-		{Status: job.Status{ID: diverged, Name: "diverging", State: job.Cancelled, Reason: "perception: divergence: residual (printed) diverges", Signal: "SIGTERM", Native: "4242",
-			Submitted: ago(time.Minute), Started: ago(time.Minute), Ended: ago(58 * time.Second), Spec: divSpec}, Scheduler: "local", Session: diverged, Operation: diverged},
-		{Status: job.Status{ID: "local-20260101-120500-000005-running", Name: "long-md", State: job.Running, Native: "5150",
-			Submitted: ago(10 * time.Second), Started: ago(9 * time.Second), Spec: &job.Spec{Command: []string{"sleep", "3600"}}}, Scheduler: "local"},
-	})
-	ctx := browser(t, 2*time.Minute)
-	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#jobs")); err != nil {
+
+	// The jobs the list shows, oldest first: one healthy, one a user cancelled, one that
+	// failed, one perception cancelled, one running.
+	healthy := l.submit(t, `{"name": "si-scf", "script": "#!/bin/bash\nfor i in $(seq 1 6); do echo \"residual = 1e-$i\"; sleep 0.1; done\n", "resources": {"cores": 1}}`)
+	if v := l.waitJob(t, healthy, "ended", terminalState); v.State != job.Completed || v.ExitCode == nil || *v.ExitCode != 0 {
+		t.Fatalf("the healthy job ended %s (%s)", v.State, v.Reason)
+	}
+	user := l.submit(t, `{"name": "md-run", "command": ["sleep", "600"], "resources": {"cores": 1}}`)
+	l.waitJob(t, user, "running", func(s job.State) bool { return s == job.Running })
+	if code, out := l.do(t, "POST", "/v1/jobs/"+user+"/cancel", `{"why": "wrong input deck"}`); code != http.StatusAccepted {
+		t.Fatalf("cancelling %s: %d %s", user, code, out)
+	}
+	l.waitJob(t, user, "ended", terminalState)
+	failed := l.submit(t, `{"name": "broken", "command": ["bash", "-c", "exit 2"], "resources": {"cores": 1}}`)
+	l.waitJob(t, failed, "ended", terminalState)
+	body, _ := json.Marshal(map[string]any{"name": "diverged", "command": []string{"bash", "-c", diverging}, "resources": map[string]any{"cores": 1}})
+	diverged := l.submit(t, string(body))
+	if v := l.waitJob(t, diverged, "ended", terminalState); v.State != job.Cancelled || !strings.HasPrefix(v.Reason, "perception: ") {
+		t.Fatalf("the diverging job ended %s (%s): want cancelled by perception", v.State, v.Reason)
+	}
+	running := l.submit(t, `{"name": "long-md", "command": ["sleep", "60"], "resources": {"cores": 1}}`)
+	l.waitJob(t, running, "running", func(s job.State) bool { return s == job.Running })
+
+	ctx := browser(t, 3*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(l.http.URL+"/#jobs")); err != nil {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "the Jobs page is offered and shown", `shown("#nav-jobs") && shown("#page-jobs")`)
 	waitJS(t, ctx, "the jobs are listed", `document.querySelectorAll("#job-rows tr").length === 5`)
-	rows := evalString(t, ctx, `[...document.querySelectorAll("#job-rows tr")].map((r) => r.innerText.replaceAll("\n", " ").replaceAll("\t", " | ")).join("\n")`)
+	rowsJS := `[...document.querySelectorAll("#job-rows tr")].map((r) => r.innerText.replaceAll("\n", " ").replaceAll("\t", " | ")).join("\n")`
+	rows := evalString(t, ctx, rowsJS)
 	t.Logf("the list:\n%s", rows)
 	lines := strings.Split(rows, "\n")
 	for i, want := range [][]string{
-		{"long-md", "sleep 3600", "running", "local", "pid 5150", "Cancel"},
-		{"diverging", "cancelled by perception", "divergence: residual", "SIGTERM"},
-		{"broken", "false", "failed", "2"},
-		{"md-run", "lmp -in in.melt", "cancelled", "wrong input deck", "slurm", "job 77"},
-		{"si-scf", "pw.x -in si.in > si.out", "completed", "| 0 |", "4 min"},
+		{"long-md", "sleep 60", "running", "local", "pid ", "Cancel"},
+		{"diverged", "cancelled by perception", "divergence: residual"},
+		{"broken", "bash -c 'exit 2'", "failed", "| 2 |", "pid "},
+		{"md-run", "sleep 600", "cancelled", "wrong input deck", "local", "pid "},
+		{"si-scf", `for i in $(seq 1 6)`, "completed", "| 0 |", "pid "},
 	} {
 		for _, w := range want {
 			if i >= len(lines) || !strings.Contains(lines[i], w) {
@@ -207,11 +108,15 @@ func TestDashboardJobs(t *testing.T) {
 			}
 		}
 	}
-	if n := evalString(t, ctx, `String(document.querySelectorAll("#job-rows .badge.s-failed").length)`); n != "1" {
-		t.Errorf("%s rows show a failure; only the job that exited 2 failed", n)
+	if i := 1; i < len(lines) && strings.Contains(lines[i], "perception: ") {
+		t.Errorf("row %d repeats who cancelled it: %s", i, lines[i])
 	}
-	if n := evalString(t, ctx, `String(document.querySelectorAll("#job-rows button.cancel").length)`); n != "1" {
-		t.Errorf("%s Cancel buttons; only the running job has one", n)
+	badges := evalString(t, ctx, `[...document.querySelectorAll("#job-rows tr")].map((r) => r.querySelector(".badge").className).join(",")`)
+	if want := "badge s-running,badge s-perception,badge s-failed,badge s-interrupted,badge s-completed"; badges != want {
+		t.Errorf("the badges are %s, want %s: only a failure is red", badges, want)
+	}
+	if got := evalString(t, ctx, `[...document.querySelectorAll("#job-rows tr")].filter((r) => r.querySelector("button.cancel")).map((r) => r.dataset.job).join(",")`); got != running {
+		t.Errorf("rows with a Cancel button: %q; only the running job has one", got)
 	}
 	fits(t, ctx, 1920, "the Jobs page")
 	screenshot(t, ctx, "jobs.png")
@@ -221,62 +126,103 @@ func TestDashboardJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Submit from the form: a script, 1.5 GiB, 90 minutes, a followed file, on Slurm.
+	// Submit from the form: a script, 2 cores (queued: the running job holds one of the
+	// two), 1.5 GiB, 90 minutes, followed files, on the local scheduler.
 	evalString(t, ctx, `(() => {
 		const set = (sel, v) => { document.querySelector(sel).value = v; };
-		set("#job-as", "script"); set("#job-text", "pw.x -in scf.in > scf.out\n"); set("#job-name", "al-scf"); set("#job-cores", "4");
+		set("#job-as", "script"); set("#job-text", "pw.x -in scf.in > scf.out\n"); set("#job-name", "al-scf"); set("#job-cores", "2");
 		set("#job-mem", "1.5"); set("#job-mem-unit", String(1 << 30)); set("#job-wall", "90"); set("#job-wall-unit", "60");
-		set("#job-follow", "scf.out, pw.log"); set("#job-profile", "qe"); set("#job-hotfix", "on_warning"); set("#job-scheduler", "slurm");
+		set("#job-follow", "scf.out, pw.log"); set("#job-profile", "qe"); set("#job-hotfix", "on_warning"); set("#job-scheduler", "local");
 		return "";
 	})()`)
 	jsClick(t, ctx, `#job-form button[type="submit"]`)
-	waitJS(t, ctx, "the submitted job is listed, queued", `document.querySelector("#job-submitted").innerText.includes("slurm-fake-6") && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("al-scf") && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("queued")`)
-	fj.mu.Lock()
-	got, _ := json.Marshal(fj.submitted)
-	fj.mu.Unlock()
-	want := `[{"follow":["scf.out","pw.log"],"hotfix":"on_warning","name":"al-scf","profile":"qe","resources":{"cores":4,"memory_bytes":1610612736,"wall_time_ns":5400000000000},"scheduler":"slurm","script":"pw.x -in scf.in \u003e scf.out\n"}]`
-	if string(got) != want {
-		t.Errorf("POST /v1/jobs got\n%s\nwant\n%s", got, want)
+	waitJS(t, ctx, "the submitted job is listed, queued", `document.querySelector("#job-submitted").innerText.includes("submitted job local-") && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("al-scf") && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("queued")`)
+	scf := evalString(t, ctx, `document.querySelector("#job-rows tr").dataset.job`)
+	v := l.getJob(t, scf)
+	if v.Scheduler != "local" || v.State != job.Queued {
+		t.Errorf("the submitted job is %s on %q", v.State, v.Scheduler)
 	}
-	// A command is split into words, quotes kept together.
-	evalString(t, ctx, `(() => { document.querySelector("#job-as").value = "command"; document.querySelector("#job-text").value = "python3 -c 'print(1 + 1)'"; document.querySelector("#job-name").value = ""; return ""; })()`)
+	v.Spec.Workspace = "" // the server's to assign
+	got, _ := json.Marshal(v.Spec)
+	if want := `{"name":"al-scf","script":"pw.x -in scf.in \u003e scf.out\n","profile":"qe","workspace":"","resources":{"cores":2,"memory_bytes":1610612736,"wall_time_ns":5400000000000},"follow":["scf.out","pw.log"],"hotfix":"on_warning"}`; string(got) != want {
+		t.Errorf("the submitted spec is\n%s\nwant\n%s", got, want)
+	}
+	// A queued job has a Cancel button too: it is cancelled, by the dashboard.
+	jsClick(t, ctx, `#job-rows tr[data-job="`+scf+`"] button.cancel`)
+	waitJS(t, ctx, "the queued job is shown cancelled, by the dashboard", `(() => { const r = document.querySelector('#job-rows tr[data-job="`+scf+`"]'); return r.innerText.includes("cancelled from the dashboard") && !r.querySelector("button.cancel") && !!r.querySelector(".badge.s-interrupted"); })()`)
+
+	// A command is split into words, quotes kept together: a diverging residual, on 2 cores,
+	// so that it waits for the running job.
+	evalString(t, ctx, `(() => {
+		const set = (sel, v) => { document.querySelector(sel).value = v; };
+		set("#job-as", "command"); set("#job-text", `+strconv.Quote("bash -c '"+diverging+"'")+`); set("#job-name", "diverging");
+		set("#job-mem", "1"); set("#job-wall", "10"); set("#job-follow", ""); set("#job-profile", ""); set("#job-hotfix", "on_error");
+		return "";
+	})()`)
 	jsClick(t, ctx, `#job-form button[type="submit"]`)
-	waitJS(t, ctx, "the command job is listed", `document.querySelectorAll("#job-rows tr").length === 7`)
-	fj.mu.Lock()
-	if cmd := fmt.Sprint(fj.submitted[1]["command"]); cmd != "[python3 -c print(1 + 1)]" {
-		t.Errorf("the command was sent as %s", cmd)
+	waitJS(t, ctx, "the command job is listed, queued", `document.querySelectorAll("#job-rows tr").length === 7 && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("diverging") && [...document.querySelectorAll("#job-rows tr")][0].innerText.includes("queued")`)
+	live := evalString(t, ctx, `document.querySelector("#job-rows tr").dataset.job`)
+	if v := l.getJob(t, live); strings.Join(v.Spec.Command, "|") != "bash|-c|"+diverging {
+		t.Errorf("the command was sent as %q", v.Spec.Command)
 	}
-	fj.mu.Unlock()
 
-	// Cancel the running job from its row.
-	jsClick(t, ctx, `#job-rows tr[data-job="local-20260101-120500-000005-running"] button.cancel`)
-	waitJS(t, ctx, "the cancelled job is shown cancelled, by the dashboard", `document.querySelector('#job-rows tr[data-job="local-20260101-120500-000005-running"]').innerText.includes("cancelled from the dashboard")`)
-	fj.mu.Lock()
-	if why := fj.cancelled["local-20260101-120500-000005-running"]; why != "cancelled from the dashboard" {
-		t.Errorf("cancel sent why %q", why)
+	// Its live story, in a second tab, while it waits.
+	tab, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
 	}
-	fj.mu.Unlock()
+	if err := chromedp.Do(tab, chromedp.Navigate(l.http.URL+"/#lab/"+live+"/"+live)); err != nil {
+		t.Fatal(err)
+	}
+	card := `(document.querySelector("#op-` + live + `") || {innerText: ""}).innerText`
+	badge := `(document.querySelector("#op-` + live + ` .badge") || {}).textContent`
+	waitJS(t, tab, "the job's story opens, queued", `shown("#page-lab") && `+card+`.includes("[job submitted: QUEUED") && `+badge+` === "queued" && !`+card+`.includes("[job started")`)
+	if got := evalString(t, tab, `String(shown("#cell"))`); got != "false" {
+		t.Errorf("a job's session offers to run a cell (shown: %s)", got)
+	}
 
-	// The row opens the job's live story: its card reads as a job.
-	jsClick(t, ctx, `#job-rows tr[data-job="`+diverged+`"] td.task a`)
-	waitJS(t, ctx, "the job's story opens", `shown("#page-lab") && location.hash.startsWith("#lab/`+diverged+`")`)
-	card := `(document.querySelector("#op-` + diverged + `") || {innerText: ""}).innerText`
-	waitJS(t, ctx, "the job's card ends", card+`.includes("cancelled by perception after")`)
-	text := evalString(t, ctx, card)
+	// Cancel the running job from its row: the diverging one starts, and the tab sees it live.
+	jsClick(t, ctx, `#job-rows tr[data-job="`+running+`"] button.cancel`)
+	waitJS(t, ctx, "the cancelled job is shown cancelled, by the dashboard", `document.querySelector('#job-rows tr[data-job="`+running+`"]').innerText.includes("cancelled from the dashboard")`)
+	if v := l.waitJob(t, running, "ended", terminalState); v.State != job.Cancelled || v.Reason != "cancelled from the dashboard" {
+		t.Errorf("the running job is %s (%s): want cancelled from the dashboard", v.State, v.Reason)
+	}
+	waitJS(t, tab, "the job starts, live", card+`.includes("[job started: RUNNING]") && `+badge+` === "running"`)
+	waitJS(t, tab, "its lines arrive while it runs", card+`.includes("residual = 1024") && `+badge+` === "running"`)
+	waitJS(t, tab, "the job's card ends", card+`.includes("cancelled by perception after")`)
+	text := evalString(t, tab, card)
 	t.Logf("the card:\n%s", text)
 	for _, w := range []string{
-		"diverging\njob\n", `bash -c 'for i in $(seq 1 20)`, "2 cores · 1.0 GiB memory · 10 min wall time · perception cancels it on an Error",
-		"job " + diverged + " · local (pid 4242) · CANCELLED", "[job submitted: QUEUED]", "[job started: RUNNING]", "residual = 1000000000",
-		"Warning · divergence: residual (printed) grows", "Error · divergence: residual (printed) diverges",
-		"cancelled by perception after 1.8 s: divergence: residual (printed) diverges: |residual| grew ×1e+08 over 9 samples to 1e+09 · killed by SIGTERM",
+		"diverging\njob\n", "bash -c '" + diverging + "'", "2 cores · 1.0 GiB memory · 10 min wall time · perception cancels it on an Error",
+		"job " + live + " · local (pid ", "· CANCELLED", "residual = 32768",
+		"Warning · divergence: residual (printed) grows exponentially", "Error · divergence: residual (printed) diverges", "cancelled by perception after ", ": divergence: residual",
 	} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the job's card lacks %q", w)
 		}
 	}
-	if got := evalString(t, ctx, `document.querySelector("#op-`+diverged+` .badge").textContent + " " + document.querySelector("#op-`+diverged+` .badge").className`); got != "cancelled by perception badge s-perception" {
+	if got := evalString(t, tab, `document.querySelector("#op-`+live+` .badge").textContent + " " + document.querySelector("#op-`+live+` .badge").className`); got != "cancelled by perception badge s-perception" {
 		t.Errorf("the card's badge: %q", got)
 	}
-	waitJS(t, ctx, "its chart marks the Warning and the Error", `document.querySelectorAll('#op-`+diverged+` figure.chart[data-series="residual"] line.mark.Warning').length === 1 && document.querySelectorAll('#op-`+diverged+` figure.chart[data-series="residual"] line.mark.Error').length === 1`)
-	screenshot(t, ctx, "job.png")
+	chart := `#op-` + live + ` figure.chart[data-series="residual"]`
+	waitJS(t, tab, "its chart marks the Warning and the Error, and the end", `document.querySelectorAll('`+chart+` line.mark.Warning').length === 1 && document.querySelectorAll('`+chart+` line.mark.Error').length === 1`)
+	if v := l.getJob(t, live); v.State != job.Cancelled || !strings.HasPrefix(v.Reason, "perception: divergence") {
+		t.Errorf("the diverging job is %s (%s): want cancelled by perception", v.State, v.Reason)
+	}
+	fits(t, tab, 1366, "the job's story")
+	screenshot(t, tab, "job.png")
+
+	// The healthy job's story ends with its exit code.
+	if err := chromedp.Do(tab, chromedp.Navigate(l.http.URL+"/#lab/"+healthy+"/"+healthy)); err != nil {
+		t.Fatal(err)
+	}
+	hcard := `(document.querySelector("#op-` + healthy + `") || {innerText: ""}).innerText`
+	waitJS(t, tab, "the healthy job's story ends with exit code 0", hcard+`.includes("completed in") && `+hcard+`.includes("exit code 0")`)
+	if got := evalString(t, tab, `document.querySelector("#op-`+healthy+` .badge").className`); got != "badge s-completed" {
+		t.Errorf("the healthy job's badge: %q", got)
+	}
+
+	l.close()
+	testutil.ReplayStore(t, reopen(t, dir))
 }

@@ -201,6 +201,8 @@ function openSession(id, focusOp) {
   history.replaceState(null, "", "#lab/" + encodeURIComponent(id));
   $("#stream").replaceChildren();
   $("#history").replaceChildren();
+  $("#cell").hidden = false;
+  $("#runner-title").textContent = "Run a cell";
   showSessionName();
   state.run = null;
   showRunBar();
@@ -407,7 +409,12 @@ function render(m) {
   const p = m.payload || {};
   switch (m.type) {
     case "operation_request":
-      if (p.kind === "job" && p.job) { jobRequest(c, p.job); setState(c, "requested"); break; }
+      if (p.kind === "job" && p.job) {
+        jobRequest(c, p.job);
+        setState(c, "requested");
+        if (m.session_id === state.session && m.operation_id === m.session_id) showJobSession(p.job);
+        break;
+      }
       c.kernel.textContent = p.kernel || p.kind || "";
       c.code.textContent = p.code || JSON.stringify(p);
       setState(c, "requested");
@@ -525,6 +532,12 @@ function jobRequest(c, spec) {
   if ((spec.follow || []).length) parts.push("follows " + spec.follow.join(", "));
   parts.push(spec.hotfix === "off" ? "perception only watches" : spec.hotfix === "on_warning" ? "perception cancels it on a Warning" : "perception cancels it on an Error");
   c.jspec.textContent = parts.join(" · ");
+}
+
+// showJobSession says the session shown is a job's: no place to run cells.
+function showJobSession(spec) {
+  $("#cell").hidden = true;
+  $("#runner-title").textContent = "Job " + (spec.name || "");
 }
 
 // jobInfo says where the job stands: "job local-… (Slurm 4711) · RUNNING". Each change of

@@ -149,48 +149,18 @@ func jobRequest(spec *job.Spec, perception map[string]string) *protocol.Request 
 }
 
 // sloshingSCF is a Quantum ESPRESSO SCF that never converges (perception's corpus,
-// f_qe_scf_sloshing.sh): a 4-atom aluminium cell elongated 4× along z, plain linear mixing
-// at mixing_beta = 1: the estimated scf accuracy reaches 3e-5 Ry, then climbs to 100 Ry and
-// oscillates there until electron_maxstep. About 0.27 s per iteration here.
-const sloshingSCF = `&control
-  calculation = 'scf', prefix = 'al4', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
-/
-&system
-  ibrav = 6, celldm(1) = 7.5, celldm(3) = 4.0, nat = 4, ntyp = 1, ecutwfc = 10,
-  occupations = 'smearing', smearing = 'mv', degauss = 0.005
-/
-&electrons
-  mixing_beta = 1.0, mixing_ndim = 1, electron_maxstep = 40, conv_thr = 1e-8
-/
-ATOMIC_SPECIES
-Al 26.98 Al.pz-vbc.UPF
-ATOMIC_POSITIONS crystal
-Al 0.0 0.0 0.00
-Al 0.5 0.5 0.25
-Al 0.0 0.0 0.50
-Al 0.5 0.5 0.75
-K_POINTS automatic
-2 2 1 0 0 0
-`
+// f_qe_scf_sloshing.sh, cut to 40 steps): a 4-atom aluminium cell elongated 4× along z, plain
+// linear mixing at mixing_beta = 1: the estimated scf accuracy reaches 3e-5 Ry, then climbs to
+// 100 Ry and oscillates there until electron_maxstep. About 0.27 s per iteration here.
+func sloshingSCF(t testing.TB) string {
+	return testutil.CorpusInput(t, "f_qe_scf_sloshing", "electron_maxstep = 60", "electron_maxstep = 40")
+}
 
-// healthySCF is a small silicon SCF converging to a tight threshold in 22 iterations (≈4 s).
-const healthySCF = `&control
-  calculation = 'scf', prefix = 'si', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
-/
-&system
-  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1, ecutwfc = 30
-/
-&electrons
-  mixing_beta = 0.3, conv_thr = 1e-13
-/
-ATOMIC_SPECIES
-Si 28.086 Si.pz-vbc.UPF
-ATOMIC_POSITIONS alat
-Si 0.00 0.00 0.00
-Si 0.25 0.25 0.25
-K_POINTS automatic
-8 8 8 0 0 0
-`
+// healthySCF is a small silicon SCF converging to a tight threshold in 22 iterations (≈4 s):
+// the 30 Ry case of perception's corpus h_qe_quiet_file.sh.
+func healthySCF(t testing.TB) string {
+	return testutil.CorpusInput(t, "h_qe_quiet_file", "$ecut", "30")
+}
 
 // scfScript writes input to in and runs pw.x on it; the output goes where redirect says.
 func scfScript(in, input, redirect string) string {
@@ -222,7 +192,7 @@ func (s *timedCancel) Usage(ctx context.Context, id job.ID) (*job.Usage, error) 
 func TestJobSloshingSCF(t *testing.T) {
 	needs(t, "pw.x")
 	eachScheduler(t, func(t *testing.T, s job.Scheduler) {
-		spec := &job.Spec{Name: "al4-scf", Script: scfScript("al4.in", sloshingSCF, ""), Workspace: t.TempDir(),
+		spec := &job.Spec{Name: "al4-scf", Script: scfScript("al4.in", sloshingSCF(t), ""), Workspace: t.TempDir(),
 			Resources: job.Resources{Cores: 1, WallTime: 5 * time.Minute}}
 		timed := &timedCancel{Scheduler: s}
 		r := runJob(t, timed, jobRequest(spec, nil), nil)
@@ -282,7 +252,7 @@ func TestJobSloshingSCF(t *testing.T) {
 func TestJobQuietFileSCF(t *testing.T) {
 	needs(t, "pw.x")
 	eachScheduler(t, func(t *testing.T, s job.Scheduler) {
-		spec := &job.Spec{Name: "si-scf", Script: scfScript("si.in", healthySCF, " > si.out"), Workspace: t.TempDir(),
+		spec := &job.Spec{Name: "si-scf", Script: scfScript("si.in", healthySCF(t), " > si.out"), Workspace: t.TempDir(),
 			Resources: job.Resources{Cores: 1, WallTime: 5 * time.Minute}}
 		r := runJob(t, s, jobRequest(spec, map[string]string{"silence": "1s", "silence_error": "2s"}), nil)
 		done, failed := r.terminal()

@@ -489,29 +489,6 @@ func TestJobAdopt(t *testing.T) {
 
 func TestMain(m *testing.M) { slurmtest.Main(m) }
 
-// sloshingSCF is operation/job_test.go's: a Quantum ESPRESSO SCF that never converges (a
-// 4-atom aluminium cell elongated 4× along z, plain linear mixing at mixing_beta = 1).
-const sloshingSCF = `&control
-  calculation = 'scf', prefix = 'al4', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
-/
-&system
-  ibrav = 6, celldm(1) = 7.5, celldm(3) = 4.0, nat = 4, ntyp = 1, ecutwfc = 10,
-  occupations = 'smearing', smearing = 'mv', degauss = 0.005
-/
-&electrons
-  mixing_beta = 1.0, mixing_ndim = 1, electron_maxstep = 40, conv_thr = 1e-8
-/
-ATOMIC_SPECIES
-Al 26.98 Al.pz-vbc.UPF
-ATOMIC_POSITIONS crystal
-Al 0.0 0.0 0.00
-Al 0.5 0.5 0.25
-Al 0.0 0.0 0.50
-Al 0.5 0.5 0.75
-K_POINTS automatic
-2 2 1 0 0 0
-`
-
 // A sloshing SCF submitted over REST is cancelled by perception: the server watches the
 // jobs it submits.
 func TestJobSloshingSCF(t *testing.T) {
@@ -521,7 +498,8 @@ func TestJobSloshingSCF(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, nil)
-	script := fmt.Sprintf("cat > al4.in <<'IN'\n%sIN\npw.x -in al4.in\n", sloshingSCF)
+	script := fmt.Sprintf("cat > al4.in <<'IN'\n%sIN\npw.x -in al4.in\n",
+		testutil.CorpusInput(t, "f_qe_scf_sloshing", "electron_maxstep = 60", "electron_maxstep = 40"))
 	body, _ := json.Marshal(map[string]any{"name": "al4-scf", "script": script, "resources": map[string]any{"cores": 1, "wall_time_ns": int64(5 * time.Minute)}})
 	start := time.Now()
 	id := l.submit(t, string(body))

@@ -158,13 +158,7 @@ type JobOptions struct {
 func RunJob(ctx context.Context, log Log, session, id string, sched job.Scheduler, req *protocol.Request, opts *JobOptions) iter.Seq2[*Message, error] {
 	return func(yield func(*Message, error) bool) {
 		op := New(log, session, id)
-		step := func(m *Message) bool {
-			if err := op.append(ctx, m); err != nil {
-				yield(nil, err)
-				return false
-			}
-			return yield(m, nil)
-		}
+		step := op.stepper(ctx, yield)
 		if !step(&Message{protocol.TypeRequest, req}) {
 			return
 		}

@@ -131,14 +131,7 @@ func Run(ctx context.Context, log Log, session, id string, req *protocol.Request
 	start func(ctx context.Context, kernel string) (kernel.Kernel, error), opts *Options) iter.Seq2[*Message, error] {
 	return func(yield func(*Message, error) bool) {
 		op := New(log, session, id)
-		// step logs m and yields it; false when the iteration is over.
-		step := func(m *Message) bool {
-			if err := op.append(ctx, m); err != nil {
-				yield(nil, err)
-				return false
-			}
-			return yield(m, nil)
-		}
+		step := op.stepper(ctx, yield)
 		if !step(&Message{protocol.TypeRequest, req}) {
 			return
 		}
@@ -160,5 +153,17 @@ func Run(ctx context.Context, log Log, session, id string, req *protocol.Request
 				return
 			}
 		}
+	}
+}
+
+// stepper returns step: it logs m and yields it, and says false when the iteration is over
+// (the log refused m, or the consumer stopped).
+func (o *Op) stepper(ctx context.Context, yield func(*Message, error) bool) func(m *Message) bool {
+	return func(m *Message) bool {
+		if err := o.append(ctx, m); err != nil {
+			yield(nil, err)
+			return false
+		}
+		return yield(m, nil)
 	}
 }

@@ -404,32 +404,42 @@ func (s *Server) adopt(ctx context.Context) {
 			if busy {
 				return
 			}
-			id := string(st.ID)
-			ops, err := s.store.Operations(ctx, id)
-			switch {
-			case errors.Is(err, protocol.ErrUnknownSession):
-			case err != nil:
-				continue
-			default:
-				i := slices.IndexFunc(ops, func(o protocol.OperationInfo) bool { return o.ID == id })
-				if i >= 0 {
-					if ops[i].Kind == protocol.KindJob && !ops[i].State.Terminal() {
-						s.attach(ctx, id, id)
-					}
-					continue // it ended in the log (rejected, or its scheduler was missing): left alone
-				}
-			}
-			if st.Spec == nil {
-				continue
-			}
-			req := operation.JobRequest(st.Spec)
-			sched, jid := sched, st.ID
-			if s.followJob(jid, id, func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
-				return operation.RunJob(ctx, log, id, id, submitted{sched, jid}, req, s.jobOptions())
-			}) {
-				s.logf("job %s: adopted (submitted outside the server): following it with perception", jid)
-			}
+			s.adoptJob(ctx, sched, st)
 		}
+	}
+}
+
+// adoptJob follows job st of sched unless it is followed: one the log has open is attached;
+// one it does not have becomes an operation in its own session, its request built from its
+// spec, followed from its first line (to its end, if it has ended).
+func (s *Server) adoptJob(ctx context.Context, sched job.Scheduler, st *job.Status) {
+	if s.followed(st.ID) {
+		return
+	}
+	id := string(st.ID)
+	ops, err := s.store.Operations(ctx, id)
+	switch {
+	case errors.Is(err, protocol.ErrUnknownSession):
+	case err != nil:
+		return
+	default:
+		i := slices.IndexFunc(ops, func(o protocol.OperationInfo) bool { return o.ID == id })
+		if i >= 0 {
+			if ops[i].Kind == protocol.KindJob && !ops[i].State.Terminal() {
+				s.attach(ctx, id, id)
+			}
+			return // it ended in the log (rejected, or its scheduler was missing): left alone
+		}
+	}
+	if st.Spec == nil {
+		return
+	}
+	req := operation.JobRequest(st.Spec)
+	jid := st.ID
+	if s.followJob(jid, id, func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error] {
+		return operation.RunJob(ctx, log, id, id, submitted{sched, jid}, req, s.jobOptions())
+	}) {
+		s.logf("job %s: adopted (submitted outside the server): following it with perception", jid)
 	}
 }
 

@@ -70,6 +70,11 @@ func (s *Server) watchParked(id, jobID string) {
 		}
 		p.mu.Unlock()
 	}()
+	// The job is in the log as an operation, even if it ended before a server followed it
+	// (an agent's job ends between adoptions, or while no server runs).
+	if st, err := sch.Status(s.ctx, job.ID(jobID)); err == nil {
+		s.adoptJob(s.ctx, sch, st)
+	}
 	var last *job.Status
 	for st, err := range sch.Watch(s.ctx, job.ID(jobID)) {
 		if err != nil {

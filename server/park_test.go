@@ -79,20 +79,24 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 	}
 	f = &fixture{srv: srv, http: httptest.NewServer(srv), store: store}
 	stopped := false
-	stop = func() {
+	closeAll := func(replay bool) {
 		if stopped {
 			return
 		}
 		stopped = true
 		f.http.Close()
 		srv.Close()
-		testutil.ReplayStore(t, store) // zero illegal transitions
+		// Zero illegal transitions, once the story has ended: a server stopped mid-way
+		// leaves the operations of the jobs it followed open, for the next one.
+		if replay {
+			testutil.ReplayStore(t, store)
+		}
 		store.Close()
 		runs.Close()
 		sch.Close()
 	}
-	t.Cleanup(stop)
-	return f, stop
+	t.Cleanup(func() { closeAll(true) })
+	return f, func() { closeAll(false) }
 }
 
 // parkScript is the scripted model of a run that submits a gated job and waits for it, then

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labmate/labmate/job/slurm/slurmtest"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -96,5 +97,50 @@ func TestServeJobKilled(t *testing.T) {
 	resp, body = request(t, http.MethodGet, url, "/v1/jobs", "")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"session":"`+cli+`"`) || !strings.Contains(body, `"session":"`+id+`"`) {
 		t.Errorf("GET /v1/jobs: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Must hold (issue 20): a Slurm job survives kill -9 of labmate serve trivially and is
+// followed again: the restarted server follows its operation on to its end, every log line
+// in the log exactly once.
+func TestServeSlurmJobKilled(t *testing.T) {
+	c := slurmtest.Start(t)
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	data := t.TempDir()
+	cmd, url := serve(t, data, "--no-token")
+	resp, body := request(t, http.MethodPost, url, "/v1/jobs", `{"scheduler": "slurm", "name": "count", "script": "for i in $(seq 1 20); do echo line $i; sleep 0.25; done", "resources": {"cores": 1}}`)
+	var sub map[string]string
+	if err := json.Unmarshal([]byte(body), &sub); err != nil || resp.StatusCode != http.StatusAccepted || !strings.HasPrefix(sub["id"], "slurm-") {
+		t.Fatalf("POST /v1/jobs: %d %s", resp.StatusCode, body)
+	}
+	id := sub["id"]
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if msgs, seqs := jobOp(t, url, id); len(seqs) >= 2 {
+			if msgs[len(msgs)-1].Type.Terminal() {
+				t.Fatalf("the Slurm job ended before the kill: %s", msgs[len(msgs)-1].Payload)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Slurm job logged no lines")
+		}
+	}
+	cmd.Process.Kill() // SIGKILL, while the job runs
+	cmd.Wait()
+
+	_, url = serve(t, data, "--no-token")
+	msgs, seqs := waitJobOp(t, url, id)
+	if msgs[len(msgs)-1].Type != protocol.TypeComplete {
+		t.Fatalf("after kill -9 and a restart the Slurm job ended %s %s", msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload)
+	}
+	want := make([]int64, 20)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	if !slices.Equal(seqs, want) {
+		t.Errorf("job_seq over kill -9: %v: want 1…20, each once", seqs)
 	}
 }

@@ -53,28 +53,36 @@ const defaultJobPoll = 3 * time.Second
 // workspace, relative, is taken inside it), is logged as an operation and watched by
 // perception — and Status, Logs, Cancel, List and Watch pass through to Config.Jobs. Nil
 // when the server runs no jobs.
-func (s *Server) Jobs() job.Schedulers {
+func (s *Server) Jobs() job.Schedulers { return s.JobsIn("") }
+
+// JobsIn is Jobs for an in-process caller with a workspace of its own under
+// Config.Workspaces (an agent run's): a job it submits runs in that workspace, or in a
+// directory inside it, and is followed in the log like any other; a workspace outside root is
+// refused.
+func (s *Server) JobsIn(root string) job.Schedulers {
 	if s.cfg.Jobs == nil {
 		return nil
 	}
 	m := job.Schedulers{}
 	for k, sch := range s.cfg.Jobs {
 		if sch != nil {
-			m[k] = &serverScheduler{Scheduler: sch, s: s, kind: k}
+			m[k] = &serverScheduler{Scheduler: sch, s: s, kind: k, root: root}
 		}
 	}
 	return m
 }
 
-// serverScheduler is one of Config.Jobs with Submit through the server.
+// serverScheduler is one of Config.Jobs with Submit through the server, in the workspaces it
+// assigns, or inside root.
 type serverScheduler struct {
 	job.Scheduler
 	s    *Server
 	kind string
+	root string
 }
 
 func (ss *serverScheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) {
-	return ss.s.SubmitJob(ctx, ss.kind, spec)
+	return ss.s.submitJob(ctx, ss.kind, spec, ss.root)
 }
 
 // Usage passes job.Sampler through, when the scheduler offers it.
@@ -115,6 +123,12 @@ func (e specError) Unwrap() error        { return e.error }
 // (spec.Workspace, when set, must be a relative directory inside it), and follows it as an
 // operation in session ID, operation ID, where ID is the job's id.
 func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (job.ID, error) {
+	return s.submitJob(ctx, kind, spec, "")
+}
+
+// submitJob is SubmitJob; with root, the job runs in spec.Workspace, which must be root or a
+// directory inside it, and is not removed when the job is refused.
+func (s *Server) submitJob(ctx context.Context, kind string, spec *job.Spec, root string) (job.ID, error) {
 	if s.cfg.Jobs == nil {
 		return "", errors.New("this server runs no jobs")
 	}
@@ -126,15 +140,26 @@ func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (jo
 		return "", specError{errors.New("job spec: missing")}
 	}
 	c := *spec
-	ws, err := s.jobWorkspace(spec.Workspace)
+	ws, fresh := spec.Workspace, root == ""
+	var err error
+	if fresh {
+		ws, err = s.jobWorkspace(spec.Workspace)
+	} else {
+		err = s.inside(root, ws)
+	}
 	if err != nil {
 		return "", err
+	}
+	drop := func() {
+		if fresh {
+			os.RemoveAll(ws)
+		}
 	}
 	c.Workspace = ws
 	req := operation.JobRequest(&c)
 	plan, err := operation.CheckJob(req)
 	if err != nil {
-		os.RemoveAll(ws)
+		drop()
 		return "", specError{err}
 	}
 	s.jobs.mu.Lock()
@@ -147,7 +172,7 @@ func (s *Server) SubmitJob(ctx context.Context, kind string, spec *job.Spec) (jo
 	}()
 	id, err := sched.Submit(ctx, plan.Spec)
 	if err != nil {
-		os.RemoveAll(ws)
+		drop()
 		return "", specError{fmt.Errorf("submitting the job: %w", err)}
 	}
 	// Returned once the job is acknowledged in the log, so that its session has it.
@@ -189,6 +214,24 @@ func (s *Server) jobKinds() []string {
 
 func (s *Server) jobOptions() *operation.JobOptions {
 	return &operation.JobOptions{Judge: s.cfg.Judge}
+}
+
+// inside checks that ws is root or inside it, root being inside Config.Workspaces, with their
+// symbolic links resolved.
+func (s *Server) inside(root, ws string) error {
+	within := func(dir, p string) bool {
+		rd, err1 := filepath.EvalSymlinks(dir)
+		rp, err2 := filepath.EvalSymlinks(p)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		rel, err := filepath.Rel(rd, rp)
+		return err == nil && filepath.IsLocal(rel)
+	}
+	if s.cfg.Workspaces == "" || !within(s.cfg.Workspaces, root) || !filepath.IsAbs(ws) || !within(root, ws) {
+		return specError{fmt.Errorf("job spec: workspace %q: not inside the caller's workspace %s", ws, root)}
+	}
+	return nil
 }
 
 // jobWorkspace makes the workspace of a job a client submits: a fresh directory under

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -344,6 +345,42 @@ func TestJobHostileWorkspace(t *testing.T) {
 		if _, err := l.srv.Jobs()["local"].Submit(context.Background(), &job.Spec{Command: []string{"true"}, Workspace: ws}); err == nil || !strings.Contains(err.Error(), "workspace") {
 			t.Errorf("Server.Jobs().Submit in %q: %v", ws, err)
 		}
+	}
+}
+
+// An in-process caller with a workspace of its own (an agent run's) submits through JobsIn:
+// the job runs in that workspace, is an operation of the log at once (not only once adopted),
+// and a workspace outside it is refused.
+func TestJobsIn(t *testing.T) {
+	dir := t.TempDir()
+	cancelAll(t, dir)
+	// No adoption during the test: only JobsIn puts the job in the log.
+	l := openJobLab(t, dir, func(c *server.Config) { c.JobPoll = time.Hour })
+	root := filepath.Join(dir, "workspaces", "run-x")
+	if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jobs := l.srv.JobsIn(root)["local"]
+	id, err := jobs.Submit(context.Background(), &job.Spec{Script: "echo here > out.txt", Workspace: filepath.Join(root, "sub")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := waitOp(t, l.store, string(id), 30*time.Second); msgs[len(msgs)-1].Type != protocol.TypeComplete {
+		t.Errorf("the job's operation ended with %s", msgs[len(msgs)-1].Type)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "sub", "out.txt")); err != nil || string(b) != "here\n" {
+		t.Errorf("the job did not run in the caller's workspace: %q, %v", b, err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(root, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	for _, ws := range []string{dir, "/etc", filepath.Join(root, ".."), filepath.Join(root, "etc"), "sub"} {
+		if _, err := jobs.Submit(context.Background(), &job.Spec{Command: []string{"true"}, Workspace: ws}); err == nil || !strings.Contains(err.Error(), "not inside the caller's workspace") {
+			t.Errorf("JobsIn(%s).Submit in %q: %v, want a refusal", root, ws, err)
+		}
+	}
+	if _, err := l.srv.JobsIn(t.TempDir())["local"].Submit(context.Background(), &job.Spec{Command: []string{"true"}, Workspace: root}); err == nil {
+		t.Error("a root outside the server's workspaces was taken")
 	}
 }
 

@@ -160,6 +160,9 @@ operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
+			if runs != nil {
+				runs.srv.Store(srv)
+			}
 			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
@@ -17,6 +18,7 @@ import (
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -53,6 +55,10 @@ type serveAgent struct {
 	// jobs, when set, give each run the job tools, its jobs confined to its workspace, and
 	// wait_job, which parks the run until the job ends (the server resumes it then).
 	jobs job.Schedulers
+	// srv, once the server is up, gives a run's job tools its schedulers (server.Server.JobsIn):
+	// the jobs are then operations of the log, watched by perception. Before (runs the server
+	// resumes as it starts), they are submitted directly and the server adopts them.
+	srv atomic.Pointer[server.Server]
 }
 
 // agentRuns is labmate serve's agent. It is nil when no model is configured (--model,
@@ -107,7 +113,11 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := tools.Add(jobtools.Tools(s.jobs, &jobtools.Options{Workspace: ws, Confine: true})...); err != nil {
+		jobs := s.jobs
+		if srv := s.srv.Load(); srv != nil {
+			jobs = srv.JobsIn(ws)
+		}
+		if err := tools.Add(jobtools.Tools(jobs, &jobtools.Options{Workspace: ws, Confine: true})...); err != nil {
 			return nil, err
 		}
 	}

@@ -209,6 +209,8 @@ type RunEnd struct {
 	// Resumable says the run kept its checkpoint and can be continued; Resume says how.
 	Resumable bool   `json:"resumable,omitempty"`
 	Resume    string `json:"resume,omitempty"`
+	// Job is the job a parked run waits for (reason "parked").
+	Job string `json:"job,omitempty"`
 }
 
 // RunResume is the payload of run_resume: who resumed an ended, resumable run.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +29,7 @@ type parkWatch struct {
 // parkedEnd is the run_end of a run that parked on job: it says that the server resumes it
 // when the job ends, when it can.
 func (s *Server) parkedEnd(end *protocol.RunEnd, id, jobID string) {
+	end.Job = jobID
 	if _, err := s.cfg.Jobs.For(job.ID(jobID)); err == nil && s.cfg.Resume != nil {
 		end.Resume = fmt.Sprintf("the server resumes it when job %s ends (or POST /v1/runs/%s/resume once it has)", jobID, id)
 		return
@@ -128,7 +128,7 @@ func (s *Server) watchParkedRuns(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		jobID, err := s.parkedOn(ctx, si.ID)
+		jobID, err := s.parkedOn(ctx, &si)
 		if err != nil {
 			return err
 		}
@@ -140,31 +140,35 @@ func (s *Server) watchParkedRuns(ctx context.Context) error {
 	return nil
 }
 
-// parkedOn is the job run id is parked on, from its stream: "" unless its last run_end is a
-// resumable parked one.
-func (s *Server) parkedOn(ctx context.Context, id string) (string, error) {
-	jobID := ""
-	for m, err := range s.store.Operation(ctx, id, id) {
-		if err != nil {
+// parkedOn is the job run id is parked on: its last run_end's, when that is a resumable
+// parked end. Only the end of the session is read (a run_end and the session's updates that
+// may follow it), the whole run only when that holds no run_end.
+func (s *Server) parkedOn(ctx context.Context, si *protocol.SessionInfo) (string, error) {
+	var end *protocol.RunEnd
+	read := func(after int64) error {
+		for m, err := range s.store.After(ctx, si.ID, after) {
+			if err != nil {
+				return err
+			}
+			if m.OperationID == si.ID && m.Type == protocol.TypeRunEnd {
+				end = &protocol.RunEnd{}
+				if m.Decode(end) != nil {
+					end = nil
+				}
+			}
+		}
+		return nil
+	}
+	if err := read(si.LastSeq - 16); err != nil {
+		return "", err
+	}
+	if end == nil {
+		if err := read(0); err != nil {
 			return "", err
 		}
-		switch m.Type {
-		case protocol.TypeRunEvent:
-			if !bytes.Contains(m.Payload, []byte(`"parked"`)) {
-				continue
-			}
-			var ev agent.Event
-			if m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil && ev.Stop.Reason == agent.StopParked {
-				jobID = ev.Stop.Job
-			}
-		case protocol.TypeRunEnd:
-			var end protocol.RunEnd
-			if m.Decode(&end) != nil || end.Reason != protocol.Reason(agent.StopParked) || !end.Resumable {
-				jobID = ""
-			}
-		case protocol.TypeRunResume:
-			jobID = ""
-		}
 	}
-	return jobID, nil
+	if end == nil || end.Reason != protocol.Reason(agent.StopParked) || !end.Resumable {
+		return "", nil
+	}
+	return end.Job, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -135,42 +134,30 @@ func TestServeParkedKilled(t *testing.T) {
 // the run parked on.
 func followParked(t *testing.T, url, id string) ([]string, string) {
 	t.Helper()
-	events, err := http.Get(url + "/v1/runs/" + id + "/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer events.Body.Close()
-	deadline := time.AfterFunc(60*time.Second, func() { events.Body.Close() })
-	defer deadline.Stop()
-	var lines []string
-	sc := bufio.NewScanner(events.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		ev := &agent.Event{}
-		if err := json.Unmarshal(sc.Bytes(), ev); err != nil {
-			t.Fatalf("%v: %s", err, sc.Bytes())
-		}
+	var stop *agent.Stop
+	lines := readEvents(t, url, id, func(ev *agent.Event) bool {
 		if ev.Type != agent.EventStop {
-			continue
+			return true
 		}
 		if ev.Stop.Reason != agent.StopParked || !ev.Stop.Resumable || ev.Stop.Job == "" {
-			t.Fatalf("the run stopped %s, want parked on its job", sc.Text())
+			t.Fatalf("the run stopped %+v, want parked on its job", ev.Stop)
 		}
-		// The stream ends at the stop; the run's end is the log's run_end.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			runs := listRunsOf(t, url)
-			if len(runs) == 1 && runs[0].End != nil {
-				if e := runs[0].End; e.Reason != "parked" || !e.Resumable || !strings.Contains(e.Resume, "the server resumes it when job "+ev.Stop.Job+" ends") {
-					t.Fatalf("the parked run's end: %+v", e)
-				}
-				return lines, ev.Stop.Job
+		stop = ev.Stop
+		return false // the stream ends at the stop; the run's end is the log's run_end
+	})
+	if stop == nil {
+		t.Fatalf("the run never parked; it streamed:\n%s", strings.Join(lines, "\n"))
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		runs := listRunsOf(t, url)
+		if len(runs) == 1 && runs[0].End != nil {
+			if e := runs[0].End; e.Reason != "parked" || !e.Resumable || !strings.Contains(e.Resume, "the server resumes it when job "+stop.Job+" ends") {
+				t.Fatalf("the parked run's end: %+v", e)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("GET /v1/runs shows no end of the parked run: %+v", runs)
-			}
+			return lines, stop.Job
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /v1/runs shows no end of the parked run: %+v", runs)
 		}
 	}
-	t.Fatalf("the run never parked; it streamed:\n%s", strings.Join(lines, "\n"))
-	return nil, ""
 }

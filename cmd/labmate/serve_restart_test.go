@@ -193,10 +193,29 @@ func startAndKill(t *testing.T, cmd *exec.Cmd, url, task string, step int) (stri
 	if err := json.Unmarshal([]byte(body), &started); err != nil || resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST /v1/runs: %d %s", resp.StatusCode, body)
 	}
-	events, err := http.Get(url + "/v1/runs/" + started.ID + "/events")
+	lines := readEvents(t, url, started.ID, func(ev *agent.Event) bool {
+		if ev.Type == agent.EventOperation && ev.Message.Type == protocol.TypeStart && ev.Step == step {
+			cmd.Process.Kill() // SIGKILL
+			return false
+		}
+		return true
+	})
+	cmd.Wait()
+	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], `"operation_start"`) {
+		t.Fatalf("the run never reached step %d's cell; it streamed %d events", step, len(lines))
+	}
+	return started.ID, lines
+}
+
+// readEvents reads run id's events from the server at url, each decoded for more to say
+// whether to read on, and returns the lines read (within a minute).
+func readEvents(t *testing.T, url, id string, more func(*agent.Event) bool) []string {
+	t.Helper()
+	events, err := http.Get(url + "/v1/runs/" + id + "/events")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer events.Body.Close()
 	deadline := time.AfterFunc(60*time.Second, func() { events.Body.Close() })
 	defer deadline.Stop()
 	var lines []string
@@ -208,17 +227,11 @@ func startAndKill(t *testing.T, cmd *exec.Cmd, url, task string, step int) (stri
 		if err := json.Unmarshal(sc.Bytes(), ev); err != nil {
 			t.Fatalf("%v: %s", err, sc.Bytes())
 		}
-		if ev.Type == agent.EventOperation && ev.Message.Type == protocol.TypeStart && ev.Step == step {
-			cmd.Process.Kill() // SIGKILL
+		if !more(ev) {
 			break
 		}
 	}
-	cmd.Wait()
-	events.Body.Close()
-	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], `"operation_start"`) {
-		t.Fatalf("the run never reached step %d's cell; it streamed %d events", step, len(lines))
-	}
-	return started.ID, lines
+	return lines
 }
 
 type runRow struct {

@@ -43,6 +43,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -128,7 +129,7 @@ func New(dir string) (*Benchmark, error) {
 func newProblem(book string, r record) (*problem, error) {
 	id := strings.TrimSpace(r.ProblemID)
 	if id == "" || strings.TrimSpace(r.ProblemText) == "" {
-		return nil, fmt.Errorf("a problem needs problemid and problem_text")
+		return nil, errors.New("a problem needs problemid and problem_text")
 	}
 	norm := strings.NewReplacer(",", "", "−", "-").Replace(r.AnswerNumber)
 	ref, err := pyFloat(strings.TrimSpace(norm))

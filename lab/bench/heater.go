@@ -233,13 +233,11 @@ func (h *HeaterShaker) react(ctx context.Context, id string, c *Contents, temp f
 			rx = append(rx, r)
 		}
 	}
-	switch len(rx) {
-	case 0:
+	if len(rx) != 1 {
 		out.Note = fmt.Sprintf("holds no reactant of a mapped reaction (%s)", strings.Join(reactionNames(h.reactions), ", "))
-		return out, nil
-	case 1:
-	default:
-		out.Note = fmt.Sprintf("holds reactants of more than one mapped reaction (%s)", strings.Join(reactionNames(rx), ", "))
+		if len(rx) > 1 {
+			out.Note = fmt.Sprintf("holds reactants of more than one mapped reaction (%s)", strings.Join(reactionNames(rx), ", "))
+		}
 		return out, nil
 	}
 	r := rx[0]

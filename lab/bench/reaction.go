@@ -139,6 +139,9 @@ func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
 		}
 	}
 	for i, name := range spec.Reactants {
+		if seen[i][spec.None] {
+			return nil, fmt.Errorf("%w: %s: reactant column %s has rows without a reactant (%q): drop them", ErrReaction, path, name, spec.None)
+		}
 		r.addColumn(column{name: name, reactant: true}, slices.Collect(maps.Keys(seen[i])))
 	}
 	for _, v := range t.Vars {

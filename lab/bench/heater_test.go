@@ -58,10 +58,10 @@ func insHeaterShaker(t testing.TB, o *bench.HeaterShakerOptions) *bench.HeaterSh
 	return h
 }
 
-// row is one experiment of a dataset, read here with encoding/csv, apart from lab/dataset.
-type row map[string]string
+// insRow is one experiment of a dataset, read here with encoding/csv, apart from lab/dataset.
+type insRow map[string]string
 
-func readRows(t testing.TB, rel string) []row {
+func insRows(t testing.TB, rel string) []insRow {
 	t.Helper()
 	p, err := eval.Find(rel)
 	if err != nil {
@@ -76,9 +76,9 @@ func readRows(t testing.TB, rel string) []row {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []row
+	var out []insRow
 	for _, rec := range recs[1:] {
-		r := row{}
+		r := insRow{}
 		for i, h := range recs[0] {
 			r[h] = rec[i]
 		}
@@ -90,7 +90,7 @@ func readRows(t testing.TB, rel string) []row {
 // suzukiWell is the well a chemist makes up for a Suzuki row: 0.5 µmol of reactant_1 (the
 // limiting reagent), 0.6 of reactant_2, 5 mol % Pd, 10 mol % ligand, 3 equiv of base, the
 // solvent and 0.25 µmol of internal standard in 100 µL.
-func suzukiWell(r row) *bench.Contents {
+func suzukiWell(r insRow) *bench.Contents {
 	c := &bench.Contents{Volume: 100, Species: map[string]float64{
 		r["reactant_1"]: 0.5, r["reactant_2"]: 0.6, r["catalyst"]: 0.025, r["solvent"]: 1900, standard: 0.25}}
 	if r["ligand"] != "None" {
@@ -104,7 +104,7 @@ func suzukiWell(r row) *bench.Contents {
 
 // bhWell is the well of a Buchwald–Hartwig row: 0.5 µmol each of aryl halide and
 // p-toluidine, the precatalyst, base and additive, in DMSO, with the internal standard.
-func bhWell(r row) *bench.Contents {
+func bhWell(r insRow) *bench.Contents {
 	c := &bench.Contents{Volume: 100, Species: map[string]float64{
 		r["aryl_halide"]: 0.5, r["amine"]: 0.5, r["ligand"]: 0.025, r["base"]: 0.75, "DMSO": 1400, standard: 0.25}}
 	if r["additive"] != "None" {
@@ -125,16 +125,16 @@ func TestReactionsReproduceDatasets(t *testing.T) {
 	for _, ds := range []struct {
 		rel       string
 		every     int
-		make      func(row) *bench.Contents
-		limiting  func(row) string
+		make      func(insRow) *bench.Contents
+		limiting  func(insRow) string
 		reactants []string
 		spec      *bench.ReactionSpec
 	}{
-		{suzukiCSV, 29, suzukiWell, func(r row) string { return r["reactant_1"] }, []string{"reactant_1", "reactant_2"}, &bench.Suzuki},
-		{bhCSV, 23, bhWell, func(r row) string { return r["aryl_halide"] }, []string{"aryl_halide", "amine"}, &bench.BuchwaldHartwig},
+		{suzukiCSV, 29, suzukiWell, func(r insRow) string { return r["reactant_1"] }, []string{"reactant_1", "reactant_2"}, &bench.Suzuki},
+		{bhCSV, 23, bhWell, func(r insRow) string { return r["aryl_halide"] }, []string{"aryl_halide", "amine"}, &bench.BuchwaldHartwig},
 	} {
-		var sample []row
-		for i, r := range readRows(t, ds.rel) {
+		var sample []insRow
+		for i, r := range insRows(t, ds.rel) {
 			if i%ds.every == 0 && r["aryl_halide"] != "None" {
 				sample = append(sample, r)
 			}
@@ -151,7 +151,7 @@ func TestReactionsReproduceDatasets(t *testing.T) {
 			var sumDiff float64
 			for start := 0; start < len(sample); start += len(wellIDs) {
 				plate := map[string]*bench.Contents{}
-				rows := map[string]row{}
+				rows := map[string]insRow{}
 				for i, r := range sample[start:min(len(sample), start+len(wellIDs))] {
 					plate[wellIDs[i]], rows[wellIDs[i]] = ds.make(r), r
 				}
@@ -202,7 +202,7 @@ func TestReactionsReproduceDatasets(t *testing.T) {
 // reactant lost is product formed, and nothing else changes.
 func TestHoldConservesMass(t *testing.T) {
 	lw := insPlate(t)
-	rows := readRows(t, suzukiCSV)
+	rows := insRows(t, suzukiCSV)
 	rng := rand.New(rand.NewPCG(5, 6))
 	plate := map[string]*bench.Contents{}
 	for _, col := range lw.Ordering {
@@ -275,9 +275,9 @@ func TestHoldConservesMass(t *testing.T) {
 // TestHoldOutcomes: what a hold says of each well, exactly.
 func TestHoldOutcomes(t *testing.T) {
 	lw := insPlate(t)
-	suzuki := row{"reactant_1": "6-chloroquinoline", "reactant_2": "2a, Boronic Acid", "catalyst": "Pd(OAc)2",
+	suzuki := insRow{"reactant_1": "6-chloroquinoline", "reactant_2": "2a, Boronic Acid", "catalyst": "Pd(OAc)2",
 		"ligand": "SPhos", "reagent": "K3PO4", "solvent": "MeCN"}
-	bh := row{"aryl_halide": "2-iodopyridine", "amine": "p-toluidine", "ligand": "XPhos", "base": "MTBD", "additive": "None"}
+	bh := insRow{"aryl_halide": "2-iodopyridine", "amine": "p-toluidine", "ligand": "XPhos", "base": "MTBD", "additive": "None"}
 	with := func(c *bench.Contents, change map[string]float64) *bench.Contents {
 		for sp, n := range change {
 			if n == 0 {
@@ -349,7 +349,7 @@ func TestHoldOutcomes(t *testing.T) {
 
 func TestHoldIsSeeded(t *testing.T) {
 	lw := insPlate(t)
-	rows := readRows(t, suzukiCSV)
+	rows := insRows(t, suzukiCSV)
 	yields := func(seed uint64) []float64 {
 		h := insHeaterShaker(t, &bench.HeaterShakerOptions{YieldNoise: 1, Seed: seed})
 		if err := h.SetTemperature(90); err != nil {
@@ -419,7 +419,7 @@ func TestHeaterShakerErrors(t *testing.T) {
 // BenchmarkHold96 is a hold of a 96-well plate of Suzuki reactions.
 func BenchmarkHold96(b *testing.B) {
 	lw := insPlate(b)
-	rows := readRows(b, suzukiCSV)
+	rows := insRows(b, suzukiCSV)
 	h := insHeaterShaker(b, nil)
 	if err := h.SetTemperature(90); err != nil {
 		b.Fatal(err)
@@ -452,7 +452,7 @@ func BenchmarkHold96(b *testing.B) {
 func TestReaderSeesTheProduct(t *testing.T) {
 	lw := insPlate(t)
 	r := insReader(t, &bench.ReaderOptions{})
-	well := suzukiWell(row{"reactant_1": "6-Iodoquinoline", "reactant_2": "2b, Boronic Ester", "catalyst": "Pd(OAc)2",
+	well := suzukiWell(insRow{"reactant_1": "6-Iodoquinoline", "reactant_2": "2b, Boronic Ester", "catalyst": "Pd(OAc)2",
 		"ligand": "XPhos", "reagent": "KOH", "solvent": "THF"})
 	read := func() *bench.Reading {
 		dilute := bench.Contents{Volume: 200, Species: map[string]float64{}} // 10 µL in 190 µL
@@ -476,7 +476,7 @@ func TestReaderSeesTheProduct(t *testing.T) {
 	}
 	after := read()
 	out := ev.Wells[0]
-	want := insEpsilon(t, out.Product, 350) * out.Formed / 10 / 200 * path(lw, 200)
+	want := insEpsilon(t, out.Product, 350) * out.Formed / 10 / 200 * insPath(lw, 200)
 	got := after.Well("D4").OD[0] - before.Well("D4").OD[0]
 	if math.Abs(got-want) > 1e-12 || want < 0.1 || after.Well("D4").OD[0] >= bench.DefaultCeiling || after.Well("D4").OD[1] > 1e-3 {
 		t.Errorf("the product (%g µmol) adds %g OD at 350 nm, want %g; at 450 nm %g, want about 0", out.Formed, got, want, after.Well("D4").OD[1])

@@ -76,14 +76,14 @@ func insEpsilon(t testing.TB, species string, nm float64) float64 {
 	return e
 }
 
-// path is the optical path of vol µL in a well of the plate, in cm.
-func path(lw *bench.Labware, vol float64) float64 { return vol / lw.Wells["A1"].Area() / 10 }
+// insPath is the optical path of vol µL in a well of the plate, in cm.
+func insPath(lw *bench.Labware, vol float64) float64 { return vol / lw.Wells["A1"].Area() / 10 }
 
 func TestAbsorbanceLinearInConcentration(t *testing.T) {
 	lw := insPlate(t)
 	r := insReader(t, &bench.ReaderOptions{Noise: 0.002, Seed: 1})
 	const vol, nm = 200.0, 426.0
-	l := path(lw, vol)
+	l := insPath(lw, vol)
 	eps := insEpsilon(t, "tartrazine", nm)
 	// A two-fold dilution series from 0.5 mM down, in column 1 and 2: A from about 7.7 OD down.
 	wells := map[string]*bench.Contents{}
@@ -177,7 +177,7 @@ func TestReaderNoiseIsSeededGaussian(t *testing.T) {
 	}
 }
 
-var dyes = []string{"tartrazine", "sunset yellow FCF", "allura red AC", "erythrosine", "brilliant blue FCF", "indigo carmine"}
+var insDyes = []string{"tartrazine", "sunset yellow FCF", "allura red AC", "erythrosine", "brilliant blue FCF", "indigo carmine"}
 
 // TestUnmixDyes reads mixtures of three dyes over 350–800 nm and unmixes them by least
 // squares against all six dye spectra: the three come back at their concentrations and the
@@ -190,7 +190,7 @@ func TestUnmixDyes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const vol = 250.0
-	l := path(lw, vol)
+	l := insPath(lw, vol)
 	mixes := []map[string]float64{ // M
 		{"tartrazine": 20e-6, "allura red AC": 15e-6, "brilliant blue FCF": 4e-6},
 		{"sunset yellow FCF": 20e-6, "allura red AC": 20e-6, "erythrosine": 5e-6},
@@ -208,8 +208,8 @@ func TestUnmixDyes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	design := mat.NewDense(len(wl), len(dyes), nil)
-	for j, d := range dyes {
+	design := mat.NewDense(len(wl), len(insDyes), nil)
+	for j, d := range insDyes {
 		for k, nm := range wl {
 			design.Set(k, j, insEpsilon(t, d, nm)*l)
 		}
@@ -219,7 +219,7 @@ func TestUnmixDyes(t *testing.T) {
 		if err := x.SolveVec(design, mat.NewVecDense(len(wl), rd.Well(fmt.Sprintf("A%d", i+1)).OD)); err != nil {
 			t.Fatal(err)
 		}
-		for j, d := range dyes {
+		for j, d := range insDyes {
 			got, want := x.AtVec(j), m[d]
 			if want > 0 && math.Abs(got-want) > 0.03*want || want == 0 && math.Abs(got) > 0.3e-6 {
 				t.Errorf("mixture %d: %s unmixed at %.3g M, want %.3g M", i+1, d, got, want)
@@ -242,7 +242,7 @@ func TestReaderWarnsOfSpeciesWithoutSpectrum(t *testing.T) {
 	if len(rd.Warnings) != 1 || rd.Warnings[0] != `species "NaOH" has no spectrum: read as transparent (wells A1, B1)` {
 		t.Errorf("warnings %q", rd.Warnings)
 	}
-	want := insEpsilon(t, "tartrazine", 426) * 0.002 / 100 * path(lw, 100)
+	want := insEpsilon(t, "tartrazine", 426) * 0.002 / 100 * insPath(lw, 100)
 	if a := rd.Well("A1").OD[0]; math.Abs(a-want) > 1e-12 || rd.Well("B1").OD[0] != 0 {
 		t.Errorf("A1 %g (want %g), B1 %g (want 0)", a, want, rd.Well("B1").OD[0])
 	}
@@ -311,7 +311,7 @@ func BenchmarkScan96(b *testing.B) {
 	for _, col := range lw.Ordering {
 		for _, id := range col {
 			wells[id] = &bench.Contents{Volume: 200, Species: map[string]float64{
-				dyes[i%6]: 0.002, dyes[(i+2)%6]: 0.003, dyes[(i+4)%6]: 0.001}}
+				insDyes[i%6]: 0.002, insDyes[(i+2)%6]: 0.003, insDyes[(i+4)%6]: 0.001}}
 			i++
 		}
 	}

@@ -45,7 +45,7 @@ indexed from it.`,
 		if err != nil {
 			return nil, err
 		}
-		emb, err := providers.OptionalEmbedder(ctx, embedder)
+		emb, err := providers.OptionalEmbedder(ctx, embedder, os.Stderr)
 		if err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ func defaultMemoryStore() string {
 // entries are embedded and search is hybrid.
 func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
 	var emb memory.Embedder
-	e, err := providers.OptionalEmbedder(ctx, f.embedder)
+	e, err := providers.OptionalEmbedder(ctx, f.embedder, os.Stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -43,8 +43,12 @@ func newModelCheckCmd() *cobra.Command {
 		Long: `Resolve the model (the argument, else LABMATE_MODEL, else the config file), then list the
 server's models with a short timeout: this proves the server is up and the key accepted, without
 spending tokens. With --embedder, check the embedder (the argument, else LABMATE_EMBEDDER, else
-"embedder:" in the config file) and embed one text. Exits 1
-when the check fails. See labmate model --help for specs and settings.`,
+"embedder:" in the config file) and embed one text. Keys of the config file that labmate does
+not know (a misspelt "modle:") are printed as warnings, with the file and line.
+
+Exit status: 0 the check passed, 1 it failed (the spec cannot be resolved, the config file cannot
+be read, the server is unreachable or refuses the key; with --json the report says why),
+2 a usage error. See labmate model --help for specs and settings.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := ""
@@ -67,6 +71,11 @@ when the check fails. See labmate model --help for specs and settings.`,
 				}
 			}
 			out := cmd.OutOrStdout()
+			if cfg, e := providers.LoadConfig(); e == nil {
+				for _, p := range cfg.Problems {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning:", p)
+				}
+			}
 			if asJSON {
 				rep := map[string]any{"ok": err == nil, "latency_ms": time.Since(start).Milliseconds()}
 				if r != nil {
@@ -88,7 +97,8 @@ when the check fails. See labmate model --help for specs and settings.`,
 				return nil
 			}
 			if err != nil {
-				return err
+				fmt.Fprintln(cmd.ErrOrStderr(), "labmate: model check:", err)
+				return exitError{1}
 			}
 			if dims > 0 {
 				fmt.Fprintf(out, "%s: ok (%s at %s, %d dimensions, %v)\n", r.Spec, r.Provider, r.BaseURL, dims, time.Since(start).Round(time.Millisecond))

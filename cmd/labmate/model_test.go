@@ -57,8 +57,8 @@ func TestModelCheckErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := labmateEnv(t, modelEnv(t, tc.env...), t.TempDir(), "", append([]string{"model", "check"}, tc.args...)...)
-			if code != 2 || out != "" {
-				t.Errorf("exit %d, stdout %q; want exit 2 and nothing on stdout", code, out)
+			if code != 1 || out != "" {
+				t.Errorf("exit %d, stdout %q; want exit 1 and nothing on stdout", code, out)
 			}
 			if strings.Count(errOut, "\n") != 1 {
 				t.Errorf("stderr is not one line:\n%s", errOut)
@@ -142,16 +142,18 @@ func TestModelCheckJSONFailure(t *testing.T) {
 
 func TestModelConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
-		{"unknown key", "model: ollama:qwen3:8b\nmodle: x\n", "line 2: field modle not found"},
-		{"unknown provider", "providers:\n  olama:\n    base_url: http://x\n", `unknown provider "olama"`},
-		{"bad yaml", "model: [unclosed\n", "config.yaml: yaml: line"},
+		{"unknown key", "modle: ollama:qwen3:8b\n", `config.yaml:1: unknown key "modle" (known: model, embedder, providers); did you mean "model"?`},
+		{"unknown provider", "providers:\n  olama:\n    base_url: http://x\n", `config.yaml:2: unknown provider "olama" under providers (known: openai, anthropic, ollama, vllm, llamacpp, lmstudio, openrouter); did you mean "ollama"?`},
+		{"unknown provider key", "model: x\nproviders:\n  ollama:\n    baseurl: http://x\n", `config.yaml:4: unknown key "baseurl" under providers.ollama (known: base_url, api_key_env); did you mean "base_url"?`},
+		{"bad yaml", "model: [unclosed\n", "config.yaml:1: did not find expected ',' or ']' (the file is not valid YAML)"},
+		{"not a mapping", "- model\n", "config.yaml:1: the config is a mapping of model, embedder and providers, not a list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			os.MkdirAll(filepath.Join(dir, "labmate"), 0o755)
 			os.WriteFile(filepath.Join(dir, "labmate", "config.yaml"), []byte(tc.body), 0o644)
 			_, errOut, code := labmateEnv(t, append(modelEnv(t), "XDG_CONFIG_HOME="+dir), t.TempDir(), "", "model", "check")
-			if code != 2 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, filepath.Join(dir, "labmate", "config.yaml")) {
+			if code != 1 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, filepath.Join(dir, "labmate", "config.yaml")) {
 				t.Errorf("exit %d, stderr %q; want the file and %q", code, errOut, tc.want)
 			}
 		})
@@ -172,11 +174,36 @@ func TestModelCheckEmbedder(t *testing.T) {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	_, errOut, code = labmateEnv(t, env, t.TempDir(), "", "model", "check", "--embedder", "anthropic:claude-sonnet-4-5")
-	if code != 2 || !strings.Contains(errOut, "set ANTHROPIC_API_KEY") {
+	if code != 1 || !strings.Contains(errOut, "set ANTHROPIC_API_KEY") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = labmateEnv(t, append(env, "ANTHROPIC_API_KEY=k"), t.TempDir(), "", "model", "check", "--embedder", "anthropic:claude-sonnet-4-5")
-	if code != 2 || !strings.Contains(errOut, "anthropic serves no embeddings") || !strings.Contains(errOut, "ollama:nomic-embed-text") {
+	if code != 1 || !strings.Contains(errOut, "anthropic serves no embeddings") || !strings.Contains(errOut, "ollama:nomic-embed-text") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A misspelt key or a broken config file does not block the commands that do not need it:
+// memory and docs run, warning with the file and the line.
+func TestConfigTypoDoesNotBlock(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"modle: ollama:qwen3:8b\n", `config.yaml:1: unknown key "modle"`},
+		{"model: [unclosed\n", "config.yaml:1: did not find expected ',' or ']'"},
+	} {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "labmate"), 0o755)
+		os.WriteFile(filepath.Join(dir, "labmate", "config.yaml"), []byte(tc.body), 0o644)
+		env := append(modelEnv(t), "XDG_CONFIG_HOME="+dir)
+		work := t.TempDir()
+		os.WriteFile(filepath.Join(work, "notes.md"), []byte("# Stiff solvers\node15s suits stiff problems.\n"), 0o644)
+		for _, args := range [][]string{
+			{"memory", "list", "--store", filepath.Join(work, "memory.db")},
+			{"docs", "index", "--db", filepath.Join(work, "docs.db"), filepath.Join(work, "notes.md")},
+		} {
+			_, errOut, code := labmateEnv(t, env, work, "", args...)
+			if code != 0 || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, tc.want) {
+				t.Errorf("%q with config %q: exit %d, stderr %q; want 0 and a warning with %q", args, tc.body, code, errOut, tc.want)
+			}
+		}
 	}
 }

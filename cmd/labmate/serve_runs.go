@@ -64,7 +64,7 @@ type serveAgent struct {
 // agentRuns is labmate serve's agent. It is nil when no model is configured (--model,
 // $LABMATE_MODEL or the config file): the server then runs no agent.
 func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string, store agent.Store, mem memory.Store, docs knowledge.Index) (*serveAgent, error) {
-	model, err := providers.OptionalModel(ctx, spec)
+	model, err := providers.OptionalModel(ctx, spec, os.Stderr)
 	if model == nil || err != nil {
 		return nil, err
 	}

@@ -12,12 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
@@ -55,77 +52,7 @@ var providers = []provider{
 }
 
 // Names are the providers' names, comma-separated.
-func Names() string {
-	names := make([]string, len(providers))
-	for i, p := range providers {
-		names[i] = p.name
-	}
-	return strings.Join(names, ", ")
-}
-
-// Config is the config file, $XDG_CONFIG_HOME/labmate/config.yaml:
-//
-//	model: ollama:qwen3:8b
-//	embedder: ollama:nomic-embed-text
-//	providers:
-//	  ollama:
-//	    base_url: http://gpu-box:11434/v1
-//	  openai:
-//	    api_key_env: MY_OPENAI_KEY
-type Config struct {
-	Model     string                    `yaml:"model"`
-	Embedder  string                    `yaml:"embedder"`
-	Providers map[string]ProviderConfig `yaml:"providers"`
-
-	// Path is the file's path, whether or not it exists.
-	Path string `yaml:"-"`
-}
-
-// ProviderConfig is one provider's settings in the config file.
-type ProviderConfig struct {
-	BaseURL   string `yaml:"base_url"`
-	APIKeyEnv string `yaml:"api_key_env"`
-}
-
-// ConfigPath is where the config file lives, whether or not it exists.
-func ConfigPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "labmate", "config.yaml")
-}
-
-// LoadConfig reads the config file; a missing file is an empty config.
-func LoadConfig() (*Config, error) {
-	cfg := &Config{Path: ConfigPath()}
-	if cfg.Path == "" {
-		return cfg, nil
-	}
-	f, err := os.Open(cfg.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return cfg, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", cfg.Path, err)
-	}
-	for name := range cfg.Providers {
-		if _, ok := findProvider(name); !ok {
-			return nil, fmt.Errorf("%s: providers: unknown provider %q (known: %s)", cfg.Path, name, Names())
-		}
-	}
-	return cfg, nil
-}
+func Names() string { return strings.Join(providerNames(), ", ") }
 
 func findProvider(name string) (provider, bool) {
 	i := slices.IndexFunc(providers, func(p provider) bool { return p.name == name })
@@ -168,8 +95,8 @@ func Resolve(spec, env, what string) (*Resolved, error) {
 	}
 	if spec == "" {
 		flag := map[string]string{"model": "--model", "embedder": "--embedder"}[what]
-		return nil, fmt.Errorf("no %s configured: pass %s PROVIDER:MODEL (e.g. %s ollama:qwen3:8b or %s anthropic:claude-sonnet-4-5), set %s, or put `%s: …` in %s",
-			what, flag, flag, flag, env, what, cfg.Path)
+		return nil, fmt.Errorf("no %s configured: pass %s PROVIDER:MODEL (e.g. %s ollama:qwen3:8b or %s anthropic:claude-sonnet-4-5), set %s, or put `%s: …` in %s%s",
+			what, flag, flag, flag, env, what, cfg.Path, cfg.problems())
 	}
 	name, model, ok := strings.Cut(spec, ":")
 	if !ok || model == "" {
@@ -275,37 +202,45 @@ func NewModel(ctx context.Context, spec string) (llm.Model, error) {
 }
 
 // OptionalModel is NewModel for the places where a model is an extra (labmate serve's agent
-// runs): with no model configured anywhere it returns nil.
-func OptionalModel(ctx context.Context, spec string) (llm.Model, error) {
-	if ok, err := configured(spec, "LABMATE_MODEL", "model"); !ok || err != nil {
-		return nil, err
+// runs): with no model configured anywhere it returns nil. A config file it cannot read when
+// it needs it (no flag or environment variable) is a warning on warn, and no model.
+func OptionalModel(ctx context.Context, spec string, warn io.Writer) (llm.Model, error) {
+	if !configured(spec, "LABMATE_MODEL", "model", warn) {
+		return nil, nil
 	}
 	return NewModel(ctx, spec)
 }
 
 // OptionalEmbedder is NewEmbedder for the places where embeddings are an extra (hybrid search in
-// memory and the documentation index): with no embedder configured anywhere it returns nil.
-func OptionalEmbedder(ctx context.Context, spec string) (llm.Embedder, error) {
-	if ok, err := configured(spec, "LABMATE_EMBEDDER", "embedder"); !ok || err != nil {
-		return nil, err
+// memory and the documentation index): with no embedder configured anywhere it returns nil, and
+// a config file it cannot read is a warning on warn, as for OptionalModel.
+func OptionalEmbedder(ctx context.Context, spec string, warn io.Writer) (llm.Embedder, error) {
+	if !configured(spec, "LABMATE_EMBEDDER", "embedder", warn) {
+		return nil, nil
 	}
 	return NewEmbedder(ctx, spec)
 }
 
 // configured says whether a spec is given: the flag, the environment variable env, or the
-// config file's key ("model" or "embedder").
-func configured(spec, env, key string) (bool, error) {
+// config file's key ("model" or "embedder"). Without the key, what the file holds that labmate
+// does not know (a misspelt key) is written to warn, and so is a file it cannot read.
+func configured(spec, env, key string, warn io.Writer) bool {
 	if spec != "" || os.Getenv(env) != "" {
-		return true, nil
+		return true
 	}
 	cfg, err := LoadConfig()
 	if err != nil {
-		return false, err
+		fmt.Fprintf(warn, "labmate: warning: going on without %s %s: %v\n", map[string]string{"model": "a", "embedder": "an"}[key], key, err)
+		return false
 	}
+	v := cfg.Model
 	if key == "embedder" {
-		return cfg.Embedder != "", nil
+		v = cfg.Embedder
 	}
-	return cfg.Model != "", nil
+	if v == "" && len(cfg.Problems) > 0 {
+		fmt.Fprintf(warn, "labmate: warning: no %s configured%s\n", key, cfg.problems())
+	}
+	return v != ""
 }
 
 // NewEmbedder resolves an embedder spec (the --embedder flag; "" falls back to

@@ -78,8 +78,7 @@ var builtin = sync.OnceValue(func() map[string]*definition {
 type labware struct {
 	def   *definition
 	slot  int
-	label string
-	name  string     // how commands and messages name it: the label, or the slot number
+	name  string     // how commands and messages name it: its label, or its slot number
 	wells []Contents // by position in def.names
 	tips  []*tip     // tip racks: the tip in each well, nil once picked up
 }
@@ -91,9 +90,10 @@ func (lw *labware) wellName(i int) string { return lw.name + "/" + lw.def.names[
 func (lw *labware) describe() string { return lw.name + " (" + lw.def.lw.Parameters.LoadName + ")" }
 
 // Deck is the liquid handler twin: an OT-2 deck of 11 slots with a fixed trash in slot 12,
-// labware from definitions, a pipette on each mount, and the state of every well and tip. All
-// changes go through Do (LoadLabware and LoadInstrument are shorthands for it). A Deck is not
-// safe for concurrent use; Clone it to simulate from a state.
+// labware from definitions, a pipette on each mount, and the state of every well and tip. The
+// liquid handler's changes go through Do (LoadLabware and LoadInstrument are shorthands for
+// it); other instruments change wells through Well and Wells. A Deck is not safe for
+// concurrent use; Clone it to simulate from a state.
 type Deck struct {
 	defs     map[string]*definition
 	slots    [deckSlots]*labware
@@ -102,7 +102,7 @@ type Deck struct {
 	trash    Contents
 	tipsOut  int      // tips dropped into the trash
 	loaded   Contents // all liquid load_liquid put on the deck
-	undo     []func() // while a transfer runs: how to take back each change, in order
+	undo     []func() // while a mix or a transfer runs: how to take back each change, in order
 }
 
 // NewDeck returns an empty deck that knows the built-in labware definitions.
@@ -159,7 +159,7 @@ func (d *Deck) loadLabware(a *Args) error {
 			return fail(ErrBadArgs, "label %q is already used by slot %d", a.Label, lw.slot)
 		}
 	}
-	lw := &labware{def: def, slot: n, label: a.Label, name: a.Label, wells: make([]Contents, len(def.names))}
+	lw := &labware{def: def, slot: n, name: a.Label, wells: make([]Contents, len(def.names))}
 	if lw.name == "" {
 		lw.name = strconv.Itoa(n)
 	}
@@ -212,7 +212,8 @@ func (d *Deck) well(ref string) (*labware, int, error) {
 	return lw, i, nil
 }
 
-// Labware returns the definition of the labware a label or slot number names.
+// Labware returns the definition of the labware a label or slot number names; it is shared,
+// not to be changed.
 func (d *Deck) Labware(name string) (*Labware, error) {
 	lw, err := d.labware(name)
 	if err != nil {
@@ -222,12 +223,26 @@ func (d *Deck) Labware(name string) (*Labware, error) {
 }
 
 // Well returns the contents of a well ("plate/A1") for instruments that measure or change
-// them in place (a plate reader, a heater-shaker). The pointer stays valid for the life of the
-// deck; what is changed through it is outside the deck's mass balance (Loaded).
+// them in place. The pointer stays valid for the life of the deck; what is changed through it
+// is outside the deck's mass balance (Loaded).
 func (d *Deck) Well(ref string) (*Contents, error) {
 	lw, i, err := d.well(ref)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	return &lw.wells[i], nil
+}
+
+// Wells returns a labware's definition and the contents of its wells by name, as the plate
+// reader and the heater-shaker take them; the contents are the deck's own, as with Well.
+func (d *Deck) Wells(name string) (*Labware, map[string]*Contents, error) {
+	lw, err := d.labware(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	wells := make(map[string]*Contents, len(lw.wells))
+	for i, name := range lw.def.names {
+		wells[name] = &lw.wells[i]
+	}
+	return lw.def.lw, wells, nil
 }

@@ -162,6 +162,8 @@ type problem struct {
 
 func (p *problem) Error() string { return p.msg }
 
+func (p *problem) Unwrap() error { return p.err }
+
 func fail(err error, format string, args ...any) error {
 	return &problem{err: err, msg: fmt.Sprintf(format, args...)}
 }
@@ -264,7 +266,6 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 	for s, c := range a.Concentrations {
 		add.Species[s] = c * a.Volume // mol/L × µL = µmol
 	}
-	d.keepContents(w)
 	addTo(w, &add)
 	addTo(&d.loaded, &add)
 	ev.Steps = append(ev.Steps, Step{Action: "load_liquid", Well: lw.wellName(i), Volume: a.Volume})
@@ -278,6 +279,16 @@ func fits(lw *labware, i int, have, v float64) error {
 		return fail(ErrOverflow, "%s would hold %s µL, over its capacity of %s µL (it holds %s µL)", lw.wellName(i), µl(have+v), µl(limit), µl(have))
 	}
 	return nil
+}
+
+// reachLiquid is the wells a pipette reaches to aspirate or dispense: in any labware but a tip
+// rack.
+func (p *pipette) reachLiquid(d *Deck, ref string) (reach, error) {
+	r, err := p.reach(d, ref)
+	if err == nil && r.lw.tips != nil {
+		err = fail(ErrBadArgs, "%s is a tip rack", r.lw.describe())
+	}
+	return r, err
 }
 
 // perWell is how many channels share each well the pipette reaches.
@@ -304,7 +315,7 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 	if p.tips[0] == nil {
 		return p.noTip()
 	}
-	r, err := p.reach(d, a.Well)
+	r, err := p.reachLiquid(d, a.Well)
 	if err != nil {
 		return err
 	}
@@ -359,7 +370,7 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 			return d.blowOutTrash(ev, p)
 		}
 	}
-	r, err := p.reach(d, a.Well)
+	r, err := p.reachLiquid(d, a.Well)
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,8 @@ func TestErrors(t *testing.T) {
 			bench.ErrBadArgs, "bench: aspirate -5 µL from res/A1 (left): volume -5 µL is not a positive number"},
 		{"loading into a tip rack", nil, cmd{"load_liquid", bench.Args{Volume: 10, Well: "tips/A1"}},
 			bench.ErrBadArgs, "bench: load_liquid 10 µL into tips/A1: tips (opentrons_96_tiprack_300ul) is a tip rack"},
+		{"dispensing into a tip rack", []cmd{tip, {"aspirate", left(bench.Args{Volume: 50, Well: "res/A1"})}}, cmd{"dispense", left(bench.Args{Volume: 50, Well: "tips/B1"})},
+			bench.ErrBadArgs, "bench: dispense 50 µL into tips/B1 (left): tips (opentrons_96_tiprack_300ul) is a tip rack"},
 		{"unknown command", nil, cmd{"touch_tip", left(bench.Args{})},
 			bench.ErrUnknownCommand, `bench: touch_tip (left): unknown command "touch_tip" (known: aspirate, blow_out, consolidate, dispense, distribute, drop_tip, load_instrument, load_labware, load_liquid, mix, pick_up_tip, return_tip, transfer)`},
 		{"a transfer running dry", nil, cmd{"transfer", left(bench.Args{Volumes: []float64{50, 50, 50}, Source: []string{"plate/A1"}, Dest: []string{"plate/B1", "plate/C1", "plate/D1"}})},

@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// model is a pipette model: its channels and its volume range in µL (Opentrons' pipette
+// name specs).
+type model struct {
+	name     string
+	channels int
+	min, max float64
+}
+
+var models = map[string]model{
+	"p20_single_gen2":   {"p20_single_gen2", 1, 1, 20},
+	"p300_single_gen2":  {"p300_single_gen2", 1, 20, 300},
+	"p1000_single_gen2": {"p1000_single_gen2", 1, 100, 1000},
+	"p20_multi_gen2":    {"p20_multi_gen2", 8, 1, 20},
+	"p300_multi_gen2":   {"p300_multi_gen2", 8, 20, 300},
+}
+
+var mounts = [2]string{"left", "right"}
+
+// pipette is an instrument on a mount.
+type pipette struct {
+	model model
+	mount string
+	racks []*labware // where pick_up_tip takes the next unused tip
+	tips  []*tip     // by channel; all nil without tips
+}
+
+func (p *pipette) describe() string { return "the " + p.mount + " pipette (" + p.model.name + ")" }
+
+// capacity is what the attached tips take: the tip's volume, at most the pipette's maximum.
+func (p *pipette) capacity() float64 { return min(p.tips[0].volume, p.model.max) }
+
+func (p *pipette) noTip() error { return fail(ErrNoTip, "no tip on %s", p.describe()) }
+
+// inRange checks a volume a channel aspirates or dispenses against the pipette's range.
+func (p *pipette) inRange(v float64) error {
+	switch {
+	case v < p.model.min-volTol:
+		return fail(ErrPipetteRange, "%s µL is below the minimum volume of %s (%s µL)", µl(v), p.model.name, µl(p.model.min))
+	case v > p.model.max+volTol:
+		return fail(ErrPipetteRange, "%s µL is above the maximum volume of %s (%s µL)", µl(v), p.model.name, µl(p.model.max))
+	}
+	return nil
+}
+
+// spot is a well of loaded labware.
+type spot struct {
+	lw *labware
+	w  int
+}
+
+func (s spot) String() string { return s.lw.wellName(s.w) }
+
+// tip is a pipette tip, in its rack or on a pipette.
+type tip struct {
+	rack    *labware
+	well    int     // its place in the rack
+	volume  float64 // what it holds when full, µL
+	c       Contents
+	used    bool            // picked up at least once
+	touched []spot          // wells it entered, each once, in order
+	species map[string]spot // each species it touched and the first well it touched it in
+}
+
+func (t *tip) origin() string { return t.rack.wellName(t.well) }
+
+// copyTo returns a deep copy whose labware references are mapped by m (nil: the same deck).
+func (t *tip) copyTo(m map[*labware]*labware) *tip {
+	c := *t
+	c.c = t.c.Clone()
+	c.touched = slices.Clone(t.touched)
+	c.species = maps.Clone(t.species)
+	if m != nil {
+		c.rack = m[t.rack]
+		for i, s := range c.touched {
+			c.touched[i].lw = m[s.lw]
+		}
+		for sp, s := range c.species {
+			c.species[sp] = spot{m[s.lw], s.w}
+		}
+	}
+	return &c
+}
+
+// LoadInstrument puts a pipette model on a mount ("left" or "right") with the tip racks
+// (labels or slot numbers) pick_up_tip takes tips from, in order.
+func (d *Deck) LoadInstrument(name, mount string, tipRacks ...string) error {
+	_, err := d.Do(Command{Name: "load_instrument", Args: Args{Instrument: name, Mount: mount, TipRacks: tipRacks}})
+	return err
+}
+
+func (d *Deck) loadInstrument(a *Args) error {
+	m, ok := models[a.Instrument]
+	if !ok {
+		return fail(ErrInstrument, "unknown instrument %q (known: %s)", a.Instrument, strings.Join(slices.Sorted(maps.Keys(models)), ", "))
+	}
+	i := slices.Index(mounts[:], a.Mount)
+	if i < 0 {
+		return fail(ErrInstrument, "mount %q is not left or right", a.Mount)
+	}
+	if p := d.pipettes[i]; p != nil {
+		return fail(ErrInstrument, "the %s mount already holds %s", a.Mount, p.model.name)
+	}
+	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels)}
+	for _, name := range a.TipRacks {
+		lw, err := d.labware(name)
+		if err != nil {
+			return err
+		}
+		if lw.tips == nil {
+			return fail(ErrBadArgs, "tip rack %s is not a tip rack", lw.describe())
+		}
+		p.racks = append(p.racks, lw)
+	}
+	d.pipettes[i] = p
+	return nil
+}
+
+// pipette returns the pipette on a mount.
+func (d *Deck) pipette(mount string) (*pipette, error) {
+	i := slices.Index(mounts[:], mount)
+	switch {
+	case i < 0:
+		return nil, fail(ErrInstrument, "mount %q is not left or right", mount)
+	case d.pipettes[i] == nil:
+		return nil, fail(ErrInstrument, "no pipette on the %s mount", mount)
+	}
+	return d.pipettes[i], nil
+}
+
+// reach is the wells a pipette's channels reach when it addresses one well: the well itself
+// for a single channel; for 8 channels, the 8 wells of a column addressed by its row A well,
+// or 8 times the one well of a single-row labware (a reservoir).
+type reach struct {
+	lw     *labware
+	at     int    // the addressed well
+	wells  [8]int // by channel
+	n      int    // channels
+	shared bool   // all channels in one well
+}
+
+func (p *pipette) reach(d *Deck, ref string) (reach, error) {
+	lw, i, err := d.well(ref)
+	if err != nil {
+		return reach{}, err
+	}
+	return p.reachWell(lw, i)
+}
+
+func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
+	r := reach{lw: lw, at: i, n: p.model.channels}
+	if r.n == 1 {
+		r.wells[0] = i
+		return r, nil
+	}
+	col := lw.def.cols[lw.def.col[i]]
+	switch {
+	case len(col) == 1:
+		r.shared = true
+		for k := range r.n {
+			r.wells[k] = i
+		}
+	case len(col) != r.n:
+		return r, fail(ErrChannels, "%s has %d channels: %s has %d rows, not %d or 1", p.model.name, r.n, lw.describe(), lw.def.rows, r.n)
+	case lw.def.row[i] != 0:
+		return r, fail(ErrChannels, "%s has %d channels: address a column by its row A well, not %s", p.model.name, r.n, lw.wellName(i))
+	default:
+		copy(r.wells[:], col)
+	}
+	return r, nil
+}
+
+// nextTips finds the first unused tip (for 8 channels: the first column of 8 unused tips) in
+// the pipette's tip racks.
+func (p *pipette) nextTips() (reach, error) {
+	for _, lw := range p.racks {
+		for _, col := range lw.def.cols {
+			for _, i := range col {
+				if t := lw.tips[i]; t == nil || t.used {
+					continue
+				}
+				r, err := p.reachWell(lw, i)
+				if err != nil || !fresh(lw, r) {
+					continue
+				}
+				return r, nil
+			}
+		}
+	}
+	if len(p.racks) == 0 {
+		return reach{}, fail(ErrNoTipLeft, "%s has no tip racks: name a tip (tips/A1) or load it with tip racks", p.describe())
+	}
+	var names []string
+	for _, lw := range p.racks {
+		names = append(names, lw.name)
+	}
+	what := "unused tip"
+	if p.model.channels > 1 {
+		what = "column of 8 unused tips"
+	}
+	return reach{}, fail(ErrNoTipLeft, "no %s left in the tip racks (%s) of %s", what, strings.Join(names, ", "), p.describe())
+}
+
+func fresh(lw *labware, r reach) bool {
+	for _, i := range r.wells[:r.n] {
+		if t := lw.tips[i]; t == nil || t.used {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Deck) pickUpTip(ev *Event, a *Args) error {
+	p, err := d.pipette(a.Mount)
+	if err != nil {
+		return err
+	}
+	if t := p.tips[0]; t != nil {
+		return fail(ErrTipAttached, "%s already has a tip (%s)", p.describe(), t.origin())
+	}
+	var r reach
+	if a.Well == "" {
+		r, err = p.nextTips()
+	} else {
+		r, err = p.reach(d, a.Well)
+	}
+	if err != nil {
+		return err
+	}
+	if r.lw.tips == nil {
+		return fail(ErrNoTipLeft, "%s is not a tip rack", r.lw.describe())
+	}
+	for _, i := range r.wells[:r.n] {
+		if r.lw.tips[i] == nil {
+			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(i))
+		}
+	}
+	d.keepTips(p)
+	for k, i := range r.wells[:r.n] {
+		d.keepRack(r.lw, i)
+		t := r.lw.tips[i]
+		d.keepTip(t)
+		t.used = true
+		p.tips[k], r.lw.tips[i] = t, nil
+	}
+	ev.Steps = append(ev.Steps, Step{Action: "pick_up_tip", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: r.n})
+	return nil
+}
+
+// dropTip discards the tips, and what they hold, into the trash.
+func (d *Deck) dropTip(ev *Event, a *Args) error {
+	p, err := d.pipette(a.Mount)
+	if err != nil {
+		return err
+	}
+	if p.tips[0] == nil {
+		return p.noTip()
+	}
+	d.keepTips(p)
+	d.keepTrash()
+	var v float64
+	for k, t := range p.tips {
+		d.keepTip(t)
+		v += move(&t.c, &d.trash, t.c.Volume)
+		p.tips[k] = nil
+		d.tipsOut++
+	}
+	ev.Steps = append(ev.Steps, Step{Action: "drop_tip", Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: v})
+	return nil
+}
+
+// returnTip puts the tips back where they came from, with what they hold; they count as used.
+func (d *Deck) returnTip(ev *Event, a *Args) error {
+	p, err := d.pipette(a.Mount)
+	if err != nil {
+		return err
+	}
+	if p.tips[0] == nil {
+		return p.noTip()
+	}
+	at := p.tips[0].origin()
+	d.keepTips(p)
+	for k, t := range p.tips {
+		d.keepRack(t.rack, t.well)
+		t.rack.tips[t.well], p.tips[k] = t, nil
+	}
+	ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: at, Channels: len(p.tips)})
+	return nil
+}

@@ -28,7 +28,7 @@ func newDocsCmd() *cobra.Command {
 
   labmate docs index PATH…            Markdown, HTML, PDF (needs pdftotext) and text files, folders walked
   labmate docs index --octave         the help of every function of the installed Octave and its packages
-  labmate docs index --python numpy scipy   the docstrings (what pydoc shows) of installed Python modules
+  labmate docs index --python numpy,scipy   the docstrings (what pydoc shows) of installed Python modules
   labmate docs search "QUERY" [--json] [-n N]
   labmate docs web "QUERY" | papers "QUERY" | fetch URL   what the agent's web tools return
 
@@ -134,6 +134,9 @@ func newDocsSearchCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.
 		Example: `  labmate docs search "integrate a stiff ODE" -n 3`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 1 {
+				return fmt.Errorf("docs search: -n %d: ask for at least one hit", n)
+			}
 			ix, err := open(cmd.Context())
 			if err != nil {
 				return err

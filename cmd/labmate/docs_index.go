@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,11 +35,14 @@ func newDocsIndexCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.C
 software by running Octave or Python in the sandbox, in an empty directory of their own:
 nothing in the current directory or a workspace is on their path.`,
 		Example: `  labmate docs index --octave
-  labmate docs index --python numpy scipy
+  labmate docs index --python numpy,scipy
   labmate docs index ~/manuals ./README.md`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !withOctave && len(pyModules) == 0 && len(args) == 0 {
-				return errors.New("docs index: name PATH…, --octave or --python MODULE…")
+				return errors.New("docs index: name PATH…, --octave or --python MODULE,…")
+			}
+			if err := checkDocsSources(pyModules, args); err != nil {
+				return err
 			}
 			var sb harvest.Sandbox
 			if withOctave || len(pyModules) > 0 {
@@ -117,7 +122,7 @@ nothing in the current directory or a workspace is on their path.`,
 				start := time.Now()
 				fi, err := os.Stat(path)
 				if err != nil {
-					return fmt.Errorf("docs index: %w", err)
+					return fmt.Errorf("docs index: %w", err) // it vanished since checkDocsSources
 				}
 				var docs []*knowledge.Doc
 				skipped := 0
@@ -149,8 +154,31 @@ nothing in the current directory or a workspace is on their path.`,
 		},
 	}
 	cmd.Flags().BoolVar(&withOctave, "octave", false, "index the help of every function of the installed Octave and its packages")
-	cmd.Flags().StringSliceVar(&pyModules, "python", nil, "index the docstrings of these installed Python modules and their public submodules")
+	cmd.Flags().StringSliceVar(&pyModules, "python", nil, "index the docstrings of these installed Python modules and their public submodules (comma-separated, or the flag repeated)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was indexed as JSON")
 	sf.add(cmd)
 	return cmd
+}
+
+// pyModule is a dotted Python module name.
+var pyModule = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// checkDocsSources refuses, before anything is indexed, a --python value that is not a module
+// name (such as a flag that followed --python) and a PATH that does not exist, saying how to
+// name a module when the PATH looks like one.
+func checkDocsSources(modules, paths []string) error {
+	for _, m := range modules {
+		if !pyModule.MatchString(m) {
+			return fmt.Errorf("docs index: --python %q is not a Python module name (give modules as --python numpy,scipy)", m)
+		}
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			if errors.Is(err, os.ErrNotExist) && pyModule.MatchString(p) {
+				return fmt.Errorf("docs index: %s is not a file or folder; to index the Python module, name it with --python: --python %s", p, strings.Join(append(slices.Clone(modules), p), ","))
+			}
+			return fmt.Errorf("docs index: %w", err)
+		}
+	}
+	return nil
 }

@@ -155,3 +155,28 @@ func TestDocsEmbedder(t *testing.T) {
 		t.Errorf("BM25 search: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestDocsTypos: values a user mistypes are refused before anything is indexed or searched,
+// naming the value and how to say it.
+func TestDocsTypos(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "docs.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"docs", "index", "--db", db, "--python", "numpy", "scipy"}, "docs index: scipy is not a file or folder; to index the Python module, name it with --python: --python numpy,scipy"},
+		{[]string{"docs", "index", "--octave", "--python", "--db", db}, `docs index: --python "--db" is not a Python module name (give modules as --python numpy,scipy)`},
+		{[]string{"docs", "index", "--db", db, "./missing/notes.md"}, "docs index: stat ./missing/notes.md: no such file or directory"},
+		{[]string{"docs", "search", "--db", db, "-n", "0", "ode"}, "docs search: -n 0: ask for at least one hit"},
+		{[]string{"docs", "search", "--db", db, "-n", "-3", "ode"}, "docs search: -n -3: ask for at least one hit"},
+	} {
+		_, errOut, code := labmate(t, dir, "", tc.args...)
+		if code != 2 || strings.TrimSpace(errOut) != "labmate: "+tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Errorf("a refused command created %s", db)
+	}
+}

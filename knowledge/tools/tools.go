@@ -127,7 +127,7 @@ func (c Config) searchDocs(ctx context.Context, in DocsQuery) (*tool.Result, err
 		data.Hits = append(data.Hits, DocHit{Cite: h.Cite(), Source: h.Source, Name: h.Name, Summary: h.Summary, Text: h.Text, Score: h.Score})
 	}
 	if len(hits) == 0 {
-		return &tool.Result{Content: fmt.Sprintf("No documentation matches %q; the index may be empty (labmate docs index --octave --python).", in.Query), Data: data}, nil
+		return &tool.Result{Content: fmt.Sprintf("No documentation matches %q; the index may be empty (labmate docs index --octave, labmate docs index --python numpy,scipy).", in.Query), Data: data}, nil
 	}
 	max := c.MaxChars
 	if max == 0 {

@@ -41,7 +41,8 @@
 // # Baselines
 //
 // ModeDirect answers with one model call and no tools; ModeCodeAct runs one conversation with
-// run_code and final_answer, without plan, perception, Hot-Fix or reflection.
+// run_code and final_answer, without plan, perception, Hot-Fix or reflection. The ablations
+// Options.NoPerception and Options.NoReflect take one module out of the agent mode.
 package agent
 
 import (
@@ -210,6 +211,13 @@ type Options struct {
 	NoJudge       bool          // do not escalate ambiguous windows to the model
 	JudgeInterval time.Duration // least time between two judge calls of a run; default 30s
 	MaxJudgeCalls int           // judge calls per run; default 5
+
+	// NoPerception runs every cell blind, as the codeact baseline does (an ablation): no
+	// verdicts, no Hot-Fix, no judge; the cell still runs, to its end or its timeout.
+	NoPerception bool
+	// NoReflect accepts every step whose cell ran, without a call of the reflect module (an
+	// ablation); a failed cell still goes back to the code module for a repair.
+	NoReflect bool
 
 	OutputLines int // first and last output lines kept per operation; default 20
 }

@@ -345,23 +345,16 @@ func firstLine(s string) string {
 func (r *run) reflect(ctx context.Context) error {
 	st := r.st
 	s := st.Plan.Steps[st.Step]
-	var b strings.Builder
-	fmt.Fprintf(&b, "Task: %s\n\nPlan:\n%s\nStep %d under review: %s\nAction: %s\nCheckpoint: %s\n", st.Task.Goal, st.outline(), st.Step+1, s.Title, s.Action, s.Checkpoint)
-	if o := st.Last; o != nil {
-		if o.Code != "" {
-			fmt.Fprintf(&b, "\nCode (%s):\n%s\n", o.Kernel, headTail(o.Code, 30, 3000))
-		}
-		fmt.Fprintf(&b, "\nResult:\n%s", o.Text())
-	}
 	var out reflectOut
-	err := r.structured(ctx, "reflect", []llm.Message{{Role: llm.RoleUser, Content: b.String()}}, reflectSchema, func(text string) error {
+	if r.a.opts.NoReflect {
+		out = reflectOut{Decision: Accept, Reasons: "accepted as it ran: reflection is off (NoReflect)", Summary: r.unreviewed()}
+	} else if err := r.structured(ctx, "reflect", []llm.Message{{Role: llm.RoleUser, Content: r.review()}}, reflectSchema, func(text string) error {
 		out = reflectOut{}
 		return decodeOutput(text, reflectResolved, &out)
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	f := &Reflection{Decision: out.Decision, Reasons: out.Reasons, Summary: out.Summary, Fix: out.Fix}
+	f := &Reflection{Decision: out.Decision, Reasons: out.Reasons, Summary: out.Summary, Fix: out.Fix, Auto: r.a.opts.NoReflect}
 	step, attempt := st.Step, st.Attempts
 	if f.Decision != Accept && st.Last != nil && st.Last.OperationID != "" && st.Last.OK {
 		st.Failures = append(st.Failures, st.attempt(st.Last, f.Reasons)) // a result the reviewer rejected
@@ -407,6 +400,31 @@ func (r *run) reflect(ctx context.Context) error {
 		return fmt.Errorf("%w: %d re-plans", errReplans, r.a.opts.MaxReplans)
 	}
 	return nil
+}
+
+// review is the reflect module's prompt: the task, the plan, the step and its result.
+func (r *run) review() string {
+	st := r.st
+	s := st.Plan.Steps[st.Step]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task: %s\n\nPlan:\n%s\nStep %d under review: %s\nAction: %s\nCheckpoint: %s\n", st.Task.Goal, st.outline(), st.Step+1, s.Title, s.Action, s.Checkpoint)
+	if o := st.Last; o != nil {
+		if o.Code != "" {
+			fmt.Fprintf(&b, "\nCode (%s):\n%s\n", o.Kernel, headTail(o.Code, 30, 3000))
+		}
+		fmt.Fprintf(&b, "\nResult:\n%s", o.Text())
+	}
+	return b.String()
+}
+
+// unreviewed is what a step accepted without review established: the first and last lines its
+// cell printed, on one line, for the later prompts.
+func (r *run) unreviewed() string {
+	o := r.st.Last
+	if o == nil || strings.TrimSpace(o.Output) == "" {
+		return "ran without output"
+	}
+	return "its cell printed: " + strings.Join(strings.Fields(headTail(strings.TrimSpace(o.Output), 3, 400)), " ")
 }
 
 // final gets the answer: in direct mode the one call; otherwise, every step accepted, the code

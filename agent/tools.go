@@ -85,8 +85,9 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	in.Kernel, in.TimeoutS = name, timeout
 	req := in.Request()
 	var opts *operation.Options
-	if r.st.Task.Mode == ModeCodeAct {
-		req.Hotfix = protocol.HotfixOff // the baseline runs blind: no perception, no hot-fix
+	blind := r.st.Task.Mode == ModeCodeAct || r.a.opts.NoPerception
+	if blind {
+		req.Hotfix = protocol.HotfixOff // the baseline (or the ablation) runs blind: no perception, no hot-fix
 	} else if !r.a.opts.NoJudge {
 		opts = &operation.Options{Judge: r.judge}
 	}
@@ -112,7 +113,7 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 			return nil, err
 		}
 		out.Add(m)
-		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && r.st.Task.Mode != ModeCodeAct {
+		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
 			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
 				return nil, err
 			}
@@ -121,8 +122,8 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 			return nil, err
 		}
 	}
-	if r.st.Task.Mode == ModeCodeAct {
-		out.Verdict, out.Verdicts = nil, nil // the baseline runs blind
+	if blind {
+		out.Verdict, out.Verdicts = nil, nil
 	}
 	if out.HotFix {
 		r.st.HotFixes++

@@ -1,6 +1,15 @@
 // Package eval runs the benchmarks of the seed papers against any model: a Benchmark is a set of
 // items (tasks as the agent sees them) and a grader for an answer to each. Sub-packages hold
 // the benchmarks (scibench, engdesign, rounds, campaign, materials).
+//
+// Run is the harness every Benchmark shares: K trials per item, each a fresh agent run (agent,
+// codeact or direct mode, with the ablations of the agent mode) graded by the benchmark, and
+// each appended to the result folder's trials.jsonl as it ends, in one synced write. A rerun on
+// the same folder reads it and runs only the trials left, so an eval stopped by Ctrl-C, a kill,
+// its provider or its token budget continues where it stopped. The Summary — per group and
+// overall, mean score, pass rate, pass@k, stability over the trials, the run's counts, tokens
+// per module — is computed from trials.jsonl alone: a resumed eval's is an uninterrupted one's.
+// Report puts several result folders side by side.
 package eval
 
 import (

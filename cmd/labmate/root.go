@@ -63,13 +63,14 @@ be interrupted without losing their workspace; perception judges the stream and 
 stops a run that diverges, turns NaN, oscillates, stalls or breaks a --watch constraint.
 The kernels can use Octave's control, signal, optim, statistics and symbolic packages with
 headless plots, matplotlib, sympy, pandas and ASE, Quantum ESPRESSO (pw.x), LAMMPS (lmp) and
-Open MPI (labmate software lists them; labmate bench materials runs DFT and EAM scans).
+Open MPI (labmate software lists them; labmate eval materials runs DFT and EAM scans).
 
 On top of the kernels: an agent that plans, runs, repairs and re-plans on any
 OpenAI-compatible or Anthropic model (labmate run); memory of facts and skills (labmate
 memory); long jobs in the background, local or on Slurm (labmate job); closed-loop campaigns
-(labmate campaign); documentation and web search (labmate docs); and a server with
-WebSocket, REST, MCP and a web dashboard (labmate serve, labmate mcp).
+(labmate campaign); benchmarks of any model, resumable (labmate eval); documentation and web
+search (labmate docs); and a server with WebSocket, REST, MCP and a web dashboard (labmate
+serve, labmate mcp).
 
 Start with: labmate kernels, labmate software, labmate exec FILE, labmate model check,
 labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
@@ -77,7 +78,7 @@ labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
-	root.AddCommand(newCampaignCmd(), newBenchCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd())
+	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd())
 	return root
 }
 

@@ -1,6 +1,7 @@
 // Package campaign is the campaign benchmark: the optimization game of Coscientist on every
 // Suzuki substrate pair and every Buchwald–Hartwig aryl halide, played by random, bayes-onehot,
-// bayes and bayes with a memory prior, beside the reference curves of GPT-4 and exact random.
+// bayes, bayes with a memory prior and, given a model, the llm planner, beside the reference
+// curves of GPT-4 and exact random.
 package campaign
 
 import (
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/labmate/labmate/eval"
 	"github.com/labmate/labmate/internal/progress"
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
@@ -48,24 +50,8 @@ var Datasets = []Dataset{
 	},
 }
 
-// FindReactions finds shared/data/reactions above the working directory.
-func FindReactions() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, "shared", "data", "reactions")
-		if _, err := os.Stat(filepath.Join(p, "suzuki_perera2018.csv")); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no shared/data/reactions above the working directory: pass --data-dir")
-		}
-		dir = parent
-	}
-}
+// FindReactions finds shared/data/reactions (eval.Find).
+func FindReactions() (string, error) { return eval.Find("data/reactions") }
 
 // Options tune Run.
 type Options struct {
@@ -75,12 +61,15 @@ type Options struct {
 	Seeds, Budget int
 	// Plot, when set, is a folder to draw each dataset's NMA curves into.
 	Plot string
+	// LLM, when set, builds the llm planner (Coscientist's protocol through a model), played
+	// after the others and recorded nowhere: it adds a row.
+	LLM game.LLMPlanners
 	// Log gets the progress bars and the names of the plots drawn.
 	Log io.Writer
 }
 
-// Run plays every dataset's groups with the four planners and returns their summaries, each
-// dataset's followed by its reference curves (GPT-4, exact random).
+// Run plays every dataset's groups with the four planners (and llm, given Options.LLM) and
+// returns their summaries, each dataset's followed by its reference curves (GPT-4, exact random).
 func Run(ctx context.Context, o *Options) ([]*game.Summary, error) {
 	dir := o.Dir
 	if dir == "" {
@@ -109,13 +98,17 @@ func Run(ctx context.Context, o *Options) ([]*game.Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		bar := progress.New(o.Log, ds.Name, 4*o.Seeds*len(t.Groups))
-		res, err := benchDataset(ctx, t, filepath.Join(tmp, t.Name), o.Seeds, o.Budget, bar)
+		planners := []string{"random", "bayes-onehot", "bayes", "bayes+memory"}
+		if o.LLM != nil {
+			planners = append(planners, "llm")
+		}
+		bar := progress.New(o.Log, ds.Name, len(planners)*o.Seeds*len(t.Groups))
+		res, err := benchDataset(ctx, t, filepath.Join(tmp, t.Name), o, bar)
 		if err != nil {
 			return nil, err
 		}
 		var ss []*game.Summary
-		for _, p := range []string{"random", "bayes-onehot", "bayes", "bayes+memory"} {
+		for _, p := range planners {
 			s := game.Summarize(p, res[p], o.Budget)
 			s.Dataset = ds.Name
 			ss = append(ss, s)
@@ -126,7 +119,7 @@ func Run(ctx context.Context, o *Options) ([]*game.Summary, error) {
 		}
 		if o.Plot != "" {
 			p := filepath.Join(o.Plot, ds.Name+".png")
-			if err := game.Plot(p, ds.Name, ss[:4], mine); err != nil {
+			if err := game.Plot(p, ds.Name, ss[:len(planners)], mine); err != nil {
 				return nil, err
 			}
 			fmt.Fprintf(o.Log, "plot: %s\n", p)
@@ -147,9 +140,10 @@ func (ds *Dataset) references(refs []*game.Reference) []*game.Reference {
 	return out
 }
 
-// benchDataset plays every group and seed with random, bayes, and bayes with the memory prior,
-// one worker per CPU, each seed with a fresh store.
-func benchDataset(ctx context.Context, t *dataset.Table, dir string, seeds, budget int, bar *progress.Bar) (map[string][]*game.Result, error) {
+// benchDataset plays every group and seed with the planners, one worker per CPU, each seed
+// with a fresh store.
+func benchDataset(ctx context.Context, t *dataset.Table, dir string, o *Options, bar *progress.Bar) (map[string][]*game.Result, error) {
+	seeds := o.Seeds
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -166,7 +160,7 @@ func benchDataset(ctx context.Context, t *dataset.Table, dir string, seeds, budg
 		go func() {
 			defer wg.Done()
 			for seed := range jobs {
-				r, err := benchSeed(ctx, t, filepath.Join(dir, fmt.Sprintf("seed%d.db", seed)), int64(seed), budget, bar)
+				r, err := benchSeed(ctx, t, filepath.Join(dir, fmt.Sprintf("seed%d.db", seed)), int64(seed), o, bar)
 				outs <- out{seed, r, err}
 			}
 		}()
@@ -200,8 +194,9 @@ func benchDataset(ctx context.Context, t *dataset.Table, dir string, seeds, budg
 }
 
 // benchSeed is the honest protocol for one seed: ordinary campaigns on every group (random and
-// bayes), recorded; then every group again with the others' recorded campaigns as its prior.
-func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, budget int, bar *progress.Bar) (map[string][]*game.Result, error) {
+// bayes), recorded; then every group again with the others' recorded campaigns as its prior;
+// then the llm planner's campaigns, given a model, unrecorded and without a prior.
+func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, o *Options, bar *progress.Bar) (map[string][]*game.Result, error) {
 	mem, err := labsqlite.Open(path)
 	if err != nil {
 		return nil, err
@@ -213,14 +208,19 @@ func benchSeed(ctx context.Context, t *dataset.Table, path string, seed int64, b
 	}
 	defer later.Close()
 	res := map[string][]*game.Result{}
-	for _, phase := range []struct {
+	type phase struct {
 		planner string
 		record  lab.Store
 		prior   bool
-	}{{"random", mem, false}, {"bayes-onehot", nil, false}, {"bayes", mem, false}, {"bayes", later, true}} {
-		gm := &game.Game{Table: t, Store: phase.record, Priors: mem}
+	}
+	phases := []phase{{"random", mem, false}, {"bayes-onehot", nil, false}, {"bayes", mem, false}, {"bayes", later, true}}
+	if o.LLM != nil {
+		phases = append(phases, phase{"llm", nil, false})
+	}
+	for _, phase := range phases {
+		gm := &game.Game{Table: t, Store: phase.record, Priors: mem, LLM: o.LLM}
 		for _, g := range t.Groups {
-			r, err := gm.Play(ctx, g, phase.planner, seed, budget, phase.prior)
+			r, err := gm.Play(ctx, g, phase.planner, seed, o.Budget, phase.prior)
 			if err != nil {
 				return nil, fmt.Errorf("%s on %q: %w", phase.planner, g.Key, err)
 			}

@@ -1,36 +1,55 @@
-// Package progress draws a one-line progress bar on a terminal's stderr.
+// Package progress draws a one-line progress bar on a terminal's stderr: steps done of the
+// total, the time since it started, the tokens spent when the steps spend them, and an
+// estimate of the time left.
 package progress
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Bar draws a one-line progress bar.
 type Bar struct {
-	mu    sync.Mutex
-	w     io.Writer
-	label string
-	done  int
-	total int
-	start time.Time
+	mu     sync.Mutex
+	w      io.Writer
+	label  string
+	done   int
+	base   int // steps done before the bar started
+	total  int
+	tokens int64
+	counts bool // the steps spend tokens
+	start  time.Time
 }
 
 // New draws a bar of total steps on w (stderr) and returns it.
 func New(w io.Writer, label string, total int) *Bar {
-	p := &Bar{w: w, label: label, total: total, start: time.Now()}
+	return Resume(w, label, 0, total, -1)
+}
+
+// Resume draws a bar of total steps of which done were done before it started (a job that
+// resumes), having spent tokens (negative: the steps spend none, and the bar shows no
+// tokens). Its estimate of the time left counts only the steps done since it started.
+func Resume(w io.Writer, label string, done, total int, tokens int64) *Bar {
+	p := &Bar{w: w, label: label, done: done, base: done, total: total, tokens: max(tokens, 0), counts: tokens >= 0, start: time.Now()}
 	p.draw()
 	return p
 }
 
 // Add counts one step done; it is safe for concurrent use.
-func (p *Bar) Add() {
+func (p *Bar) Add() { p.AddTokens(0) }
+
+// AddTokens counts one step done that spent tokens; it is safe for concurrent use.
+func (p *Bar) AddTokens(tokens int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
+	p.tokens += tokens
 	if p.total < 200 || p.done*200/p.total != (p.done-1)*200/p.total || p.done == p.total {
 		p.draw() // at most 200 redraws
 	}
@@ -40,11 +59,41 @@ func (p *Bar) draw() {
 	const width = 30
 	n := 0
 	if p.total > 0 {
-		n = width * p.done / p.total
+		n = min(width, width*p.done/p.total)
 	}
+	elapsed := time.Since(p.start)
 	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %s", p.label, strings.Repeat("#", n), strings.Repeat(" ", width-n),
-		p.done, p.total, time.Since(p.start).Round(time.Second))
-	if p.done == p.total {
+		p.done, p.total, elapsed.Round(time.Second))
+	if p.counts {
+		fmt.Fprintf(p.w, ", %s tokens", Count(p.tokens))
+	}
+	if since := p.done - p.base; since > 0 && p.done < p.total {
+		left := elapsed / time.Duration(since) * time.Duration(p.total-p.done)
+		fmt.Fprintf(p.w, ", about %s left", left.Round(time.Second))
+	}
+	if p.done >= p.total {
 		fmt.Fprintln(p.w)
 	}
+}
+
+// Count is n in a few digits: 950, 12.3k, 4.56M.
+func Count(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.3gM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.3gk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// IsTerminal reports whether w is a terminal, where a bar redrawn in place reads well (a
+// file or a pipe gets none).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/labmate/labmate/kernel/shell"
 )
 
-func newBenchMaterialsCmd() *cobra.Command {
+func newEvalMaterialsCmd() *cobra.Command {
 	var (
 		elements, methods []string
 		dir               string
@@ -24,7 +24,7 @@ func newBenchMaterialsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "materials",
 		Short: "Lattice constants of cubic elements from equation-of-state scans with Quantum ESPRESSO and LAMMPS vs experiment",
-		Long: `bench materials runs the eos-lattice-constant skill (examples/skills/eos-lattice-constant)
+		Long: `eval materials runs the eos-lattice-constant skill (examples/skills/eos-lattice-constant)
 for every cubic element Debian ships the data for: Quantum ESPRESSO (pw.x) with the packaged
 pseudopotentials for fcc Al Cu Ni Rh Au Pt Pb, bcc Fe Li and diamond Si C Ge (Fe and Ni spin-
 polarized, Pt with spin-orbit), and LAMMPS (lmp) with the packaged EAM potentials for fcc Al
@@ -37,7 +37,8 @@ It prints a0, B0, their experimental values (Sol27LC, zero-point corrected), the
 Sol27LC verdict (Correct when |error| < 5%) and the wall time per element and method, and a
 summary per method. Ag has no Debian pseudopotential, Li and Pb no EAM potential.
 
-The full table takes about two minutes on two cores; --elements Si,Al,Cu takes seconds.`,
+The full table takes about two minutes on two cores; --elements Si,Al,Cu takes seconds.
+Exit status: 0 done, 1 failed, 2 could not start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON && markdown {

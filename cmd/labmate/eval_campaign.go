@@ -9,24 +9,18 @@ import (
 	"github.com/labmate/labmate/lab/game"
 )
 
-func newBenchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Benchmarks"}
-	cmd.AddCommand(newBenchCampaignCmd(), newBenchMaterialsCmd())
-	return cmd
-}
-
-func newBenchCampaignCmd() *cobra.Command {
+func newEvalCampaignCmd() *cobra.Command {
 	var (
-		dataDir, plotDir string
-		seeds, budget    int
-		asJSON           bool
+		dataDir, plotDir, modelSpec string
+		seeds, budget               int
+		asJSON                      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "campaign",
-		Short: "The optimization game: random, bayes and bayes with a memory prior vs GPT-4 (Coscientist)",
-		Long: `bench campaign plays the Coscientist optimization game on every Suzuki substrate pair (15)
+		Short: "The optimization game: random, bayes, bayes with a memory prior and, with --model, llm vs GPT-4 (Coscientist)",
+		Long: `eval campaign plays the Coscientist optimization game on every Suzuki substrate pair (15)
 and every Buchwald–Hartwig aryl halide (15, the game space with no-additive wells), --seeds
-campaigns each, --budget turns, with four planners:
+campaigns each, --budget turns, with four planners, and a fifth given --model:
 
   random         uniform picks without repeats
   bayes-onehot   the Gaussian-process planner on one-hot levels
@@ -35,12 +29,22 @@ campaigns each, --budget turns, with four planners:
   bayes+memory   bayes given, leave-one-group-out, what the random and bayes campaigns of the
                  same seed recorded on the other groups (run first, into a fresh store per
                  seed): 40 measured steps per other group, never one of the target's
+  llm            with --model: Coscientist's protocol played by the model (a call per turn),
+                 without a prior
 
 and prints mean ± sd NMA and normalized advantage at turns 1/5/10/20, repeats and proposal
-time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
+time p50/p99, beside the reference curves of GPT-4 and of exact random; --out draws each
+dataset's mean NMA curves there. Exit status: 0 done, 1 failed, 2 could not start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			all, err := campaign.Run(cmd.Context(), &campaign.Options{Dir: dataDir, Seeds: seeds, Budget: budget, Plot: plotDir, Log: cmd.ErrOrStderr()})
+			o := &campaign.Options{Dir: dataDir, Seeds: seeds, Budget: budget, Plot: plotDir, Log: cmd.ErrOrStderr()}
+			if modelSpec != "" {
+				var err error
+				if o.LLM, err = llmPlanners(cmd.Context(), modelSpec, "yield"); err != nil {
+					return err
+				}
+			}
+			all, err := campaign.Run(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -54,10 +58,11 @@ time p50/p99, beside the reference curves of GPT-4 and of exact random.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dataDir, "data-dir", "", "the reactions data folder (default: shared/data/reactions above the working directory)")
+	f.StringVar(&dataDir, "data", "", "the reactions data folder (default: shared/data/reactions above the working directory)")
+	f.StringVarP(&modelSpec, "model", "m", "", "add the llm planner played by this model, e.g. openai:gpt-4.1 or ollama:qwen3:8b")
 	f.IntVar(&seeds, "seeds", 60, "campaigns per group and planner (seeds 1…N)")
 	f.IntVar(&budget, "budget", 20, "turns per campaign")
 	f.BoolVar(&asJSON, "json", false, "print the table as JSON")
-	f.StringVar(&plotDir, "plot", "", "draw each dataset's NMA curves into this folder")
+	f.StringVar(&plotDir, "out", "", "draw each dataset's NMA curves into this folder")
 	return cmd
 }

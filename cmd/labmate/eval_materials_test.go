@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-func TestBenchMaterials(t *testing.T) {
-	out, errOut, code := labmate(t, t.TempDir(), "", "bench", "materials", "--elements", "Cu", "--methods", "lammps", "--json")
+func TestEvalMaterials(t *testing.T) {
+	out, errOut, code := labmate(t, t.TempDir(), "", "eval", "materials", "--elements", "Cu", "--methods", "lammps", "--json")
 	var v struct {
 		Results []struct {
 			Element, Method, Verdict string
@@ -25,11 +25,11 @@ func TestBenchMaterials(t *testing.T) {
 	if !strings.Contains(errOut, "lammps Cu: a0 3.61") {
 		t.Errorf("no progress line on stderr: %q", errOut)
 	}
-	out, _, code = labmate(t, t.TempDir(), "", "bench", "materials", "--elements", "Cu", "--methods", "lammps", "--markdown")
+	out, _, code = labmate(t, t.TempDir(), "", "eval", "materials", "--elements", "Cu", "--methods", "lammps", "--markdown")
 	if code != 0 || !strings.Contains(out, "| Cu | fcc | LAMMPS | `Cu_u3.eam (eam)` | 3.615 | 3.596 |") {
 		t.Errorf("markdown: exit %d\n%s", code, out)
 	}
-	_, errOut, code = labmate(t, t.TempDir(), "", "bench", "materials", "--elements", "Ag", "--methods", "qe")
+	_, errOut, code = labmate(t, t.TempDir(), "", "eval", "materials", "--elements", "Ag", "--methods", "qe")
 	if code == 0 || !strings.Contains(errOut, "no Ag pseudopotential") {
 		t.Errorf("Ag with qe: exit %d, stderr %q", code, errOut)
 	}

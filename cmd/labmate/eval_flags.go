@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/learn"
+	"github.com/labmate/labmate/eval"
+	"github.com/labmate/labmate/internal/progress"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/llm/providers"
+)
+
+// evalFlags are the flags every benchmark of labmate eval shares.
+type evalFlags struct {
+	model, mode, set, data, out, memoryStore string
+	ids                                      []string
+	k, limit, parallel                       int
+	maxTurns, maxRepairs, maxReplans         int
+	budgetTokens, trialBudget                int64
+	trialTimeout, cellTimeout                time.Duration
+	asJSON, noPerception, noReflect          bool
+	noMemory                                 bool
+	sf                                       sandboxFlags
+}
+
+func (f *evalFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVarP(&f.model, "model", "m", "", "the model, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ollama:qwen3:8b (default $LABMATE_MODEL)")
+	fl.StringVar(&f.mode, "mode", string(agent.ModeAgent), "agent (plan, code, perceive, reflect), codeact (one ReAct conversation, 5 turns) or direct (one call, no tools)")
+	fl.IntVar(&f.k, "k", 1, "trials per task (pass@k, stability)")
+	fl.IntVar(&f.limit, "limit", 0, "run only the first N tasks (0: all)")
+	fl.StringSliceVar(&f.ids, "ids", nil, "run only these tasks, e.g. --ids atkins/1.1,atkins/1.3")
+	fl.IntVar(&f.parallel, "parallel", 1, "trials at once")
+	fl.Int64Var(&f.budgetTokens, "budget-tokens", 0, "most tokens of the whole eval, earlier runs in OUT included: no trial starts once spent (0: none)")
+	fl.StringVarP(&f.out, "out", "o", "", "the result folder (default labmate-eval/NAME/MODEL/MODE); rerun with the same one to continue")
+	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
+	fl.StringVar(&f.set, "set", "", "the benchmark's set (default its default set)")
+	fl.StringVar(&f.data, "data", "", "the benchmark's data folder (default the one under shared/, or $LABMATE_SHARED)")
+	fl.BoolVar(&f.noPerception, "no-perception", false, "ablation: cells run blind, without perception's verdicts or the Hot-Fix")
+	fl.BoolVar(&f.noReflect, "no-reflect", false, "ablation: every step that ran is accepted without the reflect module")
+	fl.BoolVar(&f.noMemory, "no-memory", false, "ablation: no memory recall or learning")
+	fl.StringVar(&f.memoryStore, "memory-store", "", "the memory the agent recalls and learns in across the trials (default OUT/memory.db)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls per trial (default 40; 5 in codeact mode)")
+	fl.IntVar(&f.maxRepairs, "max-repairs", 0, "repairs of a step per trial (default 3)")
+	fl.IntVar(&f.maxReplans, "max-replans", 0, "re-plans per trial (default 2)")
+	fl.Int64Var(&f.trialBudget, "trial-budget", 0, "most tokens per trial (0: none)")
+	fl.DurationVar(&f.trialTimeout, "trial-timeout", 0, "wall-time limit per trial, e.g. 10m (0: none)")
+	fl.DurationVar(&f.cellTimeout, "cell-timeout", 0, "default wall-time limit of one cell (default 5m)")
+	f.sf.add(cmd)
+}
+
+// notInName are the characters of a model's name that make no folder name.
+var notInName = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
+
+// run runs benchmark s as the flags say, prints the summary and exits as evalExit says.
+func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stderr := cmd.ErrOrStderr()
+	mode := agent.Mode(f.mode)
+	switch mode {
+	case agent.ModeAgent, agent.ModeDirect, agent.ModeCodeAct:
+	default:
+		return fmt.Errorf("--mode %q: choose agent, codeact or direct", f.mode)
+	}
+	dir := f.data
+	if dir == "" {
+		var err error
+		if dir, err = eval.Find(s.data); err != nil {
+			return fmt.Errorf("%w (or give --data DIR)", err)
+		}
+	}
+	b, err := s.open(dir)
+	if err != nil {
+		return err
+	}
+	model, err := providers.NewModel(ctx, f.model)
+	if err != nil {
+		return err
+	}
+	o := &eval.Options{Model: model, Mode: mode, NoPerception: f.noPerception, NoReflect: f.noReflect, NoMemory: f.noMemory,
+		MaxTurns: f.maxTurns, MaxRepairs: f.maxRepairs, MaxReplans: f.maxReplans, TrialBudget: f.trialBudget,
+		TrialTimeout: f.trialTimeout, CellTimeout: f.cellTimeout, K: f.k, Set: f.set, IDs: nilIfEmpty(f.ids), Limit: f.limit,
+		Parallel: f.parallel, BudgetTokens: f.budgetTokens, Out: f.out, Log: stderr}
+	if o.Out == "" {
+		o.Out = filepath.Join("labmate-eval", s.name, notInName.ReplaceAllString(model.Name(), "_"), o.Variant())
+	}
+	// The result folder is a data directory: the runs (labmate run show ID --data OUT), their
+	// workspaces and the memory live in it.
+	runs, err := openRuns(o.Out)
+	if err != nil {
+		return err
+	}
+	defer runs.Close()
+	o.Store = runs
+	if mode != agent.ModeDirect {
+		sb, err := f.sf.open()
+		if err != nil {
+			return err
+		}
+		o.StartKernel = func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
+			ws, err := runWorkspace(o.Out, runID)
+			if err != nil {
+				return nil, err
+			}
+			return startKernel(ctx, name, sb, ws)
+		}
+	}
+	if mode == agent.ModeAgent && !f.noMemory {
+		path := f.memoryStore
+		if path == "" {
+			path = filepath.Join(o.Out, "memory.db")
+		}
+		ms, err := (&memoryFlags{store: path}).open(ctx)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		o.Memory = learn.New(ms, &learn.Options{Model: model.Name()})
+	}
+	if progress.IsTerminal(stderr) {
+		o.Progress = stderr
+	} else {
+		o.OnTrial = func(t *eval.Trial) {
+			verdict := "failed"
+			switch {
+			case t.Error != "":
+				verdict = "error: " + t.Error
+			case t.Passed:
+				verdict = "passed"
+			}
+			fmt.Fprintf(stderr, "labmate eval: %s trial %d: %s, score %.0f, %d tokens, %.1f s\n", t.Task, t.Trial, verdict, t.Score, t.Tokens, t.WallS)
+		}
+	}
+	sum, err := eval.Run(ctx, b, o)
+	if sum == nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if e := enc.Encode(sum); e != nil {
+			return e
+		}
+	} else if e := sum.WriteText(out); e != nil {
+		return e
+	}
+	fmt.Fprintf(stderr, "labmate eval: results in %s (trials.jsonl, summary.md, summary.csv, tokens.csv, score.png, tokens.png)\n", o.Out)
+	switch {
+	case err == nil && sum.Stopped == "":
+		return nil
+	case err == nil:
+		fmt.Fprintf(stderr, "labmate eval: stopped %s\n", sum.Stopped)
+		return exitError{3}
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "labmate eval: %s\n", sum.Stopped)
+		return exitError{130}
+	}
+	fmt.Fprintf(stderr, "labmate eval: %v\n", err)
+	return exitError{1}
+}

@@ -1,0 +1,52 @@
+package progress
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestBar(t *testing.T) {
+	var b bytes.Buffer
+	bar := New(&b, "campaigns", 4)
+	bar.Add()
+	if got := b.String(); !strings.Contains(got, "campaigns [       ") || !strings.Contains(got, "1/4") || strings.Contains(got, "tokens") || !strings.Contains(got, "left") {
+		t.Errorf("after one step of four: %q", got)
+	}
+	b.Reset()
+	bar = Resume(&b, "trials", 2, 4, 12_000)
+	if got := b.String(); !strings.Contains(got, "2/4") || !strings.Contains(got, "12k tokens") || strings.Contains(got, "left") {
+		t.Errorf("resumed at 2 of 4, no step since: %q (no estimate yet)", got)
+	}
+	bar.AddTokens(500)
+	bar.AddTokens(500)
+	if got := b.String(); !strings.Contains(got, "4/4") || !strings.Contains(got, "13k tokens") || !strings.HasSuffix(got, "\n") {
+		t.Errorf("done: %q", got)
+	}
+}
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 950: "950", 9999: "9999", 12_345: "12.3k", 4_560_000: "4.56M"} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestIsTerminal(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if IsTerminal(f) || IsTerminal(&bytes.Buffer{}) {
+		t.Error("a file or a buffer is taken for a terminal")
+	}
+	if tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0); err == nil {
+		defer tty.Close()
+		if !IsTerminal(tty) {
+			t.Error("a pseudo-terminal is not taken for one")
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labmate/labmate/eval"
 	"github.com/labmate/labmate/eval/engdesign"
+	"github.com/labmate/labmate/eval/scibench"
 )
 
 // suite is a benchmark labmate eval runs through the shared flags (evalFlags).
@@ -20,8 +21,7 @@ type suite struct {
 // suites are the benchmarks of labmate eval NAME, one line each.
 var suites = []suite{
 	{"engdesign", "EngDesign's open control and signal-processing tasks, graded in Octave and Python", "benchmarks/engdesign", opener(engdesign.New)},
-	// SCIBENCH: add {"scibench", "SciBench's …", "benchmarks/scibench", opener(scibench.New)} here once
-	// eval/scibench (its New(dir string) (*Benchmark, error)) is merged.
+	{"scibench", "SciBench's textbook problems (the fixed 107-problem subset, or --set full), scored as upstream's equiv", "benchmarks/scibench", opener(scibench.New)},
 }
 
 // opener adapts a benchmark's constructor to suite.open (no typed nil on failure).

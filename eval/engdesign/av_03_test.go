@@ -42,7 +42,7 @@ func TestAV03(t *testing.T) {
 			Details: ok(-0.11586268550719538, -54.24597611501732, -0.27117849470191313, 300, 301)}},
 		{"a second passband at 12-20 kHz, above the 10 kHz the grader looks at", 300, add(h300, modulated(h300, 16000)), 3900, 6, &eval.Grade{Score: 100, Passed: true,
 			Details: ok(-0.11722462333836968, -54.72911845267092, -0.27244942176233655, 300, 301)}},
-		{"4.6 dB down", 300, scaled(h300, 0.6), 3900, 6, &eval.Grade{Score: 80,
+		{"scaled by 0.6, 4.4 dB down", 300, scaled(h300, 0.6), 3900, 6, &eval.Grade{Score: 80,
 			Details: ok(-4.552837677834324, -58.68295110734421, -4.708153487029043, 300, 301, "pass_ok")}},
 		{"cut off at 3 kHz", 300, kaiserLowpass(301, 3000, 5), 3900, 6, &eval.Grade{Score: 80,
 			Details: ok(-94.79130382792883, -66.31872295883629, -60.59831644946459, 300, 301, "pass_ok")}},

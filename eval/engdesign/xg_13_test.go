@@ -102,7 +102,7 @@ func TestXG13Malformed(t *testing.T) {
 		`"PID"`,
 		`null`,
 	})
-	// Absurd but finite gains are graded, and no step is ever simulated for them.
+	// Absurd but finite gains, and no gains at all, are graded: unstable.
 	for _, config := range []string{`{"Kp": 1e300, "Ki": 1e300, "Kd": 1e300}`, `{"Kp": -1e308, "Ki": 1e308, "Kd": 1e308}`, `{"Kp": 0, "Ki": 0, "Kd": 0}`} {
 		if g := gradeConfig(t, gradeXG13, config); g.Score != 0 || g.Passed {
 			t.Errorf("grade of %s = %+v, want score 0", config, g)

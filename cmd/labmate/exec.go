@@ -89,6 +89,9 @@ of a cell that finished before the interrupt), 124 on a timeout, 130 when interr
 labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkExecFlags(cmd, serverURL); err != nil {
+				return err
+			}
 			code, err := readCode(cmd.InOrStdin(), args[0])
 			if err != nil {
 				return err
@@ -140,6 +143,8 @@ labmate could not run it at all.`,
 				}
 				if session == "" {
 					session = uuid.NewString()
+				} else if err := noteNewSession(ctx, cmd.ErrOrStderr(), serverURL, token, session); err != nil {
+					return err
 				}
 				where = func(rel string) string { return artifactURL(serverURL, session, rel) }
 				return execRemote(ctx, out, raw, cmd.ErrOrStderr(), serverURL, token, session, req)

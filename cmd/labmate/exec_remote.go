@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -88,4 +92,39 @@ func artifactURL(serverURL, session, rel string) string {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.TrimRight(serverURL, "/") + "/v1/sessions/" + url.PathEscape(session) + "/artifacts/" + strings.Join(parts, "/")
+}
+
+// checkExecFlags refuses flags that would be ignored: the server's flags without --server, and
+// the local workspace with it.
+func checkExecFlags(cmd *cobra.Command, serverURL string) error {
+	f := cmd.Flags()
+	if serverURL == "" {
+		for _, name := range []string{"session", "token", "data"} {
+			if f.Changed(name) {
+				return fmt.Errorf("--%s is for a cell run on a server: give --server URL too (or leave --%s out to run here)", name, name)
+			}
+		}
+		return nil
+	}
+	if f.Changed("workspace") {
+		return errors.New("--workspace is for a cell run here: with --server the cell runs in its session's workspace on the server (leave --workspace out)")
+	}
+	return nil
+}
+
+// noteNewSession says so on stderr when --session names a session the server does not have
+// (a mistyped name would otherwise start a new session without a word).
+func noteNewSession(ctx context.Context, stderr io.Writer, serverURL, token, session string) error {
+	c, err := client.New(serverURL, token)
+	if err != nil {
+		return err
+	}
+	list, err := c.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(list, func(s protocol.SessionInfo) bool { return s.ID == session }) {
+		fmt.Fprintf(stderr, "labmate: session %q is new on %s: starting it\n", session, serverURL)
+	}
+	return nil
 }

@@ -104,6 +104,11 @@ operations end FAILED saying so.`,
 			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}
+			for _, k := range prewarm {
+				if _, err := findKernel(k); err != nil {
+					return fmt.Errorf("--prewarm: %w", err)
+				}
+			}
 			data, err := dataDir(data)
 			if err != nil {
 				return err

@@ -32,6 +32,12 @@ func TestExecThroughServer(t *testing.T) {
 	if code != 0 || out != "remote 0\nremote 1\nremote 2\n" {
 		t.Errorf("exec --server --data: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	if !strings.Contains(errOut, `labmate: session "cli one" is new on `+url+": starting it\n") {
+		t.Errorf("exec --server --session NEW does not say the session is new:\n%s", errOut)
+	}
+	if _, errOut, _ = labmate(t, dir, "", "exec", "--server", url, "--data", data, "--session", "cli one", "run.py"); strings.Contains(errOut, "is new") {
+		t.Errorf("exec --server --session EXISTING says it is new:\n%s", errOut)
+	}
 	// The artifact is printed as the URL the server serves it at.
 	artifact := "/v1/sessions/cli%20one/artifacts/remote.csv"
 	if !strings.Contains(errOut, "labmate: artifact remote.csv (text/csv, 4 bytes): "+url+artifact+"\n") {

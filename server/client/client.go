@@ -402,19 +402,34 @@ func (c *Client) opMessages(ctx context.Context, session, opID string, after int
 	return msgs, true, nil
 }
 
-// lastSeq is the session's current last seq (0 for a new session).
-func (c *Client) lastSeq(ctx context.Context, session string) (int64, error) {
+// Sessions lists the server's sessions. A server whose answer is not a labmate session list
+// (the URL names another program) is an error saying so, not retried.
+func (c *Client) Sessions(ctx context.Context) ([]protocol.SessionInfo, error) {
 	resp, err := c.get(ctx, "/v1/sessions")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, refusal(resp, "listing sessions")
+		return nil, refusal(resp, "listing sessions")
 	}
 	var list []protocol.SessionInfo
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return 0, &errRetry{fmt.Errorf("client: listing sessions: %w", err)}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&list); err != nil {
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syntax) || errors.As(err, &typ) {
+			return nil, fmt.Errorf("%w: %s is not a labmate server: GET /v1/sessions answered %s with something other than a list of sessions", ErrServer, c.base.Redacted(), resp.Header.Get("Content-Type"))
+		}
+		return nil, &errRetry{fmt.Errorf("client: listing sessions: %w", err)}
+	}
+	return list, nil
+}
+
+// lastSeq is the session's current last seq (0 for a new session).
+func (c *Client) lastSeq(ctx context.Context, session string) (int64, error) {
+	list, err := c.Sessions(ctx)
+	if err != nil {
+		return 0, err
 	}
 	for _, s := range list {
 		if s.ID == session {

@@ -281,16 +281,9 @@ func (l *Lab) addKernelTools() {
 
 func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*sdk.CallToolResult, ExecOut, error) {
 	session := l.session(req.Session, in.Session)
-	token := req.Params.GetProgressToken()
-	var n float64
-	notify := func(msg string) {
-		if token == nil || req.Session == nil {
-			return
-		}
-		n++
-		// A failed notification (the client went away) must not stop the run.
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
-	}
+	prog := newProgress(ctx, req)
+	defer prog.close()
+	notify := prog.add
 	var out *operation.Collector
 	for m, err := range l.srv.Exec(ctx, session, in.Request()) {
 		if err != nil {
@@ -320,6 +313,7 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 			}
 		}
 	}
+	prog.close() // the last lines go out before the result
 	if out == nil {
 		return nil, ExecOut{SessionID: session}, errors.New("exec: the operation's stream was empty")
 	}

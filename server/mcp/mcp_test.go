@@ -29,17 +29,23 @@ import (
 	"github.com/labmate/labmate/server/mcp"
 )
 
-// progress records the progress notifications a client receives, per progress token.
+// progress records the lines of the progress notifications a client receives (one
+// notification carries the lines of up to 100 ms), and how many came, per progress token.
 type progress struct {
-	mu   sync.Mutex
-	msgs map[string][]string
-	seen chan struct{} // signalled (without blocking) on every notification
+	mu    sync.Mutex
+	msgs  map[string][]string
+	count map[string]int
+	seen  chan struct{} // signalled (without blocking) on every notification
 }
 
 func (p *progress) handle(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 	p.mu.Lock()
 	key := fmt.Sprint(r.Params.ProgressToken)
-	p.msgs[key] = append(p.msgs[key], r.Params.Message)
+	p.msgs[key] = append(p.msgs[key], strings.Split(r.Params.Message, "\n")...)
+	if p.count == nil {
+		p.count = map[string]int{}
+	}
+	p.count[key]++
 	p.mu.Unlock()
 	select {
 	case p.seen <- struct{}{}:

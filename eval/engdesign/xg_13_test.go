@@ -1,8 +1,6 @@
 package engdesign
 
 import (
-	"context"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -116,60 +114,4 @@ func BenchmarkGradeXG13(b *testing.B) {
 			b.Fatalf("grade = %+v, want passed", g)
 		}
 	}
-}
-
-// The helpers below are shared by the tests of this package's graders.
-
-// gradeConfig grades config with g, failing the test if the grader cannot run, and checks that
-// the Grade is JSON, as eval.Grade promises.
-func gradeConfig(t testing.TB, g Grader, config string) *eval.Grade {
-	t.Helper()
-	got, err := g(context.Background(), json.RawMessage(config))
-	if err != nil {
-		t.Fatalf("grading %.100s: %v", config, err)
-	}
-	if _, err := json.Marshal(got); err != nil {
-		t.Fatalf("grade of %.100s is no JSON: %v", config, err)
-	}
-	return got
-}
-
-// approxNumbers compares measured values to a relative 1e-6 (1e-9 near zero); NaN equals NaN.
-var approxNumbers = cmp.Comparer(func(a, b number) bool {
-	x, y := float64(a), float64(b)
-	if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-		return math.IsNaN(x) && math.IsNaN(y) || x == y
-	}
-	return math.Abs(x-y) <= 1e-9+1e-6*math.Max(math.Abs(x), math.Abs(y))
-})
-
-// testMalformed checks that each config is a score-0 Grade that says why.
-func testMalformed(t *testing.T, g Grader, configs []string) {
-	t.Helper()
-	for _, config := range configs {
-		got := gradeConfig(t, g, config)
-		if msg, _ := got.Details["error"].(string); got.Score != 0 || got.Passed || !strings.HasPrefix(msg, "config: ") {
-			t.Errorf("grade of %.100s = %+v, want score 0 and the reason under error", config, got)
-		}
-	}
-}
-
-// jsonConfig is v as JSON.
-func jsonConfig(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// failing marks the checks named in failed of Details d as failed, with no points.
-func failing(d map[string]any, failed []string) map[string]any {
-	for _, name := range failed {
-		c := d[name].(check)
-		c.Passed, c.Points = false, 0
-		d[name] = c
-	}
-	return d
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labmate/labmate/eval"
 	"github.com/labmate/labmate/eval/engdesign"
 	"github.com/labmate/labmate/eval/scibench"
+	"github.com/labmate/labmate/eval/taskfile"
 )
 
 // suite is a benchmark labmate eval runs through the shared flags (evalFlags).
@@ -21,6 +22,7 @@ type suite struct {
 // suites are the benchmarks of labmate eval NAME, one line each.
 var suites = []suite{
 	{"engdesign", "EngDesign's open control and signal-processing tasks, graded in Octave and Python", "benchmarks/engdesign", opener(engdesign.New)},
+	{"tasks", "Your own tasks from a JSON file (--data FILE; see the README): each goal with its right answer", "", opener(taskfile.New)},
 	{"scibench", "SciBench's textbook problems (the fixed 107-problem subset, or --set full), scored as upstream's equiv", "benchmarks/scibench", opener(scibench.New)},
 }
 

@@ -75,14 +75,7 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	default:
 		return fmt.Errorf("--mode %q: choose agent, codeact or direct", f.mode)
 	}
-	dir := f.data
-	if dir == "" {
-		var err error
-		if dir, err = eval.Find(s.data); err != nil {
-			return fmt.Errorf("%w (or give --data DIR)", err)
-		}
-	}
-	b, err := s.open(dir)
+	b, err := s.load(f.data)
 	if err != nil {
 		return err
 	}
@@ -171,4 +164,19 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	}
 	fmt.Fprintf(stderr, "labmate eval: %v\n", err)
 	return exitError{1}
+}
+
+// load opens the suite's benchmark from data (--data), else from its folder under shared/.
+func (s suite) load(data string) (eval.Benchmark, error) {
+	switch {
+	case data != "":
+	case s.data == "":
+		return nil, fmt.Errorf("eval %s: give the task file with --data FILE", s.name)
+	default:
+		var err error
+		if data, err = eval.Find(s.data); err != nil {
+			return nil, fmt.Errorf("%w (or give --data DIR)", err)
+		}
+	}
+	return s.open(data)
 }

@@ -80,14 +80,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		return fmt.Errorf("--bench %q: choose one of %s", bench, strings.Join(suiteNames(), ", "))
 	}
 	s := suites[i]
-	dir := f.data
-	if dir == "" {
-		var err error
-		if dir, err = eval.Find(s.data); err != nil {
-			return fmt.Errorf("%w (or give --data DIR)", err)
-		}
-	}
-	b, err := s.open(dir)
+	b, err := s.load(f.data)
 	if err != nil {
 		return err
 	}

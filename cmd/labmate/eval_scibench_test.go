@@ -104,3 +104,30 @@ func TestEvalSciBench(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalTasks: labmate eval tasks runs the README's example task file; without --data it
+// says what it needs.
+func TestEvalTasks(t *testing.T) {
+	file, err := filepath.Abs("../../examples/eval/tasks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t)
+	for range 2 {
+		srv.Add(llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
+			if strings.Contains(c.Request.Messages[len(c.Request.Messages)-1].Content, "stiff") {
+				return llmtest.Text("An implicit, variable-order method:\node15s")
+			}
+			return llmtest.Text(`y(1.5) = exp(-1.5) = \boxed{0.22313}`)
+		}})
+	}
+	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
+	stdout, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--data", file, "--model", "openai:llmtest", "--mode", "direct", "--json")
+	var sum eval.Summary
+	if code != 0 || json.Unmarshal([]byte(stdout), &sum) != nil || sum.All.Trials != 2 || sum.All.Score != 100 {
+		t.Errorf("exit %d, summary %+v\n%s", code, sum.All, errOut)
+	}
+	if _, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--model", "openai:llmtest"); code != 2 || !strings.Contains(errOut, "eval tasks: give the task file with --data FILE") {
+		t.Errorf("without --data: exit %d, %s", code, errOut)
+	}
+}

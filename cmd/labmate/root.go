@@ -78,7 +78,7 @@ labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
-	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd())
+	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd(), newLabCmd())
 	return root
 }
 

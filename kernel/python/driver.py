@@ -170,8 +170,34 @@ def _load_state(path):
         _report("restored", name)
 
 
+_workspace = os.getcwd()
+
+
+def bench():
+    """The session's bench as an Opentrons ProtocolContext: its commands are carried out by
+    labmate's liquid-handler twin, and its state persists across cells."""
+    from opentrons import protocol_api
+
+    return protocol_api._session(protocol_api._bench_path(_workspace))
+
+
+def _run_protocol():
+    """Run the Opentrons protocol the cell defined (metadata or requirements with apiLevel
+    2.x, and run(protocol)) on the session's bench."""
+    meta = ns.get("requirements") or ns.get("metadata") or {}
+    level = str(meta.get("apiLevel", "")) if isinstance(meta, dict) else ""
+    if not level.startswith("2."):
+        raise ValueError("an Opentrons protocol declares metadata = {'apiLevel': '2.x'} (found %r)" % (level or None))
+    run = ns.get("run")
+    if not callable(run):
+        raise ValueError("an Opentrons protocol defines run(protocol)")
+    run(bench())
+
+
 labmate = types.ModuleType("labmate", "labmate's helpers inside a kernel.")
 labmate.log = log
+labmate.bench = bench
+labmate._run_protocol = _run_protocol
 labmate._save_state = _save_state
 labmate._load_state = _load_state
 sys.modules["labmate"] = labmate
@@ -255,6 +281,8 @@ def _run(path):
 
 def main():
     sys.path[0] = ""  # import from the workspace, like an interactive session
+    # labmate's modules (opentrons: the bench's protocol API) before site-packages.
+    sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
     for frame in _frames:
         parts = frame.rstrip("\n").split(" ", 2)
         if len(parts) == 2 and parts[0] == "B":

@@ -1,6 +1,8 @@
 // Package python is the Python 3 kernel: a persistent /usr/bin/python3 session (numpy and
 // scipy from Debian) whose cells share one namespace, echo a trailing expression like a
-// REPL, and have labmate.log(name, value, t=None) for telemetry.
+// REPL, and have labmate.log(name, value, t=None) for telemetry and labmate.bench(), the
+// session's liquid-handler bench through the Opentrons Protocol API v2 (module opentrons, see
+// lab/bench: the bench listens on WORKSPACE/.labmate/bench.sock).
 //
 // The kernel is a kernel.Snapshotter: each global is pickled on its own (protocol 5, numpy
 // arrays out of band, without a copy), so one that pickle cannot serialise — a lambda, a
@@ -27,11 +29,21 @@ const Binary = "/usr/bin/python3"
 //go:embed driver.py
 var driver string
 
+// The Opentrons Protocol API on labmate's bench (see opentrons/protocol_api.py), importable in
+// every cell; labmate.bench() is the session's ProtocolContext.
+var (
+	//go:embed opentrons/__init__.py
+	opentronsInit string
+	//go:embed opentrons/protocol_api.py
+	opentronsAPI string
+)
+
 var dialect = &engine.Dialect{
-	Name:  "python",
-	Ext:   ".py",
-	Files: map[string]string{"labmate_driver.py": driver},
-	Env:   []string{"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"},
+	Name: "python",
+	Ext:  ".py",
+	Files: map[string]string{"labmate_driver.py": driver,
+		"lib/opentrons/__init__.py": opentronsInit, "lib/opentrons/protocol_api.py": opentronsAPI},
+	Env: []string{"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"},
 	Argv: func(rt string) []string {
 		return []string{Binary, "-u", "-s", rt + "/labmate_driver.py"}
 	},

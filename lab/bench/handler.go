@@ -88,6 +88,10 @@ type Event struct {
 	Line     int      `json:"line,omitempty"`
 	Steps    []Step   `json:"steps,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Volumes is what each well the command aspirated from or dispensed into holds after it
+	// (µL, by "labware/well"; all 8 wells of a column an 8-channel pipette reached), so a
+	// client can watch volumes without asking for the whole deck.
+	Volumes map[string]float64 `json:"volumes_ul,omitempty"`
 }
 
 // Step is one movement of a pipette: pick_up_tip, aspirate, dispense, blow_out, drop_tip,
@@ -179,7 +183,33 @@ func (d *Deck) Do(cmd Command) (*Event, error) {
 		}
 		return nil, ce
 	}
+	d.noteVolumes(ev)
 	return ev, nil
+}
+
+// noteVolumes fills ev.Volumes from the wells its steps touched.
+func (d *Deck) noteVolumes(ev *Event) {
+	for _, s := range ev.Steps {
+		switch s.Action {
+		case "aspirate", "dispense", "blow_out", "load_liquid":
+		default:
+			continue
+		}
+		lw, i, err := d.well(s.Well)
+		if err != nil { // the trash
+			continue
+		}
+		wells := []int{i}
+		if col := lw.def.cols[lw.def.col[i]]; s.Channels > 1 && len(col) == s.Channels {
+			wells = col
+		}
+		if ev.Volumes == nil {
+			ev.Volumes = make(map[string]float64, len(wells))
+		}
+		for _, j := range wells {
+			ev.Volumes[lw.wellName(j)] = lw.wells[j].Volume
+		}
+	}
 }
 
 var commands = []string{"aspirate", "blow_out", "consolidate", "dispense", "distribute", "drop_tip", "load_instrument",

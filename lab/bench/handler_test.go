@@ -274,7 +274,7 @@ func TestCommandJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"name":"aspirate","line":12,"steps":[{"action":"aspirate","mount":"left","well":"res/A1","channels":1,"volume_ul":50}]}`
+	want := `{"name":"aspirate","line":12,"steps":[{"action":"aspirate","mount":"left","well":"res/A1","channels":1,"volume_ul":50}],"volumes_ul":{"res/A1":9950}}`
 	if string(b) != want {
 		t.Errorf("event\n got %s\nwant %s", b, want)
 	}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+func newLabCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Simulate and run Opentrons-style protocols on the liquid-handler bench twin",
+		Long: `A protocol is a Python file written for the Opentrons Protocol API v2 (metadata =
+{"apiLevel": "2.x"} and def run(protocol):). It runs unmodified in a sandboxed Python kernel
+within the subset the bench twin models (load_labware, load_instrument, define_liquid and
+well.load_liquid, pick_up_tip, drop_tip, return_tip, aspirate, dispense, mix, blow_out,
+transfer, distribute, consolidate, wells by plate["A1"], rows(), columns()); anything else
+(load_module, air_gap, touch_tip, …) is refused by name. Every command is carried out by the
+twin with its protocol line, and the volume of each well it touched is telemetry
+vol_LABWARE_WELL (tips picked up: tips_used) that --watch constraints can bound.
+
+In a session, protocol = labmate.bench() is the same bench as a ProtocolContext.`,
+	}
+	cmd.AddCommand(newLabSimulateCmd(), newLabRunCmd(), newLabShowCmd())
+	return cmd
+}
+
+func newLabSimulateCmd() *cobra.Command {
+	var (
+		pf     protocolFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate PROTOCOL.py",
+		Short: "Run a protocol on a fresh twin: its commands, the final plate maps and every error with its line",
+		Long: `Run a protocol on a fresh twin in a sandboxed Python kernel and print the numbered
+command list (line: command → what moved), the final plate maps and every warning and error
+with its protocol line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it
+failed (the line is printed), 2 when it could not be run at all.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := os.MkdirTemp("", "labmate-simulate-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(ws)
+			return pf.run(cmd, args[0], ws, false, asJSON)
+		},
+	}
+	pf.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
+	return cmd
+}
+
+func newLabRunCmd() *cobra.Command {
+	var (
+		pf        protocolFlags
+		asJSON    bool
+		workspace string
+	)
+	cmd := &cobra.Command{
+		Use:   "run PROTOCOL.py",
+		Short: "Run a protocol on the workspace's bench, which keeps its state for the next run",
+		Long: `Run a protocol as lab simulate does, on the bench of --workspace (default: the current
+directory): it starts from what earlier runs left (WORKSPACE/.labmate/bench.jsonl, the journal
+of the commands done, which the sandboxed code cannot write) and adds this run's commands.
+--approve ask asks before each command on a backend that moves a real instrument; the twin
+moves nothing and is never asked about.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := workspaceDir(workspace)
+			if err != nil {
+				return err
+			}
+			return pf.run(cmd, args[0], ws, true, asJSON)
+		},
+	}
+	pf.add(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace whose bench to use (default: the current directory)")
+	return cmd
+}
+
+func newLabShowCmd() *cobra.Command {
+	var (
+		workspace string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the plate maps of the workspace's bench",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := workspaceDir(workspace)
+			if err != nil {
+				return err
+			}
+			d, err := openBench(cmd.Context(), ws)
+			if err != nil {
+				return err
+			}
+			return printBench(cmd.OutOrStdout(), &benchReport{deck: d}, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace whose bench to show (default: the current directory)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bench as JSON")
+	return cmd
+}
+
+func workspaceDir(dir string) (string, error) {
+	if dir == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--workspace %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--workspace %s: not a directory", dir)
+	}
+	return abs, nil
+}

@@ -1,0 +1,82 @@
+package python_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/kerneltest"
+	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/protocol"
+)
+
+// labmate.bench() is the session's bench: what one cell loads and fills, the next one uses,
+// and each command's well volumes arrive as telemetry.
+func TestBenchPersistsAcrossCells(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	dir := filepath.Join(opts.Workspace, ".labmate")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", filepath.Join(dir, "bench.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "bench.sock"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	d := bench.NewDeck()
+	go func() { done <- bench.Serve(ctx, ln, bench.NewTwin(d)) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	cells := []string{`import labmate
+protocol = labmate.bench()
+plate = protocol.load_labware("corning_96_wellplate_360ul_flat", 1, "plate")
+tips = protocol.load_labware("opentrons_96_tiprack_300ul", 2)
+p = protocol.load_instrument("p300_single_gen2", "left", tip_racks=[tips])
+plate["A1"].load_liquid(protocol.define_liquid("dye"), 200)`,
+		`p.transfer(50, plate["A1"], plate.columns()[1][:2])
+labmate.bench() is protocol`}
+	var last *kerneltest.Result
+	for i, c := range cells {
+		if last = kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: c}); last.Res == nil || last.Res.Status != "ok" {
+			t.Fatalf("cell %d: %s", i+1, last.Output())
+		}
+	}
+	if !strings.Contains(last.Output(), "True") {
+		t.Errorf("labmate.bench() is another context in the second cell:\n%s", last.Output())
+	}
+	k.Close()
+	for well, want := range map[string]float64{"plate/A1": 100, "plate/A2": 50, "plate/B2": 50} {
+		if c, err := d.Well(well); err != nil || c.Volume != want {
+			t.Errorf("%s holds %v µL (%v), want %v", well, c.Volume, err, want)
+		}
+	}
+	series := map[string][]float64{}
+	for _, o := range last.Obs {
+		if o.Kind == protocol.ObsTelemetry {
+			series[o.Sample.Name] = append(series[o.Sample.Name], o.Sample.Value)
+		}
+	}
+	if got := series["vol_plate_A1"]; len(got) == 0 || got[len(got)-1] != 100 {
+		t.Errorf("vol_plate_A1 telemetry %v, want it to end at 100 (all: %v)", got, series)
+	}
+}

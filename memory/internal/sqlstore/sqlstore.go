@@ -84,8 +84,14 @@ type Store struct {
 	now    func() time.Time
 	closed atomic.Bool
 	close  func() error
-	wmu    sync.Mutex // with Dialect.SerialWrites
-	stmts  sync.Map   // query → *sql.Stmt
+	wmu    sync.Mutex   // with Dialect.SerialWrites
+	stmts  sync.Map     // query → *sql.Stmt
+	writes atomic.Int64 // write transactions committed
+
+	termMu     sync.Mutex
+	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites and termRead
+	termWrites int64
+	termRead   time.Time
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -234,7 +240,11 @@ func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.writes.Add(1)
+	return nil
 }
 
 func (s *Store) q(query string) string { return s.d.Rebind(query) }
@@ -1217,7 +1227,7 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 	if s.d.TermDocs == nil || len(terms) < 2 {
 		return terms, nil
 	}
-	docs, err := s.d.TermDocs(ctx, s.db, terms)
+	docs, err := s.termDocs(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
@@ -1245,6 +1255,51 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 		sum += c.n
 	}
 	return kept, nil
+}
+
+// Term counts are kept until this store writes, at most termCountsAge (another process's
+// writes are seen then: the counts only decide which common terms are left out) and for at
+// most maxTermCounts terms.
+const (
+	termCountsAge = 10 * time.Second
+	maxTermCounts = 10000
+)
+
+// termDocs is Dialect.TermDocs for terms, counting only those not counted since the last write:
+// the searches of one recall share most of their terms.
+func (s *Store) termDocs(ctx context.Context, terms []string) ([]int, error) {
+	out := make([]int, len(terms))
+	var missing []string
+	var at []int // missing[k] is terms[at[k]]
+	s.termMu.Lock()
+	if w := s.writes.Load(); w != s.termWrites || time.Since(s.termRead) > termCountsAge || len(s.termCounts) > maxTermCounts {
+		s.termCounts, s.termWrites, s.termRead = map[string]int{}, w, time.Now()
+	}
+	for i, t := range terms {
+		if n, ok := s.termCounts[t]; ok {
+			out[i] = n
+		} else {
+			missing, at = append(missing, t), append(at, i)
+		}
+	}
+	w := s.termWrites
+	s.termMu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	n, err := s.d.TermDocs(ctx, s.db, missing)
+	if err != nil {
+		return nil, err
+	}
+	s.termMu.Lock()
+	defer s.termMu.Unlock()
+	for k, t := range missing {
+		out[at[k]] = n[k]
+		if s.termWrites == w {
+			s.termCounts[t] = n[k]
+		}
+	}
+	return out, nil
 }
 
 // History implements memory.Store.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -141,14 +142,7 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	if sum == nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if e := enc.Encode(sum); e != nil {
-			return e
-		}
-	} else if e := sum.WriteText(out); e != nil {
+	if e := writeResult(cmd.OutOrStdout(), f.asJSON, sum); e != nil {
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval: results in %s (trials.jsonl, summary.md, summary.csv, tokens.csv, score.png, tokens.png)\n", o.Out)
@@ -179,4 +173,14 @@ func (s suite) load(data string) (eval.Benchmark, error) {
 		}
 	}
 	return s.open(data)
+}
+
+// writeResult prints an eval's result as indented JSON or as its table.
+func writeResult(w io.Writer, asJSON bool, v interface{ WriteText(io.Writer) error }) error {
+	if !asJSON {
+		return v.WriteText(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

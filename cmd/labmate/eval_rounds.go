@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -149,14 +148,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 	if r == nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
-	if f.asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if e := enc.Encode(r); e != nil {
-			return e
-		}
-	} else if e := r.WriteText(out); e != nil {
+	if e := writeResult(cmd.OutOrStdout(), f.asJSON, r); e != nil {
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval rounds: results in %s (rounds.md, rounds.csv; a folder per model and round)\n", o.Out)

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labmate/labmate/eval"
-	"github.com/labmate/labmate/eval/scibench"
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
@@ -21,18 +19,7 @@ import (
 // trials left — the model is called once per remaining trial — and its summary is byte for
 // byte that of an eval that was never interrupted.
 func TestEvalKilled(t *testing.T) {
-	dir, err := eval.Find("benchmarks/scibench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := scibench.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, err := b.Items("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, b, items := sciBench(t, "")
 	// model answers every other problem right, each call taking delay.
 	model := func(delay time.Duration) (*llmtest.Server, *atomic.Int64) {
 		srv := llmtest.NewServer(t)

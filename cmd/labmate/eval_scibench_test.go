@@ -16,10 +16,9 @@ import (
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
-// TestEvalSciBench: through the real CLI and a scripted model over HTTP, a model that answers
-// every SciBench problem with its reference scores 100%, one off by 6% scores 0%, and one
-// right on every other problem exactly 50%, per textbook as overall.
-func TestEvalSciBench(t *testing.T) {
+// sciBench is SciBench from shared/ and the items of a set.
+func sciBench(t *testing.T, set string) (string, *scibench.Benchmark, []eval.Item) {
+	t.Helper()
 	dir, err := eval.Find("benchmarks/scibench")
 	if err != nil {
 		t.Fatal(err)
@@ -28,12 +27,21 @@ func TestEvalSciBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items, err := b.Items("full")
+	items, err := b.Items(set)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, b, items
+}
+
+// TestEvalSciBench: through the real CLI and a scripted model over HTTP, a model that answers
+// every SciBench problem with its reference scores 100%, one off by 6% scores 0%, and one
+// right on every other problem exactly 50%, per textbook as overall.
+func TestEvalSciBench(t *testing.T) {
+	dir, b, items := sciBench(t, "full")
 	refs := make([]float64, len(items))
 	for i, it := range items {
+		var err error
 		if refs[i], err = b.Reference(it.ID); err != nil {
 			t.Fatal(err)
 		}

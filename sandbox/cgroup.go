@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/labmate/labmate/internal/procfs"
 )
@@ -270,6 +271,17 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
+// staleAfter is how old what a dead labmate process left (an empty cgroup, an /etc copy) must be
+// before another removes it: a durable job that process launched may not have joined its
+// cgroup or started its sandbox yet when the process ends.
+const staleAfter = 2 * time.Minute
+
+// stale says whether e was last changed more than staleAfter ago.
+func stale(e fs.DirEntry) bool {
+	fi, err := e.Info()
+	return err == nil && time.Since(fi.ModTime()) > staleAfter
+}
+
 // prepareParent creates dir if need be, proves that a child with every limit of ctls can be
 // made and removed in it, and removes the empty children of dead labmate processes.
 func prepareParent(dir string, version int, ctls []string) error {
@@ -298,7 +310,7 @@ func prepareParent(dir string, version int, ctls []string) error {
 	}
 	for _, e := range entries {
 		owner, _, _ := strings.Cut(e.Name(), "-")
-		if pid, err := strconv.Atoi(owner); e.IsDir() && err == nil && pid != os.Getpid() {
+		if pid, err := strconv.Atoi(owner); e.IsDir() && err == nil && pid != os.Getpid() && stale(e) {
 			if _, ok := procfs.ReadStat(pid); !ok {
 				_ = os.Remove(filepath.Join(dir, e.Name())) // fails harmlessly if not empty
 			}

@@ -163,7 +163,15 @@ func TestCgroupReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := filepath.Join(s.cg.parents[0].dir, strconv.Itoa(dead.Process.Pid)+"-1")
-	if err := os.Mkdir(stale, 0o755); err != nil {
+	fresh := filepath.Join(s.cg.parents[0].dir, strconv.Itoa(dead.Process.Pid)+"-2")
+	for _, d := range []string{stale, fresh} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.Remove(fresh)
+	old := time.Now().Add(-staleAfter - time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
 	again := newSandbox(t, ModeNone, nil)
@@ -173,6 +181,9 @@ func TestCgroupReuse(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		os.Remove(stale)
 		t.Errorf("the empty cgroup %s of a dead process was left", stale)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("the cgroup %s a dead process made a moment ago (a job of it may be joining) was removed", fresh)
 	}
 }
 
@@ -191,6 +202,34 @@ func BenchmarkCgroup(b *testing.B) {
 		}
 		if err := cg.remove(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestStaleStages: the /etc copy of a dead labmate process is removed once it is older than
+// staleAfter, not before (a job it launched may still be starting its sandbox).
+func TestStaleStages(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(os.TempDir(), etcPrefix+strconv.Itoa(dead.Process.Pid)+"-1")
+	fresh := filepath.Join(os.TempDir(), etcPrefix+strconv.Itoa(dead.Process.Pid)+"-2")
+	mine := filepath.Join(os.TempDir(), etcPrefix+strconv.Itoa(os.Getpid())+"-3")
+	old := time.Now().Add(-staleAfter - time.Minute)
+	for _, d := range []string{stale, fresh, mine} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if d != fresh {
+			os.Chtimes(d, old, old)
+		}
+	}
+	removeStaleStages()
+	for d, kept := range map[string]bool{stale: false, fresh: true, mine: true} {
+		if _, err := os.Stat(d); (err == nil) != kept {
+			t.Errorf("%s: kept %t, want %t", d, err == nil, kept)
 		}
 	}
 }

@@ -229,7 +229,7 @@ func removeStaleStages() {
 		owner, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), etcPrefix), "-")
 		if pid, err := strconv.Atoi(owner); err == nil && pid != os.Getpid() {
 			if _, alive := procfs.ReadStat(pid); !alive {
-				if fi, err := os.Lstat(p); err == nil && fi.IsDir() && ownedByMe(fi) {
+				if fi, err := os.Lstat(p); err == nil && fi.IsDir() && ownedByMe(fi) && time.Since(fi.ModTime()) > staleAfter {
 					os.RemoveAll(p)
 				}
 			}

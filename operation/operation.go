@@ -219,6 +219,9 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		fol.poll(time.Now(), true, observe) // what the files gained up to the cell's end
 		takeJudged()
 		reportArtifacts(snap, send)
+		if v := mon.End(); v != nil { // a watched series that never appeared
+			send(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: v}})
+		}
 		if !listening {
 			return
 		}

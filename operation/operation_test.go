@@ -142,6 +142,36 @@ func TestWatchConstraint(t *testing.T) {
 	}
 }
 
+// TestWatchNeverSeen: a watch on a series the cell never reports ends the cell with a Warning
+// naming it; one the cell reports leaves it Normal.
+func TestWatchNeverSeen(t *testing.T) {
+	k := start(t)
+	for _, tc := range []struct {
+		watch string
+		want  protocol.VerdictState
+	}{
+		{"temprature < 400", protocol.Warning},
+		{"temperature < 400", protocol.Normal},
+	} {
+		msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: "labmate.log('temperature', 300)", Watch: []string{tc.watch}})
+		if msgs[len(msgs)-1].Type != protocol.TypeComplete {
+			t.Fatalf("watch %q: terminal %+v, want completed", tc.watch, msgs[len(msgs)-1].Payload)
+		}
+		got := protocol.Verdict{State: protocol.Normal}
+		for _, m := range msgs {
+			if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil {
+				got = *p.Verdict
+			}
+		}
+		if got.State != tc.want {
+			t.Errorf("watch %q: verdict %+v, want %s", tc.watch, got, tc.want)
+		}
+		if tc.want == protocol.Warning && !strings.Contains(got.Message, `watch "temprature < 400" was never checked: no value of temprature appeared`) {
+			t.Errorf("verdict %q does not name the series", got.Message)
+		}
+	}
+}
+
 func TestErrorCarriesVerdict(t *testing.T) {
 	k := start(t)
 	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: "x = [1]\nx[3]", Hotfix: protocol.HotfixOff})

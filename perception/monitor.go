@@ -319,6 +319,33 @@ func (m *Monitor) Tick(now time.Time) *protocol.Verdict {
 	return m.resolve()
 }
 
+// End is called when the stream has ended: a watch constraint whose series never appeared
+// (a misspelt name, a value the code never printed or logged) could not be checked, which is
+// a Warning naming it. It returns the verdict when that changes it, like Observe.
+func (m *Monitor) End() *protocol.Verdict {
+	for _, c := range m.constraints {
+		if !m.seen(c.Name) {
+			m.raise(detConstraint, finding{
+				state:    protocol.Warning,
+				message:  fmt.Sprintf("watch %q was never checked: no value of %s appeared (print %s = …, or log it as telemetry)", c.Expr, c.Name, c.Name),
+				evidence: fmt.Sprintf("watch %q: no sample named %s", c.Expr, c.Name),
+				severity: 0.5,
+			})
+		}
+	}
+	return m.resolve()
+}
+
+// seen says whether a series of that name appeared, from any source.
+func (m *Monitor) seen(name string) bool {
+	for k := range m.series {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Verdict is the current overall verdict: the worst state any detector reports.
 func (m *Monitor) Verdict() protocol.Verdict {
 	if m.latched != nil {

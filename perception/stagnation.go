@@ -72,6 +72,9 @@ type stagnation struct {
 
 const (
 	busyShare = 0.5 // CPU seconds per second of silence that make a silent run busy
+	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
+	// that computes on a crowded machine gets well under a core, one that waits gets none.
+	idleShare = 0.05
 	clockRun  = 3   // equal steps in a row that make a series a clock
 	clockTol  = 1e-6
 )
@@ -113,7 +116,7 @@ func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
 	}
 	d.rawCPU = raw
 	cpu := raw + d.cpuGone
-	if d.batch && !d.lastRes.IsZero() && t.After(d.lastRes) && cpu-d.lastCPU >= busyShare*t.Sub(d.lastRes).Seconds() {
+	if d.batch && !d.lastRes.IsZero() && t.After(d.lastRes) && cpu-d.lastCPU >= idleShare*t.Sub(d.lastRes).Seconds() {
 		d.activity(t, m) // a batch job that computes is progressing
 	}
 	if !d.started {

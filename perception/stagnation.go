@@ -75,7 +75,7 @@ const (
 	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
 	// that computes on a crowded machine gets well under a core, one that waits gets none.
 	idleShare = 0.05
-	clockRun  = 3   // equal steps in a row that make a series a clock
+	clockRun  = 3 // equal steps in a row that make a series a clock
 	clockTol  = 1e-6
 )
 

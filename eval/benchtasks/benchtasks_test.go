@@ -2,6 +2,8 @@ package benchtasks_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -91,14 +93,14 @@ func TestBenchTasks(t *testing.T) {
 		pass             bool
 		score            float64
 	}{
-		{"colour_rows", "colour_rows", sprintf(rows, "ACEG", "ACEG"), true, 100},
-		{"colour_rows/wrong", "colour_rows", sprintf(rows, "ABCD", "ABCD"), false, 50},
-		{"draw_shape", "draw_shape", sprintf(shape, cross), true, 100},
-		{"draw_shape/wrong", "draw_shape", sprintf(shape, `["D1","D2","D3","D4","D5","D6","D7","D8","D9","D10","D11","D12"]`), false, 100 * 89.0 / 96},
-		{"identify_dyes", "identify_dyes", sprintf(dyes, "True"), true, 100},
-		{"identify_dyes/wrong", "identify_dyes", sprintf(dyes, "False"), false, 0},
-		{"suzuki_screen", "suzuki_screen", sprintf(screen, 90), true, 100},
-		{"suzuki_screen/too_cool", "suzuki_screen", sprintf(screen, 60), false, 0},
+		{"colour_rows", "colour_rows", fmt.Sprintf(rows, "ACEG", "ACEG"), true, 100},
+		{"colour_rows/wrong", "colour_rows", fmt.Sprintf(rows, "ABCD", "ABCD"), false, 50},
+		{"draw_shape", "draw_shape", fmt.Sprintf(shape, cross), true, 100},
+		{"draw_shape/wrong", "draw_shape", fmt.Sprintf(shape, `["D1","D2","D3","D4","D5","D6","D7","D8","D9","D10","D11","D12"]`), false, 100 * 89.0 / 96},
+		{"identify_dyes", "identify_dyes", fmt.Sprintf(dyes, "True"), true, 100},
+		{"identify_dyes/wrong", "identify_dyes", fmt.Sprintf(dyes, "False"), false, 0},
+		{"suzuki_screen", "suzuki_screen", fmt.Sprintf(screen, 90), true, 100},
+		{"suzuki_screen/too_cool", "suzuki_screen", fmt.Sprintf(screen, 60), false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The scripted model reads the cell's output where the agent shows it (the reviewer's
@@ -140,7 +142,7 @@ func TestBenchTasks(t *testing.T) {
 				t.Fatalf("%d trials, %v", len(trials), err)
 			}
 			tr := trials[0]
-			if tr.Passed != tc.pass || diff(tr.Score, tc.score) > 1e-9 || tr.Error != "" {
+			if tr.Passed != tc.pass || math.Abs(tr.Score-tc.score) > 1e-9 || tr.Error != "" {
 				t.Errorf("trial: passed %v, score %g, details %v, error %q, answer %q; want passed %v, score %g",
 					tr.Passed, tr.Score, tr.Details, tr.Error, tr.Answer, tc.pass, tc.score)
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 // A Suzuki well on a heater-shaker reacts only once held at 90 °C for an hour in all (over two
-// delays), the product's peak then shows it, the plate reader reads a dye well, the mass
+// delays; a clone's hold is its own), the product's peak then shows it, the plate reader reads a dye well, the mass
 // balance holds through the reaction, and the journal replays to the same state.
 func TestModules(t *testing.T) {
 	p, err := eval.Find(suzukiCSV)
@@ -56,6 +56,14 @@ func TestModules(t *testing.T) {
 	ev := run(cmds...)
 	if len(ev.Holds) != 1 || ev.Holds[0].Wells[0].Reacted || ev.Holds[0].Wells[0].Note == "" {
 		t.Fatalf("after 30 min: %+v, want no reaction yet and why", ev.Holds)
+	}
+	// A clone holds on its own: its reaction leaves the deck's well as it was.
+	c := d.Clone()
+	if ev, err := c.Do(cmd("delay", bench.Args{Minutes: 30})); err != nil || !ev.Holds[0].Wells[0].Reacted {
+		t.Fatalf("the clone after 60 min: %+v, %v", ev, err)
+	}
+	if w, _ := d.Well("rx/A1"); w.Species[product] != 0 {
+		t.Fatalf("the clone's reaction formed %g µmol in the deck's well", w.Species[product])
 	}
 	ev = run(cmd("delay", bench.Args{Minutes: 30}))
 	if o := ev.Holds[0].Wells[0]; !o.Reacted || math.Abs(o.Yield-92.63) > 0.01 || o.Product != product {

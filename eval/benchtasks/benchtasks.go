@@ -112,6 +112,10 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 		return nil, err
 	}
 	dir := filepath.Join(workspace, benchDir)
+	sock := filepath.Join(dir, benchSocket)
+	if len(sock) >= 108 {
+		return nil, fmt.Errorf("benchtasks: the bench's socket %s: the path is longer than a unix socket's 107 bytes; use a shorter result folder", sock)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
 	}
@@ -135,7 +139,6 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 			return nil, fmt.Errorf("benchtasks: %s: setting up the bench: %w", it.ID, err)
 		}
 	}
-	sock := filepath.Join(dir, benchSocket)
 	os.Remove(sock) // one a crashed trial left
 	ln, err := net.Listen("unix", sock)
 	if err != nil {

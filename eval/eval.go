@@ -53,6 +53,19 @@ type Benchmark interface {
 	Grade(ctx context.Context, it Item, answer string) (*Grade, error)
 }
 
+// WorkspaceBenchmark is a Benchmark whose trials need their run's workspace: to set it up
+// before the agent's code runs (a bench its protocols run on) and to grade what the run left
+// there. Run uses it when the benchmark implements it: the workspace is that of the trial's
+// first kernel, prepared as soon as that kernel has started, and "" for a trial that starts
+// none (GradeIn then grades without one).
+type WorkspaceBenchmark interface {
+	Benchmark
+	// Prepare sets up workspace for a trial of it; release is called once the trial is graded.
+	Prepare(ctx context.Context, it Item, workspace string) (release func(), err error)
+	// GradeIn grades as Grade does, with the trial's workspace.
+	GradeIn(ctx context.Context, it Item, answer, workspace string) (*Grade, error)
+}
+
 // Find finds the shared folder rel (such as "benchmarks/scibench") in $LABMATE_SHARED when set,
 // else in a "shared" directory beside the working directory or one of its parents, else
 // beside the executable or one of its parents.

@@ -336,10 +336,30 @@ func (e *evaluation) record(t *Trial) error {
 // provider is not a trial: it returns an error and no record.
 func (e *evaluation) trial(ctx context.Context, base *agent.Options, it Item, n int) (*Trial, error) {
 	runID := uuid.NewString()
+	var release func() // the workspace's, once prepared
 	ao := *base
+	wb, _ := e.b.(WorkspaceBenchmark)
+	var workspace string
 	if start := e.o.StartKernel; start != nil {
-		ao.StartKernel = func(ctx context.Context, name string) (kernel.Kernel, error) { return start(ctx, runID, name) }
+		ao.StartKernel = func(ctx context.Context, name string) (kernel.Kernel, error) {
+			k, err := start(ctx, runID, name)
+			if err != nil || wb == nil || workspace != "" {
+				return k, err
+			}
+			workspace = k.Info().Workspace
+			if release, err = wb.Prepare(ctx, it, workspace); err != nil {
+				k.Close()
+				workspace = ""
+				return nil, fmt.Errorf("eval: %s: preparing the workspace: %w", it.ID, err)
+			}
+			return k, nil
+		}
 	}
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	a, err := agent.New(e.o.Model, &ao)
 	if err != nil {
 		return nil, err
@@ -375,7 +395,7 @@ func (e *evaluation) trial(ctx context.Context, base *agent.Options, it Item, n 
 	}
 	if stop.Reason != agent.StopAnswered {
 		t.Details = map[string]any{"error": fmt.Sprintf("the run stopped (%s) before it answered: not graded", stop.Reason)}
-	} else if g, err := e.b.Grade(ctx, it, t.Answer); err != nil || g == nil {
+	} else if g, err := e.grade(ctx, wb, it, t.Answer, workspace); err != nil || g == nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("eval: interrupted: %w", ctx.Err())
 		}
@@ -388,6 +408,14 @@ func (e *evaluation) trial(ctx context.Context, base *agent.Options, it Item, n 
 	}
 	t.WallS = time.Since(begin).Seconds()
 	return t, nil
+}
+
+// grade grades an answer, with the trial's workspace when the benchmark needs it.
+func (e *evaluation) grade(ctx context.Context, wb WorkspaceBenchmark, it Item, answer, workspace string) (*Grade, error) {
+	if wb != nil {
+		return wb.GradeIn(ctx, it, answer, workspace)
+	}
+	return e.b.Grade(ctx, it, answer)
 }
 
 // summary sums up the selected trials as trials.jsonl holds them, says whether and why the

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/eval"
+	"github.com/labmate/labmate/eval/benchtasks"
 	"github.com/labmate/labmate/eval/engdesign"
 	"github.com/labmate/labmate/eval/scibench"
 	"github.com/labmate/labmate/eval/taskfile"
@@ -23,6 +24,7 @@ type suite struct {
 var suites = []suite{
 	{"engdesign", "EngDesign's open control and signal-processing tasks, graded in Octave and Python", "benchmarks/engdesign", opener(engdesign.New)},
 	{"tasks", "Your own tasks from a JSON file (--data FILE; see the README): each goal with its right answer", "", opener(taskfile.New)},
+	{"bench", "Coscientist's four bench tasks on the lab twin (colour rows, draw a shape, identify dyes, a Suzuki screen), graded on its final state", "data/reactions", opener(benchtasks.New)},
 	{"scibench", "SciBench's textbook problems (the fixed 107-problem subset, or --set full), scored as upstream's equiv", "benchmarks/scibench", opener(scibench.New)},
 }
 

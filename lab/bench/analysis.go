@@ -37,6 +37,7 @@ type Analyzer struct {
 	analytes []string
 	o        AnalyzerOptions
 	mu       sync.Mutex
+	src      *rand.PCG // rng's source, copied by a deck's Clone
 	rng      *rand.Rand
 }
 
@@ -54,7 +55,8 @@ func NewAnalyzer(responseFactors map[string]float64, o *AnalyzerOptions) (*Analy
 		return nil, fmt.Errorf("%w: the method is calibrated for no species", ErrAnalysis)
 	}
 	a := &Analyzer{rf: maps.Clone(responseFactors), analytes: slices.Sorted(maps.Keys(responseFactors)), o: opt,
-		rng: rand.New(rand.NewPCG(opt.Seed, 0xbf58476d1ce4e5b9))}
+		src: rand.NewPCG(opt.Seed, 0xbf58476d1ce4e5b9)}
+	a.rng = rand.New(a.src)
 	for _, sp := range a.analytes {
 		if f := a.rf[sp]; !(f > 0) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%w: response factor %g of %q must be positive", ErrAnalysis, f, sp)

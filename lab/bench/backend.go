@@ -26,6 +26,16 @@ import (
 //	aspirate         aspirate {pipetteId, labwareId, wellName, volume, flowRate}
 //	dispense         dispense {pipetteId, labwareId, wellName, volume, flowRate}
 //	blow_out         blowout {pipetteId, labwareId, wellName, flowRate}
+//	load_module      loadModule {model, location {slotName}}; labware on it: loadLabware with
+//	                 location {moduleId}
+//	hs_*             heaterShaker/setAndWaitForTemperature (after setTargetTemperature),
+//	                 deactivateHeater, setAndWaitForShakeSpeed, deactivateShaker,
+//	                 openLabwareLatch, closeLabwareLatch {moduleId, …}
+//	delay            waitForDuration {seconds}
+//	reader_initialize, read_plate
+//	                 absorbanceReader/initialize {moduleId, measureMode, sampleWavelengths},
+//	                 absorbanceReader/read after moveLabware onto the reader (the Flex's gripper)
+//	analyze, deck    no robot command: analyze is labmate's analysis twin; deck is GET /runs/{id}
 //	mix, transfer, distribute, consolidate
 //	                 planned into the simple commands above by a twin that runs alongside
 //	                 (Deck.Clone, then Do on the clone) and sent one by one

@@ -100,9 +100,11 @@ type Deck struct {
 	byName   map[string]*labware // by label and by slot number
 	pipettes [2]*pipette         // left, right
 	trash    Contents
-	tipsOut  int      // tips dropped into the trash
-	loaded   Contents // all liquid load_liquid put on the deck
-	undo     []func() // while a mix or a transfer runs: how to take back each change, in order
+	tipsOut  int             // tips dropped into the trash
+	loaded   Contents        // all liquid load_liquid put on the deck
+	undo     []func()        // while a mix or a transfer runs: how to take back each change, in order
+	equip    *equipment      // the modules' instruments; nil: the default equipment
+	modules  map[int]*module // by slot
 }
 
 // NewDeck returns an empty deck that knows the built-in labware definitions.

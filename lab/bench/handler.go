@@ -54,6 +54,20 @@ const volTol = 1e-9
 //	distribute       mount, volume or volumes, source (one well), dest, new_tip
 //	consolidate      mount, volume or volumes, source, dest (one well), new_tip
 //
+// The modules' commands (a module's slot names it; modules.go):
+//
+//	load_module      module (heaterShakerModuleV1, absorbanceReaderV1), slot; labware loaded
+//	                 into that slot then sits on the module
+//	hs_set_temperature, hs_deactivate_heater, hs_set_shake_speed (rpm), hs_deactivate_shaker,
+//	hs_open_latch, hs_close_latch
+//	                 slot, and celsius or rpm: a heater-shaker, reached at once
+//	delay            minutes: time passes; every heater-shaker holds its labware that long,
+//	                 running the mapped reactions (the event's holds)
+//	reader_initialize slot, mode (single, multi), wavelengths (nm)
+//	read_plate       slot, well (the labware to read, where it sits): absorbance per well
+//	analyze          well: a chromatogram of a sample (labmate's analysis twin, not Opentrons)
+//	deck             what is loaded: labware and modules (for a client that joins a set deck)
+//
 // An 8-channel pipette addresses a column by its row A well and moves all 8 rows; in a
 // single-row labware (a reservoir) all 8 channels draw from, and dispense into, the one well.
 // Volumes are per channel, in µL.
@@ -79,6 +93,13 @@ type Args struct {
 	Source         []string           `json:"source,omitempty"`
 	Dest           []string           `json:"dest,omitempty"`
 	NewTip         string             `json:"new_tip,omitempty"`
+	// The modules' commands (modules.go).
+	Module      string    `json:"module,omitempty"`
+	Celsius     float64   `json:"celsius,omitempty"`
+	RPM         int       `json:"rpm,omitempty"`
+	Minutes     float64   `json:"minutes,omitempty"`
+	Mode        string    `json:"mode,omitempty"`
+	Wavelengths []float64 `json:"wavelengths,omitempty"`
 }
 
 // Event is what a command did: its steps as the robot performs them and the warnings a
@@ -92,6 +113,15 @@ type Event struct {
 	// (µL, by "labware/well"; all 8 wells of a column an 8-channel pipette reached), so a
 	// client can watch volumes without asking for the whole deck.
 	Volumes map[string]float64 `json:"volumes_ul,omitempty"`
+	// What a module command did or measured: the module's state after it, a plate reading,
+	// the heater-shakers' holds of a delay, a chromatogram.
+	Module       *ModuleState  `json:"module,omitempty"`
+	Reading      *Reading      `json:"reading,omitempty"`
+	Holds        []*HoldEvent  `json:"holds,omitempty"`
+	Chromatogram *Chromatogram `json:"chromatogram,omitempty"`
+	// What a deck command found loaded.
+	Labware []LabwareReply `json:"labware,omitempty"`
+	Modules []ModuleState  `json:"modules,omitempty"`
 }
 
 // Step is one movement of a pipette: pick_up_tip, aspirate, dispense, blow_out, drop_tip,
@@ -242,7 +272,11 @@ func (d *Deck) do(ev *Event, name string, a *Args) error {
 		}
 		return d.run(ev, plan)
 	}
-	return fail(ErrUnknownCommand, "unknown command %q (known: %s)", name, strings.Join(commands, ", "))
+	if ok, err := d.doModule(ev, name, a); ok {
+		return err
+	}
+	known := slices.Sorted(slices.Values(append(slices.Clone(commands), moduleCommands...)))
+	return fail(ErrUnknownCommand, "unknown command %q (known: %s)", name, strings.Join(known, ", "))
 }
 
 // Run carries out a protocol's commands in order and stops at the first refused one or when
@@ -600,6 +634,11 @@ func describe(name string, a *Args) string {
 		b.WriteString(" from " + wellsWords(a.Source) + " to " + wellsWords(a.Dest))
 		if a.NewTip != "" {
 			b.WriteString(", new tip " + a.NewTip)
+		}
+	default:
+		if slices.Contains(moduleCommands, name) {
+			describeModule(&b, name, a)
+			return b.String()
 		}
 	}
 	if a.Mount != "" {

@@ -155,7 +155,7 @@ func TestErrors(t *testing.T) {
 		{"dispensing into a tip rack", []cmd{tip, {"aspirate", left(bench.Args{Volume: 50, Well: "res/A1"})}}, cmd{"dispense", left(bench.Args{Volume: 50, Well: "tips/B1"})},
 			bench.ErrBadArgs, "bench: dispense 50 µL into tips/B1 (left): tips (opentrons_96_tiprack_300ul) is a tip rack"},
 		{"unknown command", nil, cmd{"touch_tip", left(bench.Args{})},
-			bench.ErrUnknownCommand, `bench: touch_tip (left): unknown command "touch_tip" (known: aspirate, blow_out, consolidate, dispense, distribute, drop_tip, load_instrument, load_labware, load_liquid, mix, pick_up_tip, return_tip, transfer)`},
+			bench.ErrUnknownCommand, `bench: touch_tip (left): unknown command "touch_tip" (known: analyze, aspirate, blow_out, consolidate, deck, delay, dispense, distribute, drop_tip, hs_close_latch, hs_deactivate_heater, hs_deactivate_shaker, hs_open_latch, hs_set_shake_speed, hs_set_temperature, load_instrument, load_labware, load_liquid, load_module, mix, pick_up_tip, read_plate, reader_initialize, return_tip, transfer)`},
 		{"a transfer running dry", nil, cmd{"transfer", left(bench.Args{Volumes: []float64{50, 50, 50}, Source: []string{"plate/A1"}, Dest: []string{"plate/B1", "plate/C1", "plate/D1"}})},
 			bench.ErrWellShort, "bench: transfer 50, 50, 50 µL from plate/A1 to 3 wells (plate/B1…plate/D1) (left), at step 6 of 8, aspirate 50 µL from plate/A1 (left): plate/A1 holds 0 µL, less than the 50 µL to aspirate"},
 		{"a transfer overflowing", nil, cmd{"transfer", left(bench.Args{Volume: 300, Source: []string{"res/A1"}, Dest: []string{"plate/A1"}, NewTip: "always"})},

@@ -14,6 +14,7 @@ type Snapshot struct {
 	Trash       Contents       `json:"trash"`        // liquid dropped or blown out into the trash
 	TrashedTips int            `json:"trashed_tips"` // tips dropped into the trash
 	Loaded      Contents       `json:"loaded"`       // all liquid load_liquid put on the deck
+	Modules     []ModuleState  `json:"modules,omitempty"`
 }
 
 // LabwareState is a slot's labware and the state of its wells.
@@ -101,6 +102,9 @@ func (d *Deck) Snapshot() *Snapshot {
 		}
 		s.Pipettes = append(s.Pipettes, ps)
 	}
+	for _, n := range d.moduleSlots() {
+		s.Modules = append(s.Modules, d.modules[n].state())
+	}
 	return s
 }
 
@@ -135,7 +139,8 @@ func (d *Deck) Totals() Contents {
 	return sum
 }
 
-// Loaded is all the liquid load_liquid put on the deck.
+// Loaded is all the liquid load_liquid put on the deck, with what reactions on heater-shakers
+// consumed and formed (a reaction changes species, not volumes).
 func (d *Deck) Loaded() Contents { return d.loaded.Clone() }
 
 // Show is what a plate map shows in each well.
@@ -280,5 +285,6 @@ func (d *Deck) Clone() *Deck {
 		}
 		c.pipettes[i] = n
 	}
+	d.cloneModules(c)
 	return c
 }

@@ -53,6 +53,7 @@ type HeaterShaker struct {
 	o         HeaterShakerOptions
 
 	mu      sync.Mutex
+	src     *rand.PCG // rng's source, copied by a deck's Clone
 	rng     *rand.Rand
 	target  float64 // °C; 0 while the heater is off
 	rpm     int     // 0 while not shaking
@@ -75,7 +76,9 @@ func NewHeaterShaker(reactions []*Reaction, o *HeaterShakerOptions) (*HeaterShak
 	if math.IsNaN(opt.Ambient) || opt.Ambient >= MinTemperature {
 		return nil, fmt.Errorf("%w: ambient %g °C must be below %g °C", ErrHeaterShaker, opt.Ambient, MinTemperature)
 	}
-	return &HeaterShaker{reactions: reactions, o: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x2545f4914f6cdd1d))}, nil
+	h := &HeaterShaker{reactions: reactions, o: opt, src: rand.NewPCG(opt.Seed, 0x2545f4914f6cdd1d)}
+	h.rng = rand.New(h.src)
+	return h, nil
 }
 
 // SetTemperature sets the heater to celsius and waits for it (at once, in the twin).

@@ -55,6 +55,7 @@ type Reader struct {
 	lib *Library
 	o   ReaderOptions
 	mu  sync.Mutex
+	src *rand.PCG // rng's source, copied by a deck's Clone
 	rng *rand.Rand
 }
 
@@ -78,7 +79,9 @@ func NewReader(lib *Library, o *ReaderOptions) (*Reader, error) {
 	if opt.Baseline >= opt.Ceiling {
 		return nil, fmt.Errorf("%w: baseline %g OD is at or above the ceiling %g OD", ErrReader, opt.Baseline, opt.Ceiling)
 	}
-	return &Reader{lib: lib, o: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))}, nil
+	r := &Reader{lib: lib, o: opt, src: rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15)}
+	r.rng = rand.New(r.src)
+	return r, nil
 }
 
 // Reading is what one read of a plate measured.

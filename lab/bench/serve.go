@@ -31,7 +31,8 @@ type Reply struct {
 
 // LabwareReply describes loaded labware to a client.
 type LabwareReply struct {
-	Name        string     `json:"name"` // how commands name it
+	Name        string     `json:"name"`           // how commands name it
+	Slot        int        `json:"slot,omitempty"` // in a deck command's event
 	LoadName    string     `json:"load_name"`
 	DisplayName string     `json:"display_name"`
 	Ordering    [][]string `json:"ordering"` // wells by column

@@ -1,15 +1,35 @@
 """The Opentrons Protocol API v2 subset labmate's bench twin carries out.
 
-Supported: ProtocolContext.load_labware, load_instrument, define_liquid, comment, delay (said,
-not waited), home (nothing to do); Labware wells(), wells_by_name(), rows(), rows_by_name(),
+Supported: ProtocolContext.load_labware, load_instrument, load_module, define_liquid, comment,
+delay, home (nothing to do), loaded_labwares and loaded_modules (also what the bench held before
+the protocol: a deck set up for it); Labware wells(), wells_by_name(), rows(), rows_by_name(),
 columns(), columns_by_name(), labware["A1"]; Well top(), bottom(), center() (the twin has no
 heights: a location is its well), load_liquid; InstrumentContext pick_up_tip, drop_tip,
-return_tip, aspirate, dispense, mix, blow_out, transfer, distribute, consolidate. Anything else
-(load_module, air_gap, touch_tip, flow rates, a keyword the twin does not model) raises
+return_tip, aspirate, dispense, mix, blow_out, transfer, distribute, consolidate.
+
+Modules: load_module("heaterShakerModuleV1", slot) is a HeaterShakerContext (load_labware,
+open_labware_latch, close_labware_latch, set_and_wait_for_temperature, set_target_temperature,
+set_and_wait_for_shake_speed, deactivate_heater, deactivate_shaker, current_temperature);
+temperatures are reached at once. delay(seconds, minutes) is time passing on the twin, not waited:
+every heater-shaker holds its plate that long and the reactions its wells map to run once held
+at their temperature long enough in all (delays add up until the temperature changes).
+load_module("absorbanceReaderV1", slot) is an AbsorbanceReaderContext: initialize(mode,
+wavelengths), open_lid/close_lid (nothing to do), read(labware) returning {nm: {well: OD}}. The
+Flex reads the plate on the module, moved there by the gripper; the twin reads the labware given
+(default: the one in the reader's slot) where it sits.
+
+labmate's extension, not Opentrons: protocol.analyze(well) injects a sample into the bench's
+analysis twin (an HPLC with a calibrated method) and returns an Analysis: the peak areas by
+species, their response factors, amount_mM(species) and yield_vs_limiting(product, limiting).
+
+Anything else (air_gap, touch_tip, move_labware, flow rates, a keyword the twin does not model) raises
 UnsupportedError naming it. Each command is sent to the twin with the protocol line that called
 it; a refused one raises CommandError with the twin's message. After each command the volume of
 every well it touched is logged as telemetry vol_<labware>_<well> (µL), and tips picked up as
-tips_used, so perception and --watch can follow them.
+tips_used, a heater-shaker's temperature as hs<slot>_temp_c, each read's absorbance of the wells
+holding liquid as od_<labware>_<well>_<nm>, and each analysis's peaks as
+area_<labware>_<well>_<n> (n: the peak's index in species order), so perception and --watch can
+follow them.
 """
 import json
 import os
@@ -19,7 +39,7 @@ import sys
 import labmate
 
 __all__ = ["ProtocolContext", "InstrumentContext", "Labware", "Well", "Location", "Liquid",
-           "CommandError", "UnsupportedError"]
+           "HeaterShakerContext", "AbsorbanceReaderContext", "Analysis", "CommandError", "UnsupportedError"]
 
 
 class UnsupportedError(Exception):
@@ -91,7 +111,20 @@ class _Bench:
         if picked:
             self.tips += picked
             labmate.log("tips_used", self.tips)
-        for w in ev.get("warnings") or ():
+        mod = ev.get("module")
+        if mod and mod["model"] == "heaterShakerModuleV1":
+            labmate.log("hs%d_temp_c" % mod["slot"], mod.get("temperature_c", 0))
+        reading = ev.get("reading")
+        if reading:
+            for w in reading["wells"]:
+                if w.get("path_cm"):
+                    for nm, od in zip(reading["wavelengths_nm"], w["od"]):
+                        labmate.log("od_%s_%s_%g" % (reading["labware"], w["well"], nm), od)
+        chrom = ev.get("chromatogram")
+        if chrom:
+            for i, p in enumerate(chrom["peaks"]):
+                labmate.log("area_%s_%d" % (chrom["well"].replace("/", "_"), i), p["area"])
+        for w in (ev.get("warnings") or []) + ((reading or {}).get("warnings") or []):
             print("line %d: warning: %s" % (line, w), file=sys.stderr)
         return rep
 
@@ -150,7 +183,7 @@ class Well:
 
 class Labware:
     def __init__(self, ctx, rep, slot):
-        self._ctx, self._name, self._slot = ctx, rep["name"], slot
+        self._ctx, self._name, self._slot = ctx, rep["name"], str(slot)
         self._display = rep["display_name"]
         self.load_name = self.name = rep["load_name"]
         self.is_tiprack = rep["is_tiprack"]
@@ -303,6 +336,46 @@ class ProtocolContext:
 
     def __init__(self, bench):
         self._bench = bench
+        self._labware, self._modules = {}, {}  # by slot number
+        self._synced = False
+
+    def _sync(self):
+        """Learn once what the bench held before: a deck set up for the protocol."""
+        if self._synced:
+            return
+        ev = self._bench.do("deck", {})["event"]
+        for rep in ev.get("labware") or ():
+            self._labware.setdefault(rep["slot"], Labware(self, rep, rep["slot"]))
+        for m in ev.get("modules") or ():
+            self._modules.setdefault(m["slot"], _MODULES[m["model"]](self, m["slot"]))
+        self._synced = True
+
+    @property
+    def loaded_labwares(self):
+        """The labware on the deck by slot number, what the bench held before the protocol included."""
+        self._sync()
+        return dict(self._labware)
+
+    @property
+    def loaded_modules(self):
+        """The modules on the deck by slot number."""
+        self._sync()
+        return dict(self._modules)
+
+    def load_module(self, module_name, location=None, configuration=None):
+        if configuration is not None:
+            raise UnsupportedError("load_module(configuration=%r) is not supported by labmate's bench twin" % (configuration,))
+        if module_name not in _MODULES:
+            raise UnsupportedError("ProtocolContext.load_module is not supported by labmate's bench twin for %r "
+                                   "(supported modules: %s)" % (module_name, ", ".join(_MODULES)))
+        slot = int(str(location))
+        self._bench.do("load_module", {"module": module_name, "slot": str(slot)})
+        self._modules[slot] = m = _MODULES[module_name](self, slot)
+        return m
+
+    def analyze(self, well):
+        """labmate's extension, not Opentrons: inject a sample of well into the analysis twin."""
+        return Analysis(self._bench.do("analyze", {"well": _well(well, "analyze")._ref})["event"]["chromatogram"])
 
     def load_labware(self, load_name, location, label=None, namespace=None, version=None):
         _keywords("load_labware", {k: v for k, v in (("namespace", namespace), ("version", version)) if v is not None},
@@ -311,7 +384,10 @@ class ProtocolContext:
         args = {"load_name": load_name, "slot": slot}
         if label is not None and str(label).isidentifier():  # the twin's name for it; otherwise its slot
             args["label"] = str(label)
-        return Labware(self, self._bench.do("load_labware", args)["labware"], slot)
+        lw = Labware(self, self._bench.do("load_labware", args)["labware"], slot)
+        if slot.isdigit():
+            self._labware[int(slot)] = lw
+        return lw
 
     def load_instrument(self, instrument_name, mount, tip_racks=None, replace=False):
         if replace:
@@ -329,7 +405,11 @@ class ProtocolContext:
         print(msg)
 
     def delay(self, seconds=0, minutes=0, msg=None):
-        print("delay %g s (the twin does not wait)%s" % (seconds + 60 * minutes, ": " + msg if msg else ""))
+        """Time passing on the twin (not waited): heater-shakers hold their plates that long."""
+        total = float(seconds) / 60 + float(minutes)
+        print("delay %g min (the twin does not wait)%s" % (total, ": " + msg if msg else ""))
+        if total > 0:
+            self._bench.do("delay", {"minutes": total})
 
     def home(self):
         pass  # the twin's pipettes have no position to lose
@@ -338,8 +418,132 @@ class ProtocolContext:
         raise TypeError("a bench connection is not saved: labmate.bench() gives it back")
 
     def __getattr__(self, name):
-        _refuse("ProtocolContext", name, ["load_labware", "load_instrument", "define_liquid", "comment", "delay",
-                                          "home"])
+        _refuse("ProtocolContext", name, ["load_labware", "load_instrument", "load_module", "define_liquid", "comment",
+                                          "delay", "home", "loaded_labwares", "loaded_modules", "analyze"])
+
+
+class _Module:
+    def __init__(self, ctx, slot):
+        self._ctx, self._slot = ctx, int(slot)
+
+    def _do(self, name, args=None):
+        return self._ctx._bench.do(name, dict(args or {}, slot=str(self._slot)))["event"]
+
+    @property
+    def labware(self):
+        return self._ctx.loaded_labwares.get(self._slot)
+
+    def load_labware(self, name, label=None, namespace=None, version=None, adapter=None):
+        if adapter is not None:
+            raise UnsupportedError("load_labware(adapter=%r) is not supported by labmate's bench twin" % (adapter,))
+        return self._ctx.load_labware(name, self._slot, label, namespace, version)
+
+    def __repr__(self):
+        return "%s in slot %d" % (type(self).__name__, self._slot)
+
+
+class HeaterShakerContext(_Module):
+    """The Heater-Shaker Module GEN1 on the twin: temperatures and speeds are reached at once."""
+
+    def __init__(self, ctx, slot):
+        super().__init__(ctx, slot)
+        self._temperature = None
+
+    def _state(self, ev):
+        self._temperature = ev["module"].get("temperature_c")
+        return None
+
+    def open_labware_latch(self):
+        return self._state(self._do("hs_open_latch"))
+
+    def close_labware_latch(self):
+        return self._state(self._do("hs_close_latch"))
+
+    def set_and_wait_for_temperature(self, celsius):
+        return self._state(self._do("hs_set_temperature", {"celsius": float(celsius)}))
+
+    set_target_temperature = set_and_wait_for_temperature
+
+    def wait_for_temperature(self):
+        return None  # reached at once
+
+    def set_and_wait_for_shake_speed(self, rpm):
+        return self._state(self._do("hs_set_shake_speed", {"rpm": int(rpm)}))
+
+    def deactivate_heater(self):
+        return self._state(self._do("hs_deactivate_heater"))
+
+    def deactivate_shaker(self):
+        return self._state(self._do("hs_deactivate_shaker"))
+
+    @property
+    def current_temperature(self):
+        return self._temperature
+
+    def __getattr__(self, name):
+        _refuse("HeaterShakerContext", name, ["load_labware", "open_labware_latch", "close_labware_latch",
+                                              "set_and_wait_for_temperature", "set_target_temperature",
+                                              "wait_for_temperature", "set_and_wait_for_shake_speed",
+                                              "deactivate_heater", "deactivate_shaker", "current_temperature",
+                                              "labware"])
+
+
+class AbsorbanceReaderContext(_Module):
+    """The Absorbance Plate Reader Module on the twin; read(labware) reads a plate where it sits."""
+
+    def initialize(self, mode, wavelengths, reference_wavelength=None):
+        if reference_wavelength is not None:
+            raise UnsupportedError("initialize(reference_wavelength=...) is not supported by labmate's bench twin")
+        self._do("reader_initialize", {"mode": str(mode), "wavelengths": [float(w) for w in wavelengths]})
+
+    def open_lid(self):
+        pass  # the twin's reader has no lid to move
+
+    def close_lid(self):
+        pass
+
+    def read(self, labware=None, export_filename=None):
+        """{wavelength nm: {well: OD}} of every well of labware (default: the labware in the reader's slot)."""
+        if export_filename is not None:
+            raise UnsupportedError("read(export_filename=...) is not supported by labmate's bench twin")
+        labware = labware if labware is not None else self.labware
+        if not isinstance(labware, Labware):
+            raise TypeError("read: %r is not labware (no labware is in the reader's slot %d)" % (labware, self._slot))
+        r = self._do("read_plate", {"well": labware._name})["reading"]
+        out = {}
+        for k, nm in enumerate(r["wavelengths_nm"]):
+            key = int(nm) if float(nm).is_integer() else nm
+            out[key] = {w["well"]: w["od"][k] for w in r["wells"]}
+        return out
+
+    def __getattr__(self, name):
+        _refuse("AbsorbanceReaderContext", name, ["initialize", "read", "open_lid", "close_lid", "load_labware",
+                                                  "labware"])
+
+
+_MODULES = {"heaterShakerModuleV1": HeaterShakerContext, "absorbanceReaderV1": AbsorbanceReaderContext}
+
+
+class Analysis:
+    """labmate's analysis twin's chromatogram of one well: peaks (area by species), the method's
+    response factors (area per mM) and the species it does not detect."""
+
+    def __init__(self, chrom):
+        self.well = chrom["well"]
+        self.peaks = {p["species"]: p["area"] for p in chrom["peaks"]}
+        self.response_factors = {p["species"]: p["response_factor"] for p in chrom["peaks"]}
+        self.undetected = list(chrom.get("undetected") or ())
+
+    def amount_mM(self, species):
+        return self.peaks[species] / self.response_factors[species]
+
+    def yield_vs_limiting(self, product, limiting):
+        """Percent yield: the product's amount over the product's and the limiting reagent's."""
+        p, l = self.amount_mM(product), self.amount_mM(limiting)
+        return 100 * p / (p + l) if p + l else 0.0
+
+    def __repr__(self):
+        return "Analysis(%r, %r)" % (self.well, self.peaks)
 
 
 _sessions = {}

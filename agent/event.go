@@ -128,6 +128,9 @@ const (
 	// StopParked: the run waits for a job (Stop.Job) without holding a process; it is
 	// Resumable, and Resume once the job has ended gives the waiting call the job's outcome.
 	StopParked StopReason = "parked"
+	// StopRefused: the task names a hazardous or controlled substance (lab/safety); the run
+	// stopped before planning, without a model call, and Error says which and why.
+	StopRefused StopReason = "refused"
 )
 
 // Stop ends a run.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab/safety"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/tool"
 )
@@ -73,6 +74,10 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 		defer cancel()
 	}
 	if err := r.emit(ctx, &Event{Type: EventStart, Start: &StartInfo{Task: st.Task, Model: a.model.Name(), Resumed: resumed}}, true); err != nil {
+		return
+	}
+	if m := safety.Screen(st.Task.Goal); m != nil {
+		r.finish(ctx, &Stop{Reason: StopRefused, Error: m.Error()})
 		return
 	}
 	if a.opts.Budget > 0 && spent >= a.opts.Budget {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 )
@@ -38,6 +39,7 @@ type session struct {
 	subs    map[*subscriber]struct{}
 	ws      string
 	kernels map[string]kernel.Kernel
+	bench   *benchrun.Served // the workspace's bench, served while kernels run there
 	used    time.Time
 
 	queue   []*op          // accepted, not started
@@ -336,8 +338,17 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 		return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
 	}
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	ss.kernels[name], ss.ws, ss.used = k, ws, time.Now()
-	ss.mu.Unlock()
+	if ss.bench == nil {
+		// labmate.bench() in a cell: the workspace's bench, persisted in its journal.
+		b, err := benchrun.Serve(ctx, ws, &benchrun.ServeOptions{Keep: true,
+			Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask")})
+		if err != nil {
+			ss.s.logf("session %s: no bench: %v", ss.id, err)
+		}
+		ss.bench = b
+	}
 	return k, nil
 }
 
@@ -349,11 +360,16 @@ func (ss *session) closeKernels(idle time.Duration) {
 		ss.mu.Unlock()
 		return
 	}
-	ks := ss.kernels
-	ss.kernels = map[string]kernel.Kernel{}
+	ks, b := ss.kernels, ss.bench
+	ss.kernels, ss.bench = map[string]kernel.Kernel{}, nil
 	ss.mu.Unlock()
 	for _, k := range ks {
 		k.Close()
+	}
+	if b != nil {
+		if err := b.Close(); err != nil {
+			ss.s.logf("session %s: the bench: %v", ss.id, err)
+		}
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/labmate/labmate/lab/benchrun"
 )
 
 func newLabCmd() *cobra.Command {
@@ -41,12 +43,7 @@ with its protocol line. Nothing persists. Exit status: 0 when the protocol ran, 
 failed (the line is printed), 2 when it could not be run at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := os.MkdirTemp("", "labmate-simulate-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(ws)
-			return pf.run(cmd, args[0], ws, false, asJSON)
+			return pf.run(cmd, args[0], "", asJSON)
 		},
 	}
 	pf.add(cmd)
@@ -74,7 +71,7 @@ moves nothing and is never asked about.`,
 			if err != nil {
 				return err
 			}
-			return pf.run(cmd, args[0], ws, true, asJSON)
+			return pf.run(cmd, args[0], ws, asJSON)
 		},
 	}
 	pf.add(cmd)
@@ -97,11 +94,11 @@ func newLabShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := openBench(cmd.Context(), ws)
+			d, err := benchrun.Open(cmd.Context(), ws)
 			if err != nil {
 				return err
 			}
-			return printBench(cmd.OutOrStdout(), &benchReport{deck: d}, asJSON)
+			return printBench(cmd.OutOrStdout(), &benchrun.Report{Deck: d}, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace whose bench to show (default: the current directory)")

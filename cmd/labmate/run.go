@@ -158,6 +158,9 @@ result), 4 parked on a job, 1 failed (the provider or labmate), 130 interrupted,
 				}
 				sb = s
 			}
+			if sb != nil {
+				defer serveBench(ctx, cmd.ErrOrStderr(), workspace)()
+			}
 			var mem agent.Memory
 			var tools *tool.Set
 			if !noMemory && mode == string(agent.ModeAgent) {
@@ -203,7 +206,7 @@ result), 4 parked on a job, 1 failed (the provider or labmate), 130 interrupted,
 				if tools == nil {
 					tools = &tool.Set{}
 				}
-				if err := tools.Add(kt...); err != nil {
+				if err := tools.Add(append(kt, benchTools(sb, func() (string, error) { return workspace, nil })...)...); err != nil {
 					return err
 				}
 			}

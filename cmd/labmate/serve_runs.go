@@ -83,7 +83,7 @@ func (s *serveAgent) Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent
 	if err != nil {
 		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 	}
-	return a.Run(ctx, task)
+	return benchDuring(ctx, runWorkspace, s.data, task.ID, a.Run(ctx, task))
 }
 
 // Resume is server.Config.Resume: run id goes on from its checkpoint, in its workspace, with
@@ -93,7 +93,7 @@ func (s *serveAgent) Resume(ctx context.Context, id string) iter.Seq2[*agent.Eve
 	if err != nil {
 		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 	}
-	return a.Resume(ctx, id)
+	return benchDuring(ctx, runWorkspace, s.data, id, a.Resume(ctx, id))
 }
 
 // agent builds the agent of run id.
@@ -104,7 +104,8 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 		lm := learn.New(s.mem, &learn.Options{Namespace: "user", Model: s.model.Name()})
 		mem, mt = lm, lm.Tools()
 	}
-	tools, err := tool.NewSet(append(mt, ktools.New(s.kcfg)...)...)
+	bt := benchTools(s.sb, func() (string, error) { return runWorkspace(s.data, id) })
+	tools, err := tool.NewSet(append(append(mt, ktools.New(s.kcfg)...), bt...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@
 //     resources for each skill (its SKILL.md) and for the memory export;
 //   - with a documentation index: docs_search;
 //   - when the server runs campaigns: campaign_start, campaign_step, campaign_status;
+//   - simulate_protocol and bench_state (lab/benchrun): an Opentrons-style protocol on a fresh
+//     twin, and the plate maps of the session's bench, which labmate.bench() in its cells uses;
 //   - with job schedulers: submit_job, job_status, job_logs, cancel_job, list_jobs (job/tools),
 //     long jobs that outlive the call and the connection.
 //
@@ -104,6 +106,7 @@ func New(srv *server.Server, opts *Options) *Lab {
 	l.mcp = sdk.NewServer(&sdk.Implementation{Name: "labmate", Title: "labmate lab partner", Version: l.opts.Version},
 		&sdk.ServerOptions{Instructions: instructions})
 	l.addKernelTools()
+	l.addBenchTools()
 	l.addArtifactResources()
 	if l.opts.Memory != nil {
 		l.addMemoryTools()

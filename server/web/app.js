@@ -201,6 +201,9 @@ function openSession(id, focusOp) {
   history.replaceState(null, "", "#lab/" + encodeURIComponent(id));
   $("#stream").replaceChildren();
   $("#history").replaceChildren();
+  $("#deck").replaceChildren();
+  $("#bench").hidden = true;
+  scheduleBench();
   $("#cell").hidden = false;
   $("#runner-title").textContent = "Run a cell";
   showSessionName();
@@ -436,7 +439,10 @@ function render(m) {
         else if (o.kind === "stderr") addLine(c, o.line, "stderr");
         else if (o.kind === "artifact" && o.artifact) addArtifact(c, o.artifact);
         else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
-        else if (o.kind === "telemetry" && o.sample) addSample(c, o.sample, m.timestamp);
+        else if (o.kind === "telemetry" && o.sample) {
+          addSample(c, o.sample, m.timestamp);
+          if (o.sample.name.startsWith("vol_") || o.sample.name === "tips_used") scheduleBench();
+        }
       }
       if (p.verdict) {
         addVerdict(c, p.verdict);
@@ -448,6 +454,7 @@ function render(m) {
       addLine(c, `[interrupt requested${p.why ? ": " + p.why : ""}]`, "event");
       break;
     case "operation_complete": {
+      scheduleBench();
       setState(c, "completed", "s-completed");
       c.stop.hidden = true;
       const r = p.result || {};
@@ -663,6 +670,74 @@ function runLine(c, ev) {
     default: text = ev.type;
   }
   $("#stream").append(el("p", cls, text));
+}
+
+// ---------- the bench ----------
+
+// The session's deck (GET /v1/sessions/ID/bench) is fetched again after a command moved
+// liquid (its vol_… telemetry), at most one fetch at a time and one more queued.
+let benchBusy = false, benchAgain = false;
+function scheduleBench() {
+  if (benchBusy) { benchAgain = true; return; }
+  benchBusy = true;
+  const id = state.session;
+  api("GET", "/v1/sessions/" + encodeURIComponent(id) + "/bench")
+    .then((b) => { if (id === state.session) drawBench(b.labware || []); })
+    .catch(() => {})
+    .finally(() => {
+      benchBusy = false;
+      if (benchAgain) { benchAgain = false; scheduleBench(); }
+    });
+}
+
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+// drawBench draws each labware in slot order: a plate as its grid of wells, filled with the
+// colour of what each holds; a tip rack as its count of fresh tips.
+function drawBench(labware) {
+  $("#bench").hidden = labware.length === 0;
+  const deck = $("#deck");
+  deck.replaceChildren();
+  for (const lw of [...labware].sort((a, b) => a.slot - b.slot)) {
+    const fig = el("figure", "labware");
+    fig.dataset.labware = lw.name;
+    const cap = el("figcaption", "", `slot ${lw.slot}: ${lw.name === String(lw.slot) ? "" : lw.name + " — "}${lw.display_name}`);
+    if (lw.tiprack) {
+      cap.textContent += ` (${lw.fresh_tips || 0} fresh tips)`;
+      fig.append(cap);
+      deck.append(fig);
+      continue;
+    }
+    const cols = lw.columns.length, rows = Math.max(...lw.columns.map((c) => c.length));
+    const cell = 20, pad = 16;
+    const svg = svgEl("svg", { viewBox: `0 0 ${pad + cols * cell} ${pad + rows * cell}`, role: "img",
+      "aria-label": `plate map of ${lw.name}` });
+    lw.columns.forEach((col, ci) => {
+      const t = svgEl("text", { x: pad + ci * cell + cell / 2, y: 11, "text-anchor": "middle", class: "axis" });
+      t.textContent = String(ci + 1);
+      svg.append(t);
+      col.forEach((name, ri) => {
+        if (ci === 0) {
+          const r = svgEl("text", { x: 6, y: pad + ri * cell + cell / 2 + 4, "text-anchor": "middle", class: "axis" });
+          r.textContent = name.replace(/[0-9]+$/, "");
+          svg.append(r);
+        }
+        const w = lw.wells[name];
+        const c = svgEl("circle", { cx: pad + ci * cell + cell / 2, cy: pad + ri * cell + cell / 2, r: cell / 2 - 2,
+          class: w ? "well full" : "well", fill: w ? w.color : "none", "data-well": name });
+        const tip = svgEl("title", {});
+        tip.textContent = w ? `${name}: ${w.volume_ul.toFixed(1)} µL${w.species ? ", " + w.species : ""}` : `${name}: empty`;
+        c.append(tip);
+        svg.append(c);
+      });
+    });
+    fig.append(svg, cap);
+    deck.append(fig);
+  }
 }
 
 // ---------- telemetry charts ----------

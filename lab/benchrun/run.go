@@ -1,0 +1,172 @@
+package benchrun
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/report"
+)
+
+// StartFunc starts a sandboxed Python kernel working in workspace.
+type StartFunc func(ctx context.Context, workspace string) (kernel.Kernel, error)
+
+// Options of Run and Simulate.
+type Options struct {
+	// Start starts the kernel the protocol runs in (required).
+	Start StartFunc
+	// Approve is asked before each command on a physical backend (nil: Refuse).
+	Approve bench.Approver
+	// Watch are constraints on the bench's telemetry, e.g. "vol_plate_A1 <= 300".
+	Watch []string
+	// Hotfix is when perception interrupts the protocol (default on_error).
+	Hotfix string
+	// Timeout is the protocol's wall-clock limit (default 5 minutes).
+	Timeout time.Duration
+	// Log receives the operation's messages as text (nil: none).
+	Log io.Writer
+}
+
+// Entry is one command the protocol sent and what came of it.
+type Entry struct {
+	Command bench.Command `json:"command"`
+	Event   *bench.Event  `json:"event,omitempty"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// Report is what a protocol did to a deck.
+type Report struct {
+	Deck     *bench.Deck
+	Entries  []Entry
+	Failure  string   // why the protocol failed, with its line; "" when it ran
+	Verdicts []string // perception's verdicts other than Normal
+}
+
+// Simulate runs a protocol's code on a fresh twin in a temporary workspace: nothing persists.
+func Simulate(ctx context.Context, code string, opts *Options) (*Report, error) {
+	ws, err := os.MkdirTemp("", "labmate-simulate-")
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	defer os.RemoveAll(ws)
+	return run(ctx, code, ws, false, opts)
+}
+
+// Run runs a protocol's code on the bench of workspace ws, which keeps its commands for the
+// next run. The error is for a protocol that could not be run; one that failed is a Report
+// with its Failure.
+func Run(ctx context.Context, code, ws string, opts *Options) (*Report, error) {
+	return run(ctx, code, ws, true, opts)
+}
+
+func run(ctx context.Context, code, ws string, keep bool, opts *Options) (*Report, error) {
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	hotfix := opts.Hotfix
+	if hotfix == "" {
+		hotfix = string(protocol.HotfixOnError)
+	}
+	cell := &operation.Cell{Kernel: "python", Code: code + "\n__import__('labmate')._run_protocol()\n",
+		TimeoutS: timeout.Seconds(), Hotfix: hotfix, Watch: opts.Watch}
+	req := cell.Request()
+	plan, err := operation.Check(req)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	note := func(c bench.Command, ev *bench.Event, err error) {
+		e := Entry{Command: c, Event: ev}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		rep.Entries = append(rep.Entries, e)
+	}
+	srv, err := Serve(ctx, ws, &ServeOptions{Keep: keep, Approve: opts.Approve, Note: note})
+	if err != nil {
+		return nil, err
+	}
+	last, err := operate(ctx, opts, ws, req, plan, rep)
+	if cerr := srv.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Deck = srv.Deck()
+	if last.Type != protocol.TypeComplete {
+		rep.Failure = failureText(last, rep.Entries)
+	}
+	return rep, nil
+}
+
+// operate runs the protocol's cell in a kernel working in ws, reporting its messages to
+// opts.Log and perception's verdicts to rep.
+func operate(ctx context.Context, opts *Options, ws string, req *protocol.Request, plan *operation.Plan, rep *Report) (*operation.Message, error) {
+	var k kernel.Kernel
+	defer func() {
+		if k != nil {
+			k.Close()
+		}
+	}()
+	start := func(ctx context.Context, _ string) (kernel.Kernel, error) {
+		var err error
+		k, err = opts.Start(context.WithoutCancel(ctx), ws)
+		return k, err
+	}
+	w := opts.Log
+	if w == nil {
+		w = io.Discard
+	}
+	out := report.NewText(w, w, plan.Hotfix, func(rel string) string { return filepath.Join(ws, rel) })
+	var last *operation.Message
+	for m, err := range operation.Run(ctx, protocol.NewMemStore(), uuid.NewString(), uuid.NewString(), req, start, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if err := out.Message(m.Type, m.Payload); err != nil {
+			return nil, err
+		}
+		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && p.Verdict.State != protocol.Normal {
+			rep.Verdicts = append(rep.Verdicts, fmt.Sprintf("[%s] %s", p.Verdict.State, p.Verdict.Message))
+		}
+		last = m
+	}
+	if last == nil {
+		return nil, fmt.Errorf("the protocol's operation ended without a message")
+	}
+	return last, nil
+}
+
+// failureText says why the protocol failed: the twin's refusal, else the kernel's error, with
+// the protocol line.
+func failureText(last *operation.Message, entries []Entry) string {
+	if n := len(entries); n > 0 && entries[n-1].Error != "" {
+		return entries[n-1].Error
+	}
+	f, ok := last.Payload.(*protocol.Failed)
+	if !ok {
+		return "the protocol did not finish"
+	}
+	msg := f.Error
+	if f.Result != nil && f.Result.Error != "" {
+		msg = f.Result.Error
+		if f.Result.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", f.Result.Line, msg)
+		}
+	}
+	if f.Verdict != nil && f.Reason == protocol.ReasonInterrupted {
+		msg = fmt.Sprintf("perception stopped it: %s (%s)", f.Verdict.Message, msg)
+	}
+	return msg
+}

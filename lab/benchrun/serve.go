@@ -1,0 +1,175 @@
+// Package benchrun runs Opentrons-style protocols on the liquid-handler bench (lab/bench) in a
+// Python kernel, and keeps a workspace's bench: the bench is served on
+// WORKSPACE/.labmate/bench.sock while kernels run there (labmate.bench() in a cell connects to
+// it), and the commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which
+// sandboxed code cannot write, so that the next run starts from what earlier runs left. The
+// CLI (labmate lab simulate|run|show), agent runs, server sessions and the tools
+// simulate_protocol and bench_state (Tools) all go through it.
+package benchrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/labmate/labmate/lab/bench"
+)
+
+// The bench of a workspace: its directory, socket and journal of the commands carried out.
+const (
+	Dir     = ".labmate"
+	Socket  = "bench.sock"
+	Journal = "bench.jsonl"
+)
+
+// Open returns the bench of workspace ws: a fresh deck with ws's journal replayed.
+func Open(ctx context.Context, ws string) (*bench.Deck, error) {
+	d := bench.NewDeck()
+	f, err := os.Open(filepath.Join(ws, Dir, Journal))
+	if errors.Is(err, os.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the bench's journal: %w", err)
+	}
+	defer f.Close()
+	if _, err := bench.Replay(ctx, d, f); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return d, nil
+}
+
+// Refuse is the Approver of a run nobody can be asked in: every command on a backend that
+// moves a real instrument is refused, saying why.
+func Refuse(why string) bench.Approver {
+	return func(context.Context, bench.Command) error {
+		return fmt.Errorf("%w: %s", bench.ErrNotApproved, why)
+	}
+}
+
+// ServeOptions say which bench Serve serves.
+type ServeOptions struct {
+	// Keep serves the workspace's own bench (its journal replayed) and journals the commands
+	// carried out; otherwise the bench is a fresh twin and nothing persists.
+	Keep bool
+	// Approve is asked before each command on a physical backend (nil: Refuse).
+	Approve bench.Approver
+	// Note, when set, is told every command and what came of it, in order.
+	Note func(bench.Command, *bench.Event, error)
+}
+
+// Served is a bench served on a workspace's socket. Close it.
+type Served struct {
+	twin    *bench.Twin
+	sock    string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	serr    error
+	journal *os.File
+	mu      sync.Mutex
+	jerr    error
+}
+
+// Serve serves the bench of workspace ws on WS/.labmate/bench.sock until Close.
+func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) {
+	if opts == nil {
+		opts = &ServeOptions{}
+	}
+	dir := filepath.Join(ws, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("the bench: %w", err)
+	}
+	sock := filepath.Join(dir, Socket)
+	if len(sock) >= 108 {
+		return nil, fmt.Errorf("the bench's socket %s: the path is longer than a unix socket's 107 bytes; use a shorter workspace path", sock)
+	}
+	d := bench.NewDeck()
+	s := &Served{sock: sock}
+	if opts.Keep {
+		var err error
+		if d, err = Open(ctx, ws); err != nil {
+			return nil, err
+		}
+		if s.journal, err = os.OpenFile(filepath.Join(dir, Journal), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+			return nil, fmt.Errorf("the bench's journal: %w", err)
+		}
+	}
+	os.Remove(sock) // one a crashed run left
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		s.closeJournal()
+		return nil, fmt.Errorf("the bench: %w", err)
+	}
+	if err := os.Chmod(sock, 0o666); err != nil { // the sandbox's unprivileged uid connects
+		ln.Close()
+		s.closeJournal()
+		return nil, fmt.Errorf("the bench: %w", err)
+	}
+	approve := opts.Approve
+	if approve == nil {
+		approve = Refuse("nobody can be asked to approve it here")
+	}
+	s.twin = bench.NewTwin(d)
+	enc := json.NewEncoder(s.journal)
+	note := func(c bench.Command, ev *bench.Event, err error) {
+		if err == nil && s.journal != nil {
+			s.mu.Lock()
+			if s.jerr == nil {
+				s.jerr = enc.Encode(c)
+			}
+			s.mu.Unlock()
+		}
+		if opts.Note != nil {
+			opts.Note(c, ev, err)
+		}
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serr = bench.Serve(sctx, ln, bench.Guard(bench.Noted(s.twin, note), approve))
+	}()
+	return s, nil
+}
+
+// Deck returns a copy of the served deck as it is now.
+func (s *Served) Deck() *bench.Deck {
+	var c *bench.Deck
+	s.twin.View(func(d *bench.Deck) { c = d.Clone() })
+	return c
+}
+
+// Close stops serving (connected kernels lose the bench) and says whether serving or the
+// journal failed.
+func (s *Served) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	os.Remove(s.sock)
+	jerr := s.closeJournal()
+	if s.serr != nil {
+		return s.serr
+	}
+	if jerr != nil {
+		return fmt.Errorf("the bench's journal: %w", jerr)
+	}
+	return nil
+}
+
+func (s *Served) closeJournal() error {
+	if s.journal == nil {
+		return nil
+	}
+	err := s.journal.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jerr != nil {
+		return s.jerr
+	}
+	return err
+}

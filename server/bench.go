@@ -1,0 +1,82 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/lab/benchrun"
+	"github.com/labmate/labmate/tool"
+)
+
+// spectra colour the dashboard's plate maps.
+var spectra = sync.OnceValues(func() (*bench.Library, error) { return bench.NewLibrary(bench.DefaultSpectra()...) })
+
+// Bench returns a copy of session id's bench, what labmate.bench() in its cells works on: the
+// one served while its kernels run, else its workspace's journal replayed, else (a session
+// without a workspace yet) an empty deck.
+func (s *Server) Bench(ctx context.Context, id string) (*bench.Deck, error) {
+	ss := s.lookup(id)
+	if ss == nil {
+		return bench.NewDeck(), nil
+	}
+	ss.mu.Lock()
+	b, ws := ss.bench, ss.ws
+	ss.mu.Unlock()
+	switch {
+	case b != nil:
+		return b.Deck(), nil
+	case ws != "":
+		return benchrun.Open(ctx, ws)
+	}
+	return bench.NewDeck(), nil
+}
+
+// BenchView is GET /v1/sessions/{id}/bench: the session's deck, its labware and wells
+// coloured from their composition, for the dashboard's plate map.
+type BenchView struct {
+	Labware []benchrun.LabwareView `json:"labware"`
+}
+
+func (s *Server) sessionBench(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Bench(r.Context(), r.PathValue("id"))
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	lib, err := spectra()
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	v, err := benchrun.View(d, lib)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, &BenchView{Labware: v})
+}
+
+// BenchTools are simulate_protocol and bench_state (lab/benchrun) over the server's Python
+// kernels and sessions: bench_state shows the bench of the calling session
+// (tool.OriginOf(ctx).Session), what labmate.bench() in its cells works on. Nil when the
+// server starts no kernels.
+func (s *Server) BenchTools() []tool.Tool {
+	if s.cfg.Start == nil {
+		return nil
+	}
+	return benchrun.Tools(&benchrun.ToolsOptions{
+		Start: func(ctx context.Context, ws string) (kernel.Kernel, error) { return s.cfg.Start(ctx, "python", ws) },
+		Workspace: func(ctx context.Context) (string, error) {
+			ss := s.lookup(tool.OriginOf(ctx).Session)
+			if ss == nil {
+				return "", nil
+			}
+			ss.mu.Lock()
+			defer ss.mu.Unlock()
+			return ss.ws, nil
+		},
+	})
+}

@@ -71,7 +71,9 @@ type stagnation struct {
 }
 
 const (
-	busyShare = 0.5 // CPU seconds per second of silence that make a silent run busy
+	// busyShare is the CPU seconds per second of silence that make a silent run busy: a fifth
+	// of a core, so that a loop on a crowded machine (two cores, four busy processes) still is.
+	busyShare = 0.2
 	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
 	// that computes on a crowded machine gets well under a core, one that waits gets none.
 	idleShare = 0.05

@@ -8,24 +8,17 @@
 package benchtasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/labmate/labmate/eval"
 	"github.com/labmate/labmate/lab/bench"
-)
-
-// The workspace's bench, where labmate.bench() finds it.
-const (
-	benchDir     = ".labmate"
-	benchSocket  = "bench.sock"
-	benchJournal = "bench.jsonl"
+	"github.com/labmate/labmate/lab/benchrun"
 )
 
 // SuzukiFile is the Suzuki–Miyaura dataset in the benchmark's data folder (shared
@@ -111,57 +104,26 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(workspace, benchDir)
-	sock := filepath.Join(dir, benchSocket)
-	if len(sock) >= 108 {
-		return nil, fmt.Errorf("benchtasks: the bench's socket %s: the path is longer than a unix socket's 107 bytes; use a shorter result folder", sock)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The setup is the journal's first lines, so that grading replays it too.
+	if err := os.MkdirAll(filepath.Join(workspace, benchrun.Dir), 0o755); err != nil {
 		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
 	}
-	jf, err := os.Create(filepath.Join(dir, benchJournal))
-	if err != nil {
-		return nil, fmt.Errorf("benchtasks: the bench's journal: %w", err)
-	}
-	var mu sync.Mutex // Noted serialises the notes; mu guards jerr for release
-	var jerr error
-	enc := json.NewEncoder(jf)
-	backend := bench.Noted(bench.NewTwin(d), func(c bench.Command, _ *bench.Event, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err == nil && jerr == nil {
-			jerr = enc.Encode(c)
-		}
-	})
+	var journal bytes.Buffer
+	enc := json.NewEncoder(&journal)
 	for _, c := range t.setup {
-		if _, err := backend.Do(ctx, c); err != nil {
-			jf.Close()
+		if _, err := d.Do(c); err != nil {
 			return nil, fmt.Errorf("benchtasks: %s: setting up the bench: %w", it.ID, err)
 		}
+		enc.Encode(c)
 	}
-	os.Remove(sock) // one a crashed trial left
-	ln, err := net.Listen("unix", sock)
+	if err := os.WriteFile(filepath.Join(workspace, benchrun.Dir, benchrun.Journal), journal.Bytes(), 0o644); err != nil {
+		return nil, fmt.Errorf("benchtasks: the bench's journal: %w", err)
+	}
+	served, err := benchrun.Serve(ctx, workspace, &benchrun.ServeOptions{Keep: true, Deck: d})
 	if err != nil {
-		jf.Close()
-		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
+		return nil, fmt.Errorf("benchtasks: %w", err)
 	}
-	if err := os.Chmod(sock, 0o666); err != nil { // the sandbox's unprivileged uid connects
-		ln.Close()
-		jf.Close()
-		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
-	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bench.Serve(sctx, ln, backend) // its only error is the listener's, closed by cancel
-	}()
-	return func() {
-		cancel()
-		<-done
-		os.Remove(sock)
-		jf.Close()
-	}, nil
+	return func() { served.Close() }, nil
 }
 
 // Grade grades without a workspace: a bench task's grade needs the trial's bench, so it fails.
@@ -179,9 +141,9 @@ func (b *Benchmark) GradeIn(ctx context.Context, it eval.Item, answer, workspace
 	if workspace == "" {
 		return failed("the trial has no workspace, so no bench to grade"), nil
 	}
-	f, err := os.Open(filepath.Join(workspace, benchDir, benchJournal))
+	f, err := os.Open(filepath.Join(workspace, benchrun.Dir, benchrun.Journal))
 	if errors.Is(err, os.ErrNotExist) {
-		return failed("the workspace has no bench journal " + filepath.Join(benchDir, benchJournal)), nil
+		return failed("the workspace has no bench journal " + filepath.Join(benchrun.Dir, benchrun.Journal)), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("benchtasks: %w", err)

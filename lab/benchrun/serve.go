@@ -57,6 +57,9 @@ type ServeOptions struct {
 	// Keep serves the workspace's own bench (its journal replayed) and journals the commands
 	// carried out; otherwise the bench is a fresh twin and nothing persists.
 	Keep bool
+	// Deck, when set, is the bench served instead of a fresh or the journal's one; with Keep,
+	// the commands carried out on it are appended to the journal.
+	Deck *bench.Deck
 	// Approve is asked before each command on a physical backend (nil: Refuse).
 	Approve bench.Approver
 	// Note, when set, is told every command and what came of it, in order.
@@ -88,13 +91,19 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 	if len(sock) >= 108 {
 		return nil, fmt.Errorf("the bench's socket %s: the path is longer than a unix socket's 107 bytes; use a shorter workspace path", sock)
 	}
-	d := bench.NewDeck()
+	d := opts.Deck
 	s := &Served{sock: sock}
-	if opts.Keep {
+	if opts.Keep && d == nil {
 		var err error
 		if d, err = Open(ctx, ws); err != nil {
 			return nil, err
 		}
+	}
+	if d == nil {
+		d = bench.NewDeck()
+	}
+	if opts.Keep {
+		var err error
 		if s.journal, err = os.OpenFile(filepath.Join(dir, Journal), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
 			return nil, fmt.Errorf("the bench's journal: %w", err)
 		}

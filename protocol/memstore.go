@@ -165,7 +165,7 @@ func (s *memStore) Operations(ctx context.Context, sessionID string) ([]Operatio
 	return infos, nil
 }
 
-func (s *memStore) Recover(ctx context.Context) ([]string, error) {
+func (s *memStore) Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error) {
 	sessions, err := s.Sessions(ctx)
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func (s *memStore) Recover(ctx context.Context) ([]string, error) {
 			return closed, err
 		}
 		for _, op := range ops {
-			if !op.State.Live() || op.Kind == KindJob {
+			if !op.State.Live() || op.Kind == KindJob || keep != nil && keep(si.ID, op.ID) {
 				continue
 			}
 			_, err := s.Append(ctx, Restarted(si.ID, op.ID, op.State))

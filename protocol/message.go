@@ -190,6 +190,9 @@ const (
 	ReasonRejected      Reason = "rejected"
 	ReasonServerRestart Reason = "server_restart"
 	ReasonCrashed       Reason = "crashed" // the interpreter died; its workspace is lost
+	// ReasonProcessDied ends a run whose labmate run process stopped (was killed) without
+	// ending it.
+	ReasonProcessDied Reason = "process_died"
 )
 
 // Failed is the payload of operation_failed.

@@ -42,8 +42,9 @@ type Store interface {
 	Operations(ctx context.Context, sessionID string) ([]OperationInfo, error)
 	// Recover closes every operation and run left non-terminal (by a crash) with the message of
 	// Restarted and returns their ids, except the operations of kind KindJob, whose jobs run on
-	// without the server. It is called once at start-up.
-	Recover(ctx context.Context) ([]string, error)
+	// without the server, and those keep (when not nil) keeps: streams another process is
+	// still writing. It is called once at start-up.
+	Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error)
 	// Close commits what is pending and releases the store. Closing twice is not an error.
 	Close() error
 }

@@ -10,13 +10,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/agent"
-	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server/locallog"
 )
 
 // RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).
@@ -238,6 +239,9 @@ func (s *Server) claimRun(id string, cancel context.CancelFunc) error {
 	if s.runs[id] != nil {
 		return refuse(http.StatusConflict, "run %s is running: cancel it first (POST /v1/runs/%s/cancel)", id, id)
 	}
+	if lr := s.local[id]; lr != nil {
+		return refuse(http.StatusConflict, "run %s is running in labmate run (pid %d): cancel it first (POST /v1/runs/%s/cancel, or Ctrl-C there)", id, lr.pid, id)
+	}
 	if len(s.runs) >= s.cfg.MaxRuns {
 		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
@@ -269,59 +273,37 @@ func (s *Server) runAndWatch(ss *session, id string, cancel context.CancelFunc, 
 }
 
 // record logs the events of run id in its session, each with seq next, next+1, …, then its
-// run_end: how the agent stopped, or the error that ended the run. The log is written
-// whatever ctx says, so that a cancelled run's end is recorded. It returns the job the run
-// parked on, if it did.
+// run_end (agent.LogRun): how the agent stopped, with how to resume it, or the error that
+// ended the run. It returns the job the run parked on, if it did.
 func (s *Server) record(ctx context.Context, ss *session, id string, events iter.Seq2[*agent.Event, error], next int64) (parkedOn string) {
-	logCtx := context.WithoutCancel(ctx)
-	end := &protocol.RunEnd{Reason: protocol.ReasonError, Error: "the run ended without stopping"}
 	hint := resumeHint(&s.cfg)
-	for ev, err := range events {
+	endOf := func(stop *agent.Stop) *protocol.RunEnd {
+		end := agent.RunEndOf(stop)
+		parkedOn = ""
+		switch {
+		case stop.Reason == agent.StopParked && end.Resumable:
+			parkedOn = stop.Job
+			s.parkedEnd(end, id, parkedOn)
+		case end.Resumable && hint != nil:
+			end.Resume = hint(id)
+		}
+		return end
+	}
+	parked := false
+	for ev, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.logf("%v", err) }) {
 		if err != nil {
 			s.logf("run %s: %v", id, err)
-			end = &protocol.RunEnd{Reason: protocol.ReasonError, Error: err.Error()}
+			parked = false
 			continue
 		}
 		if ev.Type == agent.EventStop && ev.Stop != nil {
-			end = &protocol.RunEnd{Reason: protocol.Reason(ev.Stop.Reason), Error: ev.Stop.Error, Resumable: ev.Stop.Resumable}
-			parkedOn = ""
-			switch {
-			case ev.Stop.Reason == agent.StopParked && end.Resumable:
-				parkedOn = ev.Stop.Job
-				s.parkedEnd(end, id, parkedOn)
-			case end.Resumable && hint != nil:
-				end.Resume = hint(id)
-			}
+			parked = ev.Stop.Reason == agent.StopParked
 		}
-		logged := *ev // the agent's seq counts its events; a follower needs the session's
-		logged.Seq = next
-		m, err := appendRun(logCtx, ss, protocol.TypeRunEvent, id, &logged)
-		if err != nil {
-			s.logf("run %s: logging event %d: %v", id, ev.Seq, err)
-			continue
-		}
-		if m.Seq != logged.Seq {
-			s.logf("run %s: event %d logged at seq %d, not %d: something else writes in the run's session", id, ev.Seq, m.Seq, logged.Seq)
-		}
-		next = m.Seq + 1
 	}
-	if end.Reason != protocol.Reason(agent.StopParked) {
-		parkedOn = ""
-	}
-	if _, err := appendRun(logCtx, ss, protocol.TypeRunEnd, id, end); err != nil {
-		s.logf("run %s: logging its end: %v", id, err)
+	if !parked {
 		return ""
 	}
 	return parkedOn
-}
-
-// appendRun logs a message of run id in its session, which has the run's id.
-func appendRun(ctx context.Context, l operation.Log, t protocol.Type, id string, payload any) (*protocol.EnhancedMessage, error) {
-	m, err := protocol.NewMessage(t, id, id, payload)
-	if err != nil {
-		return nil, err
-	}
-	return l.Append(ctx, m)
 }
 
 // resumeHint says how a resumable run is continued: POST /v1/runs/ID/resume on a server that
@@ -345,20 +327,32 @@ func resumeHint(cfg *Config) func(id string) string {
 
 // closeRuns ends the runs a previous server left running (killed, or the machine went down)
 // with a run_end of reason server_restart that says how to resume them from their checkpoints
-// (resume, see resumeHint), or that this server cannot. It returns the runs it closed.
-func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string) ([]string, error) {
+// (resume, see resumeHint), or that this server cannot. It returns the runs it closed so.
+// A run another process runs (owner: labmate run) is left open while that process lives
+// (returned in local, by id, with its pid) and ended as process_died when it does not.
+func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string,
+	owner func(id string) (pid int, found, live bool)) (closed []string, local map[string]int, err error) {
 	sessions, err := store.Sessions(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var closed []string
+	local = map[string]int{}
 	for _, si := range sessions {
 		ops, err := store.Operations(ctx, si.ID)
 		if err != nil {
-			return closed, err
+			return closed, local, err
 		}
 		for _, op := range ops {
 			if op.Kind != protocol.KindAgentRun || !op.State.Live() {
+				continue
+			}
+			var pid int
+			found, live := false, false
+			if owner != nil {
+				pid, found, live = owner(op.ID)
+			}
+			if live {
+				local[op.ID] = pid
 				continue
 			}
 			end := &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
@@ -367,23 +361,40 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 				end.Resumable, end.Resume = true, resume(op.ID)
 				end.Error = "the server stopped while the run ran; its checkpoint continues it: " + end.Resume
 			}
+			if found {
+				hint := ""
+				if resume != nil {
+					hint = resume(op.ID)
+				}
+				end = locallog.Died(op.ID, pid, hint)
+			}
 			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)
 			if err == nil {
 				_, err = store.Append(ctx, m)
 			}
 			if err != nil {
-				return closed, fmt.Errorf("closing run %s: %w", op.ID, err)
+				return closed, local, fmt.Errorf("closing run %s: %w", op.ID, err)
 			}
-			closed = append(closed, op.ID)
+			if !found {
+				closed = append(closed, op.ID)
+			}
 		}
 	}
-	return closed, nil
+	return closed, local, nil
 }
 
-// running returns the cancel function of run id when the server is running it.
+// running returns the cancel function of run id when the server is running it, or follows it
+// running in another process (whose cancel sends that process SIGINT, as Ctrl-C would).
 func (s *Server) running(id string) context.CancelFunc {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if lr := s.local[id]; lr != nil {
+		return func() {
+			if pid, _, live := s.cfg.Owner(id); live && pid == lr.pid {
+				syscall.Kill(pid, syscall.SIGINT)
+			}
+		}
+	}
 	return s.runs[id]
 }
 

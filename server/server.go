@@ -115,6 +115,11 @@ type Config struct {
 	// stopped while it ran — says how: POST /v1/runs/ID/resume, or this command. Nil, and no
 	// Resume: a run the server stopped is closed as one that cannot be resumed.
 	ResumeCommand func(id string) string
+	// Owner, when set, says whether agent run id is run by another process of this machine
+	// (labmate run), which writes its stream through the local door (ServeLocal): found when
+	// one started it, live while it runs it, and its pid. Such a run is left open at start-up
+	// while it lives; one whose process died is ended as process_died, resumable.
+	Owner func(id string) (pid int, found, live bool)
 	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
 	// watches with perception and follows in its log. Nil: the server runs no jobs.
 	Jobs job.Schedulers
@@ -151,6 +156,7 @@ type Server struct {
 	sessions map[string]*session
 	closing  bool
 	runs     map[string]context.CancelFunc // the agent runs running now
+	local    map[string]*localRun          // the runs other processes run, writing through the local door
 
 	camps    campaigns
 	runsSeen runRows
@@ -193,14 +199,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	runs, err := closeRuns(ctx, cfg.Store, resumeHint(&cfg))
+	runs, local, err := closeRuns(ctx, cfg.Store, resumeHint(&cfg), cfg.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("server: closing runs left open: %w", err)
 	}
 	if len(runs) > 0 {
 		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
 	}
-	recovered, err := cfg.Store.Recover(ctx)
+	recovered, err := cfg.Store.Recover(ctx, func(_, id string) bool { _, ok := local[id]; return ok })
 	if err != nil {
 		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
 	}
@@ -214,6 +220,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routes()
 	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
+	for id, pid := range local {
+		if err := s.adoptLocal(id, pid); err != nil {
+			s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
+		}
+	}
 	s.resumeClosed(runs)
 	if cfg.Jobs != nil {
 		if s.cfg.JobPoll <= 0 {

@@ -20,6 +20,7 @@ import (
 	jobtools "github.com/labmate/labmate/job/tools"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
+	"github.com/labmate/labmate/server/locallog"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -89,10 +90,17 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var runID string
+			runID := resume
+			if runID == "" {
+				runID = uuid.NewString()
+			}
+			rl, release, err := locallog.OwnRun(dir, runID, resumeCommand(dir, runID), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer release()
 			if workspace == "" {
 				// Code a model writes works in a directory of its own, never the user's.
-				runID = uuid.NewString()
 				if workspace, err = runWorkspace(dir, runID); err != nil {
 					return err
 				}
@@ -184,9 +192,9 @@ func newRunCmd() *cobra.Command {
 				if err := waitForJob(ctx, cmd, jobs, parkedOn); err != nil {
 					return err
 				}
-				runID, events = resume, a.Resume(ctx, resume)
+				events = rl.Logged(ctx, a.Resume(ctx, resume), true)
 			} else {
-				events = a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace})
+				events = rl.Logged(ctx, a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace}), false)
 			}
 			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if asJSON {
@@ -205,7 +213,6 @@ func newRunCmd() *cobra.Command {
 					if err := out.Event(ev); err != nil {
 						return err
 					}
-					runID = ev.RunID
 					if ev.Stop != nil {
 						last = ev.Stop
 					}
@@ -224,7 +231,7 @@ func newRunCmd() *cobra.Command {
 				if err := waitForJob(ctx, cmd, jobs, last.Job); err != nil {
 					return err
 				}
-				events = a.Resume(ctx, runID)
+				events = rl.Logged(ctx, a.Resume(ctx, runID), true)
 			}
 			if stats {
 				if err := report.Stats(cmd.OutOrStdout(), last.Stats, asJSON); err != nil {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/locallog"
 	"github.com/labmate/labmate/server/mcp"
 )
 
@@ -122,7 +122,7 @@ operations end FAILED saying so.`,
 			if err != nil {
 				return err
 			}
-			store, err := sqlite.Open(filepath.Join(data, "labmate.db"))
+			store, err := locallog.OpenStore(data, 5*time.Second)
 			if err != nil {
 				return err
 			}
@@ -152,6 +152,7 @@ operations end FAILED saying so.`,
 			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
+			cfg.Owner = func(id string) (int, bool, bool) { return locallog.Owner(data, id) }
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
 			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
@@ -173,6 +174,13 @@ operations end FAILED saying so.`,
 			if err != nil {
 				srv.Close()
 				return err
+			}
+			// labmate run processes on this data directory write their runs into the log through it.
+			if door, err := locallog.Listen(data); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "labmate serve: runs of labmate run will not be seen live: %v\n", err)
+			} else {
+				defer door.Close()
+				go srv.ServeLocal(ctx, door)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "labmate serve: listening on http://%s (data %s; sandbox: %s)\n", ln.Addr(), data, sb.Describe())

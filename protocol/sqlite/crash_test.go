@@ -122,7 +122,7 @@ func TestCrash(t *testing.T) {
 
 	ctx := context.Background()
 	s := open(t, path)
-	ids, err := s.Recover(ctx)
+	ids, err := s.Recover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestCrash(t *testing.T) {
 	}
 	s = open(t, path)
 	defer s.Close()
-	if ids, err := s.Recover(ctx); err != nil || len(ids) != 0 {
+	if ids, err := s.Recover(ctx, nil); err != nil || len(ids) != 0 {
 		t.Errorf("Recover() after a restart following recovery = %v, %v; want nothing", ids, err)
 	}
 }

@@ -656,7 +656,7 @@ func (s *Store) Operations(ctx context.Context, sessionID string) ([]protocol.Op
 }
 
 // Recover implements protocol.Store.
-func (s *Store) Recover(ctx context.Context) ([]string, error) {
+func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
@@ -691,6 +691,9 @@ func (s *Store) Recover(ctx context.Context) ([]string, error) {
 	var closed []string
 	var pending []chan error
 	for _, k := range open {
+		if keep != nil && keep(k.session, k.op) {
+			continue
+		}
 		_, done, err := s.append(ctx, protocol.Restarted(k.session, k.op, k.state))
 		switch {
 		case err == nil:

@@ -133,13 +133,13 @@ func (r *reopening) Operations(ctx context.Context, sessionID string) ([]protoco
 	return s.Operations(ctx, sessionID)
 }
 
-func (r *reopening) Recover(ctx context.Context) ([]string, error) {
+func (r *reopening) Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error) {
 	s, err := r.reopen()
 	if err != nil {
 		return nil, err
 	}
 	defer r.mu.RUnlock()
-	return s.Recover(ctx)
+	return s.Recover(ctx, keep)
 }
 
 func (r *reopening) Close() error {

@@ -540,7 +540,7 @@ func testOneTerminal(t *testing.T, s protocol.Store) {
 
 func testRecover(t *testing.T, s protocol.Store) {
 	ctx := context.Background()
-	if ids, err := s.Recover(ctx); err != nil || len(ids) != 0 {
+	if ids, err := s.Recover(ctx, nil); err != nil || len(ids) != 0 {
 		t.Errorf("Recover() of an empty store = %v, %v; want nothing", ids, err)
 	}
 	mustAppend(t, s, "s1", "done", lifecycle...)
@@ -550,9 +550,10 @@ func testRecover(t *testing.T, s protocol.Store) {
 	mustAppend(t, s, "s2", "failed", protocol.TypeRequest, protocol.TypeFailed)
 	mustAppend(t, s, "s2", "run", protocol.TypeRunEvent, protocol.TypeRunEvent)
 	mustAppend(t, s, "s1", "ran", protocol.TypeRunEvent, protocol.TypeRunEnd)
+	mustAppend(t, s, "s3", "kept", protocol.TypeRunEvent) // another process writes it still
 	histories := func() map[string][]*protocol.EnhancedMessage {
 		h := make(map[string][]*protocol.EnhancedMessage)
-		for _, k := range []string{"s1/done", "s1/running", "s1/pending", "s2/acked", "s2/failed", "s2/run", "s1/ran"} {
+		for _, k := range []string{"s1/done", "s1/running", "s1/pending", "s2/acked", "s2/failed", "s2/run", "s1/ran", "s3/kept"} {
 			session, op, _ := strings.Cut(k, "/")
 			h[k] = mustCollect(t, s.Operation(ctx, session, op))
 		}
@@ -560,7 +561,8 @@ func testRecover(t *testing.T, s protocol.Store) {
 	}
 	before := histories()
 
-	ids, err := s.Recover(ctx)
+	keep := func(session, op string) bool { return session == "s3" && op == "kept" }
+	ids, err := s.Recover(ctx, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,9 +573,9 @@ func testRecover(t *testing.T, s protocol.Store) {
 
 	after := histories()
 	for k, msgs := range after {
-		if k == "s1/done" || k == "s2/failed" || k == "s1/ran" {
+		if k == "s1/done" || k == "s2/failed" || k == "s1/ran" || k == "s3/kept" {
 			if diff := cmp.Diff(before[k], msgs); diff != "" {
-				t.Errorf("Recover changed terminal operation %s (-before +after):\n%s", k, diff)
+				t.Errorf("Recover changed terminal or kept operation %s (-before +after):\n%s", k, diff)
 			}
 			continue
 		}
@@ -617,7 +619,7 @@ func testRecover(t *testing.T, s protocol.Store) {
 		}
 	}
 
-	if ids, err := s.Recover(ctx); err != nil || len(ids) != 0 {
+	if ids, err := s.Recover(ctx, keep); err != nil || len(ids) != 0 {
 		t.Errorf("second Recover() = %v, %v; want nothing", ids, err)
 	}
 }
@@ -755,7 +757,7 @@ func testStreams(t *testing.T, s protocol.Store) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Operations (-want +got):\n%s", diff)
 	}
-	closed, err := s.Recover(ctx)
+	closed, err := s.Recover(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,7 +827,7 @@ func testClose(t *testing.T, s protocol.Store) {
 	if _, err := s.Operations(ctx, "s1"); !errors.Is(err, protocol.ErrClosed) {
 		t.Errorf("Operations after Close = %v, want ErrClosed", err)
 	}
-	if _, err := s.Recover(ctx); !errors.Is(err, protocol.ErrClosed) {
+	if _, err := s.Recover(ctx, nil); !errors.Is(err, protocol.ErrClosed) {
 		t.Errorf("Recover after Close = %v, want ErrClosed", err)
 	}
 }

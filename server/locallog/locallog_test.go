@@ -1,0 +1,93 @@
+package locallog
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
+)
+
+func TestOwner(t *testing.T) {
+	data := t.TempDir()
+	if _, found, live := Owner(data, "r1"); found || live {
+		t.Errorf("a run nobody started: found %v, live %v", found, live)
+	}
+	release, err := Own(data, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, found, live := Owner(data, "r1"); !found || !live || pid != os.Getpid() {
+		t.Errorf("an owned run: pid %d, found %v, live %v; want %d, true, true", pid, found, live, os.Getpid())
+	}
+	if _, err := Own(data, "r1"); err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("owning an owned run: %v, want a refusal naming the owner", err)
+	}
+	release()
+	if _, found, _ := Owner(data, "r1"); found {
+		t.Error("a released run still has an owner")
+	}
+	// A killed owner leaves its file unlocked.
+	if err := os.WriteFile(ownerFile(data, "r2"), []byte("4242\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pid, found, live := Owner(data, "r2"); !found || live || pid != 4242 {
+		t.Errorf("a dead owner: pid %d, found %v, live %v; want 4242, true, false", pid, found, live)
+	}
+	for _, id := range []string{"", "../x", "a/b", ".hidden"} {
+		if _, err := Own(data, id); err == nil {
+			t.Errorf("Own(%q) worked", id)
+		}
+	}
+}
+
+// With no server, Log appends to the file directly; while another process holds the file and
+// no server answers, it says so after Wait; a stream the log refuses is an error wrapping
+// protocol.ErrIllegalTransition.
+func TestLogDirect(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	l := New(data)
+	ev, _ := protocol.NewMessage(protocol.TypeRunEvent, "r", "r", map[string]any{"type": "run_start"})
+	if m, err := l.Append(ctx, ev); err != nil || m.Seq != 1 {
+		t.Fatalf("Append: %v, %v", m, err)
+	}
+	if _, err := Resumed(ctx, l, "r", "test"); err != nil { // a run left open: ended, then resumed
+		t.Fatal(err)
+	}
+	st, err := OpenStore(data, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []protocol.Type
+	for m, err := range st.After(ctx, "r", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, m.Type)
+	}
+	if want := []protocol.Type{protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume}; !slices.Equal(types, want) {
+		t.Errorf("the stream: %v, want %v", types, want)
+	}
+	l.Wait = 200 * time.Millisecond
+	if _, err := l.Append(ctx, ev); err == nil || !strings.Contains(err.Error(), "no server answers on "+filepath.Join(data, "serve.sock")) {
+		t.Errorf("Append while the file is held and no server answers: %v", err)
+	}
+	st.Close()
+	end, _ := protocol.NewMessage(protocol.TypeRunResume, "new", "new", &protocol.RunResume{By: "test"})
+	if _, err := l.Append(ctx, end); !errors.Is(err, protocol.ErrIllegalTransition) {
+		t.Errorf("a run_resume of an unknown run: %v, want ErrIllegalTransition", err)
+	}
+	if st, err := sqlite.Open(filepath.Join(data, File)); err != nil {
+		t.Errorf("the file is still held after Append: %v", err)
+	} else {
+		st.Close()
+	}
+}

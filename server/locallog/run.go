@@ -1,0 +1,78 @@
+package locallog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/protocol"
+)
+
+// Run is an agent run this process runs, written into the data directory's log, where labmate
+// serve, the dashboard and every client see it as they see the server's runs.
+type Run struct {
+	id     string
+	log    *Log
+	resume string // how the run is resumed, for a resumable run_end
+	warn   io.Writer
+}
+
+// OwnRun makes this process the owner of run id of data directory data (Own) and returns the
+// run to log its events with (Logged); resume says how the run is resumed (labmate run
+// --resume …), messages the log refused go to warn. release ends the ownership.
+func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
+	release, err := Own(data, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Run{id: id, log: New(data), resume: resume, warn: warn}, release, nil
+}
+
+// Logged logs events as the run's stream: a new run's (resumed false), or the continuation of
+// one that resumes. A resume that fails before its first event (the run had ended) logs
+// nothing.
+func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error], resumed bool) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
+		pull, stop := iter.Pull2(events)
+		defer stop()
+		first, firstErr, ok := pull()
+		if !ok || firstErr != nil && resumed {
+			if ok {
+				yield(nil, firstErr)
+			}
+			return
+		}
+		warn := func(err error) {
+			fmt.Fprintf(l.warn, "labmate run: the log: %v (the run goes on; its checkpoint has it all)\n", err)
+		}
+		next := int64(1)
+		if resumed {
+			var err error
+			if next, err = Resumed(ctx, l.log, l.id, "labmate run --resume"); err != nil {
+				warn(err)
+				next = 1
+			}
+		}
+		endOf := func(stop *agent.Stop) *protocol.RunEnd {
+			end := agent.RunEndOf(stop)
+			if end.Resumable {
+				end.Resume = l.resume
+			}
+			return end
+		}
+		all := func(yield func(*agent.Event, error) bool) {
+			for ev, err, ok := first, firstErr, true; ok; ev, err, ok = pull() {
+				if !yield(ev, err) {
+					return
+				}
+			}
+		}
+		for ev, err := range agent.LogRun(ctx, l.log, l.id, next, all, endOf, warn) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}

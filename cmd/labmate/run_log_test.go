@@ -132,19 +132,21 @@ func checkStory(t *testing.T, evs []*agent.Event) {
 // server, it is seen by the server that starts while it runs (which is not blocked by it), its
 // events reach a follower live through the server, and it ends in the same stream. Killed
 // (SIGKILL), it is ended as process_died, resumable; labmate run --resume continues the same
-// story. A cancel from the server stops the process as Ctrl-C would. Nobody else may write into
-// a run's stream through the server's local door.
+// story. A cancel from the server stops the process as Ctrl-C would. A server killed under a
+// running labmate run loses nothing: the run writes into the file again, and the next server
+// tells the whole story. Nobody else may write into a run's stream through the local door.
 func TestRunInTheLog(t *testing.T) {
 	data := t.TempDir()
 	var turns []llmtest.Turn
 	turns = append(append(turns, oneStep()...), reviewAndAnswer()...) // run 1
 	turns = append(append(turns, oneStep()...), reviewAndAnswer()...) // run 2, killed in its cell, then resumed
 	turns = append(turns, oneStep()...)                               // run 3, cancelled in its cell
+	turns = append(append(turns, oneStep()...), reviewAndAnswer()...) // run 4, the server killed while it runs
 	env := fakeModelEnv(t, llmtest.NewServer(t, turns...))
 
 	// Run 1 starts with no server: its first events are written into the file directly.
 	run1, id1, out1 := startRun(t, env, "--data", data, "compute x")
-	_, url := serve(t, data, "--no-token")
+	srv, url := serve(t, data, "--no-token")
 	runs := listRunsOf(t, url)
 	if len(runs) != 1 || runs[0].ID != id1 || runs[0].State != protocol.Running {
 		t.Fatalf("GET /v1/runs while labmate run runs: %+v, want run %s running", runs, id1)
@@ -209,8 +211,26 @@ func TestRunInTheLog(t *testing.T) {
 	if last := evs[len(evs)-1]; last.Type != agent.EventStop || last.Stop.Reason != agent.StopCancelled || !last.Stop.Resumable {
 		t.Errorf("run 3 cancelled ends with %+v, want cancelled, resumable", last)
 	}
-	if rs := listRunsOf(t, url); len(rs) != 3 {
-		t.Errorf("GET /v1/runs lists %d runs, want 3", len(rs))
+
+	// Run 4 goes on when the server is killed (SIGKILL) under it: it writes into the file
+	// again, and the next server tells its whole story.
+	run4, id4, _ := startRun(t, env, "--data", data, "compute x at last")
+	srv.Process.Kill()
+	srv.Wait()
+	if err := os.WriteFile(filepath.Join(data, "workspaces", "run-"+id4, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run4.Wait(); err != nil {
+		t.Fatalf("labmate run, its server killed: %v", err)
+	}
+	_, url = serve(t, data, "--no-token")
+	evs = runStream(t, url, id4)
+	checkStory(t, evs)
+	if last := evs[len(evs)-1]; last.Type != agent.EventStop || last.Stop.Reason != agent.StopAnswered {
+		t.Errorf("run 4 ends with %+v, want the answer", last)
+	}
+	if rs := listRunsOf(t, url); len(rs) != 4 {
+		t.Errorf("GET /v1/runs lists %d runs, want 4", len(rs))
 	}
 }
 

@@ -202,7 +202,7 @@ func (r *run) stats() Stats {
 	return s
 }
 
-// emit stamps ev, checkpoints it (with the state when withState), and yields it.
+// emit stamps ev, checkpoints the state when withState, and yields ev.
 func (r *run) emit(ctx context.Context, ev *Event, withState bool) error {
 	return r.emitAt(ctx, ev, withState, r.st.Step, r.st.Attempts)
 }
@@ -215,17 +215,9 @@ func (r *run) emitAt(ctx context.Context, ev *Event, withState bool, step, attem
 	}
 	r.st.Seq++
 	ev.RunID, ev.Seq, ev.Time, ev.Step, ev.Attempt = r.st.RunID, r.st.Seq, time.Now(), step, attempt
-	if s := r.a.opts.Store; s != nil {
-		var st *State
-		if withState {
-			r.st.Elapsed = r.before + time.Since(r.start)
-			st = r.st
-		}
-		// Saved even when ctx ended: the stop event of a cancelled run must be on record.
-		if err := s.Save(context.WithoutCancel(ctx), st, ev); err != nil {
-			r.ended = true
-			r.yield(nil, fmt.Errorf("agent: checkpointing run %s: %w", r.st.RunID, err))
-			return errEnded
+	if withState {
+		if err := r.save(ctx); err != nil {
+			return err
 		}
 	}
 	if !r.yield(ev, nil) {
@@ -235,14 +227,15 @@ func (r *run) emitAt(ctx context.Context, ev *Event, withState bool, step, attem
 	return nil
 }
 
-// save checkpoints the state alone.
+// save checkpoints the state, even when ctx ended: the stop of a cancelled run must be on
+// record.
 func (r *run) save(ctx context.Context) error {
 	if r.ended {
 		return errEnded
 	}
 	if s := r.a.opts.Store; s != nil {
 		r.st.Elapsed = r.before + time.Since(r.start)
-		if err := s.Save(context.WithoutCancel(ctx), r.st, nil); err != nil {
+		if err := s.Save(context.WithoutCancel(ctx), r.st); err != nil {
 			r.ended = true
 			r.yield(nil, fmt.Errorf("agent: checkpointing run %s: %w", r.st.RunID, err))
 			return errEnded

@@ -10,7 +10,7 @@ import (
 )
 
 // LogRun writes run id's events to l as the run's stream in the protocol log — the one story
-// every client follows — and yields each event as the agent emitted it. The stream is in the
+// every client follows — and yields each event as logged, its seq the session's. The stream is in the
 // run's own session, named by its id, whose one writer is the caller: one run_event per
 // event, its payload the event with its seq set to the message's seq in the session (next,
 // next+1, …, so that a follower's after=SEQ is the seq of the last event it read), then a
@@ -48,7 +48,7 @@ func LogRun(ctx context.Context, l operation.Log, id string, next int64, events 
 				}
 				next = m.Seq + 1
 			}
-			if !yield(ev, nil) {
+			if !yield(&logged, nil) {
 				return
 			}
 		}

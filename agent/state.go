@@ -80,11 +80,11 @@ type State struct {
 	Kernels map[string]*KernelState `json:"kernels,omitempty"`
 }
 
-// Store checkpoints runs. Implementations: agent/sqlite.
+// Store checkpoints runs: each run's latest State, which Resume continues from. A run's events
+// are its stream in the protocol log (LogRun), not the Store's. Implementations: agent/sqlite.
 type Store interface {
-	// Save appends ev (when not nil) to the run's events and replaces its state (when not nil),
-	// atomically. ev.Seq is set by the agent.
-	Save(ctx context.Context, st *State, ev *Event) error
+	// Save replaces the run's state with st.
+	Save(ctx context.Context, st *State) error
 	// Load returns a run's last saved state, or an error wrapping ErrUnknownRun.
 	Load(ctx context.Context, runID string) (*State, error)
 }

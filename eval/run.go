@@ -16,6 +16,7 @@ import (
 	"github.com/labmate/labmate/internal/progress"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/tool"
 )
 
@@ -65,6 +66,9 @@ type Options struct {
 	Memory Memory
 	// Store checkpoints each trial's run under its run id; nil: none.
 	Store agent.Store
+	// RunLog, when set, holds each trial's run as its stream (agent.LogRun): its events, as
+	// labmate run show and a server reading the same log tell them.
+	RunLog operation.Log
 
 	// Progress, when set, gets a progress bar: trials done, tokens spent, time left.
 	Progress io.Writer
@@ -367,7 +371,11 @@ func (e *evaluation) trial(ctx context.Context, base *agent.Options, it Item, n 
 	begin := time.Now()
 	var stop *agent.Stop
 	var runErr error
-	for ev, err := range a.Run(ctx, &agent.Task{ID: runID, Goal: it.Goal, Kernel: it.Kernel, Mode: e.o.Mode}) {
+	events := a.Run(ctx, &agent.Task{ID: runID, Goal: it.Goal, Kernel: it.Kernel, Mode: e.o.Mode})
+	if e.o.RunLog != nil {
+		events = agent.LogRun(ctx, e.o.RunLog, runID, 1, events, agent.RunEndOf, func(err error) { e.logf("%v", err) })
+	}
+	for ev, err := range events {
 		if err != nil {
 			runErr = err
 			break

@@ -1,20 +1,19 @@
-// Package sqlite checkpoints agent runs in one SQLite file (modernc.org/sqlite, pure Go): every
-// event of a run as it is emitted, and the run's State after each change, so that a run killed
-// mid-way resumes where it stood.
+// Package sqlite checkpoints agent runs in one SQLite file (modernc.org/sqlite, pure Go): the
+// run's State after each change, so that a run killed mid-way resumes where it stood. A run's
+// events are its stream in the protocol log (agent.LogRun), not here.
 //
 // # Durability
 //
 // The file is in WAL mode with synchronous=NORMAL: a committed Save survives a crash of the
 // process (kill -9 included), not necessarily a power loss, which may take the last saves back
-// without corrupting the file. Each Save is one transaction: the event and the state it leads to
-// are written together or not at all.
+// without corrupting the file. Each Save is one transaction.
 //
 // # Schema (version 1, kept in PRAGMA user_version)
 //
 //	runs(run_id PRIMARY KEY, goal, mode, phase, seq, state JSON, created, updated)
-//	events(run_id, seq, type, time, event JSON, PRIMARY KEY(run_id, seq))
 //
-// Times are Unix seconds (REAL). A file with a newer schema version is refused.
+// Times are Unix seconds (REAL). Files written before runs were logged also hold a table of
+// events, which nothing reads. A file with a newer schema version is refused.
 package sqlite
 
 import (
@@ -23,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"time"
 
 	"github.com/labmate/labmate/agent"
@@ -43,14 +41,6 @@ CREATE TABLE runs (
 	state   BLOB NOT NULL,
 	created REAL NOT NULL,
 	updated REAL NOT NULL
-);
-CREATE TABLE events (
-	run_id TEXT NOT NULL,
-	seq    INTEGER NOT NULL,
-	type   TEXT NOT NULL,
-	time   REAL NOT NULL,
-	event  BLOB NOT NULL,
-	PRIMARY KEY (run_id, seq)
 );
 `
 
@@ -82,40 +72,17 @@ func Open(path string) (*Store, error) {
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 
 // Save implements agent.Store.
-func (s *Store) Save(ctx context.Context, st *agent.State, ev *agent.Event) error {
-	if st == nil && ev == nil {
-		return nil
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
+func (s *Store) Save(ctx context.Context, st *agent.State) error {
+	b, err := json.Marshal(st)
 	if err != nil {
-		return fmt.Errorf("agent/sqlite: %s: %w", s.path, err)
+		return fmt.Errorf("agent/sqlite: encoding the state of run %s: %w", st.RunID, err)
 	}
-	defer tx.Rollback()
-	if ev != nil {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("agent/sqlite: encoding event %d of run %s: %w", ev.Seq, ev.RunID, err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO events (run_id, seq, type, time, event) VALUES (?, ?, ?, ?, ?)",
-			ev.RunID, ev.Seq, string(ev.Type), unix(ev.Time), b); err != nil {
-			return fmt.Errorf("agent/sqlite: saving event %d of run %s: %w", ev.Seq, ev.RunID, err)
-		}
-	}
-	if st != nil {
-		b, err := json.Marshal(st)
-		if err != nil {
-			return fmt.Errorf("agent/sqlite: encoding the state of run %s: %w", st.RunID, err)
-		}
-		now := unix(time.Now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO runs (run_id, goal, mode, phase, seq, state, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (run_id) DO UPDATE SET phase = excluded.phase, seq = excluded.seq, state = excluded.state, updated = excluded.updated`,
-			st.RunID, st.Task.Goal, string(st.Task.Mode), string(st.Phase), st.Seq, b, now, now); err != nil {
-			return fmt.Errorf("agent/sqlite: saving the state of run %s: %w", st.RunID, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("agent/sqlite: %s: committing: %w", s.path, err)
+	now := unix(time.Now())
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, goal, mode, phase, seq, state, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (run_id) DO UPDATE SET phase = excluded.phase, seq = excluded.seq, state = excluded.state, updated = excluded.updated`,
+		st.RunID, st.Task.Goal, string(st.Task.Mode), string(st.Phase), st.Seq, b, now, now); err != nil {
+		return fmt.Errorf("agent/sqlite: %s: saving the state of run %s: %w", s.path, st.RunID, err)
 	}
 	return nil
 }
@@ -134,57 +101,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*agent.State, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("agent/sqlite: %s: the state of run %s is unreadable: %w", s.path, runID, err)
 	}
-	// Events saved after the last state (the operation messages of a run killed mid-operation)
-	// keep their seq: the run continues after the last one.
-	var last int64
-	if err := s.db.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM events WHERE run_id = ?", runID).Scan(&last); err != nil {
-		return nil, fmt.Errorf("agent/sqlite: loading run %s: %w", runID, err)
-	}
-	st.Seq = max(st.Seq, last)
 	return &st, nil
-}
-
-// Events yields the run's events after seq, in order.
-func (s *Store) Events(ctx context.Context, runID string, after int64) iter.Seq2[*agent.Event, error] {
-	return func(yield func(*agent.Event, error) bool) {
-		for {
-			rows, err := s.db.QueryContext(ctx, "SELECT seq, event FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT 256", runID, after)
-			if err != nil {
-				yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
-				return
-			}
-			var page []*agent.Event
-			for rows.Next() {
-				var b []byte
-				if err := rows.Scan(&after, &b); err != nil {
-					rows.Close()
-					yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
-					return
-				}
-				ev := &agent.Event{}
-				if err := json.Unmarshal(b, ev); err != nil {
-					rows.Close()
-					yield(nil, fmt.Errorf("agent/sqlite: %s: event %d of run %s is unreadable: %w", s.path, after, runID, err))
-					return
-				}
-				page = append(page, ev)
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				yield(nil, fmt.Errorf("agent/sqlite: reading the events of run %s: %w", runID, err))
-				return
-			}
-			for _, ev := range page {
-				if !yield(ev, nil) {
-					return
-				}
-			}
-			if len(page) < 256 {
-				return
-			}
-		}
-	}
 }
 
 // Run is one row of Runs: a run as a list shows it.

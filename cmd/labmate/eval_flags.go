@@ -91,14 +91,14 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	if o.Out == "" {
 		o.Out = filepath.Join("labmate-eval", s.name, notInName.ReplaceAllString(model.Name(), "_"), o.Variant())
 	}
-	// The result folder is a data directory: the runs (labmate run show ID --data OUT), their
-	// workspaces and the memory live in it.
-	runs, err := openRuns(o.Out)
+	// The result folder is a data directory: the runs (labmate run show ID --data OUT: their
+	// checkpoints and their log), their workspaces and the memory live in it.
+	runs, runLog, closeRuns, err := evalRuns(o.Out)
 	if err != nil {
 		return err
 	}
-	defer runs.Close()
-	o.Store = runs
+	defer closeRuns()
+	o.Store, o.RunLog = runs, runLog
 	if mode != agent.ModeDirect {
 		sb, err := f.sf.open()
 		if err != nil {

@@ -127,11 +127,11 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 	}
 	// Each round's folder is a data directory, as an eval's: its runs and their workspaces.
 	o.Prepare = func(_ context.Context, ro *eval.Options) (func(), error) {
-		runs, err := openRuns(ro.Out)
+		runs, runLog, closeRuns, err := evalRuns(ro.Out)
 		if err != nil {
 			return nil, err
 		}
-		ro.Store = runs
+		ro.Store, ro.RunLog = runs, runLog
 		ro.StartKernel = func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
 			ws, err := runWorkspace(ro.Out, runID)
 			if err != nil {
@@ -139,7 +139,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 			}
 			return startKernel(ctx, name, sb, ws)
 		}
-		return func() { runs.Close() }, nil
+		return closeRuns, nil
 	}
 	o.Base.OnTrial = func(t *eval.Trial) {
 		fmt.Fprintf(stderr, "labmate eval rounds: %s %s trial %d: passed %v, score %.0f, %d tokens\n", t.Model, t.Task, t.Trial, t.Passed, t.Score, t.Tokens)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/agent/report"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/server/locallog"
 )
 
 // openRuns opens the run checkpoints of the --data directory.
@@ -56,13 +59,18 @@ func newRunShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one agent run: its plan, steps, operations and outcome",
-		Long: `Show one agent run checkpointed in DATA/runs.db: the task, model and workspace, the plan with
-the steps accepted so far, every run_code operation with its outcome, the tokens spent, and how
+		Long: `Show one agent run, checkpointed in DATA/runs.db, with its events from the log
+DATA/labmate.db (read beside a running labmate serve): the task, model and workspace, the plan
+with the steps accepted so far, every run_code operation with its outcome, the tokens spent, and how
 the run ended (the answer, or why it stopped and whether labmate run --resume continues it).
 --json prints {"state": …, "operations": […], "started": …, "updated": …}.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := openRuns(data)
+			dir, err := dataDir(data)
+			if err != nil {
+				return err
+			}
+			store, err := openRuns(dir)
 			if err != nil {
 				return err
 			}
@@ -72,7 +80,7 @@ the run ended (the answer, or why it stopped and whether labmate run --resume co
 			if err != nil {
 				return err
 			}
-			r, err := report.NewRecord(st, store.Events(ctx, args[0], 0))
+			r, err := report.NewRecord(st, locallog.Events(ctx, dir, args[0]))
 			if err != nil {
 				return err
 			}
@@ -82,4 +90,19 @@ the run ended (the answer, or why it stopped and whether labmate run --resume co
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
 	cmd.Flags().StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
+}
+
+// evalRuns opens an eval's result folder as a data directory for its trials' runs: their
+// checkpoints (runs.db) and their log (labmate.db), held while the eval runs.
+func evalRuns(out string) (*agentsqlite.Store, protocol.Store, func(), error) {
+	runs, err := openRuns(out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := locallog.OpenStore(out, 5*time.Second)
+	if err != nil {
+		runs.Close()
+		return nil, nil, nil, err
+	}
+	return runs, log, func() { log.Close(); runs.Close() }, nil
 }

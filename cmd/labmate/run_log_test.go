@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/agent/report"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
@@ -171,6 +172,12 @@ func TestRunInTheLog(t *testing.T) {
 	}
 	if evs[0].Type != agent.EventStart {
 		t.Errorf("the stream begins with %s, want run_start", evs[0].Type)
+	}
+	// labmate run show reads the run's events from the log beside the server that holds it.
+	out, errOut, code := labmateEnv(t, env, t.TempDir(), "", "run", "show", "--json", "--data", data, id1)
+	var rec report.Record
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || code != 0 || len(rec.Operations) != 1 || !rec.Operations[0].OK {
+		t.Errorf("run show beside the server: exit %d, %v, %+v\n%s", code, err, rec.Operations, errOut)
 	}
 
 	// Run 2 starts while the server runs, and is killed in its cell.

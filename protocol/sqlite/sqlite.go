@@ -88,6 +88,9 @@ var ErrNewerSchema = errors.New("sqlite: the store has a newer schema than this 
 // ErrInUse reports a store file another process has open.
 var ErrInUse = errors.New("sqlite: store in use")
 
+// ErrReadOnly is wrapped by Append and Recover of a store opened with OpenReadOnly.
+var ErrReadOnly = errors.New("sqlite: the store is open read-only")
+
 const (
 	queueLen  = 512 // appends waiting for the writer; Append blocks beyond
 	maxBatch  = 512 // messages per transaction
@@ -98,7 +101,7 @@ const (
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
 	path string
-	lock *os.File  // path+".lock", flocked: one process per store file
+	lock *os.File  // path+".lock", flocked: one process per store file (nil: read-only)
 	db   *sql.DB   // readers
 	w    *sql.Conn // the writer's own connection
 	// The writer's statements.
@@ -173,6 +176,38 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
 	go s.run()
+	return s, nil
+}
+
+// OpenReadOnly opens the store in the existing SQLite file at path for reading only, beside
+// the one process that may have it open to write (Open): After, Operation, Sessions and
+// Operations read what that process has committed; Append and Recover return an error wrapping
+// ErrReadOnly.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	db, err := sqlitefile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	var version int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+		db.Close()
+		if err == nil {
+			err = fmt.Errorf("schema version %d, this labmate knows %d", version, schemaVersion)
+		}
+		return nil, fmt.Errorf("sqlite: opening %s: not a labmate store it can read: %w", path, err)
+	}
+	s := &Store{path: path, db: db, sessions: make(map[string]*session), writes: make(chan write), stopped: make(chan struct{})}
+	go func() { // nothing is written: a flush only waits for what the writer process committed
+		defer close(s.stopped)
+		for w := range s.writes {
+			if w.done != nil {
+				w.done <- nil
+			}
+		}
+	}()
 	return s, nil
 }
 
@@ -253,6 +288,8 @@ func (s *Store) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 // returns a channel that receives the result of the commit.
 func (s *Store) append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, chan error, error) {
 	switch {
+	case s.lock == nil:
+		return nil, nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	case m == nil:
 		return nil, nil, fmt.Errorf("%w: nil message", protocol.ErrInvalidMessage)
 	case m.SessionID == "":
@@ -660,6 +697,9 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
+	if s.lock == nil {
+		return nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
+	}
 	if err := s.flush(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: recovering: %w", err)
 	}
@@ -747,5 +787,8 @@ func (s *Store) release() error {
 		errs = append(errs, s.w.Close())
 	}
 	errs = append(errs, s.db.Close())
-	return errors.Join(append(errs, s.lock.Close())...)
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -300,3 +300,48 @@ func TestOneProcessPerFile(t *testing.T) {
 	}
 	s.Close()
 }
+
+// A reader beside the writer sees what the writer committed and can write nothing.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	if _, err := sqlite.OpenReadOnly(path); err == nil {
+		t.Error("OpenReadOnly of no file worked")
+	}
+	w := open(t, path)
+	defer w.Close()
+	for _, typ := range []protocol.Type{protocol.TypeRunEvent, protocol.TypeRunEvent, protocol.TypeRunEnd} {
+		m, _ := protocol.NewMessage(typ, "s", "r", map[string]any{"reason": "error"})
+		if _, err := w.Append(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := sqlite.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for _, err := range r.After(ctx, "s", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Errorf("the reader read %d messages, want 3", n)
+	}
+	if ops, err := r.Operations(ctx, "s"); err != nil || len(ops) != 1 || ops[0].State != protocol.Ended {
+		t.Errorf("the reader's Operations: %+v, %v", ops, err)
+	}
+	m, _ := protocol.NewMessage(protocol.TypeRunEvent, "s2", "r", map[string]any{})
+	if _, err := r.Append(ctx, m); !errors.Is(err, sqlite.ErrReadOnly) {
+		t.Errorf("Append of the reader: %v, want ErrReadOnly", err)
+	}
+	if _, err := r.Recover(ctx, nil); !errors.Is(err, sqlite.ErrReadOnly) {
+		t.Errorf("Recover of the reader: %v, want ErrReadOnly", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("Close of the reader: %v", err)
+	}
+}

@@ -2,12 +2,17 @@ package locallog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
+	"os"
+	"path/filepath"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 )
 
 // Run is an agent run this process runs, written into the data directory's log, where labmate
@@ -71,6 +76,44 @@ func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 		}
 		for ev, err := range agent.LogRun(ctx, l.log, l.id, next, all, endOf, warn) {
 			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// Events yields the events of run id from the log of data directory data, in order, read
+// beside whichever process holds the log. A run the log does not have (it ran before runs were
+// logged) has none.
+func Events(ctx context.Context, data, id string) iter.Seq2[*agent.Event, error] {
+	return func(yield func(*agent.Event, error) bool) {
+		path := filepath.Join(data, File)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		st, err := sqlite.OpenReadOnly(path)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer st.Close()
+		for m, err := range st.Operation(ctx, id, id) {
+			if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if m.Type != protocol.TypeRunEvent {
+				continue
+			}
+			ev := &agent.Event{}
+			if err := m.Decode(ev); err != nil {
+				yield(nil, fmt.Errorf("locallog: %s: event %d of run %s: %w", path, m.Seq, id, err))
+				return
+			}
+			if !yield(ev, nil) {
 				return
 			}
 		}

@@ -134,7 +134,9 @@ var dialect = &sqlstore.Dialect{
 	Candidates: func(terms []string) (string, any) {
 		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
 	},
-	Key: "n",
+	Key:           "n",
+	ExactTermDocs: true,
+	IndexVersion:  "SELECT block FROM entries_fts_data WHERE id = 10", // FTS5's structure record
 	TermDocs: func(ctx context.Context, db *sql.DB, terms []string) ([]int, error) {
 		n := make([]int, len(terms))
 		for i, t := range terms {

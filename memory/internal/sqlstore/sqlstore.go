@@ -75,6 +75,10 @@ type Dialect struct {
 	// a trigger would make every statement a savepoint, and FTS5 flushes its buffer at each):
 	// FTSInsert takes (rowid n, search), FTSDelete (rowid n, old search).
 	FTSInsert, FTSDelete string
+	// AfterWrite, when set, is run at the end of every write transaction (SQLite: an FTS5
+	// merge of a few pages, so that an index written one entry at a time keeps few segments:
+	// a search looks every term up in every segment).
+	AfterWrite string
 	// SerialWrites makes the writers of one process take turns before they ask the database
 	// (SQLite's busy handler polls with sleeps, which is slow when many goroutines contend).
 	SerialWrites bool
@@ -94,9 +98,11 @@ type Store struct {
 	now    func() time.Time
 	closed atomic.Bool
 	close  func() error
-	wmu    sync.Mutex   // with Dialect.SerialWrites
-	stmts  sync.Map     // query → *sql.Stmt
-	writes atomic.Int64 // write transactions committed
+	wmu    sync.Mutex // with Dialect.SerialWrites
+	// afterWrite is Dialect.AfterWrite once the schema exists.
+	afterWrite string
+	stmts      sync.Map     // query → *sql.Stmt
+	writes     atomic.Int64 // write transactions committed
 
 	termMu     sync.Mutex
 	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites, termVersion and termRead
@@ -157,6 +163,7 @@ func Open(ctx context.Context, db *sql.DB, d *Dialect, opts *Options, closeFn fu
 	if err != nil {
 		return nil, err
 	}
+	s.afterWrite = d.AfterWrite
 	return s, nil
 }
 
@@ -257,6 +264,12 @@ func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if s.afterWrite != "" {
+		if _, err := s.exec(ctx, tx, s.afterWrite); err != nil {
+			tx.Rollback()
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return err

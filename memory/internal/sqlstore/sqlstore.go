@@ -60,9 +60,9 @@ type Dialect struct {
 	ExactTermDocs bool
 	// IndexVersion, when set, is a query (no arguments) yielding a value that changes whenever
 	// the full-text index changes, whichever process wrote it (SQLite: FTS5's structure record,
-	// rewritten with a new cookie by every write). While it holds, term counts and candidate
-	// rankings read from the index are reused exactly; without it they are kept until this
-	// store writes, at most termCountsAge.
+	// which every write rewrites: its segments, a write counter). While it holds, term counts
+	// and candidate rankings read from the index are reused exactly; without it they are kept
+	// until this store writes, at most termCountsAge.
 	IndexVersion string
 	// Lock is run first in every write transaction (PostgreSQL takes an advisory lock; SQLite
 	// starts its transactions IMMEDIATE and needs nothing).
@@ -105,7 +105,7 @@ type Store struct {
 	writes     atomic.Int64 // write transactions committed
 
 	termMu     sync.Mutex
-	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites, termVersion and termRead
+	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites, termVer and termRead
 	termWrites int64
 	termRead   time.Time
 	termVer    string

@@ -78,6 +78,17 @@ func TestSuite(t *testing.T) {
 	memorytest.Run(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
 
+// TestLongQueries: whole SciBench problems as queries find the entry with their rarest words
+// (after ANALYZE, which tells which words are common). ts_rank weighs no word by its rarity, and
+// 14 of the 64 searches rank first a distractor that shares more common words (December 2026):
+// the bound keeps it from getting worse.
+func TestLongQueries(t *testing.T) {
+	memorytest.RunLongQueries(t, func(t *testing.T) memory.Store { return open(t, nil) }, func(s memory.Store) error {
+		_, err := s.(*Store).DB().ExecContext(t.Context(), "ANALYZE entries")
+		return err
+	}, 14)
+}
+
 // TestMerge is the merge table: the same fact reworded is merged, a different number, unit,
 // sign, polarity, comparison, material or version is kept.
 func TestMerge(t *testing.T) {

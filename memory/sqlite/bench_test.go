@@ -76,3 +76,11 @@ func BenchmarkLoCoMo(b *testing.B) {
 		b.ReportMetric(100*res.TurnAll10, "turn→sess-Rall@10-%")
 	}
 }
+
+// BenchmarkLongQueries is recall during a SciBench eval: whole problems as queries over a store
+// written one fact at a time.
+func BenchmarkLongQueries(b *testing.B) {
+	s := open(b, nil)
+	defer s.Close()
+	memorytest.BenchLongQueries(b, s)
+}

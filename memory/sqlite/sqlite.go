@@ -72,6 +72,7 @@ var schema = []string{
 	`CREATE UNIQUE INDEX IF NOT EXISTS entries_name ON entries (namespace, name) WHERE name IS NOT NULL`,
 	`CREATE INDEX IF NOT EXISTS entries_updated ON entries (updated)`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5 (search, content = 'entries', content_rowid = 'n', tokenize = 'porter unicode61')`,
+	`INSERT INTO entries_fts (entries_fts, rank) VALUES ('usermerge', 2)`,
 	`CREATE TABLE IF NOT EXISTS entry_tags (tag TEXT NOT NULL, entry_id TEXT NOT NULL, PRIMARY KEY (tag, entry_id)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS entry_tags_entry ON entry_tags (entry_id)`,
 	`CREATE TABLE IF NOT EXISTS vectors (entry_id TEXT PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL)`,
@@ -134,11 +135,21 @@ var dialect = &sqlstore.Dialect{
 	Candidates: func(terms []string) (string, any) {
 		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
 	},
-	Key: "n",
+	Key:           "n",
+	ExactTermDocs: true,
+	IndexVersion:  "SELECT block FROM entries_fts_data WHERE id = 10", // FTS5's structure record
+	// Up to 16 pages of merging per write, of any level with two segments (usermerge in the
+	// schema): a store written one entry at a time keeps about one segment a level.
+	AfterWrite: "INSERT INTO entries_fts (entries_fts, rank) VALUES ('merge', 16)",
 	TermDocs: func(ctx context.Context, db *sql.DB, terms []string) ([]int, error) {
+		st, err := db.PrepareContext(ctx, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?")
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
 		n := make([]int, len(terms))
 		for i, t := range terms {
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", matchExpr([]string{t})).Scan(&n[i]); err != nil {
+			if err := st.QueryRowContext(ctx, matchExpr([]string{t})).Scan(&n[i]); err != nil {
 				return nil, err
 			}
 		}

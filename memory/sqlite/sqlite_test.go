@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/labmate/labmate/memory"
@@ -32,6 +33,11 @@ func TestSuite(t *testing.T) {
 
 // TestMerge is the merge table: the same fact reworded is merged, a different number, unit,
 // sign, polarity, comparison, material or version is kept.
+// TestLongQueries: whole SciBench problems as queries find the entry with their rarest words.
+func TestLongQueries(t *testing.T) {
+	memorytest.RunLongQueries(t, func(t *testing.T) memory.Store { return open(t, nil) }, nil, 0)
+}
+
 func TestMerge(t *testing.T) {
 	memorytest.RunMerge(t, func(t *testing.T) memory.Store { return open(t, nil) })
 }
@@ -201,5 +207,56 @@ func TestMigrateV1(t *testing.T) {
 	}
 	if !slices.Contains(ents, "Cu") {
 		t.Errorf("the migrated fact is linked to %v; want Cu among them", ents)
+	}
+}
+
+// TestAnotherWriter: the term counts and rankings one store reuses between its searches do not
+// hide what another store on the same file (another process) writes: a word no entry had, then
+// one, is found at once, and an entry another writer invalidates is gone.
+func TestAnotherWriter(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	a, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, text := range []string{"the furnace anneals copper at 400 C", "the furnace door seal leaks above 900 C"} {
+		if _, err := a.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "lab", Text: text}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find := func(q string) []string {
+		t.Helper()
+		var out []string
+		for r, err := range a.Search(ctx, &memory.Query{Text: q}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.Fact.Text)
+		}
+		return out
+	}
+	const q = "does the furnace crucible survive while the furnace anneals copper"
+	if got := find(q); len(got) != 2 || !strings.Contains(got[0], "anneals") {
+		t.Fatalf("before: %q", got)
+	}
+	r, err := b.AddFact(ctx, &memory.AddFactParams{Fact: &memory.Fact{Namespace: "lab", Kind: memory.KindWarning, Text: "an alumina crucible shattered on quenching"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := find(q); len(got) != 3 || !slices.Contains(got, "an alumina crucible shattered on quenching") {
+		t.Errorf("after another store wrote a fact with the absent word: %q", got)
+	}
+	if _, err := b.Invalidate(ctx, &memory.InvalidateParams{ID: r.Fact.ID, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(q); len(got) != 2 {
+		t.Errorf("after another store invalidated it: %q", got)
 	}
 }

@@ -170,6 +170,14 @@ func (s *Store) link(ctx context.Context, tx *sql.Tx, r row, insert bool, now ti
 // maxExpansion bounds the terms a query gains from its entities.
 const maxExpansion = 16
 
+// maxGrams bounds the words and phrases of a query looked up as entity aliases.
+const maxGrams = 200
+
+var expandQuery = `SELECT e.data FROM entities e WHERE e.status = 'active' AND (e.valid_from IS NULL OR e.valid_from <= ?) AND (e.invalid_at IS NULL OR e.invalid_at > ?)
+	AND (e.id IN (SELECT entity_id FROM entity_aliases WHERE alias IN (` + marks(maxGrams) + `))
+	OR e.id IN (SELECT r.dst FROM relations r WHERE r.rel IN ('` + memory.RelPhaseOf + `', '` + memory.RelVersionOf + `') AND r.valid_from <= ? AND (r.invalid_at IS NULL OR r.invalid_at > ?)
+		AND r.src IN (SELECT entity_id FROM entity_aliases WHERE alias IN (` + marks(maxGrams) + `))))`
+
 // expand returns the aliases of the entities a query names (and of the materials and software
 // its phases and versions belong to), as search terms the query does not already have: "Cu"
 // gains "copper", "copper" gains "cu" (which finds "fcc Cu"), "fcc Cu" gains "copper". Only
@@ -190,14 +198,18 @@ func (s *Store) expand(ctx context.Context, text string, terms []string, t time.
 	if len(grams) == 0 {
 		return nil, nil
 	}
-	grams = grams[:min(len(grams), 200)]
+	// Always maxGrams placeholders (NULL matches no alias): one statement, prepared once.
+	grams = grams[:min(len(grams), maxGrams)]
+	for len(grams) < maxGrams {
+		grams = append(grams, nil)
+	}
 	at := t.UnixNano()
-	query := `SELECT e.data FROM entities e WHERE e.status = 'active' AND (e.valid_from IS NULL OR e.valid_from <= ?) AND (e.invalid_at IS NULL OR e.invalid_at > ?)
-		AND (e.id IN (SELECT entity_id FROM entity_aliases WHERE alias IN (` + marks(len(grams)) + `))
-		OR e.id IN (SELECT r.dst FROM relations r WHERE r.rel IN ('` + memory.RelPhaseOf + `', '` + memory.RelVersionOf + `') AND r.valid_from <= ? AND (r.invalid_at IS NULL OR r.invalid_at > ?)
-			AND r.src IN (SELECT entity_id FROM entity_aliases WHERE alias IN (` + marks(len(grams)) + `))))`
 	args := append(append(append([]any{at, at}, grams...), at, at), grams...)
-	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	st, err := s.stmt(ctx, expandQuery)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}

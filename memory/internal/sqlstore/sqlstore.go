@@ -54,6 +54,16 @@ type Dialect struct {
 	// TermDocs, when set, counts (or estimates) the entries each term matches, so that very
 	// common terms can be left out of the ranking (see pruneTerms).
 	TermDocs func(ctx context.Context, db *sql.DB, terms []string) ([]int, error)
+	// ExactTermDocs says that TermDocs counts exactly: a count of 0 means no entry has the term,
+	// which can then be left out of a search without changing any score (SQLite). Without it a
+	// 0 means unknown (PostgreSQL's statistics know only the common lexemes).
+	ExactTermDocs bool
+	// IndexVersion, when set, is a query (no arguments) yielding a value that changes whenever
+	// the full-text index changes, whichever process wrote it (SQLite: FTS5's structure record,
+	// which every write rewrites: its segments, a write counter). While it holds, term counts
+	// and candidate rankings read from the index are reused exactly; without it they are kept
+	// until this store writes, at most termCountsAge.
+	IndexVersion string
 	// Lock is run first in every write transaction (PostgreSQL takes an advisory lock; SQLite
 	// starts its transactions IMMEDIATE and needs nothing).
 	Lock func(ctx context.Context, tx *sql.Tx) error
@@ -65,6 +75,10 @@ type Dialect struct {
 	// a trigger would make every statement a savepoint, and FTS5 flushes its buffer at each):
 	// FTSInsert takes (rowid n, search), FTSDelete (rowid n, old search).
 	FTSInsert, FTSDelete string
+	// AfterWrite, when set, is run at the end of every write transaction (SQLite: an FTS5
+	// merge of a few pages, so that an index written one entry at a time keeps few segments:
+	// a search looks every term up in every segment).
+	AfterWrite string
 	// SerialWrites makes the writers of one process take turns before they ask the database
 	// (SQLite's busy handler polls with sleeps, which is slow when many goroutines contend).
 	SerialWrites bool
@@ -84,14 +98,24 @@ type Store struct {
 	now    func() time.Time
 	closed atomic.Bool
 	close  func() error
-	wmu    sync.Mutex   // with Dialect.SerialWrites
-	stmts  sync.Map     // query → *sql.Stmt
-	writes atomic.Int64 // write transactions committed
+	wmu    sync.Mutex // with Dialect.SerialWrites
+	// afterWrite is Dialect.AfterWrite once the schema exists.
+	afterWrite string
+	stmts      sync.Map     // query → *sql.Stmt
+	writes     atomic.Int64 // write transactions committed
 
 	termMu     sync.Mutex
-	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites and termRead
+	termCounts map[string]int // Dialect.TermDocs's counts, as of termWrites, termVer and termRead
 	termWrites int64
 	termRead   time.Time
+	termVer    string
+	candidates map[string][]candidate // Dialect.Candidates's rankings, as valid as termCounts; key: query, argument
+}
+
+// candidate is one row of a Dialect.Candidates ranking.
+type candidate struct {
+	key   string
+	score float64
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -139,6 +163,7 @@ func Open(ctx context.Context, db *sql.DB, d *Dialect, opts *Options, closeFn fu
 	if err != nil {
 		return nil, err
 	}
+	s.afterWrite = d.AfterWrite
 	return s, nil
 }
 
@@ -239,6 +264,12 @@ func (s *Store) tryWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if s.afterWrite != "" {
+		if _, err := s.exec(ctx, tx, s.afterWrite); err != nil {
+			tx.Rollback()
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -1129,30 +1160,25 @@ type scored struct {
 // runs one query that filters and ranks together.
 func (s *Store) textSearch(ctx context.Context, terms []string, where string, args []any, depth int) ([]scored, error) {
 	if s.d.Candidates != nil {
-		kept, err := s.pruneTerms(ctx, terms)
+		version, err := s.indexVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		kept, err := s.pruneTerms(ctx, terms, version)
 		if err != nil {
 			return nil, err
 		}
 		cq, arg := s.d.Candidates(kept)
 		for window := 4 * depth; window <= 4096; window *= 8 {
-			rows, err := s.db.QueryContext(ctx, s.q(cq), arg, window)
+			ranked, err := s.rank(ctx, cq, arg, window, version)
 			if err != nil {
 				return nil, err
 			}
 			var keys []any
 			score := map[string]float64{}
-			for rows.Next() {
-				var key string
-				var sc float64
-				if err := rows.Scan(&key, &sc); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				keys = append(keys, key)
-				score[key] = sc
-			}
-			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-				return nil, err
+			for _, c := range ranked {
+				keys = append(keys, c.key)
+				score[c.key] = c.score
 			}
 			var out []scored
 			if len(keys) > 0 {
@@ -1223,11 +1249,11 @@ const matchBudget = 1500
 // pruneTerms drops the most common terms of a query while, together, the terms would match
 // more than matchBudget documents: like stop words, a term in thousands of entries adds little
 // to BM25 and much to its cost. The rarest term is always kept; a small store keeps them all.
-func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error) {
+func (s *Store) pruneTerms(ctx context.Context, terms []string, version string) ([]string, error) {
 	if s.d.TermDocs == nil || len(terms) < 2 {
 		return terms, nil
 	}
-	docs, err := s.termDocs(ctx, terms)
+	docs, err := s.termDocs(ctx, terms, version)
 	if err != nil {
 		return nil, err
 	}
@@ -1235,14 +1261,24 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 		term string
 		n    int
 	}
-	counts := make([]tc, len(terms))
+	counts := make([]tc, 0, len(terms))
 	total := 0
 	for i, t := range terms {
-		counts[i] = tc{t, docs[i]}
+		if docs[i] == 0 && s.d.ExactTermDocs && version != "" {
+			continue // in no entry: no score changes without it, and each term costs a lookup
+		}
+		counts = append(counts, tc{t, docs[i]})
 		total += docs[i]
 	}
+	if len(counts) == 0 {
+		return terms[:1], nil // matches nothing, as the whole query would
+	}
 	if total <= matchBudget {
-		return terms, nil
+		kept := make([]string, len(counts))
+		for i, c := range counts {
+			kept[i] = c.term
+		}
+		return kept, nil
 	}
 	slices.SortStableFunc(counts, func(a, b tc) int { return a.n - b.n })
 	kept := []string{counts[0].term}
@@ -1257,24 +1293,54 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]string, error
 	return kept, nil
 }
 
-// Term counts are kept until this store writes, at most termCountsAge (another process's
-// writes are seen then: the counts only decide which common terms are left out) and for at
-// most maxTermCounts terms.
+// Term counts and candidate rankings are kept while the full-text index is unchanged
+// (Dialect.IndexVersion); without a version, until this store writes, at most termCountsAge
+// (another process's writes are seen then: the counts only decide which common terms are left
+// out). At most maxTermCounts terms and maxCandidates rankings are kept.
 const (
 	termCountsAge = 10 * time.Second
 	maxTermCounts = 10000
+	maxCandidates = 16
 )
 
-// termDocs is Dialect.TermDocs for terms, counting only those not counted since the last write:
-// the searches of one recall share most of their terms.
-func (s *Store) termDocs(ctx context.Context, terms []string) ([]int, error) {
+// indexVersion is Dialect.IndexVersion's value ("" without one).
+func (s *Store) indexVersion(ctx context.Context) (string, error) {
+	if s.d.IndexVersion == "" {
+		return "", nil
+	}
+	var v []byte
+	err := s.queryRow(ctx, s.db, s.d.IndexVersion).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "empty", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the full-text index's version: %w", err)
+	}
+	return "v" + string(v), nil
+}
+
+// fresh drops the cached counts and rankings unless they are still those of the index as of
+// version; termMu is held.
+func (s *Store) fresh(version string) {
+	w := s.writes.Load()
+	stale := w != s.termWrites || version != s.termVer || len(s.termCounts) > maxTermCounts || len(s.candidates) > maxCandidates
+	if s.d.IndexVersion == "" && time.Since(s.termRead) > termCountsAge {
+		stale = true
+	}
+	if stale || s.termCounts == nil {
+		s.termCounts, s.candidates = map[string]int{}, map[string][]candidate{}
+		s.termWrites, s.termVer, s.termRead = w, version, time.Now()
+	}
+}
+
+// termDocs is Dialect.TermDocs for terms, counting only those not counted in this version of
+// the index: the searches of one recall share most of their terms.
+func (s *Store) termDocs(ctx context.Context, terms []string, version string) ([]int, error) {
 	out := make([]int, len(terms))
 	var missing []string
 	var at []int // missing[k] is terms[at[k]]
 	s.termMu.Lock()
-	if w := s.writes.Load(); w != s.termWrites || time.Since(s.termRead) > termCountsAge || len(s.termCounts) > maxTermCounts {
-		s.termCounts, s.termWrites, s.termRead = map[string]int{}, w, time.Now()
-	}
+	s.fresh(version)
 	for i, t := range terms {
 		if n, ok := s.termCounts[t]; ok {
 			out[i] = n
@@ -1282,7 +1348,7 @@ func (s *Store) termDocs(ctx context.Context, terms []string) ([]int, error) {
 			missing, at = append(missing, t), append(at, i)
 		}
 	}
-	w := s.termWrites
+	w, v := s.termWrites, s.termVer
 	s.termMu.Unlock()
 	if len(missing) == 0 {
 		return out, nil
@@ -1295,10 +1361,48 @@ func (s *Store) termDocs(ctx context.Context, terms []string) ([]int, error) {
 	defer s.termMu.Unlock()
 	for k, t := range missing {
 		out[at[k]] = n[k]
-		if s.termWrites == w {
+		if s.termWrites == w && s.termVer == v {
 			s.termCounts[t] = n[k]
 		}
 	}
+	return out, nil
+}
+
+// rank is Dialect.Candidates's query cq (with argument arg) for the window best candidates,
+// reused while the index is as of version: the searches of one recall (one per kind of entry)
+// rank the same text.
+func (s *Store) rank(ctx context.Context, cq string, arg any, window int, version string) ([]candidate, error) {
+	key := cq + "\x00" + fmt.Sprint(arg)
+	s.termMu.Lock()
+	s.fresh(version)
+	// A ranking serves a narrower window too, and any window when it holds every match.
+	if c, ok := s.candidates[key]; ok && (len(c) >= window || len(c) < cap(c)) {
+		s.termMu.Unlock()
+		return c[:min(window, len(c))], nil
+	}
+	w, v := s.termWrites, s.termVer
+	s.termMu.Unlock()
+	rows, err := s.db.QueryContext(ctx, s.q(cq), arg, window)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]candidate, 0, window)
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.key, &c.score); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	s.termMu.Lock()
+	if s.termWrites == w && s.termVer == v && version != "" {
+		s.candidates[key] = out
+	}
+	s.termMu.Unlock()
 	return out, nil
 }
 

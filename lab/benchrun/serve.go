@@ -25,6 +25,10 @@ const (
 	Dir     = ".labmate"
 	Socket  = "bench.sock"
 	Journal = "bench.jsonl"
+	// FIFOIn and FIFOOut are the named pipes the bench is served on too, for a kernel with
+	// no sockets (Octave; see bench.ServeFIFO).
+	FIFOIn  = "bench.in"
+	FIFOOut = "bench.out"
 )
 
 // Open returns the bench of workspace ws: a fresh deck with ws's journal replayed.
@@ -73,12 +77,14 @@ type Served struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	serr    error
+	ferr    error
 	journal *os.File
 	mu      sync.Mutex
 	jerr    error
 }
 
-// Serve serves the bench of workspace ws on WS/.labmate/bench.sock until Close.
+// Serve serves the bench of workspace ws on WS/.labmate/bench.sock, and on the named pipes
+// bench.in and bench.out beside it, until Close.
 func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) {
 	if opts == nil {
 		opts = &ServeOptions{}
@@ -139,10 +145,15 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	s.wg.Add(1)
+	backend := bench.Guard(bench.Noted(s.twin, note), approve)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		s.serr = bench.Serve(sctx, ln, bench.Guard(bench.Noted(s.twin, note), approve))
+		s.serr = bench.Serve(sctx, ln, backend)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.ferr = bench.ServeFIFO(sctx, filepath.Join(dir, FIFOIn), filepath.Join(dir, FIFOOut), backend)
 	}()
 	return s, nil
 }
@@ -163,6 +174,9 @@ func (s *Served) Close() error {
 	jerr := s.closeJournal()
 	if s.serr != nil {
 		return s.serr
+	}
+	if s.ferr != nil {
+		return s.ferr
 	}
 	if jerr != nil {
 		return fmt.Errorf("the bench's journal: %w", jerr)

@@ -1,0 +1,153 @@
+package octave_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/kerneltest"
+	"github.com/labmate/labmate/kernel/octave"
+	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/protocol"
+)
+
+// benchKernel starts a sandboxed Octave kernel in a workspace whose bench is served.
+func benchKernel(t testing.TB) (kernel.Kernel, *bench.Deck) {
+	t.Helper()
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	d := kerneltest.ServeBench(t, opts.Workspace)
+	k, err := octave.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k, d
+}
+
+const benchSetup = `plate = load_labware ("corning_96_wellplate_360ul_flat", 1, "plate");
+res = load_labware ("nest_12_reservoir_15ml", 3, "res");
+tips = load_labware ("opentrons_96_tiprack_300ul", 2);
+p = load_instrument ("p300_single_gen2", "left", tips);
+load_liquid (res.wells.A1, 10000, "tartrazine");`
+
+// The bench's functions in the Octave kernel: a protocol colouring every other row of a plate
+// over two cells (what the first cell loaded, the second uses), well volumes and tips as
+// telemetry under the Python module's names.
+func TestBenchColourEveryOtherRow(t *testing.T) {
+	k, d := benchKernel(t)
+	cells := []string{benchSetup, `for r = 1:2:numel (plate.rows)
+  transfer (p, 100, res.wells.A1, plate.rows{r});
+endfor
+pick_up_tip (p);
+aspirate (p, 50, wells (plate, "A1"));
+dispense (p, 50, plate.wells.A2);
+mix (p, 2, 30, plate.wells.A2);
+drop_tip (p);
+printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
+	var last *kerneltest.Result
+	for i, c := range cells {
+		if last = kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: c, Timeout: time.Minute}); last.Res == nil || last.Res.Status != protocol.StatusOK {
+			t.Fatalf("cell %d: %+v\n%s", i+1, last.Res, last.Output())
+		}
+	}
+	if !strings.Contains(last.Output(), "96 wells, 2") {
+		t.Errorf("output:\n%s", last.Output())
+	}
+	k.Close()
+	for r, row := range "ABCDEFGH" {
+		for c := 1; c <= 12; c++ {
+			want := 0.0
+			if r%2 == 0 {
+				want = 100
+			}
+			switch {
+			case row == 'A' && c == 1:
+				want = 50
+			case row == 'A' && c == 2:
+				want = 150
+			}
+			well := fmt.Sprintf("plate/%c%d", row, c)
+			if got, err := d.Well(well); err != nil || got.Volume != want {
+				t.Errorf("%s holds %v µL (%v), want %v", well, got.Volume, err, want)
+			}
+		}
+	}
+	series := last.Series()
+	for name, want := range map[string]float64{"vol_plate_A1": 50, "vol_plate_A2": 150, "vol_plate_G12": 100, "vol_res_A1": 10000 - 4*12*100, "tips_used": 5} {
+		if got := series[name]; len(got) == 0 || got[len(got)-1] != want {
+			t.Errorf("%s telemetry %v, want it to end at %v", name, got, want)
+		}
+	}
+}
+
+// A refused command is an Octave error whose message is the twin's, exactly; the bench and
+// the session go on.
+func TestBenchErrorIsTheTwins(t *testing.T) {
+	k, _ := benchKernel(t)
+	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("setup: %+v\n%s", r.Res, r.Output())
+	}
+	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "pick_up_tip (p);\naspirate (p, 400, res.wells.A1);", Timeout: time.Minute})
+	// The same commands on a fresh twin, with the cell's line.
+	d := bench.NewDeck()
+	for _, l := range [][3]string{{"corning_96_wellplate_360ul_flat", "1", "plate"}, {"nest_12_reservoir_15ml", "3", "res"}, {"opentrons_96_tiprack_300ul", "2", ""}} {
+		if err := d.LoadLabware(l[0], l[1], l[2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds := []bench.Command{
+		{Name: "load_instrument", Args: bench.Args{Instrument: "p300_single_gen2", Mount: "left", TipRacks: []string{"2"}}},
+		{Name: "load_liquid", Args: bench.Args{Well: "res/A1", Volume: 10000, Concentrations: map[string]float64{"tartrazine": 1}}},
+		{Name: "pick_up_tip", Args: bench.Args{Mount: "left"}, Line: 1},
+	}
+	for _, c := range cmds {
+		if _, err := d.Do(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, want := d.Do(bench.Command{Name: "aspirate", Args: bench.Args{Mount: "left", Volume: 400, Well: "res/A1"}, Line: 2})
+	if want == nil {
+		t.Fatal("the twin took 400 µL into a p300")
+	}
+	if r.Res == nil || r.Res.Status != protocol.StatusError || r.Res.Error != want.Error() || r.Res.Line != 2 {
+		t.Fatalf("result %+v, want the error %q at line 2\n%s", r.Res, want, r.Output())
+	}
+	if !strings.Contains(strings.Join(r.Stderr, "\n"), "error: "+want.Error()) {
+		t.Errorf("stderr does not say %q:\n%s", want, strings.Join(r.Stderr, "\n"))
+	}
+	r = kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "aspirate (p, 200, res.wells.A1); dispense (p, 200, plate.wells.B1);", Timeout: time.Minute})
+	if r.Res == nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("after the error: %+v\n%s", r.Res, r.Output())
+	}
+	if got := r.Series()["vol_plate_B1"]; len(got) != 1 || got[0] != 200 {
+		t.Errorf("vol_plate_B1 %v, want [200]", got)
+	}
+}
+
+// BenchmarkBenchCommands is the bench's commands per second through the Octave functions:
+// aspirates and dispenses, each a round trip through the pipes, with telemetry.
+func BenchmarkBenchCommands(b *testing.B) {
+	k, _ := benchKernel(b)
+	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup + "\npick_up_tip (p);", Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+		b.Fatalf("setup: %+v\n%s", r.Res, r.Output())
+	}
+	const loops = 250 // each 4 commands: there and back
+	cell := fmt.Sprintf(`for i = 1:%d
+  aspirate (p, 20, res.wells.A1);
+  dispense (p, 20, res.wells.A2);
+  aspirate (p, 20, res.wells.A2);
+  dispense (p, 20, res.wells.A1);
+endfor`, loops)
+	start := time.Now()
+	for b.Loop() {
+		if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: cell, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+			b.Fatalf("%+v\n%s", r.Res, r.Output())
+		}
+	}
+	b.ReportMetric(float64(b.N*4*loops)/time.Since(start).Seconds(), "cmds/s")
+}

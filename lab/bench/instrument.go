@@ -53,8 +53,8 @@ type Instrument struct {
 	o         InstrumentOptions
 	stocks    map[string]string // species → its stock well
 
-	mu       sync.Mutex
-	base     *Deck // set up, nothing run
+	mu   sync.Mutex
+	base *Deck // set up, nothing run
 	deck *Deck // the current plate's
 	next int   // the next well of the plate, in its ordering
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -88,6 +89,7 @@ var BuchwaldHartwig = ReactionSpec{
 // Reaction is a reaction dataset loaded as a map from well contents to yields.
 type Reaction struct {
 	Name   string // the dataset file's base name without extension
+	Path   string // the dataset file LoadReaction read, absolute
 	Spec   ReactionSpec
 	cols   []column // the reactant columns, then the components
 	level  map[string][]int
@@ -120,7 +122,11 @@ func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReaction, err)
 	}
-	r := &Reaction{Name: t.Name, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	r := &Reaction{Name: t.Name, Path: abs, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
 	r.Spec.Reactants, r.Spec.Components, r.Spec.Require = slices.Clone(spec.Reactants), slices.Clone(spec.Components), slices.Clone(spec.Require)
 	r.Spec.Drop = maps.Clone(spec.Drop)
 	seen := make([]map[string]bool, len(spec.Reactants))

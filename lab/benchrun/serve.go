@@ -113,6 +113,16 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 		if s.journal, err = os.OpenFile(filepath.Join(dir, Journal), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
 			return nil, fmt.Errorf("the bench's journal: %w", err)
 		}
+		// A new journal of an equipped deck starts with its equipment, so that a replay
+		// reacts and reads as this bench does.
+		if fi, err := s.journal.Stat(); err == nil && fi.Size() == 0 {
+			if e := d.Equipment(); e != nil {
+				if err := bench.WriteEquipment(s.journal, e); err != nil {
+					s.closeJournal()
+					return nil, fmt.Errorf("the bench's journal: %w", err)
+				}
+			}
+		}
 	}
 	os.Remove(sock) // one a crashed run left
 	ln, err := net.Listen("unix", sock)

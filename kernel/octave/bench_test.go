@@ -3,6 +3,8 @@ package octave_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +152,77 @@ endfor`, loops)
 		}
 	}
 	b.ReportMetric(float64(b.N*4*loops)/time.Since(start).Seconds(), "cmds/s")
+}
+
+// slowDelay is a bench whose delay commands wait until release is closed, as a physical
+// backend waits for approval.
+type slowDelay struct {
+	bench.Backend
+	release chan struct{}
+}
+
+func (s *slowDelay) Do(ctx context.Context, cmd bench.Command) (*bench.Event, error) {
+	if cmd.Name == "delay" {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+		}
+	}
+	return s.Backend.Do(ctx, cmd)
+}
+
+// A cell waiting on a long bench command is interrupted within a heartbeat (Octave sees
+// interrupts only between reads of the pipe), keeps its workspace, and the next command skips
+// the reply the interrupted one never read.
+func TestBenchInterruptDuringCommand(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	dir := filepath.Join(opts.Workspace, ".labmate")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := bench.NewDeck()
+	slow := &slowDelay{Backend: bench.NewTwin(d), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- bench.ServeFIFO(ctx, filepath.Join(dir, "bench.in"), filepath.Join(dir, "bench.out"), slow) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "bench.out")); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	k, err := octave.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("setup: %+v\n%s", r.Res, r.Output())
+	}
+	sent := make(chan time.Time, 1)
+	timer := time.AfterFunc(300*time.Millisecond, func() { sent <- time.Now(); k.Interrupt() })
+	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: `bench_command ("delay", struct ("minutes", 5));`, Timeout: time.Minute})
+	timer.Stop()
+	took := time.Since(<-sent)
+	if r.Res == nil || r.Res.Status != protocol.StatusInterrupted || !r.Res.WorkspaceOK {
+		t.Fatalf("the waiting cell: %+v\n%s", r.Res, r.Output())
+	}
+	if took > time.Second {
+		t.Errorf("the interrupt took %v", took)
+	}
+	close(slow.release) // the delay's reply goes into the pipe, unread
+	r = kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "pick_up_tip (p); aspirate (p, 50, res.wells.A1); dispense (p, 50, plate.wells.A1);", Timeout: time.Minute})
+	if r.Res == nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("after the interrupt: %+v\n%s", r.Res, r.Output())
+	}
+	if got := r.Series()["vol_plate_A1"]; len(got) != 1 || got[0] != 50 {
+		t.Errorf("vol_plate_A1 %v, want [50]", got)
+	}
 }

@@ -16,6 +16,9 @@ import (
 // length in bytes in decimal, right-aligned in FrameHeader-1 spaces, and a newline.
 const FrameHeader = 12
 
+// Heartbeat is how often ServeFIFO sends an empty frame while a command is being carried out.
+const Heartbeat = 100 * time.Millisecond
+
 // FIFOWriteTimeout is how long ServeFIFO waits for a reply to fit into the reply pipe before it
 // takes the pipe's unread replies (a client that went away mid-command left them) out itself.
 const FIFOWriteTimeout = 5 * time.Second
@@ -24,7 +27,8 @@ const FIFOWriteTimeout = 5 * time.Second
 // (mode 0666): for a kernel with no sockets, Octave. Each request line is "ID COMMAND", ID a
 // token of the client's without spaces and COMMAND a Command in JSON as Serve reads it; each
 // reply is a header of FrameHeader bytes with the length of the line "ID REPLY" that follows,
-// REPLY the Reply that Serve would send. (Octave's fgetl reads one byte past a line's end,
+// REPLY the Reply that Serve would send; while a command takes long (a physical backend
+// waiting for approval), an empty frame (length 0) comes every Heartbeat. (Octave's fgetl reads one byte past a line's end,
 // which on a pipe waits for the next reply; a reader of lengths never reads ahead.) A client
 // matches replies by ID and skips the others: a reply an interrupted or dead client never read
 // stays in the pipe.
@@ -89,6 +93,26 @@ func (w *fifoWriter) Write(p []byte) (int, error) {
 	}
 }
 
+// answerBeating answers a command line, and while that takes longer than Heartbeat sends w
+// an empty frame each Heartbeat: a client blocked reading the pipe (Octave, which an
+// interrupt cannot wake from a read) gets back to its interpreter, which then sees the
+// interrupt.
+func answerBeating(ctx context.Context, b Backend, line []byte, w *bufio.Writer) *Reply {
+	done := make(chan *Reply, 1)
+	go func() { done <- answer(ctx, b, line) }()
+	t := time.NewTicker(Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case rep := <-done:
+			return rep
+		case <-t.C:
+			fmt.Fprintf(w, "%*d\n", FrameHeader-1, 0)
+			w.Flush()
+		}
+	}
+}
+
 // serveLines answers the command lines r sends on w, one reply line each. With framed, each
 // command line starts with a client's ID that its reply repeats, and each reply comes after a
 // header of FrameHeader bytes that says its length. A line over MaxLine ends it.
@@ -118,7 +142,7 @@ func serveLines(ctx context.Context, rd io.Reader, wr io.Writer, b Backend, fram
 				var rep bytes.Buffer
 				rep.Write(id)
 				rep.WriteByte(' ')
-				writeReply(&rep, answer(ctx, b, rest))
+				writeReply(&rep, answerBeating(ctx, b, rest, w))
 				fmt.Fprintf(w, "%*d\n", FrameHeader-1, rep.Len())
 				w.Write(rep.Bytes())
 			}

@@ -101,3 +101,58 @@ func TestServeFIFO(t *testing.T) {
 		t.Errorf("garbage: %+v", rep)
 	}
 }
+
+// slowBackend answers each command after a pause.
+type slowBackend struct {
+	bench.Backend
+	pause time.Duration
+}
+
+func (s slowBackend) Do(ctx context.Context, cmd bench.Command) (*bench.Event, error) {
+	time.Sleep(s.pause)
+	return s.Backend.Do(ctx, cmd)
+}
+
+// While a command takes longer than Heartbeat, empty frames come before its reply.
+func TestServeFIFOHeartbeat(t *testing.T) {
+	in, out := serveFIFO(t, slowBackend{bench.NewTwin(bench.NewDeck()), 3*bench.Heartbeat + bench.Heartbeat/2})
+	rd, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	wr, err := os.OpenFile(in, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wr.Close()
+	if _, err := wr.WriteString("x.1 {\"name\": \"deck\"}\n"); err != nil {
+		t.Fatal(err)
+	}
+	beats := 0
+	for {
+		head := make([]byte, bench.FrameHeader)
+		if _, err := io.ReadFull(rd, head); err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(head)))
+		if err != nil {
+			t.Fatalf("header %q: %v", head, err)
+		}
+		if n == 0 {
+			beats++
+			continue
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(rd, body); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(body), "x.1 {\"event\"") {
+			t.Errorf("reply %q", body)
+		}
+		break
+	}
+	if beats < 2 { // 3, or fewer on a loaded machine that drops ticks
+		t.Errorf("%d heartbeats before a reply of %v, want 3", beats, 3*bench.Heartbeat+bench.Heartbeat/2)
+	}
+}

@@ -2,7 +2,8 @@
 ## reply (a struct: event, labware). The bench listens on two named pipes in the workspace,
 ## .labmate/bench.in and .labmate/bench.out (Octave has no sockets; see bench.ServeFIFO):
 ## each request line is "ID COMMAND-JSON", its reply a 12-byte length and the line
-## "ID REPLY-JSON"; a reply an interrupted command never read is skipped by its ID. A refused command is an Octave error with the twin's message. After
+## "ID REPLY-JSON" (empty frames while a command takes long: Octave sees an interrupt only
+## between reads); a reply an interrupted command never read is skipped by its ID. A refused command is an Octave error with the twin's message. After
 ## each command the volumes of the wells it touched, the tips picked up, a heater-shaker's
 ## temperature, a reading's absorbances and an analysis's peak areas are logged as the Python
 ## module logs them (vol_<labware>_<well>, tips_used, hs<slot>_temp_c, od_<labware>_<well>_<nm>,
@@ -53,9 +54,11 @@ function rep = __bench__ (name, args)
     ## past the line's end).
     head = fread (fout, 12, "char=>char")';
     n = str2double (head);
-    if (numel (head) < 12 || ! (n > 0))
+    if (numel (head) < 12 || ! (n >= 0))
       fclose (fin); fclose (fout); fin = -1;
       error ("labmate:bench:closed", "labmate: the bench closed its pipes (it stopped or was restarted: run the command again)");
+    elseif (n == 0)
+      continue;  # a heartbeat of a long command: an interrupt is seen here
     endif
     raw = fread (fout, n, "char=>char")';
     if (strncmp (raw, want, numel (want)))

@@ -185,7 +185,9 @@ func TestBenchInterruptDuringCommand(t *testing.T) {
 	slow := &slowDelay{Backend: bench.NewTwin(d), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- bench.ServeFIFO(ctx, filepath.Join(dir, "bench.in"), filepath.Join(dir, "bench.out"), slow) }()
+	go func() {
+		done <- bench.ServeFIFO(ctx, filepath.Join(dir, "bench.in"), filepath.Join(dir, "bench.out"), slow)
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

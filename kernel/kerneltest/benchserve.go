@@ -3,7 +3,9 @@ package kerneltest
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/protocol"
@@ -36,4 +38,20 @@ func (r *Result) Series() map[string][]float64 {
 		}
 	}
 	return m
+}
+
+// BenchCommands measures a kernel's bench commands per second: setup runs once, then cell,
+// which carries out commands commands, b.N times; reported as cmds/s.
+func BenchCommands(b *testing.B, k kernel.Kernel, setup, cell string, commands int) {
+	b.Helper()
+	if r := Exec(context.Background(), k, &kernel.Cell{Code: setup, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+		b.Fatalf("setup: %+v\n%s", r.Res, r.Output())
+	}
+	start := time.Now()
+	for b.Loop() {
+		if r := Exec(context.Background(), k, &kernel.Cell{Code: cell, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+			b.Fatalf("%+v\n%s", r.Res, r.Output())
+		}
+	}
+	b.ReportMetric(float64(b.N*commands)/time.Since(start).Seconds(), "cmds/s")
 }

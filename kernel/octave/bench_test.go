@@ -135,23 +135,13 @@ func TestBenchErrorIsTheTwins(t *testing.T) {
 // aspirates and dispenses, each a round trip through the pipes, with telemetry.
 func BenchmarkBenchCommands(b *testing.B) {
 	k, _ := benchKernel(b)
-	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup + "\npick_up_tip (p);", Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
-		b.Fatalf("setup: %+v\n%s", r.Res, r.Output())
-	}
 	const loops = 250 // each 4 commands: there and back
-	cell := fmt.Sprintf(`for i = 1:%d
+	kerneltest.BenchCommands(b, k, benchSetup+"\npick_up_tip (p);", fmt.Sprintf(`for i = 1:%d
   aspirate (p, 20, res.wells.A1);
   dispense (p, 20, res.wells.A2);
   aspirate (p, 20, res.wells.A2);
   dispense (p, 20, res.wells.A1);
-endfor`, loops)
-	start := time.Now()
-	for b.Loop() {
-		if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: cell, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
-			b.Fatalf("%+v\n%s", r.Res, r.Output())
-		}
-	}
-	b.ReportMetric(float64(b.N*4*loops)/time.Since(start).Seconds(), "cmds/s")
+endfor`, loops), 4*loops)
 }
 
 // slowDelay is a bench whose delay commands wait until release is closed, as a physical

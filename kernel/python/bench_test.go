@@ -50,3 +50,24 @@ labmate.bench() is protocol`}
 		t.Errorf("vol_plate_A1 telemetry %v, want it to end at 100 (all: %v)", got, series)
 	}
 }
+
+// BenchmarkBenchCommands is the bench's commands per second through the Python module, the
+// same commands as the Octave kernel's benchmark.
+func BenchmarkBenchCommands(b *testing.B) {
+	opts := testutil.KernelOptions(b)
+	opts.Workspace = b.TempDir()
+	kerneltest.ServeBench(b, opts.Workspace)
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Close()
+	kerneltest.BenchCommands(b, k, `import labmate
+protocol = labmate.bench()
+res = protocol.load_labware("nest_12_reservoir_15ml", 3, "res")
+tips = protocol.load_labware("opentrons_96_tiprack_300ul", 2)
+p = protocol.load_instrument("p300_single_gen2", "left", tip_racks=[tips])
+res["A1"].load_liquid(protocol.define_liquid("tartrazine"), 10000)
+p.pick_up_tip()`, `for i in range(250):
+    p.aspirate(20, res["A1"]); p.dispense(20, res["A2"]); p.aspirate(20, res["A2"]); p.dispense(20, res["A1"])`, 1000)
+}

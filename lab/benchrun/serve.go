@@ -1,8 +1,10 @@
 // Package benchrun runs Opentrons-style protocols on the liquid-handler bench (lab/bench) in a
 // Python kernel, and keeps a workspace's bench: the bench is served on
 // WORKSPACE/.labmate/bench.sock while kernels run there (labmate.bench() in a cell connects to
-// it), and the commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which
-// sandboxed code cannot write, so that the next run starts from what earlier runs left. The
+// it; Octave's bench functions use the named pipes bench.in and bench.out beside it), and the
+// commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which sandboxed code
+// cannot write, so that the next run starts from what earlier runs left; the journal's first
+// line records the deck's equipment (its reaction datasets), so that a replay reacts alike. The
 // CLI (labmate lab simulate|run|show), agent runs, server sessions and the tools
 // simulate_protocol and bench_state (Tools) all go through it.
 package benchrun

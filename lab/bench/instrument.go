@@ -59,14 +59,15 @@ type Instrument struct {
 	next int   // the next well of the plate, in its ordering
 }
 
-// Instrument returns group key of the reaction (the dataset's group key: the reactant levels
-// and the product, joined with " / ") as an Instrument.
+// Instrument returns group key of the reaction as an Instrument: key is the reactant levels,
+// with or without the product after them, joined with " / " (a dataset's group key when the
+// table is grouped by those columns).
 func (r *Reaction) Instrument(key string, o *InstrumentOptions) (*Instrument, error) {
 	var g *reactantGroup
 	var keys []string
 	for _, rg := range r.groups {
 		keys = append(keys, rg.g.Key)
-		if rg.g.Key == key {
+		if rg.g.Key == key || strings.Join(rg.g.Values[:len(r.Spec.Reactants)], " / ") == key {
 			g = rg
 		}
 	}

@@ -41,7 +41,8 @@ type InstrumentOptions struct {
 // plate on the heater-shaker with VolumeUL of the stock of each reactant and of each level of
 // the conditions, a new tip for each, holds the plate at the reaction's temperature for its
 // time, injects a sample of the well into the analysis twin and measures the yield against
-// the limiting reagent (the first reactant). Its deck has a reservoir well of stock for every
+// the limiting reagent (the first reactant). The species the reaction requires besides (its
+// one solvent) are dispensed into every well too. Its deck has a reservoir well of stock for every
 // level of the group's space; a plate that is full, or tips that run out, are replaced by a
 // fresh deck set up alike. An Instrument is safe for concurrent use: experiments run one at a
 // time. Conditions the dataset has no measurement of are lab.ErrUnavailable, as the dataset's
@@ -61,15 +62,25 @@ type Instrument struct {
 
 // Instrument returns group key of the reaction as an Instrument: key is the reactant levels,
 // with or without the product after them, joined with " / " (a dataset's group key when the
-// table is grouped by those columns).
+// table is grouped by those columns), or some of them that only one group has (a table
+// grouped by the aryl halide of a screen with one amine).
 func (r *Reaction) Instrument(key string, o *InstrumentOptions) (*Instrument, error) {
 	var g *reactantGroup
 	var keys []string
+	n := len(r.Spec.Reactants)
+	var partial []*reactantGroup // groups whose reactants include every part of key
 	for _, rg := range r.groups {
 		keys = append(keys, rg.g.Key)
-		if rg.g.Key == key || strings.Join(rg.g.Values[:len(r.Spec.Reactants)], " / ") == key {
+		if rg.g.Key == key || strings.Join(rg.g.Values[:n], " / ") == key {
 			g = rg
 		}
+		parts := strings.Split(key, " / ")
+		if len(parts) < n && !slices.ContainsFunc(parts, func(p string) bool { return !slices.Contains(rg.g.Values[:n], p) }) {
+			partial = append(partial, rg)
+		}
+	}
+	if g == nil && len(partial) == 1 {
+		g = partial[0]
 	}
 	if g == nil {
 		slices.Sort(keys)
@@ -116,6 +127,9 @@ func (in *Instrument) setUp() (*Deck, error) {
 	var stocks []stock
 	for i, sp := range in.reactants {
 		stocks = append(stocks, stock{sp, map[bool]float64{true: limitingMolar, false: excessMolar}[i == 0]})
+	}
+	for _, sp := range in.rx.Spec.Require {
+		stocks = append(stocks, stock{sp, solventMolar})
 	}
 	for _, v := range in.Space().Vars {
 		for _, l := range v.Levels {
@@ -179,7 +193,7 @@ func (in *Instrument) Run(ctx context.Context, c lab.Conditions) (lab.Measuremen
 	if _, err := in.group.g.Run(ctx, c); err != nil {
 		return nil, err
 	}
-	species := slices.Clone(in.reactants)
+	species := append(slices.Clone(in.reactants), in.rx.Spec.Require...)
 	for _, v := range in.Space().Vars {
 		if l := c[v.Name]; l != in.rx.Spec.None {
 			species = append(species, l)

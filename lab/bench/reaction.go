@@ -86,6 +86,14 @@ var BuchwaldHartwig = ReactionSpec{
 	Basis:       "Ahneman et al. ran the plates in DMSO at 60 °C for 16 h; the CSV has no solvent, temperature or time column",
 }
 
+// Specs are the reaction maps of the shared reaction datasets (data/reactions), by the
+// dataset file's base name.
+var Specs = map[string]*ReactionSpec{
+	"suzuki_perera2018":                          &Suzuki,
+	"buchwald_hartwig_ahneman2018":               &BuchwaldHartwig,
+	"buchwald_hartwig_ahneman2018_with_controls": &BuchwaldHartwig,
+}
+
 // Reaction is a reaction dataset loaded as a map from well contents to yields.
 type Reaction struct {
 	Name   string // the dataset file's base name without extension

@@ -50,6 +50,8 @@ aspirate (p, 50, wells (plate, "A1"));
 dispense (p, 50, plate.wells.A2);
 mix (p, 2, 30, plate.wells.A2);
 drop_tip (p);
+transfer (p, [20 30], res.wells.A1, wells (plate, "B1", "B2"));
+distribute (p, 25, res.wells.A1, {plate.wells.H1, {plate.wells.H2}});
 printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 	var last *kerneltest.Result
 	for i, c := range cells {
@@ -72,6 +74,10 @@ printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 				want = 50
 			case row == 'A' && c == 2:
 				want = 150
+			case row == 'B' && c <= 2:
+				want = float64(10 + 10*c)
+			case row == 'H' && c <= 2:
+				want = 25
 			}
 			well := fmt.Sprintf("plate/%c%d", row, c)
 			if got, err := d.Well(well); err != nil || got.Volume != want {
@@ -80,7 +86,7 @@ printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 		}
 	}
 	series := last.Series()
-	for name, want := range map[string]float64{"vol_plate_A1": 50, "vol_plate_A2": 150, "vol_plate_G12": 100, "vol_res_A1": 10000 - 4*12*100, "tips_used": 5} {
+	for name, want := range map[string]float64{"vol_plate_A1": 50, "vol_plate_A2": 150, "vol_plate_G12": 100, "vol_res_A1": 10000 - 4*12*100 - 50 - 70, "tips_used": 7} { // distribute draws 20 µL more, to dispose of
 		if got := series[name]; len(got) == 0 || got[len(got)-1] != want {
 			t.Errorf("%s telemetry %v, want it to end at %v", name, got, want)
 		}

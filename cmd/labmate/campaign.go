@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/internal/progress"
+	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/lab/game"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
@@ -38,7 +39,7 @@ func newCampaignRunCmd() *cobra.Command {
 		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only, refDataset string
 		vars, groups, planners, drop                                                          []string
 		budget, seeds                                                                         int
-		asJSON                                                                                bool
+		asJSON, onBench                                                                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -111,6 +112,15 @@ Example:
 			}
 			defer st.Close()
 			gm := &game.Game{Table: t, Store: st, Priors: st}
+			if onBench {
+				spec, ok := bench.Specs[t.Name]
+				if !ok {
+					return fmt.Errorf("--bench: the bench maps no reaction of dataset %s", t.Name)
+				}
+				if gm.Bench, err = bench.LoadReaction(data, spec); err != nil {
+					return err
+				}
+			}
 			if slices.Contains(planners, "llm") {
 				if gm.LLM, err = llmPlanners(ctx, modelSpec, objective); err != nil {
 					return err
@@ -176,6 +186,7 @@ Example:
 	f.StringVar(&only, "only", "", "play only this group (its values joined with \" / \")")
 	f.StringVar(&storePath, "store", "", "campaign store (default ~/.local/share/labmate/campaigns.db)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&onBench, "bench", false, "run each experiment as a protocol on the bench twin's heater-shaker plate (Suzuki, Buchwald–Hartwig)")
 	f.StringVar(&plotPath, "plot", "", "draw the mean NMA curves to this PNG")
 	f.StringVar(&refPath, "reference", "", "reference curves CSV to overlay on --plot")
 	f.StringVar(&refDataset, "reference-dataset", "", "the reference file's dataset to overlay (default: the data file's name, else every curve)")

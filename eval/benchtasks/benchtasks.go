@@ -109,6 +109,9 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
 	}
 	var journal bytes.Buffer
+	if err := bench.WriteEquipment(&journal, b.equip); err != nil { // replays react as this bench does
+		return nil, fmt.Errorf("benchtasks: the bench's journal: %w", err)
+	}
 	enc := json.NewEncoder(&journal)
 	for _, c := range t.setup {
 		if _, err := d.Do(c); err != nil {

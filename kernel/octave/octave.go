@@ -8,6 +8,13 @@
 // Octave's packages lack (toolbox/: stepinfo, allmargin, iirnotch, MATLAB semantics) are at
 // the end of the load path, so a package or user function of the same name takes precedence.
 //
+// The session's liquid-handler bench (lab/bench) is driven with Opentrons-style functions
+// (bench/: load_labware, load_instrument, load_liquid, pick_up_tip, aspirate, dispense, mix,
+// blow_out, drop_tip, return_tip, transfer, distribute, consolidate, wells, bench_command),
+// also at the end of the load path. Octave has no sockets, so they talk to the bench through
+// the named pipes WORKSPACE/.labmate/bench.in and bench.out (bench.ServeFIFO), with the same
+// commands, replies and telemetry as the Python module's socket.
+//
 // The kernel is a kernel.Snapshotter: the base workspace's variables are saved with save
 // -binary (matrices, structs, cells, integers, function handles with what they captured), each
 // first tried alone, so that one save cannot write (a classdef object such as containers.Map,
@@ -27,7 +34,7 @@ import (
 // Binary is the interpreter labmate starts.
 const Binary = "octave-cli"
 
-//go:embed driver/*.m toolbox/*.m
+//go:embed driver/*.m toolbox/*.m bench/*.m
 var driverFS embed.FS
 
 // Toolbox lists labmate's implementations of toolbox functions missing from the Octave
@@ -50,6 +57,8 @@ var dialect = &engine.Dialect{
 			// Headless plotting; toolbox functions only where nothing else defines them.
 			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics"); ` +
 			`warning("off", "Octave:shadowed-function"); addpath(` + quote(rt+"/toolbox") + `, "-end"); ` +
+			// The bench's protocol functions (bench/) find the workspace's bench where it started.
+			`addpath(` + quote(rt+"/bench") + `, "-end"); setenv("LABMATE_WORKSPACE", pwd()); ` +
 			`__labmate_loop__(` + quote(tag) + ")\n"
 	},
 	Frame: func(tag, path string, rehash bool) string {
@@ -61,11 +70,11 @@ var dialect = &engine.Dialect{
 	LoadState: func(path string) string { return "__labmate_load__(" + quote(path) + ");" },
 }
 
-// files are the driver's files at the top of the runtime directory and the toolbox's in
-// toolbox/.
+// files are the driver's files at the top of the runtime directory, the toolbox's in
+// toolbox/ and the bench's protocol functions in bench/.
 func files() map[string]string {
 	m := map[string]string{}
-	for dir, prefix := range map[string]string{"driver": "", "toolbox": "toolbox/"} {
+	for dir, prefix := range map[string]string{"driver": "", "toolbox": "toolbox/", "bench": "bench/"} {
 		entries, _ := driverFS.ReadDir(dir)
 		for _, e := range entries {
 			b, _ := driverFS.ReadFile(dir + "/" + e.Name())

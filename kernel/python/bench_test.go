@@ -2,9 +2,6 @@ package python_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,8 +9,6 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
 	"github.com/labmate/labmate/kernel/python"
-	"github.com/labmate/labmate/lab/bench"
-	"github.com/labmate/labmate/protocol"
 )
 
 // labmate.bench() is the session's bench: what one cell loads and fills, the next one uses,
@@ -21,27 +16,7 @@ import (
 func TestBenchPersistsAcrossCells(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
-	dir := filepath.Join(opts.Workspace, ".labmate")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("unix", filepath.Join(dir, "bench.sock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(filepath.Join(dir, "bench.sock"), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	d := bench.NewDeck()
-	go func() { done <- bench.Serve(ctx, ln, bench.NewTwin(d)) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	d := kerneltest.ServeBench(t, opts.Workspace)
 	k, err := python.Start(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -70,13 +45,29 @@ labmate.bench() is protocol`}
 			t.Errorf("%s holds %v µL (%v), want %v", well, c.Volume, err, want)
 		}
 	}
-	series := map[string][]float64{}
-	for _, o := range last.Obs {
-		if o.Kind == protocol.ObsTelemetry {
-			series[o.Sample.Name] = append(series[o.Sample.Name], o.Sample.Value)
-		}
-	}
+	series := last.Series()
 	if got := series["vol_plate_A1"]; len(got) == 0 || got[len(got)-1] != 100 {
 		t.Errorf("vol_plate_A1 telemetry %v, want it to end at 100 (all: %v)", got, series)
 	}
+}
+
+// BenchmarkBenchCommands is the bench's commands per second through the Python module, the
+// same commands as the Octave kernel's benchmark.
+func BenchmarkBenchCommands(b *testing.B) {
+	opts := testutil.KernelOptions(b)
+	opts.Workspace = b.TempDir()
+	kerneltest.ServeBench(b, opts.Workspace)
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer k.Close()
+	kerneltest.BenchCommands(b, k, `import labmate
+protocol = labmate.bench()
+res = protocol.load_labware("nest_12_reservoir_15ml", 3, "res")
+tips = protocol.load_labware("opentrons_96_tiprack_300ul", 2)
+p = protocol.load_instrument("p300_single_gen2", "left", tip_racks=[tips])
+res["A1"].load_liquid(protocol.define_liquid("tartrazine"), 10000)
+p.pick_up_tip()`, `for i in range(250):
+    p.aspirate(20, res["A1"]); p.dispense(20, res["A2"]); p.aspirate(20, res["A2"]); p.dispense(20, res["A1"])`, 1000)
 }

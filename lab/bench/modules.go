@@ -79,6 +79,15 @@ func (d *Deck) Equip(e *Equipment) error {
 	return nil
 }
 
+// Equipment returns what Equip gave the deck, nil for a deck that was not equipped.
+func (d *Deck) Equipment() *Equipment {
+	if d.equip == nil {
+		return nil
+	}
+	e := d.equip.e
+	return &e
+}
+
 func (d *Deck) equipment() *equipment {
 	if d.equip == nil {
 		q, err := newEquipment(&Equipment{})

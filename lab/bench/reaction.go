@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -85,9 +86,18 @@ var BuchwaldHartwig = ReactionSpec{
 	Basis:       "Ahneman et al. ran the plates in DMSO at 60 °C for 16 h; the CSV has no solvent, temperature or time column",
 }
 
+// Specs are the reaction maps of the shared reaction datasets (data/reactions), by the
+// dataset file's base name.
+var Specs = map[string]*ReactionSpec{
+	"suzuki_perera2018":                          &Suzuki,
+	"buchwald_hartwig_ahneman2018":               &BuchwaldHartwig,
+	"buchwald_hartwig_ahneman2018_with_controls": &BuchwaldHartwig,
+}
+
 // Reaction is a reaction dataset loaded as a map from well contents to yields.
 type Reaction struct {
 	Name   string // the dataset file's base name without extension
+	Path   string // the dataset file LoadReaction read, absolute
 	Spec   ReactionSpec
 	cols   []column // the reactant columns, then the components
 	level  map[string][]int
@@ -120,7 +130,11 @@ func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReaction, err)
 	}
-	r := &Reaction{Name: t.Name, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	r := &Reaction{Name: t.Name, Path: abs, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
 	r.Spec.Reactants, r.Spec.Components, r.Spec.Require = slices.Clone(spec.Reactants), slices.Clone(spec.Components), slices.Clone(spec.Require)
 	r.Spec.Drop = maps.Clone(spec.Drop)
 	seen := make([]map[string]bool, len(spec.Reactants))

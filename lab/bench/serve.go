@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -86,34 +84,7 @@ func Serve(ctx context.Context, ln net.Listener, b Backend) error {
 	}
 }
 
-func serveConn(ctx context.Context, c net.Conn, b Backend) {
-	r := bufio.NewReaderSize(c, 64<<10)
-	w := bufio.NewWriter(c)
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > MaxLine {
-			writeReply(w, &Reply{Error: &ReplyError{Message: fmt.Sprintf("bench: a command line longer than %d bytes", MaxLine)}})
-			w.Flush()
-			return
-		}
-		line = append(line, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil { // io.EOF or a closed connection: a partial last line is dropped
-			return
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			writeReply(w, answer(ctx, b, line))
-			// Flush only when nothing more is waiting, so pipelined commands share a write.
-			if r.Buffered() == 0 && w.Flush() != nil {
-				return
-			}
-		}
-		line = line[:0]
-	}
-}
+func serveConn(ctx context.Context, c net.Conn, b Backend) { serveLines(ctx, c, c, b, false) }
 
 // answer carries out one command line.
 func answer(ctx context.Context, b Backend, line []byte) *Reply {

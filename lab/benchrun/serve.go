@@ -1,8 +1,10 @@
 // Package benchrun runs Opentrons-style protocols on the liquid-handler bench (lab/bench) in a
 // Python kernel, and keeps a workspace's bench: the bench is served on
 // WORKSPACE/.labmate/bench.sock while kernels run there (labmate.bench() in a cell connects to
-// it), and the commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which
-// sandboxed code cannot write, so that the next run starts from what earlier runs left. The
+// it; Octave's bench functions use the named pipes bench.in and bench.out beside it), and the
+// commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which sandboxed code
+// cannot write, so that the next run starts from what earlier runs left; the journal's first
+// line records the deck's equipment (its reaction datasets), so that a replay reacts alike. The
 // CLI (labmate lab simulate|run|show), agent runs, server sessions and the tools
 // simulate_protocol and bench_state (Tools) all go through it.
 package benchrun
@@ -25,6 +27,10 @@ const (
 	Dir     = ".labmate"
 	Socket  = "bench.sock"
 	Journal = "bench.jsonl"
+	// FIFOIn and FIFOOut are the named pipes the bench is served on too, for a kernel with
+	// no sockets (Octave; see bench.ServeFIFO).
+	FIFOIn  = "bench.in"
+	FIFOOut = "bench.out"
 )
 
 // Open returns the bench of workspace ws: a fresh deck with ws's journal replayed.
@@ -78,7 +84,8 @@ type Served struct {
 	jerr    error
 }
 
-// Serve serves the bench of workspace ws on WS/.labmate/bench.sock until Close.
+// Serve serves the bench of workspace ws on WS/.labmate/bench.sock, and on the named pipes
+// bench.in and bench.out beside it, until Close.
 func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) {
 	if opts == nil {
 		opts = &ServeOptions{}
@@ -106,6 +113,16 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 		var err error
 		if s.journal, err = os.OpenFile(filepath.Join(dir, Journal), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
 			return nil, fmt.Errorf("the bench's journal: %w", err)
+		}
+		// A new journal of an equipped deck starts with its equipment, so that a replay
+		// reacts and reads as this bench does.
+		if fi, err := s.journal.Stat(); err == nil && fi.Size() == 0 {
+			if e := d.Equipment(); e != nil {
+				if err := bench.WriteEquipment(s.journal, e); err != nil {
+					s.closeJournal()
+					return nil, fmt.Errorf("the bench's journal: %w", err)
+				}
+			}
 		}
 	}
 	os.Remove(sock) // one a crashed run left
@@ -139,10 +156,17 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	s.wg.Add(1)
+	backend := bench.Guard(bench.Noted(s.twin, note), approve)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		s.serr = bench.Serve(sctx, ln, bench.Guard(bench.Noted(s.twin, note), approve))
+		s.serr = bench.Serve(sctx, ln, backend)
+	}()
+	go func() {
+		defer s.wg.Done()
+		// Best effort: on a filesystem without named pipes the socket is served alone, and
+		// Octave's bench functions say there is no bench.
+		bench.ServeFIFO(sctx, filepath.Join(dir, FIFOIn), filepath.Join(dir, FIFOOut), backend)
 	}()
 	return s, nil
 }

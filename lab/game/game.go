@@ -8,11 +8,13 @@ package game
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/dataset"
 )
 
@@ -22,6 +24,12 @@ type Game struct {
 	Store  lab.Store // records the campaigns; nil: not recorded
 	Priors lab.Store // where a prior of memory reads earlier campaigns
 	LLM    LLMPlanners
+	// Bench, when set, maps the table's reaction onto the bench twin (lab/bench), and every
+	// experiment is run as a protocol on a plate there (Reaction.Instrument) rather than
+	// looked up: the table's groups must be the reaction's reactants, its variables some of
+	// the reaction's components, the others of one level each.
+	Bench        *bench.Reaction
+	BenchOptions *bench.InstrumentOptions
 }
 
 // Result is one finished campaign.
@@ -69,7 +77,13 @@ func (gm *Game) Play(ctx context.Context, g *dataset.Group, planner string, seed
 	}
 	r := &Result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
 	seen := map[string]bool{}
-	for st, err := range lab.Run(ctx, g, p, c, &lab.Options{Store: gm.Store}) {
+	var inst lab.Instrument = g
+	if gm.Bench != nil {
+		if inst, err = onBench(gm.Bench, g, gm.BenchOptions); err != nil {
+			return nil, err
+		}
+	}
+	for st, err := range lab.Run(ctx, inst, p, c, &lab.Options{Store: gm.Store}) {
 		if err != nil {
 			return nil, err
 		}
@@ -97,4 +111,49 @@ func NewCampaignID() string {
 	defer idMu.Unlock()
 	idN++
 	return fmt.Sprintf("c%s-%d-%d", time.Now().UTC().Format("20060102T150405.000000"), os.Getpid(), idN)
+}
+
+// benchGroup is a dataset group played on the bench: the group's space, each experiment a
+// protocol on the bench instrument with the components the space leaves out at their one
+// level.
+type benchGroup struct {
+	space *lab.Space
+	inst  *bench.Instrument
+	fixed lab.Conditions
+}
+
+func onBench(rx *bench.Reaction, g *dataset.Group, o *bench.InstrumentOptions) (*benchGroup, error) {
+	inst, err := rx.Instrument(g.Key, o)
+	if err != nil {
+		return nil, err
+	}
+	b := &benchGroup{space: g.Space(), inst: inst, fixed: lab.Conditions{}}
+	own, known := map[string]bool{}, map[string]bool{}
+	for _, v := range inst.Space().Vars {
+		known[v.Name] = true
+	}
+	for _, v := range b.space.Vars {
+		if !known[v.Name] {
+			return nil, fmt.Errorf("game: on the bench, %s is no component of reaction %s", v.Name, rx.Name)
+		}
+		own[v.Name] = true
+	}
+	for _, v := range inst.Space().Vars {
+		switch {
+		case own[v.Name]:
+		case len(v.Levels) == 1:
+			b.fixed[v.Name] = v.Levels[0]
+		default:
+			return nil, fmt.Errorf("game: on the bench, %s has %d levels, and the table does not choose one: make it a variable", v.Name, len(v.Levels))
+		}
+	}
+	return b, nil
+}
+
+func (b *benchGroup) Space() *lab.Space { return b.space }
+
+func (b *benchGroup) Run(ctx context.Context, c lab.Conditions) (lab.Measurement, error) {
+	full := maps.Clone(c)
+	maps.Copy(full, b.fixed)
+	return b.inst.Run(ctx, full)
 }

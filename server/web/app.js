@@ -699,7 +699,7 @@ function scheduleBench() {
   benchBusy = true;
   const id = state.session;
   api("GET", "/v1/sessions/" + encodeURIComponent(id) + "/bench")
-    .then((b) => { if (id === state.session) drawBench(b.labware || []); })
+    .then((b) => { if (id === state.session) drawBench(b.labware || [], b.readings || []); })
     .catch(() => {})
     .finally(() => {
       benchBusy = false;
@@ -715,8 +715,59 @@ function svgEl(tag, attrs) {
 
 // drawBench draws each labware in slot order: a plate as its grid of wells, filled with the
 // colour of what each holds; a tip rack as its count of fresh tips.
-function drawBench(labware) {
+// drawDeck draws the deck as its 11 slots and the trash, laid out as on an OT-2 (slot 1 at
+// the front left, 10 and 11 at the back), each slot naming what it holds.
+function drawDeck(labware) {
+  const grid = $("#deck-grid");
+  grid.replaceChildren();
+  const bySlot = new Map(labware.map((lw) => [lw.slot, lw]));
+  for (const slot of [10, 11, 12, 7, 8, 9, 4, 5, 6, 1, 2, 3]) {
+    const lw = bySlot.get(slot);
+    const cell = el("div", "slot" + (lw ? " used" : "") + (slot === 12 ? " trash" : ""));
+    cell.dataset.slot = String(slot);
+    cell.append(el("span", "n", String(slot)));
+    if (slot === 12) cell.append(el("span", "what", "trash"));
+    else if (lw) {
+      const filled = Object.keys(lw.wells || {}).length;
+      cell.append(el("span", "what", lw.name === String(slot) ? lw.display_name : lw.name),
+        el("span", "state", lw.tiprack ? `${lw.fresh_tips || 0} fresh tips` : `${filled} well${filled === 1 ? "" : "s"} filled`));
+      cell.title = lw.display_name;
+    }
+    grid.append(cell);
+  }
+}
+
+// spectrum draws a reading of several wavelengths: absorbance against wavelength, one line
+// per well that holds liquid, in the well's colour.
+function spectrum(lw, r) {
+  const fig = el("figure", "chart spectrum");
+  fig.dataset.spectrum = lw.name;
+  const wells = r.wells.filter((w) => lw.wells[w.well]);
+  const ods = wells.flatMap((w) => w.od);
+  const nm = r.wavelengths_nm, W = 480, H = 220;
+  const yv = niceTicks(0, Math.max(...ods, 0.1), 5), xv = niceTicks(nm[0], nm[nm.length - 1], 7).filter((v) => v >= nm[0] && v <= nm[nm.length - 1]);
+  const g = { W, H, L: 50, R: 10, T: 8, B: 32 };
+  const lo = nm[0], hi = nm[nm.length - 1] > lo ? nm[nm.length - 1] : lo + 1, top = yv[yv.length - 1];
+  g.x = (x) => g.L + ((x - lo) / (hi - lo)) * (W - g.L - g.R);
+  g.y = (y) => H - g.B - (y / top) * (H - g.T - g.B);
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `absorbance spectra of ${wells.length} wells of ${lw.name}` });
+  const add = svgAdder(svg);
+  axes(add, g, yv.map((v) => ({ v, label: String(+v.toFixed(3)) })), xv.map((v) => ({ v, label: String(v) })), "absorbance (OD)", "wavelength (nm)");
+  for (const w of wells) {
+    const line = add("polyline", { class: "spec", stroke: lw.wells[w.well].color || "#555", "data-well": w.well,
+      points: w.od.map((od, k) => g.x(nm[k]).toFixed(1) + "," + g.y(od).toFixed(1)).join(" ") });
+    const t = document.createElementNS(SVG, "title");
+    t.textContent = `${w.well}: peak ${Math.max(...w.od).toFixed(3)} OD at ${nm[w.od.indexOf(Math.max(...w.od))]} nm`;
+    line.append(t);
+  }
+  fig.append(svg, el("figcaption", "", `${lw.name}: absorbance of its ${wells.length} filled well${wells.length === 1 ? "" : "s"}, ${nm[0]}–${nm[nm.length - 1]} nm (the last read)`));
+  return fig;
+}
+
+function drawBench(labware, readings) {
   $("#bench").hidden = labware.length === 0;
+  drawDeck(labware);
+  const reads = new Map((readings || []).map((r) => [r.labware, r]));
   const deck = $("#deck");
   deck.replaceChildren();
   for (const lw of [...labware].sort((a, b) => a.slot - b.slot)) {
@@ -754,12 +805,14 @@ function drawBench(labware) {
     });
     fig.append(svg, cap);
     deck.append(fig);
+    const r = reads.get(lw.name);
+    if (r && r.wavelengths_nm.length > 1 && r.wells.some((w) => lw.wells[w.well])) deck.append(spectrum(lw, r));
   }
 }
 
 // ---------- telemetry charts ----------
 //
-// Every telemetry series of an operation is a line chart under its card (x: seconds since the
+// Every telemetry series of two or more samples is a line chart under its card (x: seconds since the
 // operation's first sample; y: the value, on a log scale when the series is positive and spans
 // more than three decades, as residuals do), with the moments perception gave a Warning or an
 // Error marked on it. Redrawn at most once a frame. Each point observed after the page loaded is
@@ -782,9 +835,10 @@ function addSample(c, s, ts) {
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", "telemetry " + s.name);
     fig.dataset.series = s.name;
+    fig.hidden = true; // until its second point
     fig.append(cap, svg);
     c.tele.append(fig);
-    sr = { xs: [], ys: [], cap, svg };
+    sr = { xs: [], ys: [], cap, svg, fig };
     c.series.set(s.name, sr);
   }
   if (sr.xs.length >= MAX_POINTS) {
@@ -860,6 +914,10 @@ function svgAdder(svg) {
 
 function draw(c, name, sr) {
   const ys = sr.ys;
+  // One point is no curve: a series shows from its second sample (a plate read once, at many
+  // wavelengths, is its spectra in the bench view instead of a chart per well and wavelength).
+  sr.fig.hidden = ys.length < 2;
+  if (sr.fig.hidden) return;
   const log = ys.every((y) => y > 0) && Math.max(...ys) / Math.min(...ys) > 1e3;
   const f = log ? Math.log10 : (y) => y;
   const fy = ys.map(f);

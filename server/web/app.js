@@ -893,7 +893,8 @@ function axes(add, g, yt, xt, ylabel, xlabel) {
   }
   for (const t of xt) {
     add("line", { class: "axis", x1: g.x(t.v), x2: g.x(t.v), y1: g.H - g.B, y2: g.H - g.B + 3 });
-    add("text", { class: "tick", x: g.x(t.v), y: g.H - g.B + 13, "text-anchor": "middle" }, t.label);
+    const edge = g.x(t.v) > g.W - g.R - 16; // the last label ends at the frame instead of crossing it
+    add("text", { class: "tick", x: edge ? g.W - 1 : g.x(t.v), y: g.H - g.B + 13, "text-anchor": edge ? "end" : "middle" }, t.label);
   }
   add("line", { class: "axis", x1: g.L, x2: g.L, y1: g.T, y2: g.H - g.B });
   add("line", { class: "axis", x1: g.L, x2: g.W - g.R, y1: g.H - g.B, y2: g.H - g.B });
@@ -927,14 +928,15 @@ function draw(c, name, sr) {
   const yv = log ? niceTicks(Math.floor(lo), Math.ceil(hi), 6).filter((v) => Number.isInteger(v)) : niceTicks(lo, hi, 5);
   lo = Math.min(lo, yv[0]); hi = Math.max(hi, yv[yv.length - 1]);
   const xmax = Math.max(sr.xs[sr.xs.length - 1], ...c.marks.map((m) => m.x), 1e-9);
-  const xv = niceTicks(0, xmax, 6).filter((v) => v <= xmax * (1 + 1e-9));
+  const ms = xmax < 1; // a short run's axis in milliseconds: "2", not "2.00e-3"
+  const xv = niceTicks(0, ms ? xmax * 1000 : xmax, 6).filter((v) => v <= (ms ? xmax * 1000 : xmax) * (1 + 1e-9)).map((v) => (ms ? v / 1000 : v));
   const g = { W, H, L: 50, R: 10, T: 6, B: 30 };
   g.x = (x) => g.L + (x / xmax) * (W - g.L - g.R);
   g.y = (y) => H - g.B - ((y - lo) / (hi - lo)) * (H - g.T - g.B);
   sr.svg.replaceChildren();
   const add = svgAdder(sr.svg);
-  axes(add, g, yv.map((v) => ({ v, label: log ? "1e" + v : fmtAxis(v) })), xv.map((v) => ({ v, label: fmtAxis(v) })),
-    name + (log ? " (log)" : ""), "time (s)");
+  axes(add, g, yv.map((v) => ({ v, label: log ? "1e" + v : fmtAxis(v) })), xv.map((v) => ({ v, label: fmtAxis(ms ? +(v * 1000).toPrecision(12) : v) })),
+    name + (log ? " (log)" : ""), ms ? "time (ms)" : "time (s)");
   add("polyline", { class: "series", points: fy.map((y, i) => g.x(sr.xs[i]).toFixed(1) + "," + g.y(y).toFixed(1)).join(" ") });
   for (const m of c.marks) {
     const l = add("line", { x1: g.x(m.x), x2: g.x(m.x), y1: g.T, y2: H - g.B, class: "mark " + m.state });

@@ -238,7 +238,8 @@ func TestDashboardLayout(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitJS(t, ctx, fmt.Sprintf("the viewport is %d px", width), fmt.Sprintf(`window.innerWidth === %d`, width))
-			time.Sleep(200 * time.Millisecond) // a frame or two for the charts
+			evalString(t, ctx, `(scrollTo(0, 0), "")`) // the screenshot from the top, the sidebar where it starts
+			time.Sleep(200 * time.Millisecond)         // a frame or two for the charts
 			if bad := evalString(t, ctx, laidOut("#page-"+page)); bad != "" {
 				t.Errorf("the %s page at %d px:\n%s", page, width, bad)
 			}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/labmate/labmate/kernel"
@@ -35,9 +37,41 @@ func (s *Server) Bench(ctx context.Context, id string) (*bench.Deck, error) {
 }
 
 // BenchView is GET /v1/sessions/{id}/bench: the session's deck, its labware and wells
-// coloured from their composition, for the dashboard's plate map.
+// coloured from their composition, for the dashboard's deck and plate maps; and the last
+// plate-reader reading of each labware (absorbance per well and wavelength: the spectra),
+// those read while the server kept the session, by labware name.
 type BenchView struct {
-	Labware []benchrun.LabwareView `json:"labware"`
+	Labware  []benchrun.LabwareView `json:"labware"`
+	Readings []*bench.Reading       `json:"readings,omitempty"`
+}
+
+// noteReading keeps the last reading of each labware the session's bench read
+// (benchrun.ServeOptions.Note).
+func (ss *session) noteReading(_ bench.Command, ev *bench.Event, err error) {
+	if err != nil || ev == nil || ev.Reading == nil {
+		return
+	}
+	ss.readsMu.Lock()
+	defer ss.readsMu.Unlock()
+	if ss.reads == nil {
+		ss.reads = map[string]*bench.Reading{}
+	}
+	ss.reads[ev.Reading.Labware] = ev.Reading
+}
+
+// readings are the session's last readings, by labware name.
+func (s *Server) readings(id string) []*bench.Reading {
+	ss := s.lookup(id)
+	if ss == nil {
+		return nil
+	}
+	ss.readsMu.Lock()
+	defer ss.readsMu.Unlock()
+	var out []*bench.Reading
+	for _, name := range slices.Sorted(maps.Keys(ss.reads)) {
+		out = append(out, ss.reads[name])
+	}
+	return out
 }
 
 func (s *Server) sessionBench(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +90,7 @@ func (s *Server) sessionBench(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, &BenchView{Labware: v})
+	writeJSON(w, http.StatusOK, &BenchView{Labware: v, Readings: s.readings(r.PathValue("id"))})
 }
 
 // BenchTools are simulate_protocol and bench_state (lab/benchrun) over the server's Python

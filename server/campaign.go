@@ -144,12 +144,17 @@ var ErrNoCampaigns = errors.New("server: this server runs no campaigns")
 var ErrUnknownCampaign = errors.New("server: unknown campaign")
 
 // StartCampaign sets a campaign up from spec (Config.Campaign), logs its start and returns
-// its status before the first turn. Steps are recorded in Config.CampaignStore when set.
+// its status before the first turn. What spec leaves out takes game's defaults
+// (Spec.SetDefaults), those of labmate campaign run. Steps are recorded in
+// Config.CampaignStore when set.
 func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*CampaignStatus, error) {
 	if s.cfg.Campaign == nil {
 		return nil, ErrNoCampaigns
 	}
-	if spec.Budget <= 0 || spec.Budget > maxBudget {
+	sp := *spec
+	spec = &sp
+	spec.SetDefaults(0) // the budget's default waits for the space's size
+	if spec.Budget < 0 || spec.Budget > maxBudget {
 		return nil, fmt.Errorf("budget %d: want 1 to %d turns", spec.Budget, maxBudget)
 	}
 	if n, max := len(spec.CSVData), dataset.DefaultLimits.Bytes; int64(n) > max {
@@ -169,7 +174,9 @@ func (s *Server) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	if err != nil {
 		return nil, err
 	}
-	if n := setup.Instrument.Space().Size(); spec.Budget > n {
+	n := setup.Instrument.Space().Size()
+	spec.SetDefaults(n)
+	if spec.Budget <= 0 || spec.Budget > n {
 		return nil, fmt.Errorf("campaign: budget %d: the space has only %d conditions", spec.Budget, n)
 	}
 	c := setup.Campaign

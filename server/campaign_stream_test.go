@@ -330,7 +330,8 @@ func TestCampaignErrors(t *testing.T) {
 		{"GET", "/v1/campaigns/run-1", "", http.StatusNotFound, `unknown campaign "run-1"`},
 		{"POST", "/v1/campaigns/nope/step", "", http.StatusNotFound, `unknown campaign "nope"`},
 		{"POST", "/v1/campaigns/" + id + "/step?n=0", "", http.StatusBadRequest, `n="0": want 1 to 1000 turns`},
-		{"POST", "/v1/campaigns", fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":0}`, fourWells), http.StatusBadRequest, "budget 0: want 1 to 1000 turns"},
+		{"POST", "/v1/campaigns", fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":-1}`, fourWells), http.StatusBadRequest, "budget -1: want 1 to 1000 turns"},
+		{"POST", "/v1/campaigns", fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":1001}`, fourWells), http.StatusBadRequest, "budget 1001: want 1 to 1000 turns"},
 		{"POST", "/v1/campaigns", fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":5}`, fourWells), http.StatusBadRequest, "the space has only 4 conditions"},
 		{"POST", "/v1/campaigns", `{"colour":1}`, http.StatusBadRequest, `unknown field "colour"`},
 	} {

@@ -12,12 +12,15 @@ import (
 
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/consolidate"
 	"github.com/labmate/labmate/memory/folder"
 )
 
 // memoryRoutes serve the dashboard's memory browser over Config.Memory: search facts and
 // skills, one entry with its history (whose provenance links to operations of the log),
-// the namespaces, and freezing one.
+// the namespaces, and freezing one; and a person's own writes: adding a fact (through
+// consolidation, as labmate memory add does), editing one (its old text kept in the history)
+// and invalidating an entry (kept, with the reason).
 func (s *Server) memoryRoutes() {
 	if s.cfg.Memory == nil {
 		return
@@ -35,6 +38,9 @@ func (s *Server) memoryRoutes() {
 		}
 		writeJSON(w, http.StatusOK, list)
 	})
+	s.mux.HandleFunc("POST /v1/memory/facts", s.memoryAddFact)
+	s.mux.HandleFunc("PATCH /v1/memory/entries/{id}", s.memoryEditFact)
+	s.mux.HandleFunc("POST /v1/memory/entries/{id}/invalidate", s.memoryInvalidate)
 	s.mux.HandleFunc("POST /v1/memory/freeze", s.memoryFreeze)
 	s.mux.HandleFunc("GET /v1/memory/export", s.memoryExport)
 }
@@ -168,6 +174,132 @@ func (s *Server) memoryFreeze(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"namespace": p.Namespace, "frozen": *p.Frozen})
+}
+
+// memoryActor is who the history says made a change from the dashboard or REST.
+const memoryActor = "dashboard"
+
+// decodeMemory reads a memory request's JSON body into v: unknown fields are refused.
+func (s *Server) decodeMemory(w http.ResponseWriter, r *http.Request, what string, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		httpError(w, http.StatusBadRequest, what+": "+err.Error())
+		return false
+	}
+	return true
+}
+
+// memoryAddFact serves POST /v1/memory/facts {"namespace", "text", "kind", "tags",
+// "evidence", "confidence", "source"}: a fact as a person wrote it, through consolidation
+// (labmate memory add): an exact or near duplicate in the namespace is merged into the fact
+// there. Namespace defaults to "user", kind to "observation". The reply, 201 (200 when
+// merged), is {"event": "ADD" or "MERGE", "fact": the stored fact}.
+func (s *Server) memoryAddFact(w http.ResponseWriter, r *http.Request) {
+	var p struct {
+		Namespace  string   `json:"namespace"`
+		Text       string   `json:"text"`
+		Kind       string   `json:"kind"`
+		Tags       []string `json:"tags"`
+		Evidence   []string `json:"evidence"`
+		Confidence float64  `json:"confidence"`
+		Source     string   `json:"source"`
+	}
+	if !s.decodeMemory(w, r, "add fact", &p) {
+		return
+	}
+	if p.Namespace == "" {
+		p.Namespace = "user"
+	}
+	f := &memory.Fact{Text: strings.TrimSpace(p.Text), Kind: memory.Kind(p.Kind), Tags: p.Tags, Evidence: p.Evidence,
+		Confidence: p.Confidence, Provenance: memory.Provenance{Source: p.Source}}
+	rep, err := consolidate.Consolidate(r.Context(), s.cfg.Memory, &consolidate.Input{Namespace: p.Namespace, Facts: []*memory.Fact{f}, Actor: memoryActor}, nil)
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	a := rep.Actions[0]
+	e, err := s.cfg.Memory.Get(r.Context(), &memory.GetParams{ID: a.ID})
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	code := http.StatusCreated
+	if a.Event == memory.EventMerge {
+		code = http.StatusOK
+	}
+	writeJSON(w, code, map[string]any{"event": a.Event, "fact": e.Fact})
+}
+
+// memoryEditFact serves PATCH /v1/memory/entries/ID {"text", "kind", "tags", "confidence",
+// "reason"}: a person's edit of an active fact in place; fields left out are kept, and the
+// history keeps the old text. A skill changes by a new version (update_skill, labmate memory
+// sync), not here. The reply is {"fact": the fact}.
+func (s *Server) memoryEditFact(w http.ResponseWriter, r *http.Request) {
+	var p struct {
+		Text       *string   `json:"text"`
+		Kind       string    `json:"kind"`
+		Tags       *[]string `json:"tags"`
+		Confidence float64   `json:"confidence"`
+		Reason     string    `json:"reason"`
+	}
+	if !s.decodeMemory(w, r, "edit", &p) {
+		return
+	}
+	id := r.PathValue("id")
+	e, err := s.cfg.Memory.Get(r.Context(), &memory.GetParams{ID: id})
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	if e.Fact == nil {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("edit %s: a skill is changed by a new version (update_skill, labmate memory sync), not edited in place", id))
+		return
+	}
+	u := &memory.UpdateFactParams{ID: id, Kind: memory.Kind(p.Kind), Confidence: p.Confidence, Actor: memoryActor, Reason: p.Reason}
+	if p.Text != nil {
+		if u.Text = strings.TrimSpace(*p.Text); u.Text == "" {
+			httpError(w, http.StatusBadRequest, fmt.Sprintf("edit %s: the text is empty (invalidate the fact instead)", id))
+			return
+		}
+	}
+	if p.Tags != nil {
+		u.Tags = *p.Tags
+	}
+	if p.Confidence < 0 || p.Confidence > 1 {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("edit %s: confidence %g: want 0 to 1", id, p.Confidence))
+		return
+	}
+	f, err := s.cfg.Memory.UpdateFact(r.Context(), u)
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fact": f})
+}
+
+// memoryInvalidate serves POST /v1/memory/entries/ID/invalidate {"reason"}: the entry, a fact
+// or a skill, is retired and kept, with the reason (required) in its history. The reply is
+// {"entry": the entry}.
+func (s *Server) memoryInvalidate(w http.ResponseWriter, r *http.Request) {
+	var p struct {
+		Reason string `json:"reason"`
+	}
+	if !s.decodeMemory(w, r, "invalidate", &p) {
+		return
+	}
+	id := r.PathValue("id")
+	if p.Reason = strings.TrimSpace(p.Reason); p.Reason == "" {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("invalidate %s: say why (reason)", id))
+		return
+	}
+	e, err := s.cfg.Memory.Invalidate(r.Context(), &memory.InvalidateParams{ID: id, Actor: memoryActor, Reason: p.Reason})
+	if err != nil {
+		memoryError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entry": e})
 }
 
 func memoryError(w http.ResponseWriter, err error) {

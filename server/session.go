@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -41,6 +42,9 @@ type session struct {
 	kernels map[string]kernel.Kernel
 	bench   *benchrun.Served // the workspace's bench, served while kernels run there
 	used    time.Time
+
+	readsMu sync.Mutex
+	reads   map[string]*bench.Reading // the last plate-reader reading of each labware, by load name
 
 	queue   []*op          // accepted, not started
 	working bool           // a worker is running the queue
@@ -343,7 +347,8 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 	if ss.bench == nil {
 		// labmate.bench() in a cell: the workspace's bench, persisted in its journal.
 		b, err := benchrun.Serve(ctx, ws, &benchrun.ServeOptions{Keep: true,
-			Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask")})
+			Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask"),
+			Note:    ss.noteReading})
 		if err != nil {
 			ss.s.logf("session %s: no bench: %v", ss.id, err)
 		}

@@ -81,7 +81,7 @@ func TestDashboardCampaign(t *testing.T) {
 		want       string
 	}{
 		{"/v1/campaigns", `{"csv":"/etc/passwd","objective":"yield","vars":["a"],"budget":3}`, 400, `campaign: csv path \"/etc/passwd\" is not under a data root (--data-root); this server has none`},
-		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":0}`, 400, "budget"},
+		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":-1}`, 400, "budget"},
 		{"/v1/campaigns", `{"csv_data":"a,yield\nx,1\n","objective":"yield","vars":["a"],"budget":3,"planner":"oracle"}`, 400, "oracle"},
 		{"/v1/campaigns", `{"budget":3,"wat":1}`, 400, "wat"},
 		{"/v1/campaigns/no-such/step", ``, 404, "no-such"},

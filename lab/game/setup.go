@@ -15,17 +15,38 @@ import (
 // dataset.DefaultLimits.Bytes) or named by a path on the server, which Setup accepts
 // only under its data roots (labmate serve --data-root). Either way the table is
 // bounded by dataset.DefaultLimits, and Budget by the space's size and the planner.
+// Objective and Budget left out take the defaults of labmate campaign run (SetDefaults).
 type Spec struct {
 	CSV       string   `json:"csv,omitempty" jsonschema:"path of the dataset CSV on the server, under one of its data roots (--data-root); relative paths are taken from each root in turn"`
 	CSVData   string   `json:"csv_data,omitempty" jsonschema:"or the CSV itself (at most 16 MiB)"`
 	Name      string   `json:"name,omitempty" jsonschema:"the file name of csv_data, which names the dataset"`
-	Objective string   `json:"objective" jsonschema:"the measured column to maximise, e.g. yield"`
+	Objective string   `json:"objective,omitempty" jsonschema:"the measured column to maximise (default yield)"`
 	Vars      []string `json:"vars" jsonschema:"the condition columns the planner chooses, e.g. ligand, base"`
 	Groups    []string `json:"groups,omitempty" jsonschema:"the columns that split the table into separate campaigns (e.g. the substrate)"`
 	Group     string   `json:"group,omitempty" jsonschema:"which group to play: its values joined with ' / ' (default: the first)"`
 	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
-	Budget    int      `json:"budget" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes)"`
+	Budget    int      `json:"budget,omitempty" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes); default 20, or the space's conditions when fewer"`
 	Seed      int64    `json:"seed,omitempty"`
+}
+
+// The defaults of a campaign, the same for every face of labmate: the flags of labmate
+// campaign run, the MCP campaign_start tool, POST /v1/campaigns and the dashboard's form.
+const (
+	DefaultObjective = "yield"
+	DefaultBudget    = 20
+)
+
+// SetDefaults fills in what s leaves out: Objective with DefaultObjective and, once the
+// space's size is known (space > 0), Budget with DefaultBudget or the space's conditions when
+// there are fewer. A server calls it before the setup (space 0: Budget stays 0, which the
+// setup accepts) and again with the size of the space the setup made.
+func (s *Spec) SetDefaults(space int) {
+	if s.Objective == "" {
+		s.Objective = DefaultObjective
+	}
+	if s.Budget == 0 && space > 0 {
+		s.Budget = min(DefaultBudget, space)
+	}
 }
 
 // notUnderRoot is the refusal of a csv path outside the data roots.

@@ -147,7 +147,11 @@ func (l *Lab) Handler() http.Handler {
 }
 
 // Run serves one client over t (e.g. &sdk.StdioTransport{}) until it disconnects or ctx ends.
-func (l *Lab) Run(ctx context.Context, t sdk.Transport) error { return l.mcp.Run(ctx, t) }
+// The end of the client's input is not a disconnection: every request read before it is
+// answered first (drainTransport).
+func (l *Lab) Run(ctx context.Context, t sdk.Transport) error {
+	return l.mcp.Run(ctx, drainTransport{t})
+}
 
 // session returns the labmate session of an MCP connection: explicit when the caller named
 // one, else the connection's own, made on its first use.

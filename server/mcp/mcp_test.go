@@ -499,7 +499,7 @@ func TestMCP(t *testing.T) {
 					args map[string]any
 					want string
 				}{
-					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig"}, "budget": 0}, "budget"},
+					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig"}, "budget": -1}, "budget"},
 					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "nope", "vars": []string{"lig"}, "budget": 2}, "nope"},
 					{"campaign_start", map[string]any{"csv_data": reactions, "objective": "yield", "vars": []string{"lig", "base"}, "groups": []string{"sub"}, "group": "Z", "budget": 2}, "Z"},
 					{"campaign_step", map[string]any{"id": "no-such"}, "no-such"},

@@ -124,7 +124,7 @@ async function loadSessions() {
     b.type = "button";
     b.dataset.session = s.id;
     const label = s.name || short(s.id);
-    const what = `${s.operations} op${s.operations === 1 ? "" : "s"}`;
+    const what = `${s.operations} op${s.operations === 1 ? "" : "s"}${s.created ? " · " + when(s.created) : ""}`;
     if (s.kind) b.append(el("span", "kind", s.kind === "campaign" ? "campaign" : "run"));
     b.append(el("span", "name", label), el("span", "count", `${what}${s.closed ? " · closed" : ""}`));
     b.title = s.id;
@@ -146,6 +146,14 @@ async function loadSessions() {
     ul.append(li);
     if (focused === s.id) b.focus();
   }
+}
+
+// when says a Unix time briefly: the time of day today, else the date too.
+function when(unix) {
+  const d = new Date(unix * 1000), now = new Date();
+  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (d.toDateString() === now.toDateString()) return time;
+  return d.toLocaleDateString([], { month: "short", day: "numeric", ...(d.getFullYear() !== now.getFullYear() && { year: "numeric" }) }) + " " + time;
 }
 
 function showSessionName() {
@@ -409,6 +417,10 @@ function render(m) {
   }
   const c = card(m);
   if (state.focusOp === m.operation_id) { state.focusOp = ""; setTimeout(() => focus(c), 0); }
+  if (state.follow === m.operation_id) { // the cell just run from the runner: its card, and its Interrupt button, come into view
+    state.follow = "";
+    requestAnimationFrame(() => c.root.scrollIntoView({ block: "nearest" }));
+  }
   const p = m.payload || {};
   switch (m.type) {
     case "operation_request":
@@ -426,11 +438,13 @@ function render(m) {
       setState(c, "queued");
       if (p.job) jobInfo(c, p.job, "submitted");
       c.stop.hidden = false;
+      c.root.classList.add("live");
       break;
     case "operation_start":
       setState(c, "running", "s-running");
       if (p.job) jobInfo(c, p.job, "started");
       c.stop.hidden = false;
+      c.root.classList.add("live");
       break;
     case "operation_progress": {
       const o = p.observation;
@@ -457,6 +471,7 @@ function render(m) {
       scheduleBench();
       setState(c, "completed", "s-completed");
       c.stop.hidden = true;
+      c.root.classList.remove("live");
       const r = p.result || {};
       c.end.className = "end";
       c.end.textContent = `completed in ${(r.duration_s || 0).toFixed(2)} s${r.job ? jobEnding(r) : ""}`;
@@ -465,6 +480,7 @@ function render(m) {
     }
     case "operation_failed": {
       c.stop.hidden = true;
+      c.root.classList.remove("live");
       if (p.verdict) addVerdict(c, p.verdict);
       const r = p.result || {};
       const kept = r.workspace_kept && !String(p.error).includes("workspace") ? " — the workspace is kept" : "";
@@ -499,6 +515,7 @@ function render(m) {
         if (id === m.operation_id || !["requested", "queued", "running"].includes(o.badge.textContent)) continue;
         setState(o, "cut short", "s-interrupted");
         o.stop.hidden = true;
+        o.root.classList.remove("live");
         o.end.className = "end";
         o.end.textContent = `cut short: the run ended (${p.reason})`;
       }
@@ -682,7 +699,7 @@ function scheduleBench() {
   benchBusy = true;
   const id = state.session;
   api("GET", "/v1/sessions/" + encodeURIComponent(id) + "/bench")
-    .then((b) => { if (id === state.session) drawBench(b.labware || []); })
+    .then((b) => { if (id === state.session) drawBench(b.labware || [], b.readings || []); })
     .catch(() => {})
     .finally(() => {
       benchBusy = false;
@@ -698,8 +715,59 @@ function svgEl(tag, attrs) {
 
 // drawBench draws each labware in slot order: a plate as its grid of wells, filled with the
 // colour of what each holds; a tip rack as its count of fresh tips.
-function drawBench(labware) {
+// drawDeck draws the deck as its 11 slots and the trash, laid out as on an OT-2 (slot 1 at
+// the front left, 10 and 11 at the back), each slot naming what it holds.
+function drawDeck(labware) {
+  const grid = $("#deck-grid");
+  grid.replaceChildren();
+  const bySlot = new Map(labware.map((lw) => [lw.slot, lw]));
+  for (const slot of [10, 11, 12, 7, 8, 9, 4, 5, 6, 1, 2, 3]) {
+    const lw = bySlot.get(slot);
+    const cell = el("div", "slot" + (lw ? " used" : "") + (slot === 12 ? " trash" : ""));
+    cell.dataset.slot = String(slot);
+    cell.append(el("span", "n", String(slot)));
+    if (slot === 12) cell.append(el("span", "what", "trash"));
+    else if (lw) {
+      const filled = Object.keys(lw.wells || {}).length;
+      cell.append(el("span", "what", lw.name === String(slot) ? lw.display_name : lw.name),
+        el("span", "state", lw.tiprack ? `${lw.fresh_tips || 0} fresh tips` : `${filled} well${filled === 1 ? "" : "s"} filled`));
+      cell.title = lw.display_name;
+    }
+    grid.append(cell);
+  }
+}
+
+// spectrum draws a reading of several wavelengths: absorbance against wavelength, one line
+// per well that holds liquid, in the well's colour.
+function spectrum(lw, r) {
+  const fig = el("figure", "chart spectrum");
+  fig.dataset.spectrum = lw.name;
+  const wells = r.wells.filter((w) => lw.wells[w.well]);
+  const ods = wells.flatMap((w) => w.od);
+  const nm = r.wavelengths_nm, W = 480, H = 220;
+  const yv = niceTicks(0, Math.max(...ods, 0.1), 5), xv = niceTicks(nm[0], nm[nm.length - 1], 7).filter((v) => v >= nm[0] && v <= nm[nm.length - 1]);
+  const g = { W, H, L: 50, R: 10, T: 8, B: 32 };
+  const lo = nm[0], hi = nm[nm.length - 1] > lo ? nm[nm.length - 1] : lo + 1, top = yv[yv.length - 1];
+  g.x = (x) => g.L + ((x - lo) / (hi - lo)) * (W - g.L - g.R);
+  g.y = (y) => H - g.B - (y / top) * (H - g.T - g.B);
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `absorbance spectra of ${wells.length} wells of ${lw.name}` });
+  const add = svgAdder(svg);
+  axes(add, g, yv.map((v) => ({ v, label: String(+v.toFixed(3)) })), xv.map((v) => ({ v, label: String(v) })), "absorbance (OD)", "wavelength (nm)");
+  for (const w of wells) {
+    const line = add("polyline", { class: "spec", stroke: lw.wells[w.well].color || "#555", "data-well": w.well,
+      points: w.od.map((od, k) => g.x(nm[k]).toFixed(1) + "," + g.y(od).toFixed(1)).join(" ") });
+    const t = document.createElementNS(SVG, "title");
+    t.textContent = `${w.well}: peak ${Math.max(...w.od).toFixed(3)} OD at ${nm[w.od.indexOf(Math.max(...w.od))]} nm`;
+    line.append(t);
+  }
+  fig.append(svg, el("figcaption", "", `${lw.name}: absorbance of its ${wells.length} filled well${wells.length === 1 ? "" : "s"}, ${nm[0]}–${nm[nm.length - 1]} nm (the last read)`));
+  return fig;
+}
+
+function drawBench(labware, readings) {
   $("#bench").hidden = labware.length === 0;
+  drawDeck(labware);
+  const reads = new Map((readings || []).map((r) => [r.labware, r]));
   const deck = $("#deck");
   deck.replaceChildren();
   for (const lw of [...labware].sort((a, b) => a.slot - b.slot)) {
@@ -737,12 +805,14 @@ function drawBench(labware) {
     });
     fig.append(svg, cap);
     deck.append(fig);
+    const r = reads.get(lw.name);
+    if (r && r.wavelengths_nm.length > 1 && r.wells.some((w) => lw.wells[w.well])) deck.append(spectrum(lw, r));
   }
 }
 
 // ---------- telemetry charts ----------
 //
-// Every telemetry series of an operation is a line chart under its card (x: seconds since the
+// Every telemetry series of two or more samples is a line chart under its card (x: seconds since the
 // operation's first sample; y: the value, on a log scale when the series is positive and spans
 // more than three decades, as residuals do), with the moments perception gave a Warning or an
 // Error marked on it. Redrawn at most once a frame. Each point observed after the page loaded is
@@ -751,7 +821,7 @@ function drawBench(labware) {
 
 const MAX_POINTS = 2000; // per series: past it, every other point is dropped
 const SVG = "http://www.w3.org/2000/svg";
-const W = 480, H = 120, PAD = 4;
+const W = 480, H = 150;
 
 function addSample(c, s, ts) {
   if (!Number.isFinite(s.value)) return; // NaN/Inf cannot be drawn; the verdict says it
@@ -765,9 +835,10 @@ function addSample(c, s, ts) {
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", "telemetry " + s.name);
     fig.dataset.series = s.name;
+    fig.hidden = true; // until its second point
     fig.append(cap, svg);
     c.tele.append(fig);
-    sr = { xs: [], ys: [], cap, svg };
+    sr = { xs: [], ys: [], cap, svg, fig };
     c.series.set(s.name, sr);
   }
   if (sr.xs.length >= MAX_POINTS) {
@@ -800,31 +871,79 @@ function schedule(c) {
   });
 }
 
+// niceTicks are evenly spaced round values (steps of 1, 2 or 5 times a power of ten) from
+// below lo to above hi, at most about max of them: every tick is labelled, none skipped.
+function niceTicks(lo, hi, max) {
+  const span = hi - lo || Math.abs(hi) || 1;
+  const raw = span / Math.max(max - 1, 1);
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw * (1 - 1e-9));
+  const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+  const ticks = [];
+  for (let v = first; v <= last + step / 2; v += step) ticks.push(Math.abs(v) < step * 1e-9 ? 0 : +v.toPrecision(12));
+  return ticks;
+}
+
+// axes draws a chart's frame: the y ticks (values already in the chart's units) with their
+// labels, the x ticks, and the label of each axis.
+function axes(add, g, yt, xt, ylabel, xlabel) {
+  for (const t of yt) {
+    add("line", { class: "grid", x1: g.L, x2: g.W - g.R, y1: g.y(t.v), y2: g.y(t.v) });
+    add("text", { class: "tick", x: g.L - 4, y: g.y(t.v) + 3.5, "text-anchor": "end" }, t.label);
+  }
+  for (const t of xt) {
+    add("line", { class: "axis", x1: g.x(t.v), x2: g.x(t.v), y1: g.H - g.B, y2: g.H - g.B + 3 });
+    const edge = g.x(t.v) > g.W - g.R - 16; // the last label ends at the frame instead of crossing it
+    add("text", { class: "tick", x: edge ? g.W - 1 : g.x(t.v), y: g.H - g.B + 13, "text-anchor": edge ? "end" : "middle" }, t.label);
+  }
+  add("line", { class: "axis", x1: g.L, x2: g.L, y1: g.T, y2: g.H - g.B });
+  add("line", { class: "axis", x1: g.L, x2: g.W - g.R, y1: g.H - g.B, y2: g.H - g.B });
+  add("text", { class: "axis-label", x: (g.L + g.W - g.R) / 2, y: g.H - 3, "text-anchor": "middle" }, xlabel);
+  add("text", { class: "axis-label", x: 0, y: 0, "text-anchor": "middle",
+    transform: `translate(11 ${(g.T + g.H - g.B) / 2}) rotate(-90)` }, ylabel);
+}
+
+function svgAdder(svg) {
+  return (tag, attrs, text) => {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+}
+
 function draw(c, name, sr) {
   const ys = sr.ys;
+  // One point is no curve: a series shows from its second sample (a plate read once, at many
+  // wavelengths, is its spectra in the bench view instead of a chart per well and wavelength).
+  sr.fig.hidden = ys.length < 2;
+  if (sr.fig.hidden) return;
   const log = ys.every((y) => y > 0) && Math.max(...ys) / Math.min(...ys) > 1e3;
   const f = log ? Math.log10 : (y) => y;
   const fy = ys.map(f);
   let lo = Math.min(...fy), hi = Math.max(...fy);
   if (hi === lo) { lo -= 1; hi += 1; }
+  // y ticks: whole decades on a log scale, round values otherwise; the axis spans them.
+  const yv = log ? niceTicks(Math.floor(lo), Math.ceil(hi), 6).filter((v) => Number.isInteger(v)) : niceTicks(lo, hi, 5);
+  lo = Math.min(lo, yv[0]); hi = Math.max(hi, yv[yv.length - 1]);
   const xmax = Math.max(sr.xs[sr.xs.length - 1], ...c.marks.map((m) => m.x), 1e-9);
-  const px = (x) => PAD + (x / xmax) * (W - 2 * PAD);
-  const py = (y) => H - PAD - ((y - lo) / (hi - lo)) * (H - 2 * PAD);
-  const line = document.createElementNS(SVG, "polyline");
-  line.setAttribute("points", fy.map((y, i) => px(sr.xs[i]).toFixed(1) + "," + py(y).toFixed(1)).join(" "));
-  line.setAttribute("class", "series");
-  const kids = [line];
+  const ms = xmax < 1; // a short run's axis in milliseconds: "2", not "2.00e-3"
+  const xv = niceTicks(0, ms ? xmax * 1000 : xmax, 6).filter((v) => v <= (ms ? xmax * 1000 : xmax) * (1 + 1e-9)).map((v) => (ms ? v / 1000 : v));
+  const g = { W, H, L: 50, R: 10, T: 6, B: 30 };
+  g.x = (x) => g.L + (x / xmax) * (W - g.L - g.R);
+  g.y = (y) => H - g.B - ((y - lo) / (hi - lo)) * (H - g.T - g.B);
+  sr.svg.replaceChildren();
+  const add = svgAdder(sr.svg);
+  axes(add, g, yv.map((v) => ({ v, label: log ? "1e" + v : fmtAxis(v) })), xv.map((v) => ({ v, label: fmtAxis(ms ? +(v * 1000).toPrecision(12) : v) })),
+    name + (log ? " (log)" : ""), ms ? "time (ms)" : "time (s)");
+  add("polyline", { class: "series", points: fy.map((y, i) => g.x(sr.xs[i]).toFixed(1) + "," + g.y(y).toFixed(1)).join(" ") });
   for (const m of c.marks) {
-    const l = document.createElementNS(SVG, "line");
-    l.setAttribute("x1", px(m.x)); l.setAttribute("x2", px(m.x));
-    l.setAttribute("y1", 0); l.setAttribute("y2", H);
-    l.setAttribute("class", "mark " + m.state);
+    const l = add("line", { x1: g.x(m.x), x2: g.x(m.x), y1: g.T, y2: H - g.B, class: "mark " + m.state });
     const t = document.createElementNS(SVG, "title");
     t.textContent = m.text;
     l.append(t);
-    kids.push(l);
   }
-  sr.svg.replaceChildren(...kids);
   const last = ys[ys.length - 1];
   sr.cap.textContent = `${name} = ${last}  (${ys.length} points${log ? ", log scale" : ""}; ` +
     `${fmtAxis(Math.min(...ys))} … ${fmtAxis(Math.max(...ys))})`;
@@ -927,43 +1046,32 @@ function showCampaign(st) {
   }
 }
 
-// chart draws NMA (a line) and each turn's normalized advantage (dots) as inline SVG.
+// chart draws NMA (a line) and each turn's normalized advantage (dots) as inline SVG: every
+// turn is a tick up to 20 turns, round steps beyond; both axes are labelled.
 function chart(st) {
-  const NS = "http://www.w3.org/2000/svg";
-  const W = 560, H = 260, L = 44, R = 12, T = 12, B = 30;
+  const W = 560, H = 270;
   const n = Math.max(st.campaign.budget, 1);
   const vals = st.advantage.concat(st.nma).filter((v) => v !== null);
-  const lo = Math.min(-1, ...vals), hi = 1;
-  const x = (i) => L + ((i + 0.5) / n) * (W - L - R);
-  const y = (v) => T + ((hi - v) / (hi - lo)) * (H - T - B);
-  const svg = document.createElementNS(NS, "svg");
+  const yv = niceTicks(Math.min(-1, ...vals), 1, 5);
+  const lo = yv[0], hi = yv[yv.length - 1];
+  const g = { W, H, L: 52, R: 12, T: 12, B: 34 };
+  g.x = (turn) => g.L + ((turn - 0.5) / n) * (W - g.L - g.R);
+  g.y = (v) => g.T + ((hi - v) / (hi - lo)) * (H - g.T - g.B);
+  const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.setAttribute("role", "img");
   const last = st.nma.length ? st.nma[st.nma.length - 1] : null;
   svg.setAttribute("aria-label", `NMA after ${st.steps.length} turns: ${fmt(last)}`);
-  const add = (tag, attrs, text) => {
-    const e = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
-  for (const v of [lo, (lo + hi) / 2, 0, hi].filter((v, i, a) => a.indexOf(v) === i)) {
-    add("line", { class: "grid", x1: L, x2: W - R, y1: y(v), y2: y(v) });
-    add("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end" }, v.toFixed(1));
-  }
-  add("line", { class: "axis", x1: L, x2: L, y1: T, y2: H - B });
-  add("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B });
-  const ticks = Math.min(n, 10);
-  for (let k = 0; k < ticks; k++) {
-    const i = Math.round((k * (n - 1)) / Math.max(ticks - 1, 1));
-    add("text", { x: x(i), y: H - B + 16, "text-anchor": "middle" }, String(i + 1));
-  }
-  add("text", { x: W - R, y: H - 2, "text-anchor": "end" }, "turn");
+  const add = svgAdder(svg);
+  let xv = [];
+  if (n <= 20) for (let i = 1; i <= n; i++) xv.push(i);
+  else xv = niceTicks(0, n, 11).filter((v) => v >= 1 && v <= n);
+  axes(add, g, yv.map((v) => ({ v, label: String(+v.toFixed(2)) })), xv.map((v) => ({ v, label: String(v) })),
+    "NMA · advantage", "turn");
   const pts = [];
-  st.nma.forEach((v, i) => { if (v !== null) pts.push(`${x(i).toFixed(1)},${y(v).toFixed(1)}`); });
+  st.nma.forEach((v, i) => { if (v !== null) pts.push(`${g.x(i + 1).toFixed(1)},${g.y(v).toFixed(1)}`); });
   if (pts.length) add("polyline", { class: "nma", points: pts.join(" ") });
-  st.advantage.forEach((v, i) => { if (v !== null) add("circle", { class: "adv", cx: x(i), cy: y(v), r: 3 }); });
+  st.advantage.forEach((v, i) => { if (v !== null) add("circle", { class: "adv", cx: g.x(i + 1), cy: g.y(v), r: 3 }); });
   return svg;
 }
 
@@ -1128,7 +1236,8 @@ function runCell(ev) {
   const watch = $("#watch").value.split(";").map((s) => s.trim()).filter(Boolean);
   const req = { kind: "exec", kernel, code, hotfix: $("#hotfix").value };
   if (watch.length) req.watch = watch;
-  send("operation_request", uuid(), req);
+  const id = uuid();
+  if (send("operation_request", id, req)) state.follow = id;
 }
 
 // ---------- start ----------
@@ -1140,6 +1249,16 @@ async function start() {
   });
   $("#new-session").addEventListener("click", newSession);
   $("#mem-form").addEventListener("submit", memorySearch);
+  $("#mem-add-form").addEventListener("submit", addFact);
+  $("#mem-add-text").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) addFact(ev);
+  });
+  $("#entry-edit").addEventListener("click", startEdit);
+  $("#entry-invalidate").addEventListener("click", () => { entryForm("invalidate"); $("#inv-reason").focus(); });
+  $("#edit-cancel").addEventListener("click", () => entryForm(""));
+  $("#inv-cancel").addEventListener("click", () => entryForm(""));
+  $("#entry-edit-form").addEventListener("submit", saveEdit);
+  $("#entry-invalidate-form").addEventListener("submit", invalidateEntry);
   $("#camp-form").addEventListener("submit", startCampaign);
   $("#run-form").addEventListener("submit", startRun);
   $("#job-form").addEventListener("submit", submitJob);
@@ -1393,6 +1512,7 @@ async function loadNamespaces() {
   const sel = $("#mem-ns");
   const keep = sel.value;
   sel.replaceChildren(new Option("all", ""));
+  $("#mem-ns-list").replaceChildren(...list.filter((n) => !n.frozen).map((n) => new Option(n.name)));
   const rows = $("#ns-rows");
   rows.replaceChildren();
   for (const n of list) {
@@ -1474,12 +1594,80 @@ async function memorySearch(ev) {
       const label = r.skill ? `${e.name} — ${e.description}` : e.text;
       b.append(el("span", e.status === "active" ? "" : "retired", label));
       b.append(el("span", "muted", ` · ${e.namespace}`));
+      b.append(el("span", "score", scoreText(r, e)));
       if (e.id === state.entry) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => showEntry(e.id));
       li.append(b);
       ol.append(li);
     }
     $("#mem-count").textContent = `${list.length} result${list.length === 1 ? "" : "s"}`;
+  } catch (e) { showError(e); }
+}
+
+// scoreText says how well a hit matched (its retrieval score, when the search had a query) and
+// what memory knows of it: a fact's confidence, how often it held.
+function scoreText(r, e) {
+  const parts = [];
+  if (r.score) parts.push(`score ${r.score.toFixed(r.score < 0.1 ? 3 : 2)}`);
+  if (e.confidence) parts.push(`confidence ${e.confidence}`);
+  if (e.uses) parts.push(`${e.successes}/${e.uses} uses succeeded`);
+  return parts.length ? parts.join(" · ") : "";
+}
+
+// addFact posts the Add form's fact (POST /v1/memory/facts), then shows it.
+async function addFact(ev) {
+  ev.preventDefault();
+  clearError();
+  const body = { text: $("#mem-add-text").value, kind: $("#mem-add-kind").value, namespace: $("#mem-add-ns").value.trim(),
+    tags: splitCols($("#mem-add-tags").value) };
+  if ($("#mem-add-conf").value !== "") body.confidence = Number($("#mem-add-conf").value);
+  try {
+    const { event, fact } = await api("POST", "/v1/memory/facts", body);
+    $("#mem-added").textContent = event === "MERGE" ? `the same fact was there: merged into ${short(fact.id)}` : `added ${short(fact.id)}`;
+    $("#mem-add-text").value = "";
+    await Promise.all([memorySearch(), loadNamespaces()]);
+    await showEntry(fact.id);
+  } catch (e) { showError(e); }
+}
+
+// entryForm shows the entry's edit or invalidate form (or neither), and its buttons otherwise.
+function entryForm(which) {
+  $("#entry-edit-form").hidden = which !== "edit";
+  $("#entry-invalidate-form").hidden = which !== "invalidate";
+  $("#entry-actions").hidden = which !== "" || !state.entryData || state.entryData.status !== "active";
+}
+
+function startEdit() {
+  const f = state.entryData;
+  $("#edit-text").value = f.text;
+  $("#edit-kind").value = f.kind;
+  $("#edit-tags").value = (f.tags || []).join(", ");
+  $("#edit-conf").value = f.confidence || "";
+  $("#edit-reason").value = "";
+  entryForm("edit");
+  $("#edit-text").focus();
+}
+
+async function saveEdit(ev) {
+  ev.preventDefault();
+  clearError();
+  const body = { text: $("#edit-text").value, kind: $("#edit-kind").value, tags: splitCols($("#edit-tags").value), reason: $("#edit-reason").value.trim() };
+  if ($("#edit-conf").value !== "") body.confidence = Number($("#edit-conf").value);
+  try {
+    await api("PATCH", "/v1/memory/entries/" + encodeURIComponent(state.entry), body);
+    await showEntry(state.entry);
+    memorySearch();
+  } catch (e) { showError(e); }
+}
+
+async function invalidateEntry(ev) {
+  ev.preventDefault();
+  clearError();
+  try {
+    await api("POST", "/v1/memory/entries/" + encodeURIComponent(state.entry) + "/invalidate", { reason: $("#inv-reason").value });
+    await showEntry(state.entry);
+    memorySearch();
+    loadNamespaces().catch(() => {});
   } catch (e) { showError(e); }
 }
 
@@ -1499,8 +1687,12 @@ async function showEntry(id) {
   }
   state.entry = id;
   const f = data.entry.fact, k = data.entry.skill, e = f || k;
+  state.entryData = e;
   const sec = $("#mem-entry");
   sec.hidden = false;
+  $("#entry-edit").hidden = !f; // a skill changes by a new version, not in place
+  $("#inv-reason").value = "";
+  entryForm("");
   $("#entry-h").textContent = k ? `Skill ${k.name}` : `Fact (${f.kind})`;
   const dl = $("#entry-fields");
   dl.replaceChildren();

@@ -203,7 +203,7 @@ func (s *Server) watchLocal(id string, lr *localRun) {
 			if h := resumeHint(&s.cfg); h != nil {
 				hint = h(id)
 			}
-			if _, err := agent.AppendRun(s.ctx, lr.ss, protocol.TypeRunEnd, id, locallog.Died(id, lr.pid, hint)); err != nil &&
+			if _, err := agent.AppendRun(s.ctx, lr.ss, protocol.TypeRunEnd, id, locallog.Died(lr.pid, hint)); err != nil &&
 				!errors.Is(err, protocol.ErrIllegalTransition) {
 				s.logf("run %s: ending it after its process %d stopped: %v", id, lr.pid, err)
 			}

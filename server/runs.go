@@ -355,18 +355,18 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 				local[op.ID] = pid
 				continue
 			}
-			end := &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
-				Error: "the server stopped while the run ran, and this server cannot resume runs"}
+			hint := ""
 			if resume != nil {
-				end.Resumable, end.Resume = true, resume(op.ID)
-				end.Error = "the server stopped while the run ran; its checkpoint continues it: " + end.Resume
+				hint = resume(op.ID)
 			}
-			if found {
-				hint := ""
-				if resume != nil {
-					hint = resume(op.ID)
+			end := locallog.Died(pid, hint) // labmate run was killed
+			if !found {
+				end = &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
+					Error: "the server stopped while the run ran, and this server cannot resume runs"}
+				if hint != "" {
+					end.Resumable, end.Resume = true, hint
+					end.Error = "the server stopped while the run ran; its checkpoint continues it: " + hint
 				}
-				end = locallog.Died(op.ID, pid, hint)
 			}
 			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)
 			if err == nil {

@@ -215,9 +215,9 @@ func (l *Log) relay(ctx context.Context, m *protocol.EnhancedMessage) (*protocol
 	return &c, nil
 }
 
-// Died is the run_end of run id whose labmate run process (pid) stopped without ending it:
+// Died is the run_end of a run whose labmate run process (pid; 0: unknown) stopped without ending it:
 // resumable from its checkpoint, as resume says (when not empty).
-func Died(id string, pid int, resume string) *protocol.RunEnd {
+func Died(pid int, resume string) *protocol.RunEnd {
 	end := &protocol.RunEnd{Reason: protocol.ReasonProcessDied, Resumable: true, Resume: resume,
 		Error: fmt.Sprintf("labmate run (pid %d) stopped (killed?) while the run ran", pid)}
 	if pid == 0 {
@@ -244,7 +244,7 @@ func Resumed(ctx context.Context, l operation.Log, id, by string) (int64, error)
 	m, err := resume()
 	if errors.Is(err, protocol.ErrIllegalTransition) {
 		var end *protocol.EnhancedMessage
-		if end, err = protocol.NewMessage(protocol.TypeRunEnd, id, id, Died(id, 0, "")); err == nil {
+		if end, err = protocol.NewMessage(protocol.TypeRunEnd, id, id, Died(0, "")); err == nil {
 			if _, err = l.Append(ctx, end); err == nil {
 				m, err = resume()
 			}

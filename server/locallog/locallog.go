@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -118,8 +119,11 @@ type Log struct {
 	data   string
 	client *http.Client
 	// Wait bounds how long Append tries when neither the file nor a server's door can be
-	// reached (a server starting or stopping); default 10 s.
-	Wait time.Duration
+	// reached (a server starting or stopping); default 10 s. After such a failure, later
+	// appends try once each until one gets through, so that a run is not held up by a log it
+	// cannot reach (another program holds the file).
+	Wait    time.Duration
+	failing atomic.Bool
 }
 
 // New returns the Log of data directory data.
@@ -135,18 +139,24 @@ func New(data string) *Log {
 // Append appends m and returns the stored copy. A message the log refuses is an error that
 // wraps protocol.ErrIllegalTransition or protocol.ErrInvalidMessage, whichever way it went.
 func (l *Log) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
-	deadline := time.Now().Add(l.Wait)
+	deadline := time.Now()
+	if !l.failing.Load() {
+		deadline = deadline.Add(l.Wait)
+	}
 	for {
 		c, err := l.direct(ctx, m)
 		if !errors.Is(err, sqlite.ErrInUse) {
+			l.failing.Store(false)
 			return c, err
 		}
 		c, err = l.relay(ctx, m)
 		var unreachable *doorError
 		if !errors.As(err, &unreachable) {
+			l.failing.Store(false)
 			return c, err
 		}
 		if time.Now().After(deadline) {
+			l.failing.Store(true)
 			return nil, fmt.Errorf("locallog: %s is held by another process, and no server answers on %s: %w", filepath.Join(l.data, File), Socket(l.data), err)
 		}
 		select {

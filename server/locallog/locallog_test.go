@@ -80,6 +80,11 @@ func TestLogDirect(t *testing.T) {
 	if _, err := l.Append(ctx, ev); err == nil || !strings.Contains(err.Error(), "no server answers on "+filepath.Join(data, "serve.sock")) {
 		t.Errorf("Append while the file is held and no server answers: %v", err)
 	}
+	l.Wait = time.Hour // after a failure, appends try once: the run is not held up
+	start := time.Now()
+	if _, err := l.Append(ctx, ev); err == nil || time.Since(start) > 10*time.Second {
+		t.Errorf("Append after a failure: %v after %v, want a quick error", err, time.Since(start))
+	}
 	st.Close()
 	end, _ := protocol.NewMessage(protocol.TypeRunResume, "new", "new", &protocol.RunResume{By: "test"})
 	if _, err := l.Append(ctx, end); !errors.Is(err, protocol.ErrIllegalTransition) {

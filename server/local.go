@@ -110,6 +110,14 @@ func (s *Server) postLocal(w http.ResponseWriter, r *http.Request) {
 		httpError(w, code, err.Error())
 		return
 	}
+	// The sender goes on as if the message were kept: it must be, even if this server is
+	// killed at once (the sender then writes the file itself, after it).
+	if st, ok := s.store.(interface{ Sync(context.Context) error }); ok {
+		if err := st.Sync(r.Context()); err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	}
 	if m.Type == protocol.TypeRunEnd {
 		s.dropLocal(id, lr)
 	}

@@ -500,6 +500,18 @@ func (s *Store) flush(ctx context.Context) error {
 	}
 }
 
+// Sync returns once every message appended before it is committed: durable, as a terminal
+// message is when Append returns.
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.readable(); err != nil {
+		return err
+	}
+	if err := s.flush(ctx); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", s.path, err)
+	}
+	return nil
+}
+
 // readable returns an error wrapping protocol.ErrClosed once Close has been called.
 func (s *Store) readable() error {
 	s.closeMu.RLock()

@@ -128,7 +128,7 @@ Example:
 			if priorFlag != "" {
 				label = "+memory"
 			}
-			bar := progress.New(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
+			bar := progress.OnTerminal(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
 			var ss []*game.Summary
 			for _, p := range planners {
 				var rs []*game.Result

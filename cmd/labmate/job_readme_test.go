@@ -1,35 +1,11 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/labmate/labmate/job/slurm/slurmtest"
 )
-
-// readmeCommands returns the labmate commands of the first sh block of the README's section,
-// each split into its arguments as a shell would (quotes, a trailing # comment).
-func readmeCommands(t *testing.T, section string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+section+"\n")
-	if !ok {
-		t.Fatalf("README has no %q", section)
-	}
-	_, rest, _ = strings.Cut(rest, "```sh\n")
-	block, _, _ := strings.Cut(rest, "```")
-	var cmds [][]string
-	for _, line := range strings.Split(block, "\n") {
-		if args := shellWords(line); len(args) > 0 && args[0] == "labmate" {
-			cmds = append(cmds, args[1:])
-		}
-	}
-	return cmds
-}
 
 // shellWords splits a line into words: blanks separate, quotes group, # starts a comment.
 func shellWords(line string) []string {
@@ -66,19 +42,24 @@ func shellWords(line string) []string {
 	return words
 }
 
-// Every command of the README's "Long jobs" section runs as shown, in order, ID being the job
-// the first one submitted; the Slurm one against a real one-node cluster.
-func TestJobREADME(t *testing.T) {
-	cmds := readmeCommands(t, "## Long jobs")
+// jobREADME runs the labmate commands of the README's "Long jobs" section as shown, in
+// order, ID being the job the first one submitted, the Slurm one against a real one-node
+// cluster. Its curl lines need a running server's URL and token (server/jobs_test.go sends them).
+func jobREADME(t *testing.T, st *readmeState, lines []readmeLine) {
+	var cmds [][]string
+	for _, l := range lines {
+		if args := shellWords(l.text); args[0] == "labmate" {
+			cmds = append(cmds, args[1:])
+		} else {
+			t.Logf("%s: not run: the REST API of a running labmate serve, with its URL and token", l)
+		}
+	}
 	if len(cmds) < 9 {
 		t.Fatalf("the README shows %d labmate commands: %q", len(cmds), cmds)
 	}
 	c := slurmtest.Start(t)
-	dir := t.TempDir()
+	dir := st.root
 	env := append([]string{"XDG_DATA_HOME=" + t.TempDir()}, c.Env...)
-	write(t, dir, "relax.sh", "echo relaxing\nfor i in 1 2 3 4; do echo \"step $i E = -$i.0\" >> md.log; sleep 0.2; done\necho relaxed\n")
-	write(t, dir, "sweep.py", "import sys\nprint('sweep', sys.argv[1:])\n")
-	write(t, dir, "run.sh", "echo on the cluster\n")
 	var id, slurmID string
 	for _, args := range cmds {
 		for i, a := range args {

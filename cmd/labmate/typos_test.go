@@ -33,3 +33,32 @@ func TestTypos(t *testing.T) {
 		}
 	}
 }
+
+// TestOldSpellings: the spellings the conventions replaced still work, each saying what to
+// write instead, and the new ones do the same.
+func TestOldSpellings(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "x.py", "print('ran')\n")
+	write(t, dir, "notes.md", "# Balance\n\nPress CAL to calibrate.\n")
+	mem := dir + "/m.db"
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, warn string // on stdout; on stderr
+	}{
+		{[]string{"docs", "--db", dir + "/d.db", "index", "notes.md"}, 0, "", "Flag --db has been deprecated, write --store instead\nindexed notes.md: 1 documents"},
+		{[]string{"docs", "--store", dir + "/d.db", "search", "-n", "1", "calibrate"}, 0, "notes.md", "Flag --n has been deprecated, write --limit instead"},
+		{[]string{"docs", "--store", dir + "/d.db", "search", "--limit", "1", "calibrate"}, 0, "notes.md", ""},
+		{[]string{"exec", "--memory", "10M", "x.py"}, 2, "", `invalid argument "10M" for "--memory" flag: a memory budget of 10 MiB is below the minimum of 64 MiB`},
+		{[]string{"exec", "--mem-limit", "2G", "x.py"}, 0, "ran", ""},
+		{[]string{"memory", "--store", mem, "freeze", "team"}, 0, "team is frozen (read-only)", ""},
+		{[]string{"memory", "--store", mem, "freeze", "--unfreeze", "team"}, 0, "team is writable", "Flag --unfreeze has been deprecated, write labmate memory unfreeze NAMESPACE instead"},
+		{[]string{"memory", "--store", mem, "unfreeze", "team"}, 0, "team is writable", ""},
+		{[]string{"version", "--json"}, 0, `"version":"`, ""},
+	} {
+		out, errOut, code := labmate(t, dir, "", tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.warn) || (tc.warn == "" && strings.Contains(errOut, "deprecated")) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q and %q", tc.args, code, out, errOut, tc.code, tc.out, tc.warn)
+		}
+	}
+}

@@ -110,11 +110,32 @@ func webServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// tinyPDF is a one-page PDF whose text is "Autonomous chemical research".
-const tinyPDF = "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n" +
-	"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 100]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>endobj\n" +
-	"4 0 obj<</Length 58>>stream\nBT /F1 12 Tf 10 50 Td (Autonomous chemical research) Tj ET\nendstream endobj\n" +
-	"5 0 obj<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+// tinyPDF is a one-page PDF whose text is "Autonomous chemical research", with the
+// cross-reference table pdftotext reads.
+var tinyPDF = func() string {
+	text := "BT /F1 12 Tf 10 50 Td (Autonomous chemical research) Tj ET"
+	objects := []string{
+		"<</Type/Catalog/Pages 2 0 R>>",
+		"<</Type/Pages/Kids[3 0 R]/Count 1>>",
+		"<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 100]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>",
+		fmt.Sprintf("<</Length %d>>\nstream\n%s\nendstream", len(text), text),
+		"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
+	}
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	var at []int
+	for i, o := range objects {
+		at = append(at, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
+	for _, n := range at {
+		fmt.Fprintf(&b, "%010d 00000 n \n", n)
+	}
+	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
+	return b.String()
+}()
 
 // campaignPlanner is what of the README's first campaign command the later ones, which
 // abbreviate its flags as "...", do not repeat.

@@ -167,11 +167,13 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 	must(t, exec.Command("mkdir", "-p", filepath.Join(st.env["HOME"], "manuals")).Run())
 	write(t, filepath.Join(st.env["HOME"], "manuals"), "balance.md", "# Balance XS205\n\n## Calibration\nPress CAL and wait for the internal weight to settle.\n")
 	must(t, exec.Command("cp", "-r", filepath.Join(st.root, "examples", "skills"), filepath.Join(st.env["HOME"], "skills")).Run())
-	numpy := exec.Command("python3", "-c", "import numpy, scipy").Run() == nil
-	id := func(name string) func(*readmeState, string) string {
-		return func(st *readmeState, cmd string) string {
-			return regexp.MustCompile(name).ReplaceAllString(cmd, st.vars[strings.Trim(name, `\b`)])
-		}
+	noNumpy := ""
+	if exec.Command("python3", "-c", "import numpy, scipy").Run() != nil {
+		noNumpy = "numpy and scipy are not installed here (scripts/deps installs them)"
+	}
+	// ID is the fact the first memory command added.
+	id := func(st *readmeState, cmd string) string {
+		return regexp.MustCompile(`\bID\b`).ReplaceAllString(cmd, st.vars["ID"])
 	}
 	capture := func(name, re string) func(*readmeState, string) {
 		return func(st *readmeState, out string) {
@@ -198,7 +200,7 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 		{match: `^echo 'print\(6\*7\)'`, want: []string{"42"}},
 		{match: `^bin/labmate version`, want: []string{"labmate "}},
 
-		{match: `docs index --python`, skip: map[bool]string{true: "", false: "numpy and scipy are not installed here (scripts/deps installs them)"}[numpy]},
+		{match: `docs index --python`, skip: noNumpy},
 		{match: `docs index --octave`, needs: []string{"octave-cli"}},
 		{match: `docs index ~/manuals`, want: []string{"indexed " + filepath.Join(st.env["HOME"], "manuals") + ": 1 documents"}},
 		// SearxNG on the README's address is the test's stand-in; it serves on loopback.
@@ -212,7 +214,7 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 		}, want: []string{"Autonomous chemical research"}},
 
 		{match: `memory add --kind warning`, after: capture("ID", `added (\S+)`)},
-		{match: `memory (show|history) ID`, rewrite: id(`\bID\b`)},
+		{match: `memory (show|history) ID`, rewrite: id},
 		{match: `memory search stiff solver`, want: []string{"ode15s"}},
 
 		{match: `model check ollama:qwen3:8b`, want: []string{"qwen3:8b"}},
@@ -274,8 +276,11 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 
 // quick adds flags to a command before its comment.
 func quick(cmd, flags string) string {
-	c, comment, _ := strings.Cut(cmd, " #")
-	return strings.TrimSpace(c) + " " + flags + map[bool]string{true: " #" + comment}[comment != ""]
+	c, comment, ok := strings.Cut(cmd, " #")
+	if ok {
+		comment = " #" + comment
+	}
+	return strings.TrimSpace(c) + " " + flags + comment
 }
 
 func runID(st *readmeState, cmd string) string {

@@ -25,7 +25,8 @@ type readmeLine struct {
 func (l readmeLine) String() string { return fmt.Sprintf("README.md:%d: %s", l.line, l.text) }
 
 // readmeShell returns every command of every ```sh block of the README, in order: a line
-// ending in a backslash goes on on the next, and lines that are only a comment are left out.
+// ending in a backslash or inside a quote goes on on the next, and lines that are only a
+// comment are left out.
 func readmeShell(t *testing.T) []readmeLine {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
@@ -48,12 +49,12 @@ func readmeShell(t *testing.T) []readmeLine {
 			in = false
 		case in && cur != nil:
 			cur.text += " " + strings.TrimSpace(strings.TrimSuffix(s, "\\"))
-			if !strings.HasSuffix(s, "\\") {
+			if !strings.HasSuffix(s, "\\") && !openQuote(cur.text) {
 				lines, cur = append(lines, *cur), nil
 			}
 		case in && len(shellWords(s)) > 0:
 			l := readmeLine{section: section, line: i + 1, text: strings.TrimSpace(strings.TrimSuffix(s, "\\"))}
-			if strings.HasSuffix(s, "\\") {
+			if strings.HasSuffix(s, "\\") || openQuote(l.text) {
 				cur = &l
 				continue
 			}
@@ -61,6 +62,22 @@ func readmeShell(t *testing.T) []readmeLine {
 		}
 	}
 	return lines
+}
+
+// openQuote reports whether a quote of s is still open at its end (outside a # comment).
+func openQuote(s string) bool {
+	quote := rune(0)
+	for i, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote == 0 && (r == '"' || r == '\''):
+			quote = r
+		case quote == 0 && r == '#' && (i == 0 || s[i-1] == ' '):
+			return false
+		}
+	}
+	return quote != 0
 }
 
 // readmeRule says how the test runs the README commands that match it; a command no rule

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labmate/labmate/job/slurm/slurmtest"
 )
@@ -44,16 +48,19 @@ func shellWords(line string) []string {
 
 // jobREADME runs the labmate commands of the README's "Long jobs" section as shown, in
 // order, ID being the job the first one submitted, the Slurm one against a real one-node
-// cluster started for it. Its curl lines need a running server's URL and token (server/jobs_test.go sends them).
+// cluster started for it; then its curl lines, as shown, against a labmate serve on loopback
+// without a token (URL), ID being the job the first one posted.
 func jobREADME(t *testing.T, st *readmeState, lines []readmeLine) {
 	var cmds [][]string
+	var curls []readmeLine
 	for _, l := range lines {
 		if args := shellWords(l.text); args[0] == "labmate" {
 			cmds = append(cmds, args[1:])
 		} else {
-			t.Logf("%s: not run: the REST API of a running labmate serve, with its URL and token", l)
+			curls = append(curls, l)
 		}
 	}
+	defer restREADME(t, st, curls)
 	if len(cmds) < 9 {
 		t.Fatalf("the README shows %d labmate commands: %q", len(cmds), cmds)
 	}
@@ -96,5 +103,39 @@ func jobREADME(t *testing.T, st *readmeState, lines []readmeLine) {
 	}
 	if out, errOut, code := labmateEnv(t, env, dir, "", "job", "logs", "-f", slurmID); code != 0 || out != "on the cluster\n" {
 		t.Errorf("the Slurm job: exit %d, %q, %s", code, out, errOut)
+	}
+}
+
+// restREADME runs the README's curl lines of the jobs' REST API against a labmate serve of
+// the test's own, each as shown.
+func restREADME(t *testing.T, st *readmeState, curls []readmeLine) {
+	if len(curls) < 5 {
+		t.Fatalf("the README shows %d curl commands of the jobs' REST API", len(curls))
+	}
+	_, url := serve(t, t.TempDir(), "--no-token")
+	var id string
+	for i, l := range curls {
+		cmd := strings.ReplaceAll(l.text, "/ID", "/"+id)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		c := exec.CommandContext(ctx, "sh", "-c", cmd)
+		c.Dir, c.Env = st.root, append(st.environ(), "URL="+url)
+		var stderr strings.Builder
+		c.Stderr = &stderr // curl's progress meter
+		out, err := c.Output()
+		cancel()
+		t.Logf("%s: %v\n%s", l, err, out)
+		if err != nil {
+			t.Errorf("%s: %v\n%s%s", l, err, out, stderr.String())
+			continue
+		}
+		if i == 0 {
+			var v struct{ ID, Operation string }
+			if json.Unmarshal(out, &v) != nil || v.ID == "" || v.Operation == "" {
+				t.Fatalf("%s: want {\"id\", \"session\", \"operation\"}, got %s", l, out)
+			}
+			id = v.ID
+		} else if !strings.Contains(string(out), id) && !strings.Contains(string(out), `"seq"`) {
+			t.Errorf("%s: the answer names neither the job %s nor a log line:\n%s", l, id, out)
+		}
 	}
 }

@@ -416,7 +416,16 @@ func (f *Fact) Validate() error {
 		return fmt.Errorf("%w: fact %q: empty text", ErrInvalid, f.ID)
 	}
 	if !slices.Contains(FactKinds, f.Kind) {
-		return fmt.Errorf("%w: fact %q: kind %q (want one of %v)", ErrInvalid, f.ID, f.Kind, FactKinds)
+		// Said to a user who typed --kind (the fact has no id yet) as much as to a model.
+		kinds := make([]string, len(FactKinds))
+		for i, k := range FactKinds {
+			kinds[i] = string(k)
+		}
+		who := "a fact"
+		if f.ID != "" {
+			who = "fact " + f.ID
+		}
+		return fmt.Errorf("%w: %s cannot be of kind %q: the kinds are %s", ErrInvalid, who, f.Kind, strings.Join(kinds, ", "))
 	}
 	if f.Confidence < 0 || f.Confidence > 1 || math.IsNaN(f.Confidence) {
 		return fmt.Errorf("%w: fact %q: confidence %v is not in [0, 1]", ErrInvalid, f.ID, f.Confidence)

@@ -122,9 +122,7 @@ func CheckJob(req *protocol.Request) (*JobPlan, error) {
 		p.Hotfix = protocol.HotfixOnError
 	}
 	if _, err := perception.New(p.Watch); err != nil {
-		if errors.Is(err, perception.ErrBadConstraint) {
-			return nil, fmt.Errorf("%w: watch: %w", ErrRejected, err)
-		}
+		// A bad constraint's error names the watch and the column at fault already.
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	return p, nil

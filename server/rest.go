@@ -54,6 +54,10 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
+		afterError(w, err)
+		return
+	}
 	collect(w, s.store.After(r.Context(), r.PathValue("id"), after))
 }
 
@@ -63,6 +67,10 @@ func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
 	after, err := afterParam(r)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
+		afterError(w, err)
 		return
 	}
 	msgs := s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
@@ -144,6 +152,15 @@ func storeError(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	}
 	httpError(w, code, err.Error())
+}
+
+// afterError answers a refused after=SEQ with 400, any other error as storeError does.
+func afterError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errPastEnd) {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	storeError(w, err)
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

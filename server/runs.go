@@ -573,6 +573,10 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := s.checkAfter(r.Context(), id, after); err != nil {
+		afterError(w, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flush := http.NewResponseController(w)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -86,6 +87,18 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	conn.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.streams)
 	defer cancel()
+	if err := s.checkAfter(ctx, id, after); err != nil {
+		// Said in an error message and in the close reason (at most 123 bytes), so that a
+		// client sees it whichever it reads.
+		b, _ := json.Marshal(errorReply{Type: "error", Error: err.Error()})
+		conn.Write(ctx, websocket.MessageText, b)
+		reason := err.Error()
+		if len(reason) > 123 {
+			reason = textcut.Head(reason, 120)
+		}
+		conn.Close(websocket.StatusPolicyViolation, reason)
+		return
+	}
 	sub := ss.subscribe(s.cfg.SubscriberBuffer)
 	defer ss.unsubscribe(sub)
 

@@ -63,6 +63,9 @@ A dataset may have at most 16 MiB, lines of 64 KiB, 256 columns, 100,000 rows, 1
 per variable (2000 over all the variables), 1000 groups, 16 variable and 8 group columns;
 the bayes planners model at most 200 measurements (--budget).
 
+Exit status: 0 every campaign played; 2 when they could not be: a bad flag or value, a
+dataset it cannot read, a model that cannot be reached, an interrupt (Ctrl-C).
+
 Example:
   labmate campaign run --data suzuki_perera2018.csv --objective yield \
     --vars ligand,reagent,solvent --group reactant_1,reactant_2 --planner random,bayes --seeds 10`,
@@ -138,7 +141,7 @@ Example:
 			if priorFlag != "" {
 				label = "+memory"
 			}
-			bar := progress.New(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
+			bar := progress.OnTerminal(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
 			var ss []*game.Summary
 			for _, p := range planners {
 				var rs []*game.Result

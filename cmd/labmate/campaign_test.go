@@ -75,8 +75,8 @@ func TestCampaignRunCLI(t *testing.T) {
 			t.Errorf("%s: %+v", p.Planner, p)
 		}
 	}
-	if !strings.Contains(errOut, "campaigns [") || !strings.Contains(errOut, "6/12") {
-		t.Errorf("no progress bar on stderr: %q", errOut)
+	if strings.Contains(errOut, "campaigns [") { // stderr is a pipe: bars are for terminals
+		t.Errorf("a progress bar on a stderr that is not a terminal: %q", errOut)
 	}
 	png, err := os.ReadFile(filepath.Join(dir, "curves.png"))
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {

@@ -24,21 +24,25 @@ func newDocsCmd() *cobra.Command {
 		Use:   "docs",
 		Short: "Index and search documentation: local files and the help of the installed Octave and Python",
 		Long: `The documentation index the agent searches (its search_docs tool), in one SQLite file
-(--db, default ~/.local/share/labmate/docs.db or $LABMATE_DOCS_DB).
+(--store, default ~/.local/share/labmate/docs.db or $LABMATE_DOCS_DB).
 
   labmate docs index PATH…            Markdown, HTML, PDF (needs pdftotext) and text files, folders walked
   labmate docs index --octave         the help of every function of the installed Octave and its packages
   labmate docs index --python numpy,scipy   the docstrings (what pydoc shows) of installed Python modules
-  labmate docs search "QUERY" [--json] [-n N]
+  labmate docs search "QUERY" [--json] [--limit N]
   labmate docs web "QUERY" | papers "QUERY" | fetch URL   what the agent's web tools return
 
 Files are cut along their headings; every hit cites its source, heading and line range. Ranking
 is BM25 over SQLite FTS5 with the name, first sentence, heading and body weighted in that
 order; with an embedder (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks
 are embedded too and search fuses both rankings. Indexing a source again replaces what was
-indexed from it.`,
+indexed from it.
+
+Exit status: 0 done; 1 docs search found no match; 2 when it could not be done: a bad flag
+or value, an empty index, a provider not configured, a page refused or unreachable.`,
 	}
-	cmd.PersistentFlags().StringVar(&db, "db", "", "the index file (default $LABMATE_DOCS_DB or ~/.local/share/labmate/docs.db)")
+	cmd.PersistentFlags().StringVar(&db, "store", "", "the index file (default $LABMATE_DOCS_DB or ~/.local/share/labmate/docs.db)")
+	alias(cmd.PersistentFlags(), "db", "", "store")
 	cmd.PersistentFlags().StringVar(&embedder, "embedder", "", "embedding model PROVIDER:MODEL for hybrid search (default LABMATE_EMBEDDER, then the config file; none: BM25 only)")
 	open := func(ctx context.Context) (*sqlite.Index, error) {
 		path, err := docsPath(db)
@@ -105,7 +109,8 @@ func newDocsToolCmd(use, toolName, short string) *cobra.Command {
 		},
 	}
 	if toolName != tools.FetchURL {
-		cmd.Flags().IntVarP(&n, "n", "n", 0, "how many results (default 5)")
+		cmd.Flags().IntVar(&n, "limit", 0, "how many results (default 5)")
+		alias(cmd.Flags(), "n", "n", "limit")
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's result as JSON (content, untrusted, sources, data)")
 	return cmd
@@ -131,11 +136,11 @@ func newDocsSearchCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.
 	cmd := &cobra.Command{
 		Use:     "search QUERY",
 		Short:   "Search the documentation index; every hit cites file, heading and lines",
-		Example: `  labmate docs search "integrate a stiff ODE" -n 3`,
+		Example: `  labmate docs search "integrate a stiff ODE" --limit 3`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
-				return fmt.Errorf("docs search: -n %d: ask for at least one hit", n)
+				return fmt.Errorf("docs search: --limit %d: ask for at least one hit", n)
 			}
 			ix, err := open(cmd.Context())
 			if err != nil {
@@ -171,7 +176,8 @@ func newDocsSearchCmd(open func(context.Context) (*sqlite.Index, error)) *cobra.
 			return nil
 		},
 	}
-	cmd.Flags().IntVarP(&n, "n", "n", 10, "how many hits")
+	cmd.Flags().IntVar(&n, "limit", 10, "how many hits")
+	alias(cmd.Flags(), "n", "n", "limit")
 	cmd.Flags().StringVar(&source, "source", "", "only sources starting with this (octave:, python:numpy, a folder)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hits as JSON (source, heading, lines, text, score)")
 	return cmd

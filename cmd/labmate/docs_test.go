@@ -22,7 +22,7 @@ func TestDocs(t *testing.T) {
 	os.WriteFile(filepath.Join(manuals, "pump.html"), []byte("<html><head><title>Syringe pump</title></head><body><h1>Syringe pump</h1><h2>Flow rate</h2><p>Set the flow rate in microlitres per minute.</p></body></html>"), 0o644)
 	os.WriteFile(filepath.Join(manuals, "firmware.bin"), []byte{0x7f, 'E', 'L', 'F', 0, 0, 1, 2}, 0o644)
 
-	stdout, stderr, code := labmate(t, dir, "", "docs", "index", "--db", db, "--json", manuals)
+	stdout, stderr, code := labmate(t, dir, "", "docs", "index", "--store", db, "--json", manuals)
 	if code != 0 {
 		t.Fatalf("index: exit %d\n%s", code, stderr)
 	}
@@ -37,7 +37,7 @@ func TestDocs(t *testing.T) {
 		t.Errorf("index --json: %q (%v)", stdout, err)
 	}
 
-	stdout, stderr, code = labmate(t, dir, "", "docs", "search", "--db", db, "--json", "-n", "1", "how do I calibrate the balance")
+	stdout, stderr, code = labmate(t, dir, "", "docs", "search", "--store", db, "--json", "--limit", "1", "how do I calibrate the balance")
 	var hits []struct {
 		Source    string `json:"source"`
 		Heading   string `json:"heading"`
@@ -52,16 +52,16 @@ func TestDocs(t *testing.T) {
 		t.Errorf("hit %+v", h)
 	}
 
-	stdout, _, code = labmate(t, dir, "", "docs", "search", "--db", db, "flow rate")
+	stdout, _, code = labmate(t, dir, "", "docs", "search", "--store", db, "flow rate")
 	if code != 0 || !strings.HasPrefix(stdout, "1. "+filepath.Join(manuals, "pump.html")+":") || !strings.Contains(stdout, "(Syringe pump > Flow rate)") {
 		t.Errorf("text search: %d %q", code, stdout)
 	}
 
-	_, stderr, code = labmate(t, dir, "", "docs", "search", "--db", filepath.Join(dir, "empty.db"), "anything")
+	_, stderr, code = labmate(t, dir, "", "docs", "search", "--store", filepath.Join(dir, "empty.db"), "anything")
 	if code != 2 || !strings.Contains(stderr, "the index is empty: run labmate docs index") {
 		t.Errorf("empty index: %d %q", code, stderr)
 	}
-	_, stderr, code = labmate(t, dir, "", "docs", "index", "--db", db, filepath.Join(dir, "missing"))
+	_, stderr, code = labmate(t, dir, "", "docs", "index", "--store", db, filepath.Join(dir, "missing"))
 	if code != 2 || !strings.Contains(stderr, "missing: no such file or directory") {
 		t.Errorf("missing path: %d %q", code, stderr)
 	}
@@ -77,7 +77,7 @@ func TestDocsOctave(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "pkg.m"), []byte(plant), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := labmate(t, dir, "", "docs", "index", "--db", db, "--octave")
+	_, stderr, code := labmate(t, dir, "", "docs", "index", "--store", db, "--octave")
 	if code != 0 || !strings.Contains(stderr, "indexed octave: ") {
 		t.Fatalf("index --octave: %d %s", code, stderr)
 	}
@@ -85,7 +85,7 @@ func TestDocsOctave(t *testing.T) {
 		t.Fatal("docs index --octave ran the pkg.m planted in the current directory")
 	}
 	t.Log(strings.TrimSpace(stderr))
-	stdout, _, code := labmate(t, dir, "", "docs", "search", "--db", db, "-n", "3", "integrate a stiff ODE")
+	stdout, _, code := labmate(t, dir, "", "docs", "search", "--store", db, "--limit", "3", "integrate a stiff ODE")
 	if code != 0 || !strings.Contains(stdout, "octave:ode15s:") {
 		t.Errorf("search: %d %q", code, stdout)
 	}
@@ -138,20 +138,20 @@ func TestDocsEmbedder(t *testing.T) {
 	manual := filepath.Join(dir, "balance.md")
 	os.WriteFile(manual, []byte("# Balance XS205\n\n## Calibration\nPress CAL and wait for the internal weight to settle.\n"), 0o644)
 	db := filepath.Join(dir, "docs.db")
-	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "index", "--db", db, "--embedder", "openai:embed", manual); code != 0 {
+	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "index", "--store", db, "--embedder", "openai:embed", manual); code != 0 {
 		t.Fatalf("index with an embedder: exit %d\n%s", code, stderr)
 	}
-	stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "--embedder", "openai:embed", "--json", "calibrate the balance")
+	stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--store", db, "--embedder", "openai:embed", "--json", "calibrate the balance")
 	if code != 0 || !strings.Contains(stdout, "balance.md") {
 		t.Fatalf("hybrid search: exit %d\n%s%s", code, stdout, stderr)
 	}
 	// The embedder is really asked: with its server gone, a hybrid search fails and says why,
 	// while plain BM25 search still works.
 	srv.Close()
-	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "--embedder", "openai:embed", "calibrate"); code == 0 || !strings.Contains(stderr, "127.0.0.1") {
+	if _, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--store", db, "--embedder", "openai:embed", "calibrate"); code == 0 || !strings.Contains(stderr, "127.0.0.1") {
 		t.Errorf("hybrid search with the embedder down: exit %d %q", code, stderr)
 	}
-	if stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--db", db, "calibrate"); code != 0 || !strings.Contains(stdout, "balance.md") {
+	if stdout, stderr, code := labmateEnv(t, env, dir, "", "docs", "search", "--store", db, "calibrate"); code != 0 || !strings.Contains(stdout, "balance.md") {
 		t.Errorf("BM25 search: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
@@ -165,11 +165,11 @@ func TestDocsTypos(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"docs", "index", "--db", db, "--python", "numpy", "scipy"}, "docs index: scipy is not a file or folder; to index the Python module, name it with --python: --python numpy,scipy"},
-		{[]string{"docs", "index", "--octave", "--python", "--db", db}, `docs index: --python "--db" is not a Python module name (give modules as --python numpy,scipy)`},
-		{[]string{"docs", "index", "--db", db, "./missing/notes.md"}, "docs index: stat ./missing/notes.md: no such file or directory"},
-		{[]string{"docs", "search", "--db", db, "-n", "0", "ode"}, "docs search: -n 0: ask for at least one hit"},
-		{[]string{"docs", "search", "--db", db, "-n", "-3", "ode"}, "docs search: -n -3: ask for at least one hit"},
+		{[]string{"docs", "index", "--store", db, "--python", "numpy", "scipy"}, "docs index: scipy is not a file or folder; to index the Python module, name it with --python: --python numpy,scipy"},
+		{[]string{"docs", "index", "--octave", "--python", "--store", db}, `docs index: --python "--store" is not a Python module name (give modules as --python numpy,scipy)`},
+		{[]string{"docs", "index", "--store", db, "./missing/notes.md"}, "docs index: stat ./missing/notes.md: no such file or directory"},
+		{[]string{"docs", "search", "--store", db, "--limit", "0", "ode"}, "docs search: --limit 0: ask for at least one hit"},
+		{[]string{"docs", "search", "--store", db, "--limit", "-3", "ode"}, "docs search: --limit -3: ask for at least one hit"},
 	} {
 		_, errOut, code := labmate(t, dir, "", tc.args...)
 		if code != 2 || strings.TrimSpace(errOut) != "labmate: "+tc.want {

@@ -1,35 +1,15 @@
 package main
 
 import (
-	"os"
+	"context"
+	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labmate/labmate/job/slurm/slurmtest"
 )
-
-// readmeCommands returns the labmate commands of the first sh block of the README's section,
-// each split into its arguments as a shell would (quotes, a trailing # comment).
-func readmeCommands(t *testing.T, section string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+section+"\n")
-	if !ok {
-		t.Fatalf("README has no %q", section)
-	}
-	_, rest, _ = strings.Cut(rest, "```sh\n")
-	block, _, _ := strings.Cut(rest, "```")
-	var cmds [][]string
-	for _, line := range strings.Split(block, "\n") {
-		if args := shellWords(line); len(args) > 0 && args[0] == "labmate" {
-			cmds = append(cmds, args[1:])
-		}
-	}
-	return cmds
-}
 
 // shellWords splits a line into words: blanks separate, quotes group, # starts a comment.
 func shellWords(line string) []string {
@@ -66,25 +46,37 @@ func shellWords(line string) []string {
 	return words
 }
 
-// Every command of the README's "Long jobs" section runs as shown, in order, ID being the job
-// the first one submitted; the Slurm one against a real one-node cluster.
-func TestJobREADME(t *testing.T) {
-	cmds := readmeCommands(t, "## Long jobs")
+// jobREADME runs the labmate commands of the README's "Long jobs" section as shown, in
+// order, ID being the job the first one submitted, the Slurm one against a real one-node
+// cluster started for it; then its curl lines, as shown, against a labmate serve on loopback
+// without a token (URL), ID being the job the first one posted.
+func jobREADME(t *testing.T, st *readmeState, lines []readmeLine) {
+	var cmds [][]string
+	var curls []readmeLine
+	for _, l := range lines {
+		if args := shellWords(l.text); args[0] == "labmate" {
+			cmds = append(cmds, args[1:])
+		} else {
+			curls = append(curls, l)
+		}
+	}
+	defer restREADME(t, st, curls)
 	if len(cmds) < 9 {
 		t.Fatalf("the README shows %d labmate commands: %q", len(cmds), cmds)
 	}
-	c := slurmtest.Start(t)
-	dir := t.TempDir()
-	env := append([]string{"XDG_DATA_HOME=" + t.TempDir()}, c.Env...)
-	write(t, dir, "relax.sh", "echo relaxing\nfor i in 1 2 3 4; do echo \"step $i E = -$i.0\" >> md.log; sleep 0.2; done\necho relaxed\n")
-	write(t, dir, "sweep.py", "import sys\nprint('sweep', sys.argv[1:])\n")
-	write(t, dir, "run.sh", "echo on the cluster\n")
+	dir := st.root
+	env := []string{"XDG_DATA_HOME=" + t.TempDir()}
 	var id, slurmID string
 	for _, args := range cmds {
 		for i, a := range args {
 			if a == "ID" {
 				args[i] = id
 			}
+		}
+		if strings.Contains(strings.Join(args, " "), "--scheduler slurm") {
+			// The cluster starts only now, so that the local jobs are tested where a
+			// one-node Slurm cannot be had (slurmtest skips then).
+			env = append(env, slurmtest.Start(t).Env...)
 		}
 		out, errOut, code := labmateEnv(t, env, dir, "", args...)
 		t.Logf("labmate %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
@@ -111,5 +103,39 @@ func TestJobREADME(t *testing.T) {
 	}
 	if out, errOut, code := labmateEnv(t, env, dir, "", "job", "logs", "-f", slurmID); code != 0 || out != "on the cluster\n" {
 		t.Errorf("the Slurm job: exit %d, %q, %s", code, out, errOut)
+	}
+}
+
+// restREADME runs the README's curl lines of the jobs' REST API against a labmate serve of
+// the test's own, each as shown.
+func restREADME(t *testing.T, st *readmeState, curls []readmeLine) {
+	if len(curls) < 5 {
+		t.Fatalf("the README shows %d curl commands of the jobs' REST API", len(curls))
+	}
+	_, url := serve(t, t.TempDir(), "--no-token")
+	var id string
+	for i, l := range curls {
+		cmd := strings.ReplaceAll(l.text, "/ID", "/"+id)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		c := exec.CommandContext(ctx, "sh", "-c", cmd)
+		c.Dir, c.Env = st.root, append(st.environ(), "URL="+url)
+		var stderr strings.Builder
+		c.Stderr = &stderr // curl's progress meter
+		out, err := c.Output()
+		cancel()
+		t.Logf("%s: %v\n%s", l, err, out)
+		if err != nil {
+			t.Errorf("%s: %v\n%s%s", l, err, out, stderr.String())
+			continue
+		}
+		if i == 0 {
+			var v struct{ ID, Operation string }
+			if json.Unmarshal(out, &v) != nil || v.ID == "" || v.Operation == "" {
+				t.Fatalf("%s: want {\"id\", \"session\", \"operation\"}, got %s", l, out)
+			}
+			id = v.ID
+		} else if !strings.Contains(string(out), id) && !strings.Contains(string(out), `"seq"`) {
+			t.Errorf("%s: the answer names neither the job %s nor a log line:\n%s", l, id, out)
+		}
 	}
 }

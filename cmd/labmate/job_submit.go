@@ -19,7 +19,7 @@ import (
 	"github.com/labmate/labmate/sandbox"
 )
 
-// maxJobMemory bounds --memory on Slurm, whose nodes this machine cannot see: more is a typo.
+// maxJobMemory bounds --mem-limit on Slurm, whose nodes this machine cannot see: more is a typo.
 const maxJobMemory = 64 << 40
 
 func newJobSubmitCmd() *cobra.Command {
@@ -27,7 +27,7 @@ func newJobSubmitCmd() *cobra.Command {
 		script, name, workspace, partition string
 		profile, hotfix, scheduler         string
 		cores, gpus                        int
-		memory                             = sizeFlag{name: "memory"}
+		memory                             = sizeFlag{name: "mem-limit"}
 		wall                               wallTimeFlag
 		env, follow                        []string
 		asJSON, wait                       bool
@@ -42,7 +42,7 @@ the current directory) by --scheduler local (this machine, in the kernels' sandb
 workspace is the only writable directory, no network) or slurm (sbatch; Slurm's commands
 must be on PATH).
 
-Resources: --cores, --memory (512M, 2G, 1.5GiB: the job's budget, every process together; a
+Resources: --cores, --mem-limit (512M, 2G, 1.5GiB: the job's budget, every process together; a
 local job that allocates more is stopped by its limit), --time (the wall time: 1:30:00, 90
 (minutes, as sbatch reads it), 2-00:00:00, 90m, 2h; then the job is stopped, TIMEOUT),
 --gpus and --partition (Slurm only). --env K=V sets a variable; --follow FILE (relative to
@@ -98,17 +98,17 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 		case gpus < 0:
 			return fmt.Errorf("--gpus %d: give a positive number of GPUs", gpus)
 		case memory.n < 0:
-			return fmt.Errorf("--memory unlimited: a job needs a budget (e.g. 4G); leave --memory out for the default")
+			return fmt.Errorf("--mem-limit unlimited: a job needs a budget (e.g. 4G); leave --mem-limit out for the default")
 		case memory.n > 0 && memory.n < sandbox.MinMemoryBytes:
-			return fmt.Errorf("--memory %s: below the minimum of %s a job needs", memory.String(), sandbox.FormatSize(sandbox.MinMemoryBytes))
+			return fmt.Errorf("--mem-limit %s: below the minimum of %s a job needs", memory.String(), sandbox.FormatSize(sandbox.MinMemoryBytes))
 		case scheduler == "slurm" && memory.n > maxJobMemory:
-			return fmt.Errorf("--memory %s: more than any node has (a typo?)", memory.String())
+			return fmt.Errorf("--mem-limit %s: more than any node has (a typo?)", memory.String())
 		case scheduler == "local" && (gpus > 0 || partition != ""):
 			return fmt.Errorf("--gpus and --partition are Slurm's: local jobs have none (use --scheduler slurm)")
 		}
 		if scheduler == "local" && memory.n > 0 {
 			if err := sandbox.CheckMemory(memory.n); err != nil {
-				return fmt.Errorf("--memory %s: %w", memory.String(), err)
+				return fmt.Errorf("--mem-limit %s: %w", memory.String(), err)
 			}
 		}
 		spec.Resources = job.Resources{Cores: cores, MemoryBytes: max(memory.n, 0), WallTime: wall.d, GPUs: gpus, Partition: partition}
@@ -180,7 +180,8 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 	f.StringVar(&name, "name", "", "a name for the job, shown by status and list")
 	f.StringVar(&workspace, "workspace", "", "the job's working directory (default: the current directory)")
 	f.IntVar(&cores, "cores", 0, "cores the job gets (default 1)")
-	f.Var(&memory, "memory", "the job's memory budget, e.g. 512M, 2G, 1.5GiB (default: the sandbox's, 4G or half the machine's)")
+	f.Var(&memory, "mem-limit", "the job's memory budget, e.g. 512M, 2G, 1.5GiB (default: the sandbox's, 4G or half the machine's)")
+	alias(f, "memory", "", "mem-limit")
 	f.Var(&wall, "time", "wall time, e.g. 1:30:00, 90 (minutes), 2-00:00:00, 90m, 2h (default: none locally, the partition's on Slurm)")
 	f.IntVar(&gpus, "gpus", 0, "GPUs (Slurm only)")
 	f.StringVar(&partition, "partition", "", "the Slurm partition (Slurm only; default: the cluster's)")

@@ -62,7 +62,7 @@ func TestJobSubmitOutlivesCLI(t *testing.T) {
 	script := "echo start\necho oops >&2\nfor i in 1 2 3; do echo \"energy = -$i.5\" >> scf.out; sleep 0.4; done\necho done > result.txt\necho end\n"
 	write(t, dir, "run.sh", script)
 	out, errOut, code := jobCLI(t, data, dir, "", "submit", "--json", "--name", "scf", "--script", "run.sh",
-		"--follow", "scf.out", "--cores", "1", "--memory", "512M", "--time", "5:00", "--env", "OMP_NUM_THREADS=1", "--profile", "qe")
+		"--follow", "scf.out", "--cores", "1", "--mem-limit", "512M", "--time", "5:00", "--env", "OMP_NUM_THREADS=1", "--profile", "qe")
 	var st job.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 {
 		t.Fatalf("submit --json: exit %d, %v: %s%s", code, err, out, errOut)
@@ -234,9 +234,9 @@ func TestJobBadInputs(t *testing.T) {
 		{"unknownKind", nil, []string{"logs", "pbs-17"}, 2, `unknown job: "pbs-17": job ids start with local- or slurm-`},
 		{"cancelUnknown", nil, []string{"cancel", "local-nope"}, 2, "unknown job: local-nope"},
 		{"waitUnknown", nil, []string{"wait", "local-nope"}, 2, "unknown job"},
-		{"memoryUnit", nil, []string{"submit", "--memory", "2X", "--", "true"}, 2, `invalid argument "2X" for "--memory"`},
-		{"memoryAbsurd", nil, []string{"submit", "--memory", "100T", "--", "true"}, 2, "more than this machine's"},
-		{"memoryTiny", nil, []string{"submit", "--memory", "1K", "--", "true"}, 2, "below the minimum"},
+		{"memoryUnit", nil, []string{"submit", "--mem-limit", "2X", "--", "true"}, 2, `invalid argument "2X" for "--mem-limit"`},
+		{"memoryAbsurd", nil, []string{"submit", "--mem-limit", "100T", "--", "true"}, 2, "more than this machine's"},
+		{"memoryTiny", nil, []string{"submit", "--mem-limit", "1K", "--", "true"}, 2, "below the minimum"},
 		{"negativeTime", nil, []string{"submit", "--time", "-5m", "--", "true"}, 2, `"-5m" for "--time" flag: wall time "-5m" is negative`},
 		{"badTime", nil, []string{"submit", "--time", "soon", "--", "true"}, 2, `wall time "soon"`},
 		{"commandAndScript", nil, []string{"submit", "--script", "run.sh", "--", "echo", "hi"}, 2, "not both"},

@@ -95,7 +95,7 @@ labmate software.`,
 			}
 			w.Flush()
 			if unenforced != "" {
-				fmt.Fprintf(out, "\n!!! labmate refuses to run code here unless you pass --no-sandbox (or --memory unlimited): %s !!!\n", unenforced)
+				fmt.Fprintf(out, "\n!!! labmate refuses to run code here unless you pass --no-sandbox (or --mem-limit unlimited): %s !!!\n", unenforced)
 				return exitError{1}
 			}
 			return nil

@@ -188,25 +188,3 @@ def run(protocol):
 		t.Errorf("%d commands/s through the Python API, want well over 500 (the target is 5,000)", rate)
 	}
 }
-
-// TestLabREADME: the README's lab commands on the shipped example protocol.
-func TestLabREADME(t *testing.T) {
-	dir := t.TempDir()
-	example, err := filepath.Abs("../../examples/bench/every_other_row.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := labmate(t, dir, "", "lab", "simulate", example)
-	if code != 0 || !strings.Contains(out, "C brilliant blue FCF") || strings.Contains(out, "B brilliant blue FCF") {
-		t.Fatalf("lab simulate: exit %d\n%s\n%s", code, out, errOut)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "lab1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, errOut, code = labmate(t, dir, "", "lab", "run", example, "--workspace", "lab1"); code != 0 {
-		t.Fatalf("lab run: exit %d\n%s", code, errOut)
-	}
-	if out, errOut, code = labmate(t, dir, "", "lab", "show", "--workspace", "lab1"); code != 0 || !strings.Contains(out, "G brilliant blue FCF") {
-		t.Errorf("lab show: exit %d\n%s\n%s", code, out, errOut)
-	}
-}

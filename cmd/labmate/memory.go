@@ -76,7 +76,7 @@ func newMemoryCmd() *cobra.Command {
 	f := &memoryFlags{}
 	cmd := &cobra.Command{
 		Use:   "memory",
-		Short: "Facts and skills that outlive the model: add, search, show, history, list, export, import, sync, freeze",
+		Short: "Facts and skills that outlive the model: add, search, show, history, list, export, import, sync, freeze, unfreeze",
 		Long: `labmate memory keeps facts (observations, warnings, failure boundaries, parameter choices,
 reference values) and skills (procedures, as Agent Skills SKILL.md files), namespaced,
 provenance-linked and never silently lost: a fact that stops being true is invalidated and
@@ -84,13 +84,16 @@ kept, and every change is in the history.
 
 The store is a SQLite file (default ~/.local/share/labmate/memory.db) or a PostgreSQL
 database shared by a team (--store postgres://…); $LABMATE_MEMORY sets the default.
-Every command prints a readable table, or JSON with --json.`,
+Every command prints a readable table, or JSON with --json.
+
+Exit status: 0 done (a search that finds nothing too, saying so on stderr); 2 when it could
+not be done: a bad flag or value, an unknown id, a frozen namespace, a store it cannot open.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultMemoryStore(), "memory store: a SQLite file path or a postgres:// URL (env LABMATE_MEMORY)")
 	cmd.PersistentFlags().BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.PersistentFlags().StringVar(&f.embedder, "embedder", "", "embedding model PROVIDER:MODEL for hybrid search (default LABMATE_EMBEDDER, then the config file; none: BM25 only)")
 	cmd.AddCommand(newMemoryAddCmd(f), newMemorySearchCmd(f), newMemoryShowCmd(f), newMemoryHistoryCmd(f),
-		newMemoryListCmd(f), newMemoryExportCmd(f), newMemoryImportCmd(f), newMemorySyncCmd(f), newMemoryFreezeCmd(f))
+		newMemoryListCmd(f), newMemoryExportCmd(f), newMemoryImportCmd(f), newMemorySyncCmd(f), newMemoryFreezeCmd(f), newMemoryUnfreezeCmd(f))
 	return cmd
 }
 

@@ -162,7 +162,7 @@ func newMemoryFreezeCmd(f *memoryFlags) *cobra.Command {
 	var unfreeze bool
 	cmd := &cobra.Command{
 		Use:   "freeze NAMESPACE",
-		Short: "Make a namespace (and its children) read-only, e.g. memory written by a stronger model; --unfreeze undoes it",
+		Short: "Make a namespace (and its children) read-only, e.g. memory written by a stronger model; unfreeze undoes it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
@@ -182,5 +182,14 @@ func newMemoryFreezeCmd(f *memoryFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&unfreeze, "unfreeze", false, "make the namespace writable again")
+	cmd.Flags().MarkDeprecated("unfreeze", "write labmate memory unfreeze NAMESPACE instead")
+	return cmd
+}
+
+// newMemoryUnfreezeCmd is freeze's inverse: the namespace becomes writable again.
+func newMemoryUnfreezeCmd(f *memoryFlags) *cobra.Command {
+	cmd := newMemoryFreezeCmd(f)
+	cmd.Use, cmd.Short = "unfreeze NAMESPACE", "Make a frozen namespace (and its children) writable again"
+	cmd.Flags().Set("unfreeze", "true")
 	return cmd
 }

@@ -198,7 +198,7 @@ func TestConfigTypoDoesNotBlock(t *testing.T) {
 		os.WriteFile(filepath.Join(work, "notes.md"), []byte("# Stiff solvers\node15s suits stiff problems.\n"), 0o644)
 		for _, args := range [][]string{
 			{"memory", "list", "--store", filepath.Join(work, "memory.db")},
-			{"docs", "index", "--db", filepath.Join(work, "docs.db"), filepath.Join(work, "notes.md")},
+			{"docs", "index", "--store", filepath.Join(work, "docs.db"), filepath.Join(work, "notes.md")},
 		} {
 			_, errOut, code := labmateEnv(t, env, work, "", args...)
 			if code != 0 || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, tc.want) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -83,7 +84,8 @@ labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 }
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print labmate's version",
 		Args:  cobra.NoArgs,
@@ -92,14 +94,23 @@ func newVersionCmd() *cobra.Command {
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				for _, s := range bi.Settings {
 					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						rev = " " + s.Value[:12]
+						rev = s.Value[:12]
 					}
 				}
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]string{"version": version, "revision": rev,
+					"go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
+			}
+			if rev != "" {
+				rev = " " + rev
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "labmate %s%s (%s, %s/%s)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
+	return cmd
 }
 
 // sandboxFlags are the isolation flags shared by commands that run code.
@@ -112,12 +123,13 @@ type sandboxFlags struct {
 }
 
 func (f *sandboxFlags) add(cmd *cobra.Command) {
-	f.memory.name, f.memory.check = "memory", sandbox.CheckMemory
+	f.memory.name, f.memory.check = "mem-limit", sandbox.CheckMemory
 	f.disk.name, f.disk.check = "disk", sandbox.CheckDisk
 	cmd.Flags().BoolVar(&f.none, "no-sandbox", false, "run WITHOUT isolation (only when no sandbox is possible and you trust the code)")
 	cmd.Flags().BoolVar(&f.network, "network", false, "allow network access inside the sandbox")
-	cmd.Flags().Var(&f.memory, "memory", "memory budget of the whole sandbox — every process, /tmp and /dev/shm together — and each process's\n"+
+	cmd.Flags().Var(&f.memory, "mem-limit", "memory budget of the whole sandbox — every process, /tmp and /dev/shm together — and each process's\n"+
 		"address-space limit, e.g. 2G, 512M, 4GiB (default 4G), or unlimited")
+	alias(cmd.Flags(), "memory", "", "mem-limit")
 	cmd.Flags().Var(&f.cpus, "cpus", fmt.Sprintf("CPU time the sandbox may use, in cores, e.g. 1.5 (default all %d of this machine)", runtime.NumCPU()))
 	cmd.Flags().Var(&f.disk, "disk", "workspace quota: how much the workspace may grow while a kernel runs, e.g. 20G (default 10G), or unlimited")
 }
@@ -141,7 +153,7 @@ func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
 	if err := sb.CheckLimits(); err != nil {
 		return nil, fmt.Errorf("the sandbox's budget cannot be enforced here, so labmate refuses to run code: %w\n"+
 			"  run labmate as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes labmate …),\n"+
-			"  or pass --memory unlimited to run without a memory budget, or --no-sandbox to run unisolated", err)
+			"  or pass --mem-limit unlimited to run without a memory budget, or --no-sandbox to run unisolated", err)
 	}
 	return sb, nil
 }

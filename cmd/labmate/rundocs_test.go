@@ -19,7 +19,7 @@ func TestRunSearchesDocs(t *testing.T) {
 	manuals := filepath.Join(dir, "manuals")
 	os.MkdirAll(manuals, 0o755)
 	os.WriteFile(filepath.Join(manuals, "balance.md"), []byte("# Balance XS205\n\n## Calibration\nPress CAL and wait for the internal weight to settle.\n"), 0o644)
-	if _, errOut, code := labmate(t, dir, "", "docs", "index", "--db", db, manuals); code != 0 {
+	if _, errOut, code := labmate(t, dir, "", "docs", "index", "--store", db, manuals); code != 0 {
 		t.Fatalf("docs index: %d %s", code, errOut)
 	}
 	srv := llmtest.NewServer(t,

@@ -59,8 +59,8 @@ func TestSizeFlags(t *testing.T) {
 		}
 	}
 	// The refusals as the user sees them.
-	_, errOut, code := labmate(t, t.TempDir(), "print(1)", "exec", "--memory", "10M", "--kernel", "python", "-")
-	if code == 0 || !strings.Contains(errOut, `invalid argument "10M" for "--memory" flag`) || !strings.Contains(errOut, "below the minimum of 64 MiB") {
+	_, errOut, code := labmate(t, t.TempDir(), "print(1)", "exec", "--mem-limit", "10M", "--kernel", "python", "-")
+	if code == 0 || !strings.Contains(errOut, `invalid argument "10M" for "--mem-limit" flag`) || !strings.Contains(errOut, "below the minimum of 64 MiB") {
 		t.Errorf("exec --memory 10M: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = labmate(t, t.TempDir(), "print(1)", "exec", "--disk", "1000T", "--kernel", "python", "-")
@@ -142,7 +142,7 @@ func TestRefusesUnenforcedLimits(t *testing.T) {
 	}
 	// Asking for no memory budget is not refused: the process limit is RLIMIT_NPROC in the
 	// sandbox's user namespace, which binds ordinary users.
-	out, errOut, code = run("print(6 * 7)", "exec", "--memory", "unlimited", "--kernel", "python", "-")
+	out, errOut, code = run("print(6 * 7)", "exec", "--mem-limit", "unlimited", "--kernel", "python", "-")
 	if code != 0 || out != "42\n" {
 		t.Errorf("exec --memory unlimited as nobody: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

@@ -95,7 +95,11 @@ connected to it, is dropped; its log stays, and a later request for it starts it
 fresh workspace.
 
 Kernels run sandboxed unless --no-sandbox. SIGINT/SIGTERM shut it down gracefully: running
-operations end FAILED saying so.`,
+operations end FAILED saying so.
+
+Exit status: 0 after a clean shutdown (SIGINT or SIGTERM: running operations end FAILED
+first); 2 when it could not start: a bad flag or value, an address in use, a data directory
+it cannot open.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {

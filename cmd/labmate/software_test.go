@@ -103,7 +103,7 @@ K_POINTS gamma
 EOF
 mpirun -np 2 pw.x -in si.in | grep -o "running on *2 processors"
 `
-	cmd := exec.Command(nobodyBin, "exec", "--memory", "unlimited", "--hotfix", "off", "--kernel", "shell", "-")
+	cmd := exec.Command(nobodyBin, "exec", "--mem-limit", "unlimited", "--hotfix", "off", "--kernel", "shell", "-")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir}
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(script)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,5 +32,64 @@ func TestTypos(t *testing.T) {
 		if code != 2 || strings.TrimSpace(errOut) != tc.want || strings.Contains(out, "ran") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestOldSpellings: the spellings the conventions replaced still work, each saying what to
+// write instead, and the new ones do the same.
+func TestOldSpellings(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "x.py", "print('ran')\n")
+	write(t, dir, "notes.md", "# Balance\n\nPress CAL to calibrate.\n")
+	mem := dir + "/m.db"
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, warn string // on stdout; on stderr
+	}{
+		{[]string{"docs", "--db", dir + "/d.db", "index", "notes.md"}, 0, "", "Flag --db has been deprecated, write --store instead\nindexed notes.md: 1 documents"},
+		{[]string{"docs", "--store", dir + "/d.db", "search", "-n", "1", "calibrate"}, 0, "notes.md", "Flag --n has been deprecated, write --limit instead"},
+		{[]string{"docs", "--store", dir + "/d.db", "search", "--limit", "1", "calibrate"}, 0, "notes.md", ""},
+		{[]string{"exec", "--memory", "10M", "x.py"}, 2, "", `invalid argument "10M" for "--memory" flag: a memory budget of 10 MiB is below the minimum of 64 MiB`},
+		{[]string{"exec", "--mem-limit", "2G", "x.py"}, 0, "ran", ""},
+		{[]string{"memory", "--store", mem, "freeze", "team"}, 0, "team is frozen (read-only)", ""},
+		{[]string{"memory", "--store", mem, "freeze", "--unfreeze", "team"}, 0, "team is writable", "Flag --unfreeze has been deprecated, write labmate memory unfreeze NAMESPACE instead"},
+		{[]string{"memory", "--store", mem, "unfreeze", "team"}, 0, "team is writable", ""},
+		{[]string{"version", "--json"}, 0, `"version":"`, ""},
+	} {
+		out, errOut, code := labmate(t, dir, "", tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.warn) || (tc.warn == "" && strings.Contains(errOut, "deprecated")) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q and %q", tc.args, code, out, errOut, tc.code, tc.out, tc.warn)
+		}
+	}
+}
+
+// TestTyposServe: an after=SEQ past the end of the log, asked of a running labmate serve, is
+// refused naming the value and the last seq, rather than waited on.
+func TestTyposServe(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "x.py", "print('ran')\n")
+	_, url := serve(t, t.TempDir())
+	if _, errOut, code := labmate(t, dir, "", "exec", "--server", url, "--token", tokenOf(url), "--session", "s1", "x.py"); code != 0 {
+		t.Fatalf("exec --server: exit %d: %s", code, errOut)
+	}
+	var list []struct {
+		ID      string `json:"id"`
+		LastSeq int64  `json:"last_seq"`
+	}
+	getJSON(t, url+"/v1/sessions", &list)
+	if len(list) != 1 || list[0].LastSeq == 0 {
+		t.Fatalf("sessions: %+v", list)
+	}
+	last := list[0].LastSeq
+	for _, path := range []string{"/v1/sessions/s1/messages?after=%d", "/v1/sessions/s1/operations/none/messages?after=%d"} {
+		resp, body := request(t, "GET", url, fmt.Sprintf(path, last+100), "")
+		want := fmt.Sprintf("after=%d, but the last seq of session s1 is %d (follow it with after=%d or less)", last+100, last, last)
+		if resp.StatusCode != 400 || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d %s, want 400 and %q", fmt.Sprintf(path, last+100), resp.StatusCode, body, want)
+		}
+	}
+	if resp, body := request(t, "GET", url, fmt.Sprintf("/v1/sessions/s1/messages?after=%d", last), ""); resp.StatusCode != 200 || strings.TrimSpace(body) != "[]" {
+		t.Errorf("after the last seq: %d %s, want 200 []", resp.StatusCode, body)
 	}
 }

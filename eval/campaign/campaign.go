@@ -102,7 +102,7 @@ func Run(ctx context.Context, o *Options) ([]*game.Summary, error) {
 		if o.LLM != nil {
 			planners = append(planners, "llm")
 		}
-		bar := progress.New(o.Log, ds.Name, len(planners)*o.Seeds*len(t.Groups))
+		bar := progress.OnTerminal(o.Log, ds.Name, len(planners)*o.Seeds*len(t.Groups))
 		res, err := benchDataset(ctx, t, filepath.Join(tmp, t.Name), o, bar)
 		if err != nil {
 			return nil, err

@@ -32,6 +32,15 @@ func New(w io.Writer, label string, total int) *Bar {
 	return Resume(w, label, 0, total, -1)
 }
 
+// OnTerminal is New on a terminal; on a file or a pipe, where a bar redrawn in place is
+// noise, it draws nothing.
+func OnTerminal(w io.Writer, label string, total int) *Bar {
+	if !IsTerminal(w) {
+		w = io.Discard
+	}
+	return Resume(w, label, 0, total, -1)
+}
+
 // Resume draws a bar of total steps of which done were done before it started (a job that
 // resumes), having spent tokens (negative: the steps spend none, and the bar shows no
 // tokens). Its estimate of the time left counts only the steps done since it started.

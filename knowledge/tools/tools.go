@@ -179,7 +179,7 @@ func formatResults(rs []knowledge.Result) *tool.Result {
 
 func (c Config) searchWeb(ctx context.Context, in WebQuery) (*tool.Result, error) {
 	if len(c.Web) == 0 {
-		return tool.Errorf("%s: not configured: set %s to enable web search; plan without it", SearchWeb, WebEnv), nil
+		return tool.Errorf("%s: not configured: set %s to enable web search (without it, no web results can be given)", SearchWeb, WebEnv), nil
 	}
 	var errs []string
 	for _, s := range c.Web {
@@ -201,7 +201,7 @@ func (c Config) searchWeb(ctx context.Context, in WebQuery) (*tool.Result, error
 
 func (c Config) searchPapers(ctx context.Context, in WebQuery) (*tool.Result, error) {
 	if len(c.Papers) == 0 {
-		return tool.Errorf("%s: not configured: set %s to enable literature search; plan without it", SearchPapers, PaperEnv), nil
+		return tool.Errorf("%s: not configured: set %s to enable literature search (without it, no papers can be given)", SearchPapers, PaperEnv), nil
 	}
 	n := clamp(in.N, 5)
 	lists := make([][]knowledge.Result, len(c.Papers))

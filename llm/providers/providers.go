@@ -95,12 +95,21 @@ func Resolve(spec, env, what string) (*Resolved, error) {
 	}
 	if spec == "" {
 		flag := map[string]string{"model": "--model", "embedder": "--embedder"}[what]
-		return nil, fmt.Errorf("no %s configured: pass %s PROVIDER:MODEL (e.g. %s ollama:qwen3:8b or %s anthropic:claude-sonnet-4-5), set %s, or put `%s: …` in %s%s",
-			what, flag, flag, flag, env, what, cfg.Path, cfg.problems())
+		// An embedder is an embedding model (Anthropic serves none), never a chat model.
+		a, b := "ollama:qwen3:8b", "anthropic:claude-sonnet-4-5"
+		if what == "embedder" {
+			a, b = "ollama:nomic-embed-text", "openai:text-embedding-3-small"
+		}
+		return nil, fmt.Errorf("no %s configured: pass %s PROVIDER:MODEL (e.g. %s %s or %s %s), set %s, or put `%s: …` in %s%s",
+			what, flag, flag, a, flag, b, env, what, cfg.Path, cfg.problems())
 	}
 	name, model, ok := strings.Cut(spec, ":")
 	if !ok || model == "" {
-		return nil, fmt.Errorf("%s spec %q (from %s) is not PROVIDER:MODEL, e.g. ollama:qwen3:8b or openai:gpt-4.1", what, spec, source)
+		example := "ollama:qwen3:8b or openai:gpt-4.1"
+		if what == "embedder" {
+			example = "ollama:nomic-embed-text or openai:text-embedding-3-small"
+		}
+		return nil, fmt.Errorf("%s spec %q (from %s) is not PROVIDER:MODEL, e.g. %s", what, spec, source, example)
 	}
 	p, ok := findProvider(name)
 	if !ok {

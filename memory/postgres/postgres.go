@@ -15,6 +15,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -178,7 +180,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	db.SetMaxIdleConns(16)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("memory/postgres: connecting to %s: %w", redact(dsn), err)
+		return nil, &connectError{dsn: redact(dsn), err: err}
 	}
 	d := *dialect
 	d.TermDocs = (&termDocs{}).docs
@@ -189,6 +191,29 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	}
 	return &Store{Store: st}, nil
 }
+
+// connectError is a failed connection said in one line: pgx reports every attempt (each
+// address, TLS then plain), which is mostly the same refusal twice.
+type connectError struct {
+	dsn string
+	err error
+}
+
+func (e *connectError) Error() string {
+	var op *net.OpError
+	if errors.As(e.err, &op) && op.Err != nil {
+		return fmt.Sprintf("memory/postgres: cannot connect to %s: %v (is PostgreSQL running there?)", e.dsn, op.Err)
+	}
+	var lines []string
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return fmt.Sprintf("memory/postgres: cannot connect to %s: %s", e.dsn, strings.Join(lines, " "))
+}
+
+func (e *connectError) Unwrap() error { return e.err }
 
 // redact hides a password in a DSN for error messages.
 func redact(dsn string) string {

@@ -266,7 +266,7 @@ func (r *run) finish() {
 		r.res.Error = fmt.Sprintf("cell exceeded its time limit and was interrupted after %s; the workspace is kept", time.Since(r.start).Round(time.Millisecond))
 	default: // interrupted by us, or the code raised KeyboardInterrupt itself
 		r.res.Status = protocol.StatusInterrupted
-		r.res.Error = "interrupted; the workspace is kept"
+		r.res.Error = "the cell was stopped before it finished; the workspace is kept"
 	}
 	r.over = r.overruns()
 	r.explain()

@@ -1,0 +1,3 @@
+#!/bin/sh
+# A stand-in for a cluster job.
+echo on the cluster

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// errPastEnd marks an after=SEQ beyond a session's last seq: a follower that asks for it
+// would wait for nothing it could have seen, so it is told instead.
+var errPastEnd = errors.New("past the end of the log")
+
+// checkAfter refuses an after=SEQ past the end of session id's log (a typo, or a seq from
+// another session or another server's log), naming the value and the last seq; an after at
+// or below the last seq, or 0, is fine.
+func (s *Server) checkAfter(ctx context.Context, id string, after int64) error {
+	if after <= 0 {
+		return nil
+	}
+	for _, err := range s.store.After(ctx, id, after-1) {
+		if err != nil && !errors.Is(err, protocol.ErrUnknownSession) {
+			return err
+		}
+		if err == nil {
+			return nil // a message at seq ≥ after exists
+		}
+		break
+	}
+	last := int64(0)
+	list, err := s.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, si := range list {
+		if si.ID == id {
+			last = si.LastSeq
+		}
+	}
+	if last == 0 {
+		return fmt.Errorf("%w: after=%d, but session %s has no messages yet (follow it with after=0)", errPastEnd, after, id)
+	}
+	return fmt.Errorf("%w: after=%d, but the last seq of session %s is %d (follow it with after=%d or less)", errPastEnd, after, id, last, last)
+}

@@ -8,9 +8,15 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// errPastEnd marks an after=SEQ beyond a session's last seq: a follower that asks for it
-// would wait for nothing it could have seen, so it is told instead.
-var errPastEnd = errors.New("past the end of the log")
+// pastEnd is the error of an after=SEQ beyond a session's last seq: a follower that asks for
+// it would wait for nothing it could have seen, so it is told instead, with the log's last
+// seq (a client that saw messages a killed server never committed goes on from there).
+type pastEnd struct {
+	msg  string
+	last int64
+}
+
+func (e *pastEnd) Error() string { return e.msg }
 
 // checkAfter refuses an after=SEQ past the end of session id's log (a typo, or a seq from
 // another session or another server's log), naming the value and the last seq; an after at
@@ -39,7 +45,7 @@ func (s *Server) checkAfter(ctx context.Context, id string, after int64) error {
 		}
 	}
 	if last == 0 {
-		return fmt.Errorf("%w: after=%d, but session %s has no messages yet (follow it with after=0)", errPastEnd, after, id)
+		return &pastEnd{fmt.Sprintf("past the end of the log: after=%d, but session %s has no messages yet (follow it with after=0)", after, id), 0}
 	}
-	return fmt.Errorf("%w: after=%d, but the last seq of session %s is %d (follow it with after=%d or less)", errPastEnd, after, id, last, last)
+	return &pastEnd{fmt.Sprintf("past the end of the log: after=%d, but the last seq of session %s is %d (follow it with after=%d or less)", after, id, last, last), last}
 }

@@ -41,7 +41,8 @@ func TestAfterPastTheEnd(t *testing.T) {
 		{"/v1/sessions/s1/messages?after=4", 200, "[]"},
 		{"/v1/sessions/s1/messages?after=3", 200, `"seq":4`},
 		{"/v1/sessions/s1/operations/op1/messages?after=4", 200, "[]"},
-		{"/v1/sessions/s2/messages?after=5", 400, "past the end of the log: after=5, but session s2 has no messages yet (follow it with after=0)"},
+		{"/v1/sessions/s2/messages?after=5", 404, `unknown session \"s2\"`},
+		{"/v1/sessions/s1/operations/none/messages?after=99", 404, `unknown operation \"none\"`},
 	} {
 		resp, err := http.Get(f.http.URL + tc.path)
 		if err != nil {

@@ -54,11 +54,7 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
-		afterError(w, err)
-		return
-	}
-	collect(w, s.store.After(r.Context(), r.PathValue("id"), after))
+	s.collectAfter(w, r, after, s.store.After(r.Context(), r.PathValue("id"), after))
 }
 
 // operationMessages serves GET /v1/sessions/ID/operations/OP/messages?after=SEQ: the
@@ -69,12 +65,8 @@ func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
-		afterError(w, err)
-		return
-	}
 	msgs := s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
-	collect(w, func(yield func(*protocol.EnhancedMessage, error) bool) {
+	s.collectAfter(w, r, after, func(yield func(*protocol.EnhancedMessage, error) bool) {
 		for m, err := range msgs {
 			if err == nil && m.Seq <= after {
 				continue
@@ -86,7 +78,9 @@ func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, error) bool)) {
+// collectAfter answers the messages of seq as one JSON list; none after an after=SEQ past the
+// end of the session's log is a 400 that says so (checkAfter), with the log's last seq.
+func (s *Server) collectAfter(w http.ResponseWriter, r *http.Request, after int64, seq func(func(*protocol.EnhancedMessage, error) bool)) {
 	list := []*protocol.EnhancedMessage{}
 	for m, err := range seq {
 		if err != nil {
@@ -94,6 +88,12 @@ func collect(w http.ResponseWriter, seq func(func(*protocol.EnhancedMessage, err
 			return
 		}
 		list = append(list, m)
+	}
+	if len(list) == 0 {
+		if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
+			afterError(w, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, list)
 }
@@ -156,8 +156,9 @@ func storeError(w http.ResponseWriter, err error) {
 
 // afterError answers a refused after=SEQ with 400, any other error as storeError does.
 func afterError(w http.ResponseWriter, err error) {
-	if errors.Is(err, errPastEnd) {
-		httpError(w, http.StatusBadRequest, err.Error())
+	var pe *pastEnd
+	if errors.As(err, &pe) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "last_seq": pe.last})
 		return
 	}
 	storeError(w, err)

@@ -82,7 +82,7 @@ func TestTyposServe(t *testing.T) {
 		t.Fatalf("sessions: %+v", list)
 	}
 	last := list[0].LastSeq
-	for _, path := range []string{"/v1/sessions/s1/messages?after=%d", "/v1/sessions/s1/operations/none/messages?after=%d"} {
+	for _, path := range []string{"/v1/sessions/s1/messages?after=%d"} {
 		resp, body := request(t, "GET", url, fmt.Sprintf(path, last+100), "")
 		want := fmt.Sprintf("after=%d, but the last seq of session s1 is %d (follow it with after=%d or less)", last+100, last, last)
 		if resp.StatusCode != 400 || !strings.Contains(body, want) {

@@ -5,6 +5,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -393,6 +394,18 @@ func (c *Client) opMessages(ctx context.Context, session, opID string, after int
 	case http.StatusOK:
 	case http.StatusNotFound:
 		return nil, false, nil
+	case http.StatusBadRequest:
+		// Past the end of the log: the operation is there, with nothing after; the log may be
+		// shorter than what was read (a killed server loses what it had not committed).
+		var e struct {
+			LastSeq *int64 `json:"last_seq"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if json.Unmarshal(b, &e) == nil && e.LastSeq != nil && *e.LastSeq < after {
+			return nil, true, nil
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		return nil, false, refusal(resp, "reading the operation's log")
 	default:
 		return nil, false, refusal(resp, "reading the operation's log")
 	}

@@ -287,6 +287,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 	type row struct {
 		hit     knowledge.Hit
 		inlinks int
+		words   string
 	}
 	byID := map[string]*row{}
 	var order []string
@@ -296,7 +297,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		// sorting would copy every matching chunk's text into the sorter. A source filter needs
 		// the join to rank only the chunks it keeps.
 		query := `
-			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line, f.s, c.inlinks
+			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line, f.s, c.inlinks, c.words
 			FROM (SELECT rowid, bm25(%[1]s, %g, %g, %g, %g, %g) AS s FROM %[1]s WHERE %[1]s MATCH ?1 ORDER BY s LIMIT ?3) f
 			JOIN chunks c ON c.id = f.rowid
 			WHERE ?2 = ''
@@ -304,7 +305,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		if q.Source != "" {
 			query = `
 			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line,
-				bm25(%[1]s, %g, %g, %g, %g, %g) AS s, c.inlinks
+				bm25(%[1]s, %g, %g, %g, %g, %g) AS s, c.inlinks, c.words
 			FROM %[1]s JOIN chunks c ON c.id = %[1]s.rowid
 			WHERE %[1]s MATCH ?1 AND substr(c.source, 1, length(?2)) = ?2
 			ORDER BY s LIMIT ?3`
@@ -319,7 +320,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		}
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(append(scanDest(&r.hit), &r.inlinks)...); err != nil {
+			if err := rows.Scan(append(scanDest(&r.hit), &r.inlinks, &r.words)...); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("sqlite: searching %q: %w", q.Text, err)
 			}
@@ -339,9 +340,13 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		}
 	}
 	hits := make([]knowledge.Hit, 0, len(order))
+	qwords := queryWords(q.Text)
 	for _, id := range order {
 		r := byID[id]
 		r.hit.Score *= 1 + linkPrior*math.Log1p(float64(r.inlinks))
+		if writtenFrom(r.words, qwords) {
+			r.hit.Score *= nameBoost
+		}
 		hits = append(hits, r.hit)
 	}
 	return rerank(hits, q.Text, n), nil
@@ -356,6 +361,17 @@ const linkPrior = 0.2
 // nameBoost multiplies the score of a chunk whose name is one of the query's words: asking for
 // "LU factorization" means lu before the functions that mention an LU factorization.
 const nameBoost = 1.5
+
+// supersededWeight multiplies the score of a function whose help says it is obsolete or
+// deprecated: a question means its replacement, which the same words find.
+const supersededWeight = 0.5
+
+// superseded reports whether a summary says its function is obsolete, deprecated or not
+// recommended (Octave's legacy functions, numpy's deprecated ones).
+func superseded(summary string) bool {
+	s := strings.ToLower(summary)
+	return strings.Contains(s, "obsolete") || strings.Contains(s, "deprecated") || strings.Contains(s, "not recommended")
+}
 
 // rerank turns bm25() (lower is better) into a score, boosts exact name matches, keeps the best
 // chunk of each section (one function's help, one heading of a file) and cuts to n.
@@ -372,6 +388,9 @@ func rerank(hits []knowledge.Hit, query string, n int) []knowledge.Hit {
 		}
 		if words[name] {
 			hits[i].Score *= nameBoost
+		}
+		if superseded(hits[i].Summary) {
+			hits[i].Score *= supersededWeight
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b knowledge.Hit) int { return cmpDesc(a.Score, b.Score) })

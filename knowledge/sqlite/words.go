@@ -178,3 +178,22 @@ func (v *vocabulary) segment(s string) []string {
 	slices.Reverse(out)
 	return out
 }
+
+// writtenFrom reports whether a name's words (nameWords) are all the query's words, whole or
+// shortened: "read a text file" asks for fileread (file read), "repeat a matrix" for repmat
+// (rep mat). A shortened word keeps at least three letters, but for a last one-letter word
+// ("rand i" from random integers).
+func writtenFrom(words string, query []string) bool {
+	ws := strings.Fields(words)
+	if len(ws) < 2 {
+		return false
+	}
+	for i, w := range ws {
+		if !slices.ContainsFunc(query, func(q string) bool {
+			return q == w || (len(w) >= 3 || len(w) == 1 && i == len(ws)-1) && strings.HasPrefix(q, w)
+		}) {
+			return false
+		}
+	}
+	return true
+}

@@ -50,3 +50,21 @@ func TestNameWords(t *testing.T) {
 		}
 	}
 }
+
+func TestWrittenFrom(t *testing.T) {
+	q := queryWords("read an entire text file; repeat a matrix; random integers")
+	for words, want := range map[string]bool{
+		"file read":  true,
+		"rep mat":    true,  // shortened words
+		"rand i":     true,  // a last one-letter word
+		"i rand":     false, // a first one
+		"re mat":     false, // too short to be a shortening
+		"file write": false,
+		"file":       false, // one word: the name boost's business
+		"":           false,
+	} {
+		if got := writtenFrom(words, q); got != want {
+			t.Errorf("writtenFrom(%q) = %v, want %v", words, got, want)
+		}
+	}
+}

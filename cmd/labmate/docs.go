@@ -33,10 +33,11 @@ func newDocsCmd() *cobra.Command {
   labmate docs web "QUERY" | papers "QUERY" | fetch URL   what the agent's web tools return
 
 Files are cut along their headings; every hit cites its source, heading and line range. Ranking
-is BM25 over SQLite FTS5 with the name, first sentence, heading and body weighted in that
-order; with an embedder (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks
+is BM25 over SQLite FTS5 with the name, then the words it is written from ("fileread": file
+read) and the first sentence, then heading and body, weighted in that order; with an embedder (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks
 are embedded too and search fuses both rankings. Indexing a source again replaces what was
-indexed from it.`,
+indexed from it. An index built by an earlier labmate whose schema changed is refused: delete
+it and index again.`,
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "the index file (default $LABMATE_DOCS_DB or ~/.local/share/labmate/docs.db)")
 	cmd.PersistentFlags().StringVar(&embedder, "embedder", "", "embedding model PROVIDER:MODEL for hybrid search (default LABMATE_EMBEDDER, then the config file; none: BM25 only)")

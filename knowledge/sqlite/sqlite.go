@@ -1,6 +1,9 @@
 // Package sqlite is the documentation index in one SQLite file: chunks ranked by BM25 over an FTS5
-// table whose fields are weighted (name above first sentence above heading above body), fused by
-// reciprocal rank with embedding similarity when an llm.Embedder is configured.
+// table whose fields are weighted (name above the name's words and the first sentence, above
+// heading, above body), fused by reciprocal rank with embedding similarity when an llm.Embedder
+// is configured. The full-text tables index prose folded (see fold) and a name's words
+// (see nameWords), so they are written by the triggers and by Add, never rebuilt from the
+// chunks table with FTS5's 'rebuild'.
 package sqlite
 
 import (
@@ -28,9 +31,9 @@ type Options struct {
 	// Embedder, when set, embeds every chunk on Add and the query on Search; results are then the
 	// rank fusion of BM25 and cosine similarity.
 	Embedder llm.Embedder
-	// Weights are the BM25 weights of the fields name, summary, heading and text
-	// (default 10, 4, 2, 1).
-	Weights *[4]float64
+	// Weights are the BM25 weights of the fields name, words (the words the name is written
+	// from: "fileread" is file read), summary, heading and text (default 10, 4, 4, 2, 1).
+	Weights *[5]float64
 }
 
 // Index is a documentation index in a SQLite file. It is safe for concurrent use.
@@ -38,7 +41,7 @@ type Index struct {
 	path    string
 	db      *sql.DB
 	emb     llm.Embedder
-	weights [4]float64
+	weights [5]float64
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // the ranking queries, prepared once
@@ -59,12 +62,17 @@ func DefaultPath() (string, error) {
 	return filepath.Join(dir, "labmate", "docs.db"), nil
 }
 
+// schemaVersion is kept in PRAGMA user_version. Version 1 added the words field (a name's
+// words) and indexes prose folded (see fold); an index of version 0 has to be built again.
+const schemaVersion = 1
+
 const schema = `
 CREATE TABLE IF NOT EXISTS chunks (
 	id         INTEGER PRIMARY KEY,
 	source     TEXT NOT NULL,
 	heading    TEXT NOT NULL,
 	name       TEXT NOT NULL,
+	words      TEXT NOT NULL DEFAULT '', -- the words the name is written from (nameWords)
 	summary    TEXT NOT NULL,
 	text       TEXT NOT NULL,
 	start_line INTEGER NOT NULL,
@@ -75,24 +83,32 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
 CREATE INDEX IF NOT EXISTS chunks_source ON chunks(source);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-	name, summary, heading, text,
+	name, words, summary, heading, text,
 	content='chunks', content_rowid='id',
 	tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_exact USING fts5(
-	name, summary, heading, text,
+	name, words, summary, heading, text,
 	content='chunks', content_rowid='id',
 	tokenize='unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
-	INSERT INTO chunks_fts(rowid, name, summary, heading, text) VALUES (new.id, new.name, new.summary, new.heading, new.text);
-	INSERT INTO chunks_exact(rowid, name, summary, heading, text) VALUES (new.id, new.name, new.summary, new.heading, new.text);
+	INSERT INTO chunks_fts(rowid, name, words, summary, heading, text)
+		VALUES (new.id, new.name, new.words, labmate_fold(new.summary), labmate_fold(new.heading), labmate_fold(new.text));
+	INSERT INTO chunks_exact(rowid, name, words, summary, heading, text)
+		VALUES (new.id, new.name, new.words, labmate_fold(new.summary), labmate_fold(new.heading), labmate_fold(new.text));
 END;
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
-	INSERT INTO chunks_fts(chunks_fts, rowid, name, summary, heading, text) VALUES ('delete', old.id, old.name, old.summary, old.heading, old.text);
-	INSERT INTO chunks_exact(chunks_exact, rowid, name, summary, heading, text) VALUES ('delete', old.id, old.name, old.summary, old.heading, old.text);
+	INSERT INTO chunks_fts(chunks_fts, rowid, name, words, summary, heading, text)
+		VALUES ('delete', old.id, old.name, old.words, labmate_fold(old.summary), labmate_fold(old.heading), labmate_fold(old.text));
+	INSERT INTO chunks_exact(chunks_exact, rowid, name, words, summary, heading, text)
+		VALUES ('delete', old.id, old.name, old.words, labmate_fold(old.summary), labmate_fold(old.heading), labmate_fold(old.text));
 END;
 `
+
+// ErrOldIndex is returned by Open for an index file written by an earlier labmate whose
+// schema this one cannot search: the index has to be built again.
+var ErrOldIndex = errors.New("the documentation index was built by an earlier labmate")
 
 // Open opens the index in the SQLite file at path, creating it and its directory if needed.
 func Open(path string, opts *Options) (*Index, error) {
@@ -107,15 +123,36 @@ func Open(path string, opts *Options) (*Index, error) {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(4)
-	if _, err := db.Exec(schema); err != nil {
+	if err := migrate(db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
-	ix := &Index{path: path, db: db, emb: opts.Embedder, weights: [4]float64{10, 4, 2, 1}}
+	ix := &Index{path: path, db: db, emb: opts.Embedder, weights: defaultWeights}
 	if opts.Weights != nil {
 		ix.weights = *opts.Weights
 	}
 	return ix, nil
+}
+
+// defaultWeights are the BM25 weights of name, words, summary, heading and text.
+var defaultWeights = [5]float64{10, 4, 4, 2, 1}
+
+// migrate creates the schema in a new file and refuses one of an earlier version: its
+// full-text tables index other fields, and the documents are re-harvested in seconds, so it is
+// rebuilt rather than converted.
+func migrate(db *sql.DB) error {
+	var version, tables int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name = 'chunks'").Scan(&tables); err != nil {
+		return fmt.Errorf("reading the schema: %w", err)
+	}
+	if tables > 0 && version < schemaVersion {
+		return fmt.Errorf("%w (schema version %d, this labmate needs %d): delete the file and index the documents again (labmate docs index --octave, --python MODULE…, PATH…)",
+			ErrOldIndex, version, schemaVersion)
+	}
+	return sqlitefile.Migrate(context.Background(), db, schema, schemaVersion)
 }
 
 // Close closes the database.
@@ -198,8 +235,8 @@ func (ix *Index) add(ctx context.Context, prefix string, docs []*knowledge.Doc) 
 	if err != nil {
 		return fmt.Errorf("sqlite: adding documents: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source, heading, name, summary, text, start_line, end_line, embedding)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source, heading, name, words, summary, text, start_line, end_line, embedding)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("sqlite: adding documents: %w", err)
 	}
@@ -213,12 +250,15 @@ func (ix *Index) add(ctx context.Context, prefix string, docs []*knowledge.Doc) 
 			return fmt.Errorf("sqlite: replacing %s: %w", d.Source, err)
 		}
 	}
+	// A name is split into the words of the documents added with it: a function's name is
+	// written from the words its documentation uses.
+	vocab := newVocabulary(chunks)
 	for i, c := range chunks {
 		var blob []byte
 		if vecs != nil {
 			blob = encode(vecs[i])
 		}
-		if _, err := ins.ExecContext(ctx, c.Source, c.Heading, c.Name, c.Summary, c.Text, c.StartLine, c.EndLine, blob); err != nil {
+		if _, err := ins.ExecContext(ctx, c.Source, c.Heading, c.Name, nameWords(c.Name, vocab), c.Summary, c.Text, c.StartLine, c.EndLine, blob); err != nil {
 			return fmt.Errorf("sqlite: adding %s: %w", c.Cite(), err)
 		}
 	}
@@ -247,6 +287,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 	type row struct {
 		hit     knowledge.Hit
 		inlinks int
+		words   string
 	}
 	byID := map[string]*row{}
 	var order []string
@@ -256,20 +297,20 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		// sorting would copy every matching chunk's text into the sorter. A source filter needs
 		// the join to rank only the chunks it keeps.
 		query := `
-			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line, f.s, c.inlinks
-			FROM (SELECT rowid, bm25(%[1]s, %g, %g, %g, %g) AS s FROM %[1]s WHERE %[1]s MATCH ?1 ORDER BY s LIMIT ?3) f
+			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line, f.s, c.inlinks, c.words
+			FROM (SELECT rowid, bm25(%[1]s, %g, %g, %g, %g, %g) AS s FROM %[1]s WHERE %[1]s MATCH ?1 ORDER BY s LIMIT ?3) f
 			JOIN chunks c ON c.id = f.rowid
 			WHERE ?2 = ''
 			ORDER BY f.s`
 		if q.Source != "" {
 			query = `
 			SELECT c.id, c.source, c.heading, c.name, c.summary, c.text, c.start_line, c.end_line,
-				bm25(%[1]s, %g, %g, %g, %g) AS s, c.inlinks
+				bm25(%[1]s, %g, %g, %g, %g, %g) AS s, c.inlinks, c.words
 			FROM %[1]s JOIN chunks c ON c.id = %[1]s.rowid
 			WHERE %[1]s MATCH ?1 AND substr(c.source, 1, length(?2)) = ?2
 			ORDER BY s LIMIT ?3`
 		}
-		stmt, err := ix.prepare(ctx, fmt.Sprintf(query, table, w[0], w[1], w[2], w[3]))
+		stmt, err := ix.prepare(ctx, fmt.Sprintf(query, table, w[0], w[1], w[2], w[3], w[4]))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: searching %q: %w", q.Text, err)
 		}
@@ -279,7 +320,7 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		}
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(append(scanDest(&r.hit), &r.inlinks)...); err != nil {
+			if err := rows.Scan(append(scanDest(&r.hit), &r.inlinks, &r.words)...); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("sqlite: searching %q: %w", q.Text, err)
 			}
@@ -299,9 +340,13 @@ func (ix *Index) lexical(ctx context.Context, match string, q *knowledge.Query, 
 		}
 	}
 	hits := make([]knowledge.Hit, 0, len(order))
+	qwords := queryWords(q.Text)
 	for _, id := range order {
 		r := byID[id]
 		r.hit.Score *= 1 + linkPrior*math.Log1p(float64(r.inlinks))
+		if writtenFrom(r.words, qwords) {
+			r.hit.Score *= nameBoost
+		}
 		hits = append(hits, r.hit)
 	}
 	return rerank(hits, q.Text, n), nil
@@ -316,6 +361,17 @@ const linkPrior = 0.2
 // nameBoost multiplies the score of a chunk whose name is one of the query's words: asking for
 // "LU factorization" means lu before the functions that mention an LU factorization.
 const nameBoost = 1.5
+
+// supersededWeight multiplies the score of a function whose help says it is obsolete or
+// deprecated: a question means its replacement, which the same words find.
+const supersededWeight = 0.5
+
+// superseded reports whether a summary says its function is obsolete, deprecated or not
+// recommended (Octave's legacy functions, numpy's deprecated ones).
+func superseded(summary string) bool {
+	s := strings.ToLower(summary)
+	return strings.Contains(s, "obsolete") || strings.Contains(s, "deprecated") || strings.Contains(s, "not recommended")
+}
 
 // rerank turns bm25() (lower is better) into a score, boosts exact name matches, keeps the best
 // chunk of each section (one function's help, one heading of a file) and cuts to n.
@@ -332,6 +388,9 @@ func rerank(hits []knowledge.Hit, query string, n int) []knowledge.Hit {
 		}
 		if words[name] {
 			hits[i].Score *= nameBoost
+		}
+		if superseded(hits[i].Summary) {
+			hits[i].Score *= supersededWeight
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b knowledge.Hit) int { return cmpDesc(a.Score, b.Score) })
@@ -363,9 +422,10 @@ func cmpDesc(a, b float64) int {
 
 // queryWords are the lower-cased words of a query, split at anything but letters and digits; a
 // hyphenated or slashed compound ("pseudo-inverse") also gives its joined form ("pseudoinverse").
+// The query is folded as the index is: "non-stiff" is the one word nonstiff.
 func queryWords(text string) []string {
 	var out []string
-	for _, f := range strings.Fields(strings.ToLower(text)) {
+	for _, f := range strings.Fields(strings.ToLower(fold(text))) {
 		parts := strings.FieldsFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		out = append(out, parts...)
 		if len(parts) > 1 && !strings.ContainsAny(f, ".") {

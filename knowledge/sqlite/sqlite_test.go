@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"math"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/labmate/labmate/internal/sqlitefile"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/knowledge/indextest"
 	"github.com/labmate/labmate/knowledge/sqlite"
@@ -137,5 +139,76 @@ func TestSeeAlsoNumpy(t *testing.T) {
 	got := strings.Join(sqlite.SeeAlso("Returns x.\n\nSee Also\n--------\nscipy.linalg.lstsq : Similar function in SciPy.\npinv, solve\n\nNotes\n-----\nMore."), " ")
 	if got != "scipy.linalg.lstsq pinv solve" {
 		t.Errorf("SeeAlso = %q", got)
+	}
+}
+
+// TestNonCompound: "non-stiff" is indexed as one word, so "stiff" does not find it, and
+// replacing the document removes that word from the index.
+func TestNonCompound(t *testing.T) {
+	ix, err := sqlite.Open(filepath.Join(t.TempDir(), "docs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	search := func(q string) (got []string) {
+		t.Helper()
+		hits, err := ix.Search(ctx, &knowledge.Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			got = append(got, h.Name)
+		}
+		return got
+	}
+	doc := func(name, text string) *knowledge.Doc {
+		return &knowledge.Doc{Source: "octave:" + name, Title: name, Format: "help", Text: text}
+	}
+	if err := ix.Add(ctx, doc("stiffsolver", "Solve a stiff problem."), doc("explicit", "Solve a non-stiff problem.")); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("stiff"); !slices.Equal(got, []string{"stiffsolver"}) {
+		t.Errorf("stiff: %v, want [stiffsolver]", got)
+	}
+	if got := search("non-stiff"); len(got) == 0 || got[0] != "explicit" {
+		t.Errorf("non-stiff: %v, want explicit first", got)
+	}
+	if err := ix.Add(ctx, doc("explicit", "Solve an ordinary problem.")); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("nonstiff"); len(got) != 0 {
+		t.Errorf("nonstiff after replacing its only document: %v", got)
+	}
+}
+
+// TestOldIndex: an index written before the schema had a version is refused with a message
+// saying to index again, and left as it was.
+func TestOldIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.db")
+	db, err := sqlitefile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE chunks (id INTEGER PRIMARY KEY, source TEXT NOT NULL, name TEXT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ix, err := sqlite.Open(path, nil)
+	if err == nil {
+		ix.Close()
+		t.Fatal("opened an index of schema version 0")
+	}
+	if !errors.Is(err, sqlite.ErrOldIndex) || !strings.Contains(err.Error(), "labmate docs index") {
+		t.Errorf("error %q does not say to index again", err)
+	}
+	// A new index is stamped with its version and opens again.
+	fresh := filepath.Join(t.TempDir(), "new.db")
+	for range 2 {
+		ix, err := sqlite.Open(fresh, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
 	}
 }

@@ -35,9 +35,9 @@ func newDocsCmd() *cobra.Command {
 Files are cut along their headings; every hit cites its source, heading and line range. Ranking
 is BM25 over SQLite FTS5 with the name, then the words it is written from ("fileread": file
 read) and the first sentence, then heading and body, weighted in that order; with an embedder
-(--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks are embedded too and search fuses both rankings. Indexing a source again replaces what was
-indexed from it. An index built by an earlier labmate whose schema changed is refused: delete
-it and index again.
+(--embedder, LABMATE_EMBEDDER or "embedder:" in the config file) chunks are embedded too and
+search fuses both rankings. Indexing a source again replaces what was indexed from it. An
+index built by an earlier labmate whose schema changed is refused: delete it and index again.
 
 Exit status: 0 done; 1 docs search found no match; 2 when it could not be done: a bad flag
 or value, an empty index, a provider not configured, a page refused or unreachable.`,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -115,10 +116,14 @@ func agentKnowledgeTools() (ts []tool.Tool, close func() error, err error) {
 	var index knowledge.Index
 	if _, statErr := os.Stat(path); statErr == nil {
 		ix, err := sqlite.Open(path, nil)
-		if err != nil {
+		switch {
+		case errors.Is(err, sqlite.ErrOldIndex): // the run goes on without it
+			fmt.Fprintf(os.Stderr, "labmate: the documentation index is not searched: %v\n", err)
+		case err != nil:
 			return nil, close, err
+		default:
+			index, close = ix, ix.Close
 		}
-		index, close = ix, ix.Close
 	}
 	cfg, err := knowledgeFromEnv(index)
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,7 +77,16 @@ func openStores(ctx context.Context, data string, cfg *server.Config) (mem memor
 		return nil, nil, nil, err
 	}
 	closers = append(closers, mem.Close)
-	if docs, err = ksqlite.Open(cmp.Or(os.Getenv("LABMATE_DOCS_DB"), filepath.Join(data, "docs.db")), nil); err != nil {
+	docsPath := cmp.Or(os.Getenv("LABMATE_DOCS_DB"), filepath.Join(data, "docs.db"))
+	docs, err = ksqlite.Open(docsPath, nil)
+	if errors.Is(err, ksqlite.ErrOldIndex) { // kept aside: the server starts with an empty index
+		old := docsPath + ".old"
+		if err = os.Rename(docsPath, old); err == nil {
+			fmt.Fprintf(os.Stderr, "labmate: %s was built by an earlier labmate: moved to %s; index the documents again (labmate docs index --octave, --python MODULE…, PATH…)\n", docsPath, old)
+			docs, err = ksqlite.Open(docsPath, nil)
+		}
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	closers = append(closers, docs.Close)

@@ -67,13 +67,13 @@ Exit status: 0 every campaign played; 2 when they could not be: a bad flag or va
 dataset it cannot read, a model that cannot be reached, an interrupt (Ctrl-C).
 
 Example:
-  labmate campaign run --data suzuki_perera2018.csv --objective yield \
+  labmate campaign run --dataset suzuki_perera2018.csv --objective yield \
     --vars ligand,reagent,solvent --group reactant_1,reactant_2 --planner random,bayes --seeds 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if data == "" || len(vars) == 0 {
-				return fmt.Errorf("--data and --vars are required")
+				return fmt.Errorf("--dataset and --vars are required")
 			}
 			if priorFlag != "" && priorFlag != "memory" {
 				return fmt.Errorf("--prior %q: the only prior is \"memory\"", priorFlag)
@@ -176,7 +176,8 @@ Example:
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&data, "data", "", "the fully mapped dataset (CSV with a header)")
+	f.StringVar(&data, "dataset", "", "the fully mapped dataset (CSV with a header)")
+	alias(f, "data", "", "dataset")
 	f.StringVar(&objective, "objective", game.DefaultObjective, "the column to maximize")
 	f.StringSliceVar(&vars, "vars", nil, "the condition columns the planner chooses")
 	f.StringSliceVar(&groups, "group", nil, "the columns that split the data into campaigns (one per substrate)")

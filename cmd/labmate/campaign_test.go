@@ -48,7 +48,7 @@ func TestCampaignRunCLI(t *testing.T) {
 	dir := t.TempDir()
 	data := writeSmall(t, dir)
 	store := filepath.Join(dir, "c.db")
-	args := []string{"campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
+	args := []string{"campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
 	ref := write(t, dir, "ref.csv", "dataset,method,iteration,n_runs,mean_normalized_advantage,mean_nma,valid_fraction\n"+
 		"small,gpt,1,,0.1,0.1,1\nsmall,gpt,2,,0.2,0.3,1\nother,gpt,1,,0.5,0.5,1\n")
 	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png", "--reference", ref)...)
@@ -99,14 +99,14 @@ func TestCampaignRunErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--data", bad}, `bad.csv:3, column "yield", value "high"`},
-		{[]string{"--data", data, "--objective", "conversion"}, `small.csv:1, column "conversion": no objective column`},
-		{[]string{"--data", data, "--planner", "genius"}, `unknown planner "genius"`},
-		{[]string{"--data", data, "--prior", "intuition"}, `--prior "intuition"`},
-		{[]string{"--data", data, "--drop", "oops"}, `--drop "oops"`},
-		{[]string{"--data", data, "--budget", "201"}, `--budget 201: the bayes planner models at most 200 measurements`},
-		{[]string{"--data", write(t, dir, "wide.csv", manyLevels(1001))}, `wide.csv:1002, column "lig": 1001 levels; at most 1000 are allowed`},
-		{[]string{"--data", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
+		{[]string{"--dataset", bad}, `bad.csv:3, column "yield", value "high"`},
+		{[]string{"--dataset", data, "--objective", "conversion"}, `small.csv:1, column "conversion": no objective column`},
+		{[]string{"--dataset", data, "--planner", "genius"}, `unknown planner "genius"`},
+		{[]string{"--dataset", data, "--prior", "intuition"}, `--prior "intuition"`},
+		{[]string{"--dataset", data, "--drop", "oops"}, `--drop "oops"`},
+		{[]string{"--dataset", data, "--budget", "201"}, `--budget 201: the bayes planner models at most 200 measurements`},
+		{[]string{"--dataset", write(t, dir, "wide.csv", manyLevels(1001))}, `wide.csv:1002, column "lig": 1001 levels; at most 1000 are allowed`},
+		{[]string{"--dataset", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
 	} {
 		_, errOut, code := labmate(t, dir, "", append(base, tc.args...)...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {
@@ -147,7 +147,7 @@ func TestCampaignRunLLMPlanner(t *testing.T) {
 	}
 	srv := llmtest.NewServer(t, turns...)
 	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
-	out, errOut, code := labmateEnv(t, env, dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+	out, errOut, code := labmateEnv(t, env, dir, "", "campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub",
 		"--planner", "llm", "--model", "openai:gpt-test", "--budget", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db"), "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -169,7 +169,7 @@ func TestCampaignRunLLMPlanner(t *testing.T) {
 		t.Errorf("%d scripted turns left", srv.Remaining())
 	}
 	// Without any model configured, a clear one-line error.
-	_, errOut, code = labmateEnv(t, modelEnv(t), dir, "", "campaign", "run", "--data", data, "--vars", "lig,base,solvent", "--group", "sub",
+	_, errOut, code = labmateEnv(t, modelEnv(t), dir, "", "campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub",
 		"--planner", "llm", "--store", filepath.Join(dir, "c.db"))
 	if code == 0 || !strings.Contains(errOut, "no model configured") {
 		t.Errorf("exit %d: %s", code, errOut)

@@ -16,14 +16,14 @@ import (
 // suite is a benchmark labmate eval runs through the shared flags (evalFlags).
 type suite struct {
 	name, short string
-	data        string // its folder under shared/ (eval.Find), unless --data
+	data        string // its folder under shared/ (eval.Find), unless --dataset
 	open        func(dir string) (eval.Benchmark, error)
 }
 
 // suites are the benchmarks of labmate eval NAME, one line each.
 var suites = []suite{
 	{"engdesign", "EngDesign's open control and signal-processing tasks, graded in Octave and Python", "benchmarks/engdesign", opener(engdesign.New)},
-	{"tasks", "Your own tasks from a JSON file (--data FILE; see the README): each goal with its right answer", "", opener(taskfile.New)},
+	{"tasks", "Your own tasks from a JSON file (--dataset FILE; see the README): each goal with its right answer", "", opener(taskfile.New)},
 	{"bench", "Coscientist's four bench tasks on the lab twin (colour rows, draw a shape, identify dyes, a Suzuki screen), graded on its final state", "data/reactions", opener(benchtasks.New)},
 	{"scibench", "SciBench's textbook problems (the fixed 107-problem subset, or --set full), scored as upstream's equiv", "benchmarks/scibench", opener(scibench.New)},
 }
@@ -87,7 +87,7 @@ func newEvalSuiteCmd(s suite) *cobra.Command {
 		Use:   s.name,
 		Short: s.short,
 		Long: fmt.Sprintf(`eval %s runs %s against --model, --k trials per task, in OUT (--out, default
-labmate-eval/%s/MODEL/MODE), resumably; the data come from --data, default shared/%s.
+labmate-eval/%s/MODEL/MODE), resumably; the data come from --dataset, default shared/%s.
 See labmate eval --help for the results.
 
 `, s.name, s.name, s.name, s.data) + evalExit,

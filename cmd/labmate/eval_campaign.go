@@ -58,7 +58,8 @@ dataset's mean NMA curves there. Exit status: 0 done, 1 failed, 2 could not star
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dataDir, "data", "", "the reactions data folder (default: shared/data/reactions above the working directory)")
+	f.StringVar(&dataDir, "dataset", "", "the reactions data folder (default: shared/data/reactions above the working directory)")
+	alias(f, "data", "", "dataset")
 	f.StringVarP(&modelSpec, "model", "m", "", "add the llm planner played by this model, e.g. openai:gpt-4.1 or ollama:qwen3:8b")
 	f.IntVar(&seeds, "seeds", 60, "campaigns per group and planner (seeds 1…N)")
 	f.IntVar(&budget, "budget", 20, "turns per campaign")

@@ -48,7 +48,8 @@ func (f *evalFlags) add(cmd *cobra.Command) {
 	fl.StringVarP(&f.out, "out", "o", "", "the result folder (default labmate-eval/NAME/MODEL/MODE); rerun with the same one to continue")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as JSON")
 	fl.StringVar(&f.set, "set", "", "the benchmark's set (default its default set)")
-	fl.StringVar(&f.data, "data", "", "the benchmark's data folder (default the one under shared/, or $LABMATE_SHARED)")
+	fl.StringVar(&f.data, "dataset", "", "the benchmark's data: its folder, or a task file (default the one under shared/, or $LABMATE_SHARED)")
+	alias(fl, "data", "", "dataset")
 	fl.BoolVar(&f.noPerception, "no-perception", false, "ablation: cells run blind, without perception's verdicts or the Hot-Fix")
 	fl.BoolVar(&f.noReflect, "no-reflect", false, "ablation: every step that ran is accepted without the reflect module")
 	fl.BoolVar(&f.noMemory, "no-memory", false, "ablation: no memory recall or learning")
@@ -160,16 +161,16 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	return exitError{1}
 }
 
-// load opens the suite's benchmark from data (--data), else from its folder under shared/.
+// load opens the suite's benchmark from data (--dataset), else from its folder under shared/.
 func (s suite) load(data string) (eval.Benchmark, error) {
 	switch {
 	case data != "":
 	case s.data == "":
-		return nil, fmt.Errorf("eval %s: give the task file with --data FILE", s.name)
+		return nil, fmt.Errorf("eval %s: give the task file with --dataset FILE", s.name)
 	default:
 		var err error
 		if data, err = eval.Find(s.data); err != nil {
-			return nil, fmt.Errorf("%w (or give --data DIR)", err)
+			return nil, fmt.Errorf("%w (or give --dataset DIR)", err)
 		}
 	}
 	return s.open(data)

@@ -43,7 +43,7 @@ func TestEvalKilled(t *testing.T) {
 		return srv, &calls
 	}
 	args := func(out string) []string {
-		return []string{"eval", "scibench", "--data", dir, "--model", "openai:llmtest", "--mode", "direct", "--out", out}
+		return []string{"eval", "scibench", "--dataset", dir, "--model", "openai:llmtest", "--mode", "direct", "--out", out}
 	}
 	env := func(srv *llmtest.Server) []string {
 		return modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")

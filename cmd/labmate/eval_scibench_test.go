@@ -85,7 +85,7 @@ func TestEvalSciBench(t *testing.T) {
 			env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
 			out := filepath.Join(t.TempDir(), "out")
 			start := time.Now()
-			stdout, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "scibench", "--data", dir, "--set", "full", "--model", "openai:llmtest",
+			stdout, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "scibench", "--dataset", dir, "--set", "full", "--model", "openai:llmtest",
 				"--mode", "direct", "--parallel", "4", "--out", out, "--json")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, errOut)
@@ -130,12 +130,12 @@ func TestEvalTasks(t *testing.T) {
 		}})
 	}
 	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
-	stdout, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--data", file, "--model", "openai:llmtest", "--mode", "direct", "--json")
+	stdout, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--dataset", file, "--model", "openai:llmtest", "--mode", "direct", "--json")
 	var sum eval.Summary
 	if code != 0 || json.Unmarshal([]byte(stdout), &sum) != nil || sum.All.Trials != 2 || sum.All.Score != 100 {
 		t.Errorf("exit %d, summary %+v\n%s", code, sum.All, errOut)
 	}
-	if _, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--model", "openai:llmtest"); code != 2 || !strings.Contains(errOut, "eval tasks: give the task file with --data FILE") {
+	if _, errOut, code := labmateEnv(t, env, t.TempDir(), "", "eval", "tasks", "--model", "openai:llmtest"); code != 2 || !strings.Contains(errOut, "eval tasks: give the task file with --dataset FILE") {
 		t.Errorf("without --data: exit %d, %s", code, errOut)
 	}
 }

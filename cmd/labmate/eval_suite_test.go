@@ -81,7 +81,7 @@ func TestEvalSuite(t *testing.T) {
 	for i := range 4 {
 		answer(i)
 	}
-	args := []string{"eval", "sums", "--model", "openai:gpt-test", "--mode", "direct", "--data", ".", "--k", "2"}
+	args := []string{"eval", "sums", "--model", "openai:gpt-test", "--mode", "direct", "--dataset", ".", "--k", "2"}
 	out, errOut, code := execute(t, append(args, "--budget-tokens", "350")...)
 	folder := filepath.Join("labmate-eval", "sums", "openai_gpt-test", "direct")
 	if code != 3 || !strings.Contains(out, "4 of 6 trials") || !strings.Contains(errOut, "stopped at the token budget") || !strings.Contains(errOut, "s1 trial 0: passed, score 100, 100 tokens") {
@@ -99,7 +99,7 @@ func TestEvalSuite(t *testing.T) {
 
 	srv.Add(agenttest.Plan("add", "add the numbers and print the sum", "the sum is printed"), agenttest.RunCode("print(1 + 1)"),
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "2 is printed", "summary": "1 + 1 = 2"}), agenttest.FinalAnswer("2"))
-	out, errOut, code = execute(t, "eval", "sums", "--model", "openai:gpt-test", "--data", ".", "--ids", "s1", "--out", "agent")
+	out, errOut, code = execute(t, "eval", "sums", "--model", "openai:gpt-test", "--dataset", ".", "--ids", "s1", "--out", "agent")
 	if code != 0 || !strings.Contains(out, "mode agent; 1 of 1 trials") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -56,6 +56,8 @@ func TestOldSpellings(t *testing.T) {
 		{[]string{"memory", "--store", mem, "freeze", "--unfreeze", "team"}, 0, "team is writable", "Flag --unfreeze has been deprecated, write labmate memory unfreeze NAMESPACE instead"},
 		{[]string{"memory", "--store", mem, "unfreeze", "team"}, 0, "team is writable", ""},
 		{[]string{"version", "--json"}, 0, `"version":"`, ""},
+		{[]string{"campaign", "run", "--data", dir + "/none.csv"}, 2, "", "Flag --data has been deprecated, write --dataset instead"},
+		{[]string{"eval", "tasks", "--data", dir + "/none.json"}, 2, "", "Flag --data has been deprecated, write --dataset instead"},
 	} {
 		out, errOut, code := labmate(t, dir, "", tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.warn) || (tc.warn == "" && strings.Contains(errOut, "deprecated")) {

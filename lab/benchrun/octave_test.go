@@ -1,0 +1,84 @@
+package benchrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/labmate/labmate/lab/benchrun"
+)
+
+// octaveRows is an Octave protocol colouring every other row of a plate.
+const octaveRows = `## colour every other row
+plate = load_labware ("corning_96_wellplate_360ul_flat", 1, "plate");
+res = load_labware ("nest_12_reservoir_15ml", 2, "res");
+tips = load_labware ("opentrons_96_tiprack_300ul", 3);
+p = load_instrument ("p300_single_gen2", "left", tips);
+load_liquid (res.wells.A1, 10000, struct ("tartrazine", 0.001));
+for r = 1:2:numel (plate.rows)
+  transfer (p, 100, res.wells.A1, plate.rows{r});
+endfor
+`
+
+func TestSimulateOctaveProtocol(t *testing.T) {
+	rep, err := benchrun.Simulate(context.Background(), octaveRows, &benchrun.Options{Start: starter(t), Kernel: benchrun.Octave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := rep.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failure != "" {
+		t.Fatalf("failed: %s\n%s", rep.Failure, text)
+	}
+	full := "100.0" + strings.Repeat(" 100.0", 11)
+	empty := strings.TrimSpace(strings.Repeat("     .", 12))
+	for _, want := range []string{"A " + full, "B     " + empty, "G " + full, "H     " + empty,
+		"   9  line 8: transfer 100 µL from res/A1 to 12 wells (plate/G1…plate/G12), new tip once (left)"} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("no line %q in\n%s", want, text)
+		}
+	}
+}
+
+// A wrong Octave protocol fails simulation naming its line, whether the twin refuses a
+// command, Octave itself fails, or the protocol uses an Opentrons name the twin lacks.
+func TestSimulateWrongOctaveProtocol(t *testing.T) {
+	setup := octaveRows[:strings.Index(octaveRows, "for r")] + "pick_up_tip (p);\n" // lines 1–7
+	for _, tc := range []struct{ name, body, want string }{
+		{"over-volume", "aspirate (p, 100, res.wells.A1);\naspirate (p, 400, res.wells.A1);\n",
+			"bench: line 9: aspirate 400 µL from res/A1 (left): 400 µL is above the maximum volume of p300_single_gen2 (300 µL)"},
+		{"no such well", "dispense (p, 0, wells (plate, \"A1\"));\n\ndispense (p, 10, wells (plate, \"Z1\"));\n", "line 10: wells: plate has no well 'Z1'"},
+		{"unsupported", "\nair_gap (p, 10);\n", "line 9: air_gap is not supported by labmate's bench twin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := benchrun.Simulate(context.Background(), setup+tc.body, &benchrun.Options{Start: starter(t), Kernel: benchrun.Octave})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(rep.Failure, tc.want) {
+				text, _ := rep.Text()
+				t.Errorf("failure %q, want it to start with %q\n%s", rep.Failure, tc.want, text)
+			}
+		})
+	}
+}
+
+// simulate_protocol takes an Octave protocol as the agent and MCP clients send it.
+func TestSimulateProtocolToolOctave(t *testing.T) {
+	ts := benchrun.Tools(&benchrun.ToolsOptions{Start: starter(t), Workspace: func(context.Context) (string, error) { return "", nil }})
+	code, _ := json.Marshal(octaveRows)
+	res := call(t, ts[0], `{"language": "octave", "code": `+string(code)+`}`)
+	s, ok := res.Data.(*benchrun.Summary)
+	if res.IsError || !ok || !s.OK || len(s.Commands) != 9 || s.Commands[8].Command.Line != 8 {
+		t.Fatalf("simulate_protocol: %+v", res)
+	}
+	if want := "C 100.0" + strings.Repeat(" 100.0", 11) + "\n"; !strings.Contains(s.PlateMaps["plate"], want) {
+		t.Errorf("no row C of 100 µL in\n%s", res.Content)
+	}
+	if res = call(t, ts[0], `{"language": "julia", "code": "x = 1"}`); !res.IsError || !strings.Contains(res.Content, "python or octave") {
+		t.Errorf("a Julia protocol: %+v", res)
+	}
+}

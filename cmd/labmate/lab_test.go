@@ -209,4 +209,17 @@ func TestLabREADME(t *testing.T) {
 	if out, errOut, code = labmate(t, dir, "", "lab", "show", "--workspace", "lab1"); code != 0 || !strings.Contains(out, "G brilliant blue FCF") {
 		t.Errorf("lab show: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// The Octave variant gives the same plate.
+	octave, err := filepath.Abs("../../examples/bench/every_other_row.m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oct, errOut, code := labmate(t, dir, "", "lab", "simulate", octave)
+	if code != 0 || !strings.Contains(oct, "line 12: transfer 100 µL from reservoir/A1 to 12 wells (plate/G1…plate/G12), new tip once (left)") {
+		t.Fatalf("lab simulate every_other_row.m: exit %d\n%s\n%s", code, oct, errOut)
+	}
+	plate := func(s string) string { return s[strings.Index(s, "plate: "):strings.Index(s, "reservoir: ")] }
+	if plate(oct) != plate(out) {
+		t.Errorf("the Octave protocol's plate\n%s\nis not the Python one's\n%s", plate(oct), plate(out))
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -125,5 +127,30 @@ func TestBenchUnsupportedOctave(t *testing.T) {
 	if r.Res == nil || r.Res.Status != protocol.StatusError || r.Res.Line != 6 ||
 		!strings.HasPrefix(r.Res.Error, "touch_tip is not supported by labmate's bench twin (the Octave bench functions: load_labware, ") {
 		t.Fatalf("touch_tip: %+v\n%s", r.Res, r.Output())
+	}
+}
+
+// A protocol file in the workspace that shadows a function the driver or the bench functions
+// call (rows.m shadows rows, which strtrim and strcat call) fails its cell at once, saying
+// what it called, instead of leaving the cell without an end.
+func TestBenchShadowedFunction(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	if err := os.WriteFile(filepath.Join(opts.Workspace, "rows.m"), []byte("x = 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kerneltest.ServeBench(t, opts.Workspace)
+	k, err := octave.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	start := time.Now()
+	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "y = strtrim (\" a \")", Timeout: 30 * time.Second})
+	if r.Res == nil || r.Res.Status != protocol.StatusError || !strings.Contains(r.Res.Error, "invalid call to script") || time.Since(start) > 10*time.Second {
+		t.Fatalf("after %v: %+v\n%s", time.Since(start), r.Res, r.Output())
+	}
+	if r = kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "z = 2", Timeout: 30 * time.Second}); r.Res == nil || r.Res.Status != protocol.StatusOK {
+		t.Fatalf("the next cell: %+v\n%s", r.Res, r.Output())
 	}
 }

@@ -3,6 +3,7 @@ package benchrun_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,5 +81,43 @@ func TestSimulateProtocolToolOctave(t *testing.T) {
 	}
 	if res = call(t, ts[0], `{"language": "julia", "code": "x = 1"}`); !res.IsError || !strings.Contains(res.Content, "python or octave") {
 		t.Errorf("a Julia protocol: %+v", res)
+	}
+}
+
+// An Octave protocol drives the modules with the Python module's names; each is a command of
+// the report at its line.
+func TestSimulateOctaveModules(t *testing.T) {
+	code := `hs = load_module ("heaterShakerModuleV1", 4);
+plate = load_labware ("corning_96_wellplate_360ul_flat", hs, "plate");
+load_liquid (plate.wells.A1, 200, {"tartrazine", 5e-5});
+close_labware_latch (hs);
+set_and_wait_for_temperature (hs, 37);
+set_and_wait_for_shake_speed (hs, 500);
+delay (0, 10);
+deactivate_shaker (hs);
+reader = load_module ("absorbanceReaderV1", 7);
+initialize (reader, "single", 426);
+r = read (reader, plate);
+rd = load_labware ("corning_96_wellplate_360ul_flat", reader, "rd");
+r2 = read (reader);
+if (! strcmp (r2.wells{1}, "rd/A1") || r.od_by_well.A1 <= 0.5 || r2.od(1) > 0.01)
+  error ("the readings: %g %g", r.od_by_well.A1, r2.od(1));
+endif
+`
+	rep, err := benchrun.Simulate(context.Background(), code, &benchrun.Options{Start: starter(t), Kernel: benchrun.Octave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failure != "" {
+		t.Fatal(rep.Failure)
+	}
+	var got []string
+	for _, e := range rep.Entries {
+		got = append(got, fmt.Sprintf("%d %s", e.Command.Line, e.Command.Name))
+	}
+	want := "1 load_module,2 load_labware,3 load_liquid,4 hs_close_latch,5 hs_set_temperature,6 hs_set_shake_speed,7 delay," +
+		"8 hs_deactivate_shaker,9 load_module,10 reader_initialize,11 read_plate,12 load_labware,13 deck,13 read_plate"
+	if strings.Join(got, ",") != want {
+		t.Errorf("commands %s\nwant %s", strings.Join(got, ","), want)
 	}
 }

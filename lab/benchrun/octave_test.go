@@ -121,3 +121,36 @@ endif
 		t.Errorf("commands %s\nwant %s", strings.Join(got, ","), want)
 	}
 }
+
+// An Octave protocol may be written as Opentrons' def run(protocol): a function run
+// (protocol), called with the context-level functions as fields; its lines stay the file's.
+func TestSimulateOctaveRunFunction(t *testing.T) {
+	code := `function run (protocol)
+  plate = protocol.load_labware ("corning_96_wellplate_360ul_flat", 1, "plate");
+  res = protocol.load_labware ("nest_12_reservoir_15ml", 2, "res");
+  tips = protocol.load_labware ("opentrons_96_tiprack_300ul", 3);
+  p = protocol.load_instrument ("p300_single_gen2", "left", tips);
+  protocol.load_liquid (res.wells.A1, 10000, protocol.define_liquid ("tartrazine"));
+  for r = 1:2:8
+    transfer (p, 100, res.wells.A1, plate.rows{r});
+  endfor
+  transfer (p, VOLUME, res.wells.A1, plate.wells.B1);
+endfunction
+`
+	for _, tc := range []struct{ volume, failure string }{
+		{"50", ""},
+		{"400", "bench: line 10: transfer 400 µL from res/A1 to plate/B1, new tip once (left), at step 5 of 6, dispense 200 µL into plate/B1 (left): plate/B1 would hold 400 µL, over its capacity of 360 µL"},
+	} {
+		rep, err := benchrun.Simulate(context.Background(), strings.Replace(code, "VOLUME", tc.volume, 1), &benchrun.Options{Start: starter(t), Kernel: benchrun.Octave})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := rep.Text()
+		if !strings.HasPrefix(rep.Failure, tc.failure) || (tc.failure == "") != (rep.Failure == "") {
+			t.Errorf("volume %s: failure %q, want %q…\n%s", tc.volume, rep.Failure, tc.failure, text)
+		}
+		if tc.failure == "" && (!strings.Contains(text, "G 100.0"+strings.Repeat(" 100.0", 11)+"\n") || !strings.Contains(text, "B  50.0     .")) {
+			t.Errorf("the plate:\n%s", text)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +24,7 @@ type StartFunc func(ctx context.Context, kernel, workspace string) (kernel.Kerne
 // The kernels a protocol is written for.
 const (
 	Python = "python" // an Opentrons Protocol API v2 file: metadata and def run(protocol):
-	Octave = "octave" // a script of the Octave bench functions (kernel/octave/bench)
+	Octave = "octave" // a script of the Octave bench functions (kernel/octave/bench), or one defining function run (protocol)
 )
 
 // KernelOf is the kernel of a protocol file by its extension: Octave for .m, else Python.
@@ -98,8 +99,7 @@ func run(ctx context.Context, code, ws string, keep bool, opts *Options) (*Repor
 	case "", Python:
 		cell.Kernel, cell.Code = Python, code+"\n__import__('labmate')._run_protocol()\n"
 	case Octave:
-		// The script is the protocol: its lines are the cell's, as Octave reports them.
-		cell.Kernel, cell.Code = Octave, code
+		cell.Kernel, cell.Code = Octave, octaveCell(code)
 	default:
 		return nil, fmt.Errorf("a protocol is Python or Octave, not %q", opts.Kernel)
 	}
@@ -193,4 +193,29 @@ func failureText(last *operation.Message, entries []Entry) string {
 		msg = fmt.Sprintf("perception stopped it: %s (%s)", f.Verdict.Message, msg)
 	}
 	return msg
+}
+
+// octaveCell is the cell that runs an Octave protocol: the script as it stands, its lines the
+// cell's as Octave reports them; when it defines function run (protocol), as Opentrons' def
+// run(protocol):, run is then called with the bench's context-level functions as fields
+// (kernel/octave/bench/__bench_protocol__.m). A file whose first statement is a function
+// definition is a function file to Octave, so "1; " before it on its line (the line numbers
+// stay) makes it a script.
+func octaveCell(code string) string {
+	lines := strings.SplitAfter(code, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || (strings.HasPrefix(t, "%") || strings.HasPrefix(t, "#")) && t != "%{" && t != "#{" {
+			continue
+		}
+		if t == "function" || strings.HasPrefix(t, "function ") || strings.HasPrefix(t, "function\t") {
+			lines[i] = "1; " + l
+		}
+		break
+	}
+	code = strings.Join(lines, "")
+	if !strings.HasSuffix(code, "\n") {
+		code += "\n"
+	}
+	return code + `if (exist ("run") == 103) run (__bench_protocol__ ()); endif` + "\n"
 }

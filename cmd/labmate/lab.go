@@ -18,8 +18,9 @@ func newLabCmd() *cobra.Command {
 {"apiLevel": "2.x"} and def run(protocol):). It runs unmodified in a sandboxed Python kernel
 within the subset the bench twin models (load_labware, load_instrument, define_liquid and
 well.load_liquid, pick_up_tip, drop_tip, return_tip, aspirate, dispense, mix, blow_out,
-transfer, distribute, consolidate, wells by plate["A1"], rows(), columns()); anything else
-(load_module, air_gap, touch_tip, …) is refused by name. Every command is carried out by the
+transfer, distribute, consolidate, wells by plate["A1"], rows(), columns(), load_module of
+the heater-shaker and the plate reader, delay); anything else (air_gap, touch_tip, a
+thermocycler, …) is refused by name. Every command is carried out by the
 twin with its protocol line, and the volume of each well it touched is telemetry
 vol_LABWARE_WELL (tips picked up: tips_used) that --watch constraints can bound.
 
@@ -29,7 +30,10 @@ pipette or module first, run as it stands (its lines are Octave's): plate = load
 "left", tips); load_liquid (res.wells.A1, 10000, "tartrazine"); transfer (p, 100,
 res.wells.A1, plate.rows{1}); modules: hs = load_module ("heaterShakerModuleV1", 4),
 set_and_wait_for_temperature (hs, 90), delay (0, 60), r = read (reader, plate), a = analyze
-(well). Opentrons names the twin does not model (air_gap, touch_tip, …) are refused by name.
+(well). It may be written as Opentrons' def run(protocol): a function run (protocol), which
+is then called with protocol.load_labware, protocol.load_instrument, protocol.load_module, …
+as fields. Opentrons names the twin does not model (air_gap, touch_tip, …) are refused by
+name.
 
 In a session, protocol = labmate.bench() is the same bench as a ProtocolContext, and the
 Octave functions work on it too.`,

@@ -45,18 +45,25 @@ func TestLabSimulateOctave(t *testing.T) {
 // reports: the twin's refusal, Octave's own error, an Opentrons name the twin lacks.
 func TestLabSimulateWrongOctave(t *testing.T) {
 	setup := octaveRowsProtocol[:strings.Index(octaveRowsProtocol, "for r")] + "pick_up_tip (p300);\n" // lines 1–7
-	for _, tc := range []struct{ name, body, want string }{
+	for _, tc := range []struct {
+		name, body, want string
+		code             int
+	}{
 		{"over-volume", "aspirate (p300, 200, reservoir.wells.A1);\n\naspirate (p300, 200, reservoir.wells.A1);\n",
-			"error: bench: line 10: aspirate 200 µL from res/A1 (left): the tip (3/A1) holds 200 µL; 200 µL more exceeds its capacity of 300 µL\n"},
-		{"octave error", "x = plate.rows{9};\n", "error: line 8: plate(9): out of bound 8"},
-		{"unsupported", "air_gap (p300, 10);\n", "error: line 8: air_gap is not supported by labmate's bench twin"},
+			"error: bench: line 10: aspirate 200 µL from res/A1 (left): the tip (3/A1) holds 200 µL; 200 µL more exceeds its capacity of 300 µL\n", 1},
+		{"octave error", "x = plate.rows{9};\n", "error: line 8: plate(9): out of bound 8", 1},
+		{"unsupported", "air_gap (p300, 10);\n", "error: line 8: air_gap is not supported by labmate's bench twin", 1},
+		{"contamination", "load_liquid (reservoir.wells.A2, 1000, \"blue\");\naspirate (p300, 100, reservoir.wells.A1);\ndispense (p300, 100, plate.wells.A1);\naspirate (p300, 50, reservoir.wells.A2);\n",
+			"warning (line 11): contamination: the left tip from 3/A1 has touched tartrazine", 0},
+		{"wrong rows", "drop_tip (p300);\nm = load_instrument (\"p300_multi_gen2\", \"right\", tips);\ntransfer (m, 50, reservoir.wells.A1, plate.rows{2});\n",
+			"error: bench: line 10: transfer 50 µL from res/A1 to 12 wells (plate/B1…plate/B12), new tip once (right), at step 3 of 26, dispense 50 µL into plate/B1 (right): p300_multi_gen2 has 8 channels: address a column by its row A well, not plate/B1\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, "p.m", setup+tc.body)
 			out, errOut, code := labmate(t, dir, "", "lab", "simulate", "p.m")
-			if code != 1 || !strings.Contains(out, tc.want) {
-				t.Errorf("exit %d, want 1 and %q in\n%s\n%s", code, tc.want, out, errOut)
+			if code != tc.code || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, want %d and %q in\n%s\n%s", code, tc.code, tc.want, out, errOut)
 			}
 		})
 	}

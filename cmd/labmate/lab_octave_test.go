@@ -92,3 +92,13 @@ def run(protocol):
 		t.Fatalf("show: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// The Octave functions' telemetry is what --watch bounds: perception stops the protocol.
+func TestLabSimulateOctaveWatch(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "colour.m", octaveRowsProtocol)
+	out, errOut, code := labmate(t, dir, "", "lab", "simulate", "--watch", "vol_plate_A5 <= 50", "colour.m")
+	if code != 1 || !strings.Contains(out, `error: perception stopped it: watch "vol_plate_A5 <= 50" violated: vol_plate_A5 = 100`) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}

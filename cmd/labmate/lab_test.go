@@ -189,37 +189,76 @@ def run(protocol):
 	}
 }
 
-// TestLabREADME: the README's lab commands on the shipped example protocol.
+// TestLabREADME: the commands of the README's Lab bench section on the shipped example
+// protocols, as the README shows them (bin/labmate from the repository's root): the Python
+// one colours rows A, C, E and G, lab run keeps that bench for lab show, and the Octave one
+// gives the same plate.
 func TestLabREADME(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\n## Lab bench\n")
+	_, rest, _ = strings.Cut(rest, "```sh\n")
+	block, _, _ := strings.Cut(rest, "```")
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	example, err := filepath.Abs("../../examples/bench/every_other_row.py")
-	if err != nil {
-		t.Fatal(err)
+	plate := func(s string) string {
+		i, j := strings.Index(s, "plate: "), strings.Index(s, "reservoir: ")
+		if i < 0 || j < i {
+			return ""
+		}
+		return s[i:j]
 	}
-	out, errOut, code := labmate(t, dir, "", "lab", "simulate", example)
-	if code != 0 || !strings.Contains(out, "C brilliant blue FCF") || strings.Contains(out, "B brilliant blue FCF") {
-		t.Fatalf("lab simulate: exit %d\n%s\n%s", code, out, errOut)
+	var python string
+	var ran []string
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		args := shellWords(line)
+		if len(args) == 3 && args[0] == "mkdir" && args[1] == "-p" {
+			if err := os.MkdirAll(filepath.Join(dir, args[2]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if len(args) < 2 || args[0] != "bin/labmate" {
+			t.Fatalf("the README's Lab bench block has %q", line)
+		}
+		args = args[1:]
+		for i, a := range args {
+			if strings.HasPrefix(a, "examples/") {
+				args[i] = filepath.Join(root, a)
+			}
+		}
+		out, errOut, code := labmate(t, dir, "", args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", line, code, out, errOut)
+		}
+		name := strings.Join(args[:2], " ") + " " // and the protocol's extension
+		if len(args) > 2 {
+			name += filepath.Ext(args[2])
+		}
+		ran = append(ran, name)
+		switch name {
+		case "lab simulate .py":
+			python = out
+			if !strings.Contains(out, "C brilliant blue FCF") || strings.Contains(out, "B brilliant blue FCF") {
+				t.Errorf("%s:\n%s", line, out)
+			}
+		case "lab show ":
+			if !strings.Contains(out, "G brilliant blue FCF") || plate(out) != plate(python) {
+				t.Errorf("%s: not the plate the simulation made:\n%s", line, out)
+			}
+		case "lab simulate .m":
+			if !strings.Contains(out, "line 12: transfer 100 µL from reservoir/A1 to 12 wells (plate/G1…plate/G12), new tip once (left)") ||
+				plate(out) == "" || plate(out) != plate(python) {
+				t.Errorf("%s: the Octave protocol's plate is not the Python one's:\n%s", line, out)
+			}
+		}
 	}
-	if err := os.Mkdir(filepath.Join(dir, "lab1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, errOut, code = labmate(t, dir, "", "lab", "run", example, "--workspace", "lab1"); code != 0 {
-		t.Fatalf("lab run: exit %d\n%s", code, errOut)
-	}
-	if out, errOut, code = labmate(t, dir, "", "lab", "show", "--workspace", "lab1"); code != 0 || !strings.Contains(out, "G brilliant blue FCF") {
-		t.Errorf("lab show: exit %d\n%s\n%s", code, out, errOut)
-	}
-	// The Octave variant gives the same plate.
-	octave, err := filepath.Abs("../../examples/bench/every_other_row.m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oct, errOut, code := labmate(t, dir, "", "lab", "simulate", octave)
-	if code != 0 || !strings.Contains(oct, "line 12: transfer 100 µL from reservoir/A1 to 12 wells (plate/G1…plate/G12), new tip once (left)") {
-		t.Fatalf("lab simulate every_other_row.m: exit %d\n%s\n%s", code, oct, errOut)
-	}
-	plate := func(s string) string { return s[strings.Index(s, "plate: "):strings.Index(s, "reservoir: ")] }
-	if plate(oct) != plate(out) {
-		t.Errorf("the Octave protocol's plate\n%s\nis not the Python one's\n%s", plate(oct), plate(out))
+	if got, want := strings.Join(ran, ","), "lab simulate .py,lab run .py,lab show ,lab simulate .m"; got != want {
+		t.Errorf("the README's Lab bench commands are %s, want %s", got, want)
 	}
 }

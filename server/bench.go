@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/tool"
@@ -93,8 +92,8 @@ func (s *Server) sessionBench(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, &BenchView{Labware: v, Readings: s.readings(r.PathValue("id"))})
 }
 
-// BenchTools are simulate_protocol and bench_state (lab/benchrun) over the server's Python
-// kernels and sessions: bench_state shows the bench of the calling session
+// BenchTools are simulate_protocol and bench_state (lab/benchrun) over the server's Python and
+// Octave kernels and sessions: bench_state shows the bench of the calling session
 // (tool.OriginOf(ctx).Session), what labmate.bench() in its cells works on. Nil when the
 // server starts no kernels.
 func (s *Server) BenchTools() []tool.Tool {
@@ -102,7 +101,7 @@ func (s *Server) BenchTools() []tool.Tool {
 		return nil
 	}
 	return benchrun.Tools(&benchrun.ToolsOptions{
-		Start: func(ctx context.Context, ws string) (kernel.Kernel, error) { return s.cfg.Start(ctx, "python", ws) },
+		Start: s.cfg.Start,
 		Workspace: func(ctx context.Context) (string, error) {
 			ss := s.lookup(tool.OriginOf(ctx).Session)
 			if ss == nil {

@@ -18,12 +18,25 @@ func newLabCmd() *cobra.Command {
 {"apiLevel": "2.x"} and def run(protocol):). It runs unmodified in a sandboxed Python kernel
 within the subset the bench twin models (load_labware, load_instrument, define_liquid and
 well.load_liquid, pick_up_tip, drop_tip, return_tip, aspirate, dispense, mix, blow_out,
-transfer, distribute, consolidate, wells by plate["A1"], rows(), columns()); anything else
-(load_module, air_gap, touch_tip, …) is refused by name. Every command is carried out by the
+transfer, distribute, consolidate, wells by plate["A1"], rows(), columns(), load_module of
+the heater-shaker and the plate reader, delay); anything else (air_gap, touch_tip, a
+thermocycler, …) is refused by name. Every command is carried out by the
 twin with its protocol line, and the volume of each well it touched is telemetry
 vol_LABWARE_WELL (tips picked up: tips_used) that --watch constraints can bound.
 
-In a session, protocol = labmate.bench() is the same bench as a ProtocolContext.`,
+An Octave protocol (a .m file) is a script of the same commands as Octave functions, the
+pipette or module first, run as it stands (its lines are Octave's): plate = load_labware
+("corning_96_wellplate_360ul_flat", 1, "plate"); p = load_instrument ("p300_single_gen2",
+"left", tips); load_liquid (res.wells.A1, 10000, "tartrazine"); transfer (p, 100,
+res.wells.A1, plate.rows{1}); modules: hs = load_module ("heaterShakerModuleV1", 4),
+set_and_wait_for_temperature (hs, 90), delay (0, 60), r = read (reader, plate), a = analyze
+(well). It may be written as Opentrons' def run(protocol): a function run (protocol), which
+is then called with protocol.load_labware, protocol.load_instrument, protocol.load_module, …
+as fields. Opentrons names the twin does not model (air_gap, touch_tip, …) are refused by
+name.
+
+In a session, protocol = labmate.bench() is the same bench as a ProtocolContext, and the
+Octave functions work on it too.`,
 	}
 	cmd.AddCommand(newLabSimulateCmd(), newLabRunCmd(), newLabShowCmd())
 	return cmd
@@ -35,11 +48,11 @@ func newLabSimulateCmd() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate PROTOCOL.py",
+		Use:   "simulate PROTOCOL.py|PROTOCOL.m",
 		Short: "Run a protocol on a fresh twin: its commands, the final plate maps and every error with its line",
-		Long: `Run a protocol on a fresh twin in a sandboxed Python kernel and print the numbered
-command list (line: command → what moved), the final plate maps and every warning and error
-with its protocol line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it
+		Long: `Run a protocol on a fresh twin in a sandboxed Python (.py) or Octave (.m) kernel and
+print the numbered command list (line: command → what moved), the final plate maps and every
+warning and error with its protocol line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it
 failed (the line is printed), 2 when it could not be run at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,7 +71,7 @@ func newLabRunCmd() *cobra.Command {
 		workspace string
 	)
 	cmd := &cobra.Command{
-		Use:   "run PROTOCOL.py",
+		Use:   "run PROTOCOL.py|PROTOCOL.m",
 		Short: "Run a protocol on the workspace's bench, which keeps its state for the next run",
 		Long: `Run a protocol as lab simulate does, on the bench of --workspace (default: the current
 directory): it starts from what earlier runs left (WORKSPACE/.labmate/bench.jsonl, the journal

@@ -35,7 +35,7 @@ func serveBench(ctx context.Context, w io.Writer, ws string) func() {
 
 // benchTools are the agent's simulate_protocol and bench_state for a run working in ws.
 func benchTools(sb kernel.Sandbox, ws func() (string, error)) []tool.Tool {
-	return benchrun.Tools(&benchrun.ToolsOptions{Start: pythonStart(sb),
+	return benchrun.Tools(&benchrun.ToolsOptions{Start: protocolStart(sb),
 		Workspace: func(context.Context) (string, error) { return ws() }})
 }
 

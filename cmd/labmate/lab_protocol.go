@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/protocol"
@@ -55,7 +54,7 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &benchrun.Options{Start: pythonStart(sb), Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
+	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: benchrun.KernelOf(file), Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
 		Timeout: f.timeout, Log: cmd.ErrOrStderr()}
 	var rep *benchrun.Report
 	if ws == "" {
@@ -75,10 +74,10 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	return nil
 }
 
-// pythonStart starts sandboxed Python kernels for protocols.
-func pythonStart(sb kernel.Sandbox) benchrun.StartFunc {
-	return func(ctx context.Context, ws string) (kernel.Kernel, error) {
-		return python.Start(ctx, &kernel.Options{Sandbox: sb, Workspace: ws})
+// protocolStart starts sandboxed Python and Octave kernels for protocols.
+func protocolStart(sb kernel.Sandbox) benchrun.StartFunc {
+	return func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		return startKernel(ctx, name, sb, ws)
 	}
 }
 

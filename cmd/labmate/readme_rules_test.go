@@ -252,6 +252,12 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 			}
 		}},
 		{match: `lab show --workspace lab1`, want: []string{"G brilliant blue FCF"}},
+		// The same protocol in Octave: the same rows, each command at its line of the file.
+		{match: `lab simulate examples/bench/every_other_row.m`, want: []string{"G brilliant blue FCF", "line 12: transfer 100 µL from reservoir/A1"}, after: func(st *readmeState, out string) {
+			if strings.Contains(out, "B brilliant blue FCF") {
+				st.t.Errorf("lab simulate of the Octave protocol filled row B:\n%s", out)
+			}
+		}},
 
 		// The benchmarks in their quick form (the full runs take minutes to hours of model
 		// calls; make bench-campaign runs the game in full): one seed of three turns, one task.

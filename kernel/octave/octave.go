@@ -9,11 +9,18 @@
 // the end of the load path, so a package or user function of the same name takes precedence.
 //
 // The session's liquid-handler bench (lab/bench) is driven with Opentrons-style functions
-// (bench/: load_labware, load_instrument, load_liquid, pick_up_tip, aspirate, dispense, mix,
-// blow_out, drop_tip, return_tip, transfer, distribute, consolidate, wells, bench_command),
-// also at the end of the load path. Octave has no sockets, so they talk to the bench through
-// the named pipes WORKSPACE/.labmate/bench.in and bench.out (bench.ServeFIFO), with the same
-// commands, replies and telemetry as the Python module's socket.
+// (bench/: load_labware, load_instrument, define_liquid, load_liquid, pick_up_tip, aspirate,
+// dispense, mix, blow_out, drop_tip, return_tip, transfer, distribute, consolidate, wells,
+// delay, comment, bench_command), its modules with functions named as the Python module's
+// methods, the module first (load_module; heater-shaker: set_and_wait_for_temperature,
+// set_and_wait_for_shake_speed, deactivate_heater, deactivate_shaker, open_labware_latch,
+// close_labware_latch, current_temperature; plate reader: initialize, read; analysis: analyze,
+// amount_mM, yield_vs_limiting), also at the end of the load path; Opentrons names the twin
+// does not model (air_gap, touch_tip, move_labware, …) are errors that say so. A protocol
+// file for labmate lab simulate is a script of these functions. Octave has no sockets, so they
+// talk to the bench through the named pipes WORKSPACE/.labmate/bench.in and bench.out
+// (bench.ServeFIFO), with the same commands, replies and telemetry as the Python module's
+// socket.
 //
 // The kernel is a kernel.Snapshotter: the base workspace's variables are saved with save
 // -binary (matrices, structs, cells, integers, function handles with what they captured), each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/tool"
@@ -28,9 +29,12 @@ def run(protocol):
 
 func starter(t *testing.T) benchrun.StartFunc {
 	opts := testutil.KernelOptions(t)
-	return func(ctx context.Context, ws string) (kernel.Kernel, error) {
+	return func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 		o := opts
 		o.Workspace = ws
+		if name == benchrun.Octave {
+			return octave.Start(ctx, &o)
+		}
 		return python.Start(ctx, &o)
 	}
 }
@@ -78,7 +82,7 @@ func TestServedBenchPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := starter(t)(ctx, ws)
+	k, err := starter(t)(ctx, benchrun.Python, ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,13 +18,29 @@ import (
 	"github.com/labmate/labmate/protocol/report"
 )
 
-// StartFunc starts a sandboxed Python kernel working in workspace.
-type StartFunc func(ctx context.Context, workspace string) (kernel.Kernel, error)
+// StartFunc starts the named sandboxed kernel ("python" or "octave") working in workspace.
+type StartFunc func(ctx context.Context, kernel, workspace string) (kernel.Kernel, error)
+
+// The kernels a protocol is written for.
+const (
+	Python = "python" // an Opentrons Protocol API v2 file: metadata and def run(protocol):
+	Octave = "octave" // a script of the Octave bench functions (kernel/octave/bench), or one defining function run (protocol)
+)
+
+// KernelOf is the kernel of a protocol file by its extension: Octave for .m, else Python.
+func KernelOf(path string) string {
+	if filepath.Ext(path) == ".m" {
+		return Octave
+	}
+	return Python
+}
 
 // Options of Run and Simulate.
 type Options struct {
 	// Start starts the kernel the protocol runs in (required).
 	Start StartFunc
+	// Kernel is the protocol's language: Python (default) or Octave.
+	Kernel string
 	// Approve is asked before each command on a physical backend (nil: Refuse).
 	Approve bench.Approver
 	// Watch are constraints on the bench's telemetry, e.g. "vol_plate_A1 <= 300".
@@ -77,8 +94,15 @@ func run(ctx context.Context, code, ws string, keep bool, opts *Options) (*Repor
 	if hotfix == "" {
 		hotfix = string(protocol.HotfixOnError)
 	}
-	cell := &operation.Cell{Kernel: "python", Code: code + "\n__import__('labmate')._run_protocol()\n",
-		TimeoutS: timeout.Seconds(), Hotfix: hotfix, Watch: opts.Watch}
+	cell := &operation.Cell{TimeoutS: timeout.Seconds(), Hotfix: hotfix, Watch: opts.Watch}
+	switch opts.Kernel {
+	case "", Python:
+		cell.Kernel, cell.Code = Python, code+"\n__import__('labmate')._run_protocol()\n"
+	case Octave:
+		cell.Kernel, cell.Code = Octave, octaveCell(code)
+	default:
+		return nil, fmt.Errorf("a protocol is Python or Octave, not %q", opts.Kernel)
+	}
 	req := cell.Request()
 	plan, err := operation.Check(req)
 	if err != nil {
@@ -119,9 +143,9 @@ func operate(ctx context.Context, opts *Options, ws string, req *protocol.Reques
 			k.Close()
 		}
 	}()
-	start := func(ctx context.Context, _ string) (kernel.Kernel, error) {
+	start := func(ctx context.Context, name string) (kernel.Kernel, error) {
 		var err error
-		k, err = opts.Start(context.WithoutCancel(ctx), ws)
+		k, err = opts.Start(context.WithoutCancel(ctx), name, ws)
 		return k, err
 	}
 	w := opts.Log
@@ -169,4 +193,29 @@ func failureText(last *operation.Message, entries []Entry) string {
 		msg = fmt.Sprintf("perception stopped it: %s (%s)", f.Verdict.Message, msg)
 	}
 	return msg
+}
+
+// octaveCell is the cell that runs an Octave protocol: the script as it stands, its lines the
+// cell's as Octave reports them; when it defines function run (protocol), as Opentrons' def
+// run(protocol):, run is then called with the bench's context-level functions as fields
+// (kernel/octave/bench/__bench_protocol__.m). A file whose first statement is a function
+// definition is a function file to Octave, so "1; " before it on its line (the line numbers
+// stay) makes it a script.
+func octaveCell(code string) string {
+	lines := strings.SplitAfter(code, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || (strings.HasPrefix(t, "%") || strings.HasPrefix(t, "#")) && t != "%{" && t != "#{" {
+			continue
+		}
+		if t == "function" || strings.HasPrefix(t, "function ") || strings.HasPrefix(t, "function\t") {
+			lines[i] = "1; " + l
+		}
+		break
+	}
+	code = strings.Join(lines, "")
+	if !strings.HasSuffix(code, "\n") {
+		code += "\n"
+	}
+	return code + `if (exist ("run") == 103) run (__bench_protocol__ ()); endif` + "\n"
 }

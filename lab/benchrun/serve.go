@@ -1,5 +1,8 @@
 // Package benchrun runs Opentrons-style protocols on the liquid-handler bench (lab/bench) in a
-// Python kernel, and keeps a workspace's bench: the bench is served on
+// Python kernel (an Opentrons Protocol API v2 file: metadata and def run(protocol):) or an
+// Octave kernel (a script of the bench functions of kernel/octave, run as it stands: its lines
+// are Octave's; one that defines function run (protocol) has it called, as Python's run), and
+// keeps a workspace's bench: the bench is served on
 // WORKSPACE/.labmate/bench.sock while kernels run there (labmate.bench() in a cell connects to
 // it; Octave's bench functions use the named pipes bench.in and bench.out beside it), and the
 // commands it carried out are journaled in WORKSPACE/.labmate/bench.jsonl, which sandboxed code

@@ -7,7 +7,8 @@
 ## @code{is_tiprack}, @code{wells} (well name to well, e.g. @code{lw.wells.A1}),
 ## @code{ordering} (the wells by column), @code{columns} and @code{rows} (cell arrays of
 ## wells, @code{lw.rows@{1@}} is row A). A well is the string "@var{name}/@var{well}",
-## what the other bench functions take.
+## what the other bench functions take. @var{slot} may be a module from load_module: the
+## labware sits on it, as Opentrons' module.load_labware.
 ## @seealso{load_instrument, wells}
 ## @end deftypefn
 function lw = load_labware (load_name, slot, label)
@@ -15,6 +16,9 @@ function lw = load_labware (load_name, slot, label)
     print_usage ();
   endif
   a.load_name = load_name;
+  if (isstruct (slot) && isfield (slot, "model"))
+    slot = slot.slot;  # a module's
+  endif
   if (isnumeric (slot))
     slot = sprintf ("%d", slot);
   endif

@@ -7,29 +7,15 @@ function __labmate_run__ (tag, file, rehash_first)
   try
     evalin ("base", ["source ('" strrep(file, "'", "''") "');"]);
   catch err
-    msg = err.message;
-    if (strncmp (msg, "source: error sourcing file", 27))
-      try  # Octave 7's source hides the parse error: parse again to get it
-        __parse_file__ (file);
-      catch perr
-        msg = perr.message;
-      end_try_catch
-    endif
-    msg = strtrim (strrep (msg, ["of file " file], "of the cell"));
-    frames = err.stack(! strncmp ({err.stack.name}, "__labmate_", 10));
-    line = 0;
-    for i = 1:numel (frames)
-      if (strcmp (frames(i).file, file))
-        line = frames(i).line;  # the innermost frame in the cell
-        break;
-      endif
-    endfor
-    if (line == 0)
-      tok = regexp (msg, 'near line (\d+)', "tokens", "once");
-      if (! isempty (tok))
-        line = str2double (tok{1});
-      endif
-    endif
+    try
+      [msg, line, frames] = describe (err, file);
+    catch derr
+      ## A workspace file that shadows a function the description calls (rows.m shadows
+      ## rows, which strtrim calls): the cell must still end.
+      msg = sprintf ("%s (labmate's driver could not say where: %s)", err.message, derr.message);
+      line = 0;
+      frames = [];
+    end_try_catch
     # The end record goes first: the error text below may make labmate interrupt (hot-fix),
     # and the record must already say that the cell failed on its own.
     __labmate_end__ (tag, "error", line, msg);
@@ -49,4 +35,32 @@ function __labmate_run__ (tag, file, rehash_first)
   end_try_catch
   __labmate_end__ (tag, "ok", 0, "");
   __labmate_mark__ (tag);
+endfunction
+
+## [MSG, LINE, FRAMES] = describe (ERR, FILE): the error of the cell FILE as labmate reports it.
+function [msg, line, frames] = describe (err, file)
+  msg = err.message;
+  if (strncmp (msg, "source: error sourcing file", 27))
+    try  # Octave 7's source hides the parse error: parse again to get it
+      __parse_file__ (file);
+    catch perr
+      msg = perr.message;
+    end_try_catch
+  endif
+  ## Built-in functions only (regexprep, not strtrim): a workspace file may shadow m-files.
+  msg = regexprep (strrep (msg, ["of file " file], "of the cell"), '^\s+|\s+$', "");
+  frames = err.stack(! strncmp ({err.stack.name}, "__labmate_", 10));
+  line = 0;
+  for i = 1:numel (frames)
+    if (strcmp (frames(i).file, file))
+      line = frames(i).line;  # the innermost frame in the cell
+      break;
+    endif
+  endfor
+  if (line == 0)
+    tok = regexp (msg, 'near line (\d+)', "tokens", "once");
+    if (! isempty (tok))
+      line = str2double (tok{1});
+    endif
+  endif
 endfunction

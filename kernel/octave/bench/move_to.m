@@ -1,0 +1,5 @@
+## move_to: an Opentrons Protocol API name labmate's bench twin does not model; calling it is
+## an error that says so.
+function move_to (varargin)
+  __bench_unsupported__ ("move_to");
+endfunction

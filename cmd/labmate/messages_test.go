@@ -22,7 +22,8 @@ func TestMessages(t *testing.T) {
 		notWant string
 	}{
 		{"a private address", []string{"LABMATE_FETCH=1", "LABMATE_FETCH_PRIVATE=", "LABMATE_FETCH_ALLOW="}, []string{"docs", "fetch", "http://127.0.0.1:9/"}, 2,
-			"(LABMATE_FETCH_ALLOW=CIDR allows a range, LABMATE_FETCH_PRIVATE=1 all of them)", "AllowPrivate"},
+			"labmate: fetch_url failed: fetch http://127.0.0.1:9/: refusing a private address: 127.0.0.1 is in 127.0.0.0/8, loopback (RFC 1122) " +
+				"(LABMATE_FETCH_ALLOW=CIDR allows a range, LABMATE_FETCH_PRIVATE=1 all of them)\n", "dial tcp"},
 		{"no web provider", noWeb, []string{"docs", "web", "stiff"}, 2,
 			"labmate: search_web: not configured: set SEARXNG_URL, BRAVE_API_KEY or TAVILY_API_KEY to enable web search (without it, no web results can be given)\n", "plan without it"},
 		{"no paper provider", noWeb, []string{"docs", "papers", "stiff"}, 2,

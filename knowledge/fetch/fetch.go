@@ -207,7 +207,10 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func (f *Fetcher) transportError(ctx context.Context, rawURL string, err error) error {
 	var ne net.Error
+	var refused *dialRefused
 	switch {
+	case errors.As(err, &refused): // said without the HTTP client's and the dialer's wrapping
+		return fmt.Errorf("fetch %s: %w", rawURL, refused)
 	case errors.Is(err, knowledge.ErrRedirects), errors.Is(err, knowledge.ErrUnsupported), errors.Is(err, ErrPrivate):
 		return fmt.Errorf("fetch %s: %w", rawURL, err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
@@ -232,7 +235,15 @@ func checkDial(address string, allow []netip.Prefix) error {
 		}
 	}
 	if err := CheckAddr(ip); err != nil {
-		return fmt.Errorf("%w: %w (LABMATE_FETCH_ALLOW=CIDR allows a range, LABMATE_FETCH_PRIVATE=1 all of them)", knowledge.ErrBadRequest, err)
+		return &dialRefused{err}
 	}
 	return nil
 }
+
+// dialRefused is checkDial's refusal; it wraps knowledge.ErrBadRequest and ErrPrivate.
+type dialRefused struct{ err error }
+
+func (e *dialRefused) Error() string {
+	return e.err.Error() + " (LABMATE_FETCH_ALLOW=CIDR allows a range, LABMATE_FETCH_PRIVATE=1 all of them)"
+}
+func (e *dialRefused) Unwrap() []error { return []error{knowledge.ErrBadRequest, e.err} }

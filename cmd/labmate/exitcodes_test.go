@@ -34,7 +34,7 @@ func TestExitCodes(t *testing.T) {
 		want string // on stderr
 	}{
 		{"memory", []string{"memory", "--store", mem, "add", "--kind", "warning", "ode45 diverges on stiff problems"}, nil, 0, ""},
-		{"memory", []string{"memory", "--store", mem, "search", "viscosity"}, nil, 0, "nothing found"},
+		{"memory", []string{"memory", "--store", mem, "search", "viscosity"}, nil, 1, "no matches"},
 		{"memory", []string{"memory", "--store", mem, "show", "no-such-id"}, nil, 2, "no-such-id"},
 		{"memory", []string{"memory", "--store", mem, "add", "--kind", "bogus", "x"}, nil, 2, `kind "bogus"`},
 		{"docs", []string{"docs", "--store", docs, "index", filepath.Join(dir, "balance.md")}, nil, 0, ""},

@@ -86,7 +86,7 @@ The store is a SQLite file (default ~/.local/share/labmate/memory.db) or a Postg
 database shared by a team (--store postgres://…); $LABMATE_MEMORY sets the default.
 Every command prints a readable table, or JSON with --json.
 
-Exit status: 0 done (a search that finds nothing too, saying so on stderr); 2 when it could
+Exit status: 0 done; 1 memory search found no match (as docs search); 2 when it could
 not be done: a bad flag or value, an unknown id, a frozen namespace, a store it cannot open.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.store, "store", defaultMemoryStore(), "memory store: a SQLite file path or a postgres:// URL (env LABMATE_MEMORY)")

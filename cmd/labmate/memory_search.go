@@ -141,8 +141,8 @@ func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
 					return f.json(cmd.OutOrStdout(), res)
 				}
 				if len(res) == 0 {
-					fmt.Fprintln(cmd.ErrOrStderr(), "nothing found")
-					return nil
+					fmt.Fprintln(cmd.ErrOrStderr(), "no matches")
+					return exitError{1}
 				}
 				return memtable.Results(cmd.OutOrStdout(), res, true)
 			})

@@ -38,7 +38,7 @@ func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
 // Logged logs events as the run's stream: a new run's (resumed false), or the continuation of
 // one that resumes. A resume that fails before its first event (the run had ended) logs
 // nothing.
-func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error], resumed bool) iter.Seq2[*agent.Event, error] {
+func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error], resumed bool) iter.Seq2[*agent.Event, error] {
 	return func(yield func(*agent.Event, error) bool) {
 		pull, stop := iter.Pull2(events)
 		defer stop()
@@ -50,12 +50,12 @@ func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 			return
 		}
 		warn := func(err error) {
-			fmt.Fprintf(l.warn, "labmate run: the log: %v (the run goes on; its checkpoint has it all)\n", err)
+			fmt.Fprintf(r.warn, "labmate run: the log: %v (the run goes on, and its checkpoint keeps it resumable)\n", err)
 		}
 		next := int64(1)
 		if resumed {
 			var err error
-			if next, err = Resumed(ctx, l.log, l.id, "labmate run --resume"); err != nil {
+			if next, err = Resumed(ctx, r.log, r.id, "labmate run --resume"); err != nil {
 				warn(err)
 				next = 1
 			}
@@ -63,7 +63,7 @@ func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 		endOf := func(stop *agent.Stop) *protocol.RunEnd {
 			end := agent.RunEndOf(stop)
 			if end.Resumable {
-				end.Resume = l.resume
+				end.Resume = r.resume
 			}
 			return end
 		}
@@ -74,7 +74,7 @@ func (l *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 				}
 			}
 		}
-		for ev, err := range agent.LogRun(ctx, l.log, l.id, next, all, endOf, warn) {
+		for ev, err := range agent.LogRun(ctx, r.log, r.id, next, all, endOf, warn) {
 			if !yield(ev, err) {
 				return
 			}

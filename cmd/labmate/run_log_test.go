@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/report"
+	"github.com/labmate/labmate/internal/browsertest"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
@@ -131,7 +134,8 @@ func checkStory(t *testing.T, evs []*agent.Event) {
 
 // Issue 19: a run of labmate run is in the data directory's one log. Started before the
 // server, it is seen by the server that starts while it runs (which is not blocked by it), its
-// events reach a follower live through the server, and it ends in the same stream. Killed
+// events reach a follower and a dashboard (Chromium) live through the server, and it ends in
+// the same stream. Killed
 // (SIGKILL), it is ended as process_died, resumable; labmate run --resume continues the same
 // story. A cancel from the server stops the process as Ctrl-C would. A server killed under a
 // running labmate run loses nothing: the run writes into the file again, and the next server
@@ -155,9 +159,18 @@ func TestRunInTheLog(t *testing.T) {
 	follow := make(chan []*agent.Event)
 	go func() { follow <- runStream(t, url, id1) }()
 	attackDoor(t, data, id1)
+	// A dashboard opened while the run's cell waits sees the rest of the run as it comes.
+	ctx := browsertest.Start(t, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#lab/"+id1)); err != nil {
+		t.Fatal(err)
+	}
+	const story = `document.querySelector("#stream").innerText`
+	browsertest.Wait(t, ctx, "the run's cell, running", story+`.includes("compute x")`)
 	if err := os.WriteFile(filepath.Join(data, "workspaces", "run-"+id1, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	browsertest.Wait(t, ctx, "the run's answer, live", story+`.includes("x = 1") && `+story+`.includes("answer: x = 1")`)
+	browsertest.Screenshot(t, ctx, "cli-run.png")
 	var printed int
 	for out1.Scan() {
 		printed++

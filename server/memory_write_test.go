@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +88,20 @@ func TestMemoryWrites(t *testing.T) {
 		if code != c.code || !strings.Contains(body, c.want) {
 			t.Errorf("%s %s %s: %d %s; want %d mentioning %q", c.method, c.path, c.body, code, body, c.code, c.want)
 		}
+	}
+}
+
+// The dashboard's forms offer exactly the kinds a fact may have.
+func TestDashboardFactKinds(t *testing.T) {
+	b, err := os.ReadFile("web/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := make([]string, len(memory.FactKinds))
+	for i, k := range memory.FactKinds {
+		kinds[i] = `"` + string(k) + `"`
+	}
+	if want := "const FACT_KINDS = [" + strings.Join(kinds, ", ") + "];"; !strings.Contains(string(b), want) {
+		t.Errorf("web/app.js lacks %s", want)
 	}
 }

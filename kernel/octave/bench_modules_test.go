@@ -103,7 +103,9 @@ end_try_catch`})
 	}
 	res = kerneltest.Exec(ctx, k, &kernel.Cell{Timeout: time.Minute, Code: fmt.Sprintf(`a = analyze (rx.wells.A1);
 printf ("yield %%.12g\n", yield_vs_limiting (a, %q, "6-Bromoquinoline"));
-printf ("amount %%.12g\n", amount_mM (a, "6-Bromoquinoline"));`, product)})
+printf ("amount %%.12g\n", amount_mM (a, "6-Bromoquinoline"));
+st = set_target_temperature (hs, 95);
+printf ("target %%g\n", st.temperature_c);`, product)})
 	if res.Res == nil || res.Res.Status != protocol.StatusOK {
 		t.Fatalf("analyze: %+v\n%s", res.Res, res.Output())
 	}
@@ -117,6 +119,9 @@ printf ("amount %%.12g\n", amount_mM (a, "6-Bromoquinoline"));`, product)})
 	}
 	if got, _ := strconv.ParseFloat(m[1], 64); math.Abs(got-want) > 1e-9*want {
 		t.Errorf("yield_vs_limiting %v, the twin's analysis says %v", got, want)
+	}
+	if !strings.Contains(res.Output(), "target 95\n") {
+		t.Errorf("set_target_temperature did not heat to 95 °C:\n%s", res.Output())
 	}
 }
 

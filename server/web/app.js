@@ -1242,7 +1242,13 @@ function runCell(ev) {
 
 // ---------- start ----------
 
+// FACT_KINDS are the kinds of a memory fact (memory.FactKinds), offered by the Add and Edit forms.
+const FACT_KINDS = ["observation", "warning", "boundary", "parameter", "reference"];
+
 async function start() {
+  for (const sel of ["#mem-add-kind", "#edit-kind"]) {
+    $(sel).replaceChildren(...FACT_KINDS.map((k) => { const o = el("option", "", k); o.value = k; return o; }));
+  }
   $("#cell").addEventListener("submit", runCell);
   $("#code").addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) runCell(ev);

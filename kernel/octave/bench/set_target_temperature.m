@@ -10,8 +10,5 @@ function state = set_target_temperature (hs, celsius)
   if (nargin != 2)
     print_usage ();
   endif
-  ev = __bench_module__ (hs, "heaterShakerModuleV1", "hs_set_temperature", struct ("celsius", celsius));
-  if (nargout > 0)
-    state = ev.module;
-  endif
+  state = set_and_wait_for_temperature (hs, celsius);
 endfunction

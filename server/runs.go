@@ -289,19 +289,11 @@ func (s *Server) record(ctx context.Context, ss *session, id string, events iter
 		}
 		return end
 	}
-	parked := false
-	for ev, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.logf("%v", err) }) {
-		if err != nil {
+	for _, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.logf("%v", err) }) {
+		if err != nil { // the run ends in error, parked on nothing
 			s.logf("run %s: %v", id, err)
-			parked = false
-			continue
+			parkedOn = ""
 		}
-		if ev.Type == agent.EventStop && ev.Stop != nil {
-			parked = ev.Stop.Reason == agent.StopParked
-		}
-	}
-	if !parked {
-		return ""
 	}
 	return parkedOn
 }

@@ -43,7 +43,8 @@ import (
 type jobTracker struct {
 	mu      sync.Mutex
 	follows map[job.ID]bool
-	pending int // submissions between the scheduler's Submit and being followed
+	logged  map[job.ID]bool // ended jobs the log holds ended: adopt looks no more
+	pending int             // submissions between the scheduler's Submit and being followed
 }
 
 const defaultJobPoll = 3 * time.Second
@@ -342,6 +343,13 @@ func (s *Server) followed(id job.ID) bool {
 	return s.jobs.follows[id]
 }
 
+// wasLogged reports whether job id has ended and the log holds it ended.
+func (s *Server) wasLogged(id job.ID) bool {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	return s.jobs.logged[id]
+}
+
 // reattachJobs follows again every job operation the log has open: a previous server
 // followed them when it stopped.
 func (s *Server) reattachJobs(ctx context.Context) {
@@ -421,9 +429,10 @@ func (s *Server) adopter() {
 	}
 }
 
-// adopt follows every queued or running job that nobody follows: one the log has open is
-// attached; one it does not have (labmate job submit) becomes an operation in its own
-// session, its request built from its spec, followed from its first line.
+// adopt follows every job that nobody follows: one the log has open is attached; one it
+// does not have (labmate job submit) becomes an operation in its own session, its request
+// built from its spec, followed from its first line — to its end, if it ended between two
+// looks (a short job) or while no server ran.
 func (s *Server) adopt(ctx context.Context) {
 	for _, kind := range s.jobKinds() {
 		sched := s.cfg.Jobs[kind]
@@ -438,7 +447,7 @@ func (s *Server) adopt(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if st.State.Terminal() || s.followed(st.ID) {
+			if s.followed(st.ID) || s.wasLogged(st.ID) {
 				continue
 			}
 			s.jobs.mu.Lock()
@@ -470,6 +479,13 @@ func (s *Server) adoptJob(ctx context.Context, sched job.Scheduler, st *job.Stat
 		if i >= 0 {
 			if ops[i].Kind == protocol.KindJob && !ops[i].State.Terminal() {
 				s.attach(ctx, id, id)
+			} else if st.State.Terminal() {
+				s.jobs.mu.Lock()
+				if s.jobs.logged == nil {
+					s.jobs.logged = map[job.ID]bool{}
+				}
+				s.jobs.logged[st.ID] = true
+				s.jobs.mu.Unlock()
 			}
 			return // it ended in the log (rejected, or its scheduler was missing): left alone
 		}

@@ -24,9 +24,9 @@ import (
 	"github.com/labmate/labmate/job/slurm"
 	"github.com/labmate/labmate/job/slurm/slurmtest"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/sandbox"
 	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/server/locallog"
 )
 
 // jobLab is a server over a real sqlite log and a real, sandboxed job/local, on loopback
@@ -47,7 +47,7 @@ func openJobLab(t *testing.T, dir string, edit func(*server.Config)) *jobLab {
 	}
 	l := &jobLab{dir: dir}
 	var err error
-	if l.store, err = sqlite.Open(filepath.Join(dir, "labmate.db")); err != nil {
+	if l.store, err = locallog.OpenStore(dir, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if l.jobs, err = local.Open(dir, &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2, Poll: 100 * time.Millisecond}); err != nil {
@@ -407,9 +407,11 @@ func TestJobNone(t *testing.T) {
 	}
 }
 
+// reopen opens dir's log again once the server over it has closed. Like labmate serve, it
+// waits for the file lock: a process forked while the lock was open holds it until it execs.
 func reopen(t *testing.T, dir string) protocol.Store {
 	t.Helper()
-	s, err := sqlite.Open(filepath.Join(dir, "labmate.db"))
+	s, err := locallog.OpenStore(dir, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +485,7 @@ func TestJobRestartWithoutScheduler(t *testing.T) {
 
 // Jobs submitted beside the server, straight to its scheduler (labmate job submit over the
 // same data directory), before it starts and while it runs, are adopted: logged in their own
-// sessions and watched to their end.
+// sessions and watched to their end. One that ended before the server looked is logged too.
 func TestJobAdopt(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
@@ -492,6 +494,18 @@ func TestJobAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	ended, err := cli.Submit(ctx, &job.Spec{Name: "ended", Script: "echo zero", Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, err := range cli.Watch(ctx, ended) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Terminal() {
+			break
+		}
+	}
 	before, err := cli.Submit(ctx, &job.Spec{Name: "before", Script: "sleep 0.5; echo one; echo two", Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -507,7 +521,7 @@ func TestJobAdopt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[job.ID][]string{before: {"one", "two"}, during: {"three"}} {
+	for id, want := range map[job.ID][]string{ended: {"zero"}, before: {"one", "two"}, during: {"three"}} {
 		msgs := waitOp(t, l.store, string(id), 30*time.Second)
 		if _, ok := terminal(t, msgs).(*protocol.Complete); !ok {
 			t.Errorf("adopted job %s ended %s %s", id, msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload)

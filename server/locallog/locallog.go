@@ -138,12 +138,22 @@ func New(data string) *Log {
 
 // Append appends m and returns the stored copy. A message the log refuses is an error that
 // wraps protocol.ErrIllegalTransition or protocol.ErrInvalidMessage, whichever way it went.
+// A message sent to a server that stopped before it answered is looked for in the log (by its
+// id) once the file or the next server can be reached, and sent again only if it is not there:
+// it is logged once either way.
 func (l *Log) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	deadline := time.Now()
 	if !l.failing.Load() {
 		deadline = deadline.Add(l.Wait)
 	}
+	sent := false // to a server that stopped before it answered: it may have logged m
 	for {
+		if sent {
+			if c := l.logged(ctx, m); c != nil {
+				l.failing.Store(false)
+				return c, nil
+			}
+		}
 		c, err := l.direct(ctx, m)
 		if !errors.Is(err, sqlite.ErrInUse) {
 			l.failing.Store(false)
@@ -151,7 +161,13 @@ func (l *Log) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protoco
 		}
 		c, err = l.relay(ctx, m)
 		var unreachable *doorError
-		if !errors.As(err, &unreachable) {
+		var lost *lostReply
+		switch {
+		case errors.As(err, &lost):
+			if !sent { // the server is stopping: wait for the file or the next server
+				sent, deadline = true, time.Now().Add(l.Wait)
+			}
+		case !errors.As(err, &unreachable):
 			l.failing.Store(false)
 			return c, err
 		}
@@ -177,11 +193,36 @@ func (l *Log) direct(ctx context.Context, m *protocol.EnhancedMessage) (*protoco
 	return c, errors.Join(err, st.Close())
 }
 
+// logged returns the stored copy of m when the log has it (nil when not, or when the log
+// cannot be read).
+func (l *Log) logged(ctx context.Context, m *protocol.EnhancedMessage) *protocol.EnhancedMessage {
+	st, err := sqlite.OpenReadOnly(filepath.Join(l.data, File))
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	for c, err := range st.After(ctx, m.SessionID, 0) {
+		if err != nil {
+			return nil
+		}
+		if c.ID == m.ID {
+			return c
+		}
+	}
+	return nil
+}
+
 // doorError is a server's door that could not be reached.
 type doorError struct{ err error }
 
 func (e *doorError) Error() string { return e.err.Error() }
 func (e *doorError) Unwrap() error { return e.err }
+
+// lostReply is a message sent through the door of a server that stopped before it answered.
+type lostReply struct{ err error }
+
+func (e *lostReply) Error() string { return e.err.Error() }
+func (e *lostReply) Unwrap() error { return e.err }
 
 // relay appends m through the server's door.
 func (l *Log) relay(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
@@ -199,12 +240,12 @@ func (l *Log) relay(ctx context.Context, m *protocol.EnhancedMessage) (*protocol
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, &doorError{err}
 		}
-		return nil, fmt.Errorf("locallog: the server's door %s: %w", Socket(l.data), err)
+		return nil, &lostReply{fmt.Errorf("locallog: the server's door %s: %w", Socket(l.data), err)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("locallog: the server's door %s: %w", Socket(l.data), err)
+		return nil, &lostReply{fmt.Errorf("locallog: the server's door %s: %w", Socket(l.data), err)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Error string }

@@ -2,7 +2,10 @@ package locallog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,5 +97,72 @@ func TestLogDirect(t *testing.T) {
 		t.Errorf("the file is still held after Append: %v", err)
 	} else {
 		st.Close()
+	}
+}
+
+// A server that stops between receiving a message on its door and answering may or may not
+// have logged it: Append finds out from the log and the message is logged exactly once.
+func TestLostReply(t *testing.T) {
+	for _, committed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("committed=%v", committed), func(t *testing.T) {
+			data := t.TempDir()
+			ctx := context.Background()
+			l := New(data)
+			first, _ := protocol.NewMessage(protocol.TypeRunEvent, "r", "r", map[string]any{"type": "run_start"})
+			if _, err := l.Append(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			st, err := OpenStore(data, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := Listen(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The server dies as it answers: the connection closes with no reply, and the
+			// file and the door are released.
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var m protocol.EnhancedMessage
+				if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+					t.Error(err)
+				}
+				if committed {
+					if _, err := st.Append(r.Context(), &m); err != nil {
+						t.Error(err)
+					}
+				}
+				st.Close()
+				ln.Close()
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conn.Close()
+			})}
+			go srv.Serve(ln)
+			defer srv.Close()
+			ev, _ := protocol.NewMessage(protocol.TypeRunEvent, "r", "r", map[string]any{"type": "step"})
+			c, err := l.Append(ctx, ev)
+			if err != nil || c.ID != ev.ID || c.Seq != 2 {
+				t.Fatalf("Append to a server that died as it answered: %+v, %v", c, err)
+			}
+			ro, err := sqlite.OpenReadOnly(filepath.Join(data, File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ro.Close()
+			var ids []string
+			for m, err := range ro.After(ctx, "r", 0) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, m.ID)
+			}
+			if want := []string{first.ID, ev.ID}; !slices.Equal(ids, want) {
+				t.Errorf("the log holds %v, want %v: the message once", ids, want)
+			}
+		})
 	}
 }

@@ -197,6 +197,7 @@ type Campaign struct {
 	Seed      int64     `json:"seed"`
 	Budget    int       `json:"budget"`
 	Prior     string    `json:"prior,omitempty"` // "memory" when the planner used earlier campaigns
+	Bench     bool      `json:"bench,omitempty"` // its experiments ran as protocols on the bench twin (lab/bench), not looked up
 	Started   time.Time `json:"started"`
 }
 

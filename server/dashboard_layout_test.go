@@ -101,7 +101,7 @@ func TestDashboardLayout(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return &server.CampaignSetup{Instrument: s.Group, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
+			return &server.CampaignSetup{Instrument: s.Instrument, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
 		}
 	})
 	l.submit(t, `{"name": "relax", "command": ["bash", "-c", "for i in 1 2 3; do echo \"energy = -$i.5\"; done"], "resources": {"cores": 1}}`)

@@ -37,6 +37,6 @@ func newCampaignSetup(roots *dataset.Roots) func(context.Context, *server.Campai
 		if err != nil {
 			return nil, err
 		}
-		return &server.CampaignSetup{Instrument: s.Group, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
+		return &server.CampaignSetup{Instrument: s.Instrument, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
 	}
 }

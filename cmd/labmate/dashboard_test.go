@@ -32,10 +32,12 @@ func TestDashboardCampaign(t *testing.T) {
 		document.querySelector("#camp-vars").value = "ligand, reagent, solvent";
 		document.querySelector("#camp-groups").value = "reactant_1, reactant_2";
 		document.querySelector("#camp-budget").value = "8";
+		document.querySelector("#camp-bench").checked = true;
 		return "";
 	})()`)
 	browsertest.Click(t, ctx, `#camp-form button[type="submit"]`)
-	browsertest.Wait(t, ctx, "the campaign starts", `shown("#camp-view") && document.querySelector("#camp-summary").textContent.startsWith("0 of 8 turns")`)
+	browsertest.Wait(t, ctx, "the campaign starts, on the bench", `shown("#camp-view") && document.querySelector("#camp-summary").textContent.startsWith("0 of 8 turns") && `+
+		`document.querySelector("#camp-h").textContent.endsWith(", on the bench)")`)
 	browsertest.Click(t, ctx, `#camp-play`)
 	browsertest.Wait(t, ctx, "the turns arrive one by one", `(n => n >= 2 && n < 8)(document.querySelectorAll("#camp-steps tr").length)`)
 	browsertest.Wait(t, ctx, "the campaign plays to the end", `document.querySelectorAll("#camp-steps tr").length === 8 && `+
@@ -66,6 +68,7 @@ func TestDashboardCampaign(t *testing.T) {
 		document.querySelector("#camp-groups").value = "sub";
 		document.querySelector("#camp-planner").value = "random";
 		document.querySelector("#camp-budget").value = "4";
+		document.querySelector("#camp-bench").checked = false;
 		return "";
 	})()`)
 	browsertest.Click(t, ctx, `#camp-form button[type="submit"]`)

@@ -119,22 +119,32 @@ type reactantGroup struct {
 
 // LoadReaction reads the dataset at path with lab/dataset and maps it as spec says.
 func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
+	r, err := ReadReaction(path, spec, func(o *dataset.Options) (*dataset.Table, error) { return dataset.Open(path, o) })
+	if err != nil {
+		return nil, err
+	}
+	if r.Path, err = filepath.Abs(path); err != nil {
+		r.Path = path
+	}
+	return r, nil
+}
+
+// ReadReaction maps, as spec says, the dataset that read reads with the options it is given
+// (an upload, a file under a server's data roots); file names it in errors. The Reaction has
+// no Path: a journal cannot open it again.
+func ReadReaction(file string, spec *ReactionSpec, read func(*dataset.Options) (*dataset.Table, error)) (*Reaction, error) {
 	switch {
 	case len(spec.Reactants) == 0 || spec.Product == "" || spec.Objective == "":
-		return nil, fmt.Errorf("%w: %s: the spec needs reactant columns, a product column and an objective", ErrReaction, path)
+		return nil, fmt.Errorf("%w: %s: the spec needs reactant columns, a product column and an objective", ErrReaction, file)
 	case !(spec.Time > 0) || math.IsNaN(spec.Temperature):
-		return nil, fmt.Errorf("%w: %s: the spec needs a temperature and a positive time", ErrReaction, path)
+		return nil, fmt.Errorf("%w: %s: the spec needs a temperature and a positive time", ErrReaction, file)
 	}
 	groups := append(slices.Clone(spec.Reactants), spec.Product)
-	t, err := dataset.Open(path, &dataset.Options{Objective: spec.Objective, Vars: spec.Components, Groups: groups, Drop: spec.Drop})
+	t, err := read(&dataset.Options{Objective: spec.Objective, Vars: spec.Components, Groups: groups, Drop: spec.Drop})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReaction, err)
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	r := &Reaction{Name: t.Name, Path: abs, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
+	r := &Reaction{Name: t.Name, Spec: *spec, level: map[string][]int{}, groups: map[string]*reactantGroup{}}
 	r.Spec.Reactants, r.Spec.Components, r.Spec.Require = slices.Clone(spec.Reactants), slices.Clone(spec.Components), slices.Clone(spec.Require)
 	r.Spec.Drop = maps.Clone(spec.Drop)
 	seen := make([]map[string]bool, len(spec.Reactants))
@@ -145,7 +155,7 @@ func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
 		n := len(spec.Reactants)
 		key := strings.Join(g.Values[:n], " + ")
 		if prev, dup := r.groups[key]; dup {
-			return nil, fmt.Errorf("%w: %s: reactants %s give two products, %s and %s", ErrReaction, path, key, prev.product, g.Values[n])
+			return nil, fmt.Errorf("%w: %s: reactants %s give two products, %s and %s", ErrReaction, file, key, prev.product, g.Values[n])
 		}
 		r.groups[key] = &reactantGroup{g: g, product: g.Values[n]}
 		for i, v := range g.Values[:n] {
@@ -154,7 +164,7 @@ func LoadReaction(path string, spec *ReactionSpec) (*Reaction, error) {
 	}
 	for i, name := range spec.Reactants {
 		if seen[i][spec.None] {
-			return nil, fmt.Errorf("%w: %s: reactant column %s has rows without a reactant (%q): drop them", ErrReaction, path, name, spec.None)
+			return nil, fmt.Errorf("%w: %s: reactant column %s has rows without a reactant (%q): drop them", ErrReaction, file, name, spec.None)
 		}
 		r.addColumn(column{name: name, reactant: true}, slices.Collect(maps.Keys(seen[i])))
 	}

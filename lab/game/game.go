@@ -71,7 +71,7 @@ func (gm *Game) Play(ctx context.Context, g *dataset.Group, planner string, seed
 	}
 	setup := time.Since(t0)
 	c := &lab.Campaign{ID: NewCampaignID(), Space: gm.Table.Name, Objective: gm.Table.Objective, Group: g.Key,
-		Planner: planner, Seed: seed, Budget: budget}
+		Planner: planner, Seed: seed, Budget: budget, Bench: gm.Bench != nil}
 	if prior && planner != "random" {
 		c.Prior = "memory"
 	}

@@ -3,10 +3,13 @@ package game
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/dataset"
 )
 
@@ -27,6 +30,7 @@ type Spec struct {
 	Planner   string   `json:"planner,omitempty" jsonschema:"random, bayes or bayes-onehot (default bayes)"`
 	Budget    int      `json:"budget,omitempty" jsonschema:"how many turns: at most 1000 and the space's conditions (200 for bayes); default 20, or the space's conditions when fewer"`
 	Seed      int64    `json:"seed,omitempty"`
+	Bench     bool     `json:"bench,omitempty" jsonschema:"run each experiment as a protocol on the bench twin's heater-shaker plate rather than looking it up (the Suzuki and Buchwald–Hartwig datasets: suzuki_perera2018, buchwald_hartwig_ahneman2018)"`
 }
 
 // The defaults of a campaign, the same for every face of labmate: the flags of labmate
@@ -65,11 +69,13 @@ func (e *notUnderRoot) Error() string {
 
 func (e *notUnderRoot) Unwrap() error { return dataset.ErrNotUnderRoot }
 
-// Setup is a campaign ready to play: the group as the lookup lab, its planner, and the campaign.
+// Setup is a campaign ready to play: the group, the instrument that measures it (the group as
+// the lookup lab, or the bench), its planner, and the campaign.
 type Setup struct {
-	Group    *dataset.Group
-	Planner  lab.Planner
-	Campaign *lab.Campaign
+	Group      *dataset.Group
+	Instrument lab.Instrument
+	Planner    lab.Planner
+	Campaign   *lab.Campaign
 }
 
 // NewSetup sets campaigns up for a server (the dashboard's campaign page, the MCP campaign
@@ -90,28 +96,31 @@ func NewSetup(roots *dataset.Roots, spec *Spec) (*Setup, error) {
 	if err := CheckBudget(name, spec.Budget); err != nil {
 		return nil, fmt.Errorf("campaign: %w", err)
 	}
-	opts := &dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups}
-	var (
-		t   *dataset.Table
-		err error
-	)
+	file := spec.CSV
+	var read func(o *dataset.Options) (*dataset.Table, error)
 	switch {
 	case spec.CSV != "" && spec.CSVData != "":
 		return nil, errors.New("campaign: give csv (a path) or csv_data, not both")
 	case spec.CSVData != "":
-		file := "csv_data"
+		file = "csv_data"
 		if spec.Name != "" {
 			file = filepath.Base(spec.Name)
 		}
-		t, err = dataset.Read(strings.NewReader(spec.CSVData), file, opts)
+		read = func(o *dataset.Options) (*dataset.Table, error) {
+			return dataset.Read(strings.NewReader(spec.CSVData), file, o)
+		}
 	case spec.CSV != "":
-		t, err = roots.Open(spec.CSV, opts)
-		if errors.Is(err, dataset.ErrNotUnderRoot) {
-			return nil, &notUnderRoot{path: spec.CSV, none: len(roots.Dirs()) == 0}
+		read = func(o *dataset.Options) (*dataset.Table, error) {
+			t, err := roots.Open(spec.CSV, o)
+			if errors.Is(err, dataset.ErrNotUnderRoot) {
+				return nil, &notUnderRoot{path: spec.CSV, none: len(roots.Dirs()) == 0}
+			}
+			return t, err
 		}
 	default:
 		return nil, errors.New("campaign: give csv (a path under a data root of the server) or csv_data (the CSV itself)")
 	}
+	t, err := read(&dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups})
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +141,20 @@ func NewSetup(roots *dataset.Roots, spec *Spec) (*Setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &lab.Campaign{ID: NewCampaignID(), Space: t.Name, Objective: t.Objective, Group: g.Key, Planner: name, Seed: spec.Seed}
-	return &Setup{Group: g, Planner: p, Campaign: c}, nil
+	var inst lab.Instrument = g
+	if spec.Bench {
+		rs, ok := bench.Specs[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("campaign: bench: the bench maps no reaction of dataset %s (it maps %s)", t.Name, strings.Join(slices.Sorted(maps.Keys(bench.Specs)), ", "))
+		}
+		rx, err := bench.ReadReaction(file, rs, read)
+		if err != nil {
+			return nil, fmt.Errorf("campaign: bench: %w", err)
+		}
+		if inst, err = onBench(rx, g, nil); err != nil {
+			return nil, fmt.Errorf("campaign: bench: %w", err)
+		}
+	}
+	c := &lab.Campaign{ID: NewCampaignID(), Space: t.Name, Objective: t.Objective, Group: g.Key, Planner: name, Seed: spec.Seed, Bench: spec.Bench}
+	return &Setup{Group: g, Instrument: inst, Planner: p, Campaign: c}, nil
 }

@@ -38,6 +38,7 @@ type CampaignOut struct {
 	Group     string    `json:"group,omitempty"`
 	Planner   string    `json:"planner"`
 	Budget    int       `json:"budget"`
+	Bench     bool      `json:"bench,omitempty" jsonschema:"its experiments run as protocols on the bench twin, not looked up"`
 	Played    int       `json:"played" jsonschema:"turns played so far"`
 	Done      bool      `json:"done"`
 	Reason    string    `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, error, idle, server_shutdown or server_restart"`
@@ -48,7 +49,7 @@ type CampaignOut struct {
 
 func campaignOut(st *server.CampaignStatus, from int) CampaignOut {
 	c := st.Campaign
-	o := CampaignOut{ID: c.ID, Space: c.Space, Objective: c.Objective, Group: c.Group, Planner: c.Planner, Budget: c.Budget,
+	o := CampaignOut{ID: c.ID, Space: c.Space, Objective: c.Objective, Group: c.Group, Planner: c.Planner, Budget: c.Budget, Bench: c.Bench,
 		Played: len(st.Steps), Done: st.Done, Reason: string(st.Reason), Error: st.Error, Turns: []TurnOut{}}
 	for i, s := range st.Steps {
 		t := TurnOut{N: s.N, Conditions: s.Conditions, Value: s.Value, OK: s.OK, Error: s.Error, Advantage: st.Advantage[i], NMA: st.NMA[i]}
@@ -70,6 +71,7 @@ func (l *Lab) addCampaignTools() {
 			"Give the CSV itself (csv_data) or a path under one of the server's data roots (--data-root; other paths are refused). " +
 			"A table may have at most 16 MiB, 100,000 rows, 256 columns, 1000 levels per variable (2000 in all) and 1000 groups; " +
 			"the budget at most 1000 turns and the group's conditions (200 for bayes). " +
+			"With bench, each experiment runs as a protocol on the bench twin's heater-shaker plate (the Suzuki and Buchwald–Hartwig datasets). " +
 			"Play it with campaign_step; scores are normalized advantage and NMA (1 = the best of the space)."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in server.CampaignSpec) (*sdk.CallToolResult, CampaignOut, error) {
 			st, err := l.srv.StartCampaign(ctx, &in)

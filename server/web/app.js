@@ -1002,6 +1002,7 @@ async function startCampaign(ev) {
     planner: $("#camp-planner").value,
     budget: Number($("#camp-budget").value),
     seed: Number($("#camp-seed").value),
+    bench: $("#camp-bench").checked,
   };
   const file = $("#camp-file").files[0];
   if (file) { spec.csv_data = await file.text(); spec.name = file.name; }
@@ -1024,7 +1025,7 @@ function showCampaign(st) {
   const c = st.campaign;
   state.campaign = c.id;
   $("#camp-view").hidden = false;
-  $("#camp-h").textContent = `Campaign on ${c.space}${c.group ? " · " + c.group : ""} (${c.planner})`;
+  $("#camp-h").textContent = `Campaign on ${c.space}${c.group ? " · " + c.group : ""} (${c.planner}${c.bench ? ", on the bench" : ""})`;
   const best = st.best ? `best ${c.objective} ${fmt(st.best.value, 2)} at turn ${st.best.n} (${Object.entries(st.best.conditions).map(([k, v]) => k + "=" + v).join(", ")})` : "nothing measured yet";
   $("#camp-summary").textContent = `${st.steps.length} of ${c.budget} turns; ${best}` +
     (st.done ? "; done" : "") + (st.error ? `; stopped: ${st.error}` : "");

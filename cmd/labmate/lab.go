@@ -48,12 +48,13 @@ func newLabSimulateCmd() *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate PROTOCOL.py|PROTOCOL.m",
+		Use:   "simulate PROTOCOL.py|PROTOCOL.m|-",
 		Short: "Run a protocol on a fresh twin: its commands, the final plate maps and every error with its line",
-		Long: `Run a protocol on a fresh twin in a sandboxed Python (.py) or Octave (.m) kernel and
-print the numbered command list (line: command → what moved), the final plate maps and every
-warning and error with its protocol line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it
-failed (the line is printed), 2 when it could not be run at all.`,
+		Long: `Run a protocol on a fresh twin in a sandboxed Python (.py) or Octave (.m) kernel (- reads
+it from stdin, Python unless --language octave) and print the numbered command list (line:
+command → what moved), the final plate maps and every warning and error with its protocol
+line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it failed (the line is
+printed), 2 when it could not be run at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return pf.run(cmd, args[0], "", asJSON)
@@ -71,7 +72,7 @@ func newLabRunCmd() *cobra.Command {
 		workspace string
 	)
 	cmd := &cobra.Command{
-		Use:   "run PROTOCOL.py|PROTOCOL.m",
+		Use:   "run PROTOCOL.py|PROTOCOL.m|-",
 		Short: "Run a protocol on the workspace's bench, which keeps its state for the next run",
 		Long: `Run a protocol as lab simulate does, on the bench of --workspace (default: the current
 directory): it starts from what earlier runs left (WORKSPACE/.labmate/bench.jsonl, the journal

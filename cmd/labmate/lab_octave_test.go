@@ -39,6 +39,13 @@ func TestLabSimulateOctave(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".labmate")); !os.IsNotExist(err) {
 		t.Errorf("simulate left %s/.labmate behind (%v)", dir, err)
 	}
+	// From stdin, named by --language; a language that is not one is refused by name.
+	if in, _, code := labmate(t, dir, octaveRowsProtocol, "lab", "simulate", "--language", "octave", "-"); code != 0 || !strings.Contains(in, "C "+full+"\n") {
+		t.Errorf("lab simulate --language octave - : exit %d\n%s", code, in)
+	}
+	if _, errOut, code := labmate(t, dir, "", "lab", "simulate", "--language", "julia", "colour.m"); code != 2 || !strings.Contains(errOut, `--language "julia": choose python or octave`) {
+		t.Errorf("--language julia: exit %d: %s", code, errOut)
+	}
 }
 
 // A wrong Octave protocol fails simulation with exit status 1, naming the line Octave

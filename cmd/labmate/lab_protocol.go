@@ -22,14 +22,16 @@ import (
 
 // protocolFlags are lab simulate's and lab run's.
 type protocolFlags struct {
-	watch   []string
-	hotfix  string
-	timeout time.Duration
-	approve string
-	sf      sandboxFlags
+	language string
+	watch    []string
+	hotfix   string
+	timeout  time.Duration
+	approve  string
+	sf       sandboxFlags
 }
 
 func (f *protocolFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.language, "language", "", "the protocol's language, python or octave (default: octave for a .m file, else python; - reads stdin)")
 	cmd.Flags().StringArrayVar(&f.watch, "watch", nil, "a constraint on the bench's telemetry, e.g. 'vol_plate_A1 <= 300' (repeatable)")
 	cmd.Flags().StringVar(&f.hotfix, "hotfix", string(protocol.HotfixOnError), "when perception interrupts the protocol: off, on_error or on_warning")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "wall-clock limit for the protocol")
@@ -40,6 +42,14 @@ func (f *protocolFlags) add(cmd *cobra.Command) {
 // run runs the protocol file on a fresh twin, or on the bench of workspace ws when ws is not
 // empty, and prints what it did.
 func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) error {
+	lang := f.language
+	switch lang {
+	case "":
+		lang = benchrun.KernelOf(file)
+	case benchrun.Python, benchrun.Octave:
+	default:
+		return fmt.Errorf("--language %q: choose python or octave", lang)
+	}
 	approve, err := f.approver(cmd)
 	if err != nil {
 		return err
@@ -54,7 +64,7 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: benchrun.KernelOf(file), Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
+	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: lang, Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
 		Timeout: f.timeout, Log: cmd.ErrOrStderr()}
 	var rep *benchrun.Report
 	if ws == "" {

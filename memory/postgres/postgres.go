@@ -1,8 +1,9 @@
 // Package postgres is the shared memory.Store: PostgreSQL through pgx, for teams and for many
 // labmate servers on one memory. Full-text search uses a generated tsvector column (English
-// stemming) with a GIN index, ranked by ts_rank; the query's words are ORed, as in BM25, so an
-// entry need not contain every word to be found, and the words the statistics say are in
-// thousands of entries are left out while rarer ones remain (as memory/sqlite does).
+// stemming) with a GIN index; the query's words are ORed, as in BM25, so an entry need not
+// contain every word to be found, each word's ts_rank weighed by its rarity (BM25's idf, from
+// the statistics ANALYZE keeps), and the words the statistics say are in thousands of entries
+// are left out while rarer ones remain (as memory/sqlite does).
 //
 // Writers serialise on a transaction-level advisory lock, so that duplicate detection, frozen
 // namespaces and the history's order hold across every server; readers never wait.
@@ -126,13 +127,7 @@ var dialect = &sqlstore.Dialect{
 	Name:   "postgres",
 	Rebind: rebind,
 	Schema: schema,
-	TextSearch: func(terms []string) (from, where, score string, arg any) {
-		return "entries e CROSS JOIN to_tsquery('english', ?) AS q", "e.tsv @@ q", "ts_rank(e.tsv, q)", tsquery(terms)
-	},
-	Candidates: func(terms []string) (string, any) {
-		return "SELECT e.id, ts_rank(e.tsv, q) AS score FROM entries e CROSS JOIN to_tsquery('english', ?) AS q WHERE e.tsv @@ q ORDER BY score DESC, e.id LIMIT ?", tsquery(terms)
-	},
-	Key: "id",
+	Key:    "id",
 	Lock: func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", int64(lockKey))
 		return err
@@ -147,9 +142,9 @@ var dialect = &sqlstore.Dialect{
 	},
 }
 
-// tsquery ORs terms (normalised words; a term of several words, an entity's alias such as
-// "quantum espresso", is a phrase).
-func tsquery(terms []string) string {
+// tsqueries are the terms as tsquery texts (normalised words; a term of several words, an
+// entity's alias such as "quantum espresso", is a phrase).
+func tsqueries(terms []string) []string {
 	parts := make([]string, len(terms))
 	for i, t := range terms {
 		if ws := strings.Fields(t); len(ws) > 1 {
@@ -158,7 +153,7 @@ func tsquery(terms []string) string {
 			parts[i] = t
 		}
 	}
-	return strings.Join(parts, " | ")
+	return parts
 }
 
 // Store is the PostgreSQL memory.Store.
@@ -183,7 +178,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		return nil, &connectError{dsn: redact(dsn), err: err}
 	}
 	d := *dialect
-	d.TermDocs = (&termDocs{}).docs
+	td := &termDocs{}
+	d.TermDocs, d.TextSearch = td.docs, td.textSearch
+	d.Candidates = func(terms []string, docs []int) (string, any) {
+		from, where, score, arg := td.textSearch(terms, docs)
+		return "SELECT e.id, " + score + " AS score FROM " + from + " WHERE " + where + " ORDER BY score DESC, e.id LIMIT ?", arg
+	}
 	st, err := sqlstore.Open(ctx, db, &d, &sqlstore.Options{Embedder: opts.Embedder, Now: opts.Now}, nil)
 	if err != nil {
 		db.Close()

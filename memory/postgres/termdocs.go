@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,6 +25,29 @@ type termDocs struct {
 	mu     sync.Mutex
 	read   time.Time
 	counts map[string]int
+	total  float64 // the entries, as the statistics estimate them
+}
+
+// textSearch is the Dialect's: the terms ORed, the score the sum over the terms of each one's
+// ts_rank times its idf, ln(1 + (N - n + 0.5) / (n + 0.5)) as BM25 weighs a term in n of N
+// entries (without counts, the terms weigh the same).
+func (t *termDocs) textSearch(terms []string, docs []int) (from, where, score string, arg any) {
+	t.mu.Lock()
+	total := t.total
+	t.mu.Unlock()
+	w := make([]string, len(terms))
+	for i := range terms {
+		w[i] = "1"
+		if i < len(docs) {
+			n := float64(docs[i])
+			w[i] = strconv.FormatFloat(math.Log(1+(max(total, n)-n+0.5)/(n+0.5)), 'g', 6, 64)
+		}
+	}
+	from = `entries e CROSS JOIN (SELECT to_tsquery('english', array_to_string(u.t, ' | ')) AS q,
+		ARRAY(SELECT to_tsquery('english', x.t) FROM unnest(u.t) WITH ORDINALITY x(t, i) ORDER BY x.i) AS qs
+		FROM (SELECT ?::text[] AS t) u) AS a`
+	score = "(SELECT sum(z.w * ts_rank(e.tsv, z.q)) FROM unnest(a.qs, ARRAY[" + strings.Join(w, ",") + "]::float8[]) AS z(q, w))"
+	return from, "e.tsv @@ a.q", score, tsqueries(terms)
 }
 
 func (t *termDocs) docs(ctx context.Context, db *sql.DB, terms []string) ([]int, error) {
@@ -84,6 +110,10 @@ func (t *termDocs) stats(ctx context.Context, db *sql.DB) (map[string]int, error
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("the full-text statistics: %w", err)
 	}
-	t.counts, t.read = counts, time.Now()
+	var total float64
+	if err := db.QueryRowContext(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'entries'::regclass`).Scan(&total); err != nil {
+		return nil, fmt.Errorf("the full-text statistics: %w", err)
+	}
+	t.counts, t.total, t.read = counts, total, time.Now()
 	return counts, nil
 }

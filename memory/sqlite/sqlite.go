@@ -128,11 +128,11 @@ var dialect = &sqlstore.Dialect{
 	SerialWrites: true,
 	Rebind:       func(q string) string { return q },
 	Schema:       schema,
-	TextSearch: func(terms []string) (from, where, score string, arg any) {
+	TextSearch: func(terms []string, _ []int) (from, where, score string, arg any) {
 		return "entries_fts JOIN entries e ON e.n = entries_fts.rowid", "entries_fts MATCH ?",
 			"-bm25(entries_fts)", matchExpr(terms)
 	},
-	Candidates: func(terms []string) (string, any) {
+	Candidates: func(terms []string, _ []int) (string, any) {
 		return "SELECT CAST(rowid AS TEXT), -rank FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?", matchExpr(terms)
 	},
 	Key:           "n",

@@ -44,12 +44,14 @@ type Dialect struct {
 	Schema []string
 	// TextSearch returns the FROM clause (joining entries as e), the condition and the score
 	// expression (higher is better) of a full-text search for terms (already normalised
-	// words), with the single argument the FROM clause or condition takes.
-	TextSearch func(terms []string) (from, where, score string, arg any)
+	// words), with the single argument the FROM clause or condition takes. docs are TermDocs's
+	// counts of the terms (nil without TermDocs, or for one term), for a ranking that weighs
+	// rare terms more.
+	TextSearch func(terms []string, docs []int) (from, where, score string, arg any)
 	// Candidates, when set, is a query over the full-text index alone yielding (key, score),
-	// best first, for terms; it takes the argument it returns, then a LIMIT. Key names the
-	// entries column its keys match (read as text).
-	Candidates func(terms []string) (query string, arg any)
+	// best first, for terms (and docs, as TextSearch takes them); it takes the argument it
+	// returns, then a LIMIT. Key names the entries column its keys match (read as text).
+	Candidates func(terms []string, docs []int) (query string, arg any)
 	Key        string
 	// TermDocs, when set, counts (or estimates) the entries each term matches, so that very
 	// common terms can be left out of the ranking (see pruneTerms).
@@ -1159,16 +1161,16 @@ type scored struct {
 // filters those, widening the candidate window while filters reject too many; past a point it
 // runs one query that filters and ranks together.
 func (s *Store) textSearch(ctx context.Context, terms []string, where string, args []any, depth int) ([]scored, error) {
+	version, err := s.indexVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if s.d.Candidates != nil {
-		version, err := s.indexVersion(ctx)
+		kept, docs, err := s.pruneTerms(ctx, terms, version)
 		if err != nil {
 			return nil, err
 		}
-		kept, err := s.pruneTerms(ctx, terms, version)
-		if err != nil {
-			return nil, err
-		}
-		cq, arg := s.d.Candidates(kept)
+		cq, arg := s.d.Candidates(kept, docs)
 		for window := 4 * depth; window <= 4096; window *= 8 {
 			ranked, err := s.rank(ctx, cq, arg, window, version)
 			if err != nil {
@@ -1216,7 +1218,13 @@ func (s *Store) textSearch(ctx context.Context, terms []string, where string, ar
 			}
 		}
 	}
-	from, match, score, arg := s.d.TextSearch(terms)
+	var docs []int
+	if s.d.TermDocs != nil && len(terms) > 1 { // counted already, by pruneTerms
+		if docs, err = s.termDocs(ctx, terms, version); err != nil {
+			return nil, err
+		}
+	}
+	from, match, score, arg := s.d.TextSearch(terms, docs)
 	query := "SELECT e.kind, e.data, " + score + " AS score FROM " + from + " WHERE " + match + " AND " + where +
 		fmt.Sprintf(" ORDER BY score DESC, e.id LIMIT %d", depth)
 	rows, err := s.db.QueryContext(ctx, s.q(query), append([]any{arg}, args...)...)
@@ -1249,13 +1257,14 @@ const matchBudget = 1500
 // pruneTerms drops the most common terms of a query while, together, the terms would match
 // more than matchBudget documents: like stop words, a term in thousands of entries adds little
 // to BM25 and much to its cost. The rarest term is always kept; a small store keeps them all.
-func (s *Store) pruneTerms(ctx context.Context, terms []string, version string) ([]string, error) {
+// It returns the terms kept and their counts (nil without Dialect.TermDocs).
+func (s *Store) pruneTerms(ctx context.Context, terms []string, version string) ([]string, []int, error) {
 	if s.d.TermDocs == nil || len(terms) < 2 {
-		return terms, nil
+		return terms, nil, nil // one term: there is nothing to weigh it against
 	}
 	docs, err := s.termDocs(ctx, terms, version)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type tc struct {
 		term string
@@ -1271,26 +1280,22 @@ func (s *Store) pruneTerms(ctx context.Context, terms []string, version string) 
 		total += docs[i]
 	}
 	if len(counts) == 0 {
-		return terms[:1], nil // matches nothing, as the whole query would
+		return terms[:1], docs[:1], nil // matches nothing, as the whole query would
 	}
-	if total <= matchBudget {
-		kept := make([]string, len(counts))
-		for i, c := range counts {
-			kept[i] = c.term
+	if total > matchBudget {
+		slices.SortStableFunc(counts, func(a, b tc) int { return a.n - b.n })
+		sum, n := 0, 0
+		for n < len(counts) && (n == 0 || sum+counts[n].n <= matchBudget) {
+			sum += counts[n].n
+			n++
 		}
-		return kept, nil
+		counts = counts[:n]
 	}
-	slices.SortStableFunc(counts, func(a, b tc) int { return a.n - b.n })
-	kept := []string{counts[0].term}
-	sum := counts[0].n
-	for _, c := range counts[1:] {
-		if sum+c.n > matchBudget {
-			break
-		}
-		kept = append(kept, c.term)
-		sum += c.n
+	kept, keptDocs := make([]string, len(counts)), make([]int, len(counts))
+	for i, c := range counts {
+		kept[i], keptDocs[i] = c.term, c.n
 	}
-	return kept, nil
+	return kept, keptDocs, nil
 }
 
 // Term counts and candidate rankings are kept while the full-text index is unchanged

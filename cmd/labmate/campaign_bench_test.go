@@ -25,7 +25,10 @@ import (
 // refused, naming the ones it maps.
 func TestCampaignServerOnBench(t *testing.T) {
 	dir := reactionsDir(t)
-	url := campaignServer(t, dir)
+	hostile := t.TempDir() // a file under a data root that no error may quote: two products of one pair of reactants
+	write(t, hostile, "suzuki_perera2018.csv", "reactant_1,reactant_2,product_smiles,catalyst,ligand,reagent,solvent,yield\n"+
+		secretCell+",B,P1,C,L1,R1,S1,10\n"+secretCell+",B,"+secretCell+"-2,C,L2,R1,S1,20\n")
+	url := campaignServer(t, dir, hostile)
 	play := func(spec map[string]any, turns int) *server.CampaignStatus {
 		t.Helper()
 		code, body := post(t, url+"/v1/campaigns", spec)
@@ -85,9 +88,16 @@ func TestCampaignServerOnBench(t *testing.T) {
 		}
 	}
 
+	spec = suzukiSpec(filepath.Join(hostile, "suzuki_perera2018.csv"), "random", 2)
+	spec["bench"] = true
+	code, body := post(t, url+"/v1/campaigns", spec)
+	if code != http.StatusBadRequest || strings.Contains(body, secretCell) || !strings.Contains(body, "does not map onto the bench's reaction of suzuki_perera2018") {
+		t.Errorf("a file under a root that the bench cannot map: %d %s; want a 400 that quotes nothing of it", code, body)
+	}
+
 	other := upload(table("sub,lig,yield", 4, func(i int) string { return fmt.Sprintf("A,L%d,%d", i, i) }), []string{"lig"}, "random", 2)
 	other["bench"] = true
-	code, body := post(t, url+"/v1/campaigns", other)
+	code, body = post(t, url+"/v1/campaigns", other)
 	if code != http.StatusBadRequest || !strings.Contains(body, "the bench maps no reaction of dataset upload (it maps buchwald_hartwig_ahneman2018") {
 		t.Errorf("a dataset the bench does not map: %d %s", code, body)
 	}

@@ -143,18 +143,37 @@ func NewSetup(roots *dataset.Roots, spec *Spec) (*Setup, error) {
 	}
 	var inst lab.Instrument = g
 	if spec.Bench {
-		rs, ok := bench.Specs[t.Name]
-		if !ok {
-			return nil, fmt.Errorf("campaign: bench: the bench maps no reaction of dataset %s (it maps %s)", t.Name, strings.Join(slices.Sorted(maps.Keys(bench.Specs)), ", "))
-		}
-		rx, err := bench.ReadReaction(file, rs, read)
-		if err != nil {
-			return nil, fmt.Errorf("campaign: bench: %w", err)
-		}
-		if inst, err = onBench(rx, g, nil); err != nil {
-			return nil, fmt.Errorf("campaign: bench: %w", err)
+		if inst, err = setupBench(spec, file, t, g, read); err != nil {
+			return nil, err
 		}
 	}
 	c := &lab.Campaign{ID: NewCampaignID(), Space: t.Name, Objective: t.Objective, Group: g.Key, Planner: name, Seed: spec.Seed, Bench: spec.Bench}
 	return &Setup{Group: g, Instrument: inst, Planner: p, Campaign: c}, nil
+}
+
+// setupBench is group g of table t (read by read, named file) on the bench. What the mapping
+// finds wrong in a file read by path is not quoted, as dataset.Roots quotes nothing of it: the
+// server is no file-reading oracle.
+func setupBench(spec *Spec, file string, t *dataset.Table, g *dataset.Group, read func(*dataset.Options) (*dataset.Table, error)) (lab.Instrument, error) {
+	rs, ok := bench.Specs[t.Name]
+	if !ok {
+		return nil, fmt.Errorf("campaign: bench: the bench maps no reaction of dataset %s (it maps %s)", t.Name, strings.Join(slices.Sorted(maps.Keys(bench.Specs)), ", "))
+	}
+	var readErr error
+	rx, err := bench.ReadReaction(file, rs, func(o *dataset.Options) (*dataset.Table, error) {
+		t, err := read(o)
+		readErr = err
+		return t, err
+	})
+	var inst lab.Instrument
+	if err == nil {
+		inst, err = onBench(rx, g, nil)
+	}
+	switch {
+	case err == nil:
+		return inst, nil
+	case spec.CSV != "" && readErr == nil:
+		return nil, fmt.Errorf("campaign: bench: %s does not map onto the bench's reaction of %s: every row must name its reactants, each set of reactants give one product, and the conditions be some of the reaction's components", spec.CSV, t.Name)
+	}
+	return nil, fmt.Errorf("campaign: %w", err)
 }

@@ -46,8 +46,8 @@ func TestBenchColourEveryOtherRow(t *testing.T) {
   transfer (p, 100, res.wells.A1, plate.rows{r});
 endfor
 pick_up_tip (p);
-aspirate (p, 50, wells (plate, "A1"));
-dispense (p, 50, plate.wells.A2);
+aspirate (p, 50, bottom (wells (plate, "A1"), 1));
+dispense (p, 50, top (plate.wells.A2));
 mix (p, 2, 30, plate.wells.A2);
 drop_tip (p);
 transfer (p, [20 30], res.wells.A1, wells (plate, "B1", "B2"));
@@ -61,6 +61,10 @@ printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 	}
 	if !strings.Contains(last.Output(), "96 wells, 2") {
 		t.Errorf("output:\n%s", last.Output())
+	}
+	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "top (plate)", Timeout: time.Minute}); r.Res == nil || r.Res.Status == protocol.StatusOK ||
+		!strings.Contains(r.Output(), "top: the first argument must be a well, such as plate.wells.A1") {
+		t.Errorf("top of a plate: %+v\n%s", r.Res, r.Output())
 	}
 	k.Close()
 	for r, row := range "ABCDEFGH" {

@@ -43,11 +43,15 @@ import (
 type jobTracker struct {
 	mu      sync.Mutex
 	follows map[job.ID]bool
-	logged  map[job.ID]bool // ended jobs the log holds ended: adopt looks no more
+	settled map[job.ID]bool // ended jobs adopt is done with: logged ended, or with no spec to log
 	pending int             // submissions between the scheduler's Submit and being followed
 }
 
 const defaultJobPoll = 3 * time.Second
+
+// endedPerLook bounds the ended jobs one look adopts (each is followed through its whole log),
+// so that a job directory full of jobs that ended while no server ran is logged a few at a time.
+const endedPerLook = 8
 
 // Jobs returns the schedulers every face of the server uses (REST, MCP, the agent), by kind:
 // Submit goes through the server — the job gets a workspace the server assigns (the spec's
@@ -343,11 +347,21 @@ func (s *Server) followed(id job.ID) bool {
 	return s.jobs.follows[id]
 }
 
-// wasLogged reports whether job id has ended and the log holds it ended.
-func (s *Server) wasLogged(id job.ID) bool {
+// settled reports whether adopt is done with ended job id.
+func (s *Server) settled(id job.ID) bool {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
-	return s.jobs.logged[id]
+	return s.jobs.settled[id]
+}
+
+// settle marks ended job id as one adopt is done with.
+func (s *Server) settle(id job.ID) {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	if s.jobs.settled == nil {
+		s.jobs.settled = map[job.ID]bool{}
+	}
+	s.jobs.settled[id] = true
 }
 
 // reattachJobs follows again every job operation the log has open: a previous server
@@ -432,8 +446,9 @@ func (s *Server) adopter() {
 // adopt follows every job that nobody follows: one the log has open is attached; one it
 // does not have (labmate job submit) becomes an operation in its own session, its request
 // built from its spec, followed from its first line — to its end, if it ended between two
-// looks (a short job) or while no server ran.
+// looks (a short job) or while no server ran, endedPerLook of those at a time.
 func (s *Server) adopt(ctx context.Context) {
+	ended := 0
 	for _, kind := range s.jobKinds() {
 		sched := s.cfg.Jobs[kind]
 		all, err := sched.List(ctx)
@@ -447,8 +462,13 @@ func (s *Server) adopt(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if s.followed(st.ID) || s.wasLogged(st.ID) {
+			if s.followed(st.ID) || s.settled(st.ID) {
 				continue
+			}
+			if st.State.Terminal() {
+				if ended++; ended > endedPerLook {
+					continue // the next look
+				}
 			}
 			s.jobs.mu.Lock()
 			busy := s.jobs.pending > 0 // it may be the one being submitted: the next round sees
@@ -480,17 +500,15 @@ func (s *Server) adoptJob(ctx context.Context, sched job.Scheduler, st *job.Stat
 			if ops[i].Kind == protocol.KindJob && !ops[i].State.Terminal() {
 				s.attach(ctx, id, id)
 			} else if st.State.Terminal() {
-				s.jobs.mu.Lock()
-				if s.jobs.logged == nil {
-					s.jobs.logged = map[job.ID]bool{}
-				}
-				s.jobs.logged[st.ID] = true
-				s.jobs.mu.Unlock()
+				s.settle(st.ID)
 			}
 			return // it ended in the log (rejected, or its scheduler was missing): left alone
 		}
 	}
 	if st.Spec == nil {
+		if st.State.Terminal() {
+			s.settle(st.ID) // nothing to log it by, now or later
+		}
 		return
 	}
 	req := operation.JobRequest(st.Spec)

@@ -116,9 +116,9 @@ Example:
 			defer st.Close()
 			gm := &game.Game{Table: t, Store: st, Priors: st}
 			if onBench {
-				spec, ok := bench.Specs[t.Name]
-				if !ok {
-					return fmt.Errorf("--bench: the bench maps no reaction of dataset %s", t.Name)
+				spec, err := bench.SpecOf(t.Name)
+				if err != nil {
+					return fmt.Errorf("--bench: %w", err)
 				}
 				if gm.Bench, err = bench.LoadReaction(data, spec); err != nil {
 					return err

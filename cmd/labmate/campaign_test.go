@@ -105,6 +105,7 @@ func TestCampaignRunErrors(t *testing.T) {
 		{[]string{"--dataset", data, "--prior", "intuition"}, `--prior "intuition"`},
 		{[]string{"--dataset", data, "--drop", "oops"}, `--drop "oops"`},
 		{[]string{"--dataset", data, "--budget", "201"}, `--budget 201: the bayes planner models at most 200 measurements`},
+		{[]string{"--dataset", data, "--bench"}, `--bench: the bench maps no reaction of dataset small (it maps buchwald_hartwig_ahneman2018, buchwald_hartwig_ahneman2018_with_controls, suzuki_perera2018)`},
 		{[]string{"--dataset", write(t, dir, "wide.csv", manyLevels(1001))}, `wide.csv:1002, column "lig": 1001 levels; at most 1000 are allowed`},
 		{[]string{"--dataset", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
 	} {

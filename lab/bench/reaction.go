@@ -94,6 +94,15 @@ var Specs = map[string]*ReactionSpec{
 	"buchwald_hartwig_ahneman2018_with_controls": &BuchwaldHartwig,
 }
 
+// SpecOf returns the reaction map of dataset name (the file's base name without extension),
+// or an error naming the datasets the bench maps.
+func SpecOf(name string) (*ReactionSpec, error) {
+	if s, ok := Specs[name]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("the bench maps no reaction of dataset %s (it maps %s)", name, strings.Join(slices.Sorted(maps.Keys(Specs)), ", "))
+}
+
 // Reaction is a reaction dataset loaded as a map from well contents to yields.
 type Reaction struct {
 	Name   string // the dataset file's base name without extension

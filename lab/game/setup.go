@@ -3,9 +3,7 @@ package game
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/labmate/labmate/lab"
@@ -155,9 +153,9 @@ func NewSetup(roots *dataset.Roots, spec *Spec) (*Setup, error) {
 // finds wrong in a file read by path is not quoted, as dataset.Roots quotes nothing of it: the
 // server is no file-reading oracle.
 func setupBench(spec *Spec, file string, t *dataset.Table, g *dataset.Group, read func(*dataset.Options) (*dataset.Table, error)) (lab.Instrument, error) {
-	rs, ok := bench.Specs[t.Name]
-	if !ok {
-		return nil, fmt.Errorf("campaign: bench: the bench maps no reaction of dataset %s (it maps %s)", t.Name, strings.Join(slices.Sorted(maps.Keys(bench.Specs)), ", "))
+	rs, err := bench.SpecOf(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("campaign: %w", err)
 	}
 	var readErr error
 	rx, err := bench.ReadReaction(file, rs, func(o *dataset.Options) (*dataset.Table, error) {

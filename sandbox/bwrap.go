@@ -160,7 +160,8 @@ func generatedFiles(network bool) []genFile {
 // mount is one bind or mask of a command's own paths.
 type mount struct {
 	path string
-	kind int // mountWritable, mountReadOnly, mountHidden
+	src  string // where the host's side finds path; "" means path
+	kind int    // mountWritable, mountReadOnly, mountHidden
 	dir  bool
 }
 
@@ -175,8 +176,18 @@ const (
 // its dot-entries read-only), the read-only paths and the hidden ones. The mounts that come
 // after --tmpfs /tmp may lie under /tmp; they are sorted so that a parent is mounted before
 // what lies inside it.
-func (s *Sandbox) bwrapArgs(etc, workspace string, mounts []mount) []string {
-	a := []string{"--unshare-all"}
+func (s *Sandbox) bwrapArgs(etc, workspace string, env []string, mounts []mount) []string {
+	// The command's environment exists only inside: bwrap itself, and the wrapper before it,
+	// run in the host's (hostPath).
+	a := []string{"--clearenv"}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", name, value)
+	}
+	if s.seccomp != "" {
+		a = append(a, "--seccomp", strconv.Itoa(seccompFd))
+	}
+	a = append(a, "--unshare-all")
 	if s.policy.Network {
 		a = append(a, "--share-net")
 	}
@@ -214,11 +225,15 @@ func (s *Sandbox) bwrapArgs(etc, workspace string, mounts []mount) []string {
 		return x.kind - y.kind
 	})
 	for _, m := range mounts {
+		src := m.src
+		if src == "" {
+			src = m.path
+		}
 		switch {
 		case m.kind == mountWritable:
-			a = append(a, "--bind", m.path, m.path)
+			a = append(a, "--bind", src, m.path)
 		case m.kind == mountReadOnly:
-			a = append(a, "--ro-bind", m.path, m.path)
+			a = append(a, "--ro-bind", src, m.path)
 		case m.dir:
 			a = append(a, "--tmpfs", m.path, "--remount-ro", m.path)
 		default:

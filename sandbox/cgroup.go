@@ -581,3 +581,30 @@ func ownPath(own map[string]string, controller string) (string, bool) {
 	}
 	return "", false
 }
+
+// dirty is how many bytes of file pages c's processes have dirtied and not yet written back
+// (dirty and under writeback): a lower bound, readable at once, of what they have just written.
+// ok is false without a memory controller.
+func (c *cgroup) dirty() (int64, bool) {
+	d := c.by[ctlMemory]
+	if d == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(d, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	keys := map[string]bool{"dirty": true, "writeback": true} // v1
+	if c.version == 2 {
+		keys = map[string]bool{"file_dirty": true, "file_writeback": true}
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, " ")
+		if keys[k] {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n, true
+}

@@ -13,12 +13,29 @@
 // the CPU topology under /sys/devices/system. /root, /home, /run, /var, /srv, /mnt, the cgroup
 // filesystem and the rest of /sys are absent, and so are labmate's data directory and other
 // workspaces. /proc is the sandbox's own, with /proc/sys, sysrq-trigger, irq, bus, fs, acpi
-// replaced by the host's read-only and keys, timer_list and the like masked: the code is still
-// the caller's uid on the host (root, when labmate runs as root), and these would reach the
-// host kernel (kernel.core_pattern runs a program as host root). The code runs as [User]
-// ([UID]) in new user, mount, pid, network, ipc, uts and cgroup namespaces, with every
+// replaced by the host's read-only and keys, timer_list and the like masked. The code runs as
+// [User] ([UID]) in new user, mount, pid, network, ipc, uts and cgroup namespaces, with every
 // capability dropped, no further user namespaces (--disable-userns), no controlling terminal,
-// and dies with its parent. The root and /dev are read-only; writable are the workspace, a
+// under a seccomp profile (see seccomp.go: Docker's kind of deny list, plus no set-ID bit on
+// any file and no fallocate), and dies with its parent.
+//
+// # Who the code is on the host
+//
+// When labmate runs as an ordinary user, sandboxed code is that user on the host. When it runs
+// as root, it is never root: the code runs as an unprivileged account that owns nothing else
+// ([HostUser], created by scripts/deps; [FallbackHostID] where it is missing; Policy.HostUser
+// names another). A wrapper shell, still root, joins the command's cgroups and, in a mount
+// namespace of its own, mounts the workspace and the read-only paths into an empty directory
+// the account can reach (bridgeDir) — it could not pass directories only root may enter — then
+// drops root with setpriv(1) and execs bwrap, whose user namespace maps [UID] to that account.
+// So what a cell writes is the account's, a set-ID bit it managed to set could only ever give
+// the account's identity, and the workspace is given to the account (its directory, and what
+// root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).
+//
+// The command's environment exists only inside the sandbox (bwrap --clearenv --setenv; env(1)
+// in the other modes): the wrapper shell, mount, setpriv and bwrap run in labmate's own minimal
+// environment, so no variable of a request (LD_PRELOAD, GCONV_PATH, …) reaches a process
+// outside. The root and /dev are read-only; writable are the workspace, a
 // size-capped private /tmp (Policy.TmpBytes) holding a private [Home], and a 64 MiB /dev/shm.
 // Each top-level dot-entry of the workspace (.git, .vscode, .envrc, …) is mounted read-only over
 // itself, so code cannot plant a git hook or edit a configuration that runs on the host; not
@@ -53,10 +70,17 @@
 //
 // The workspace quota (Policy.DiskBytes) bounds how much the workspace may grow while one
 // command runs. There is no unprivileged filesystem quota, so a watchdog measures the
-// workspace's allocated blocks (each inode once, read-only subtrees skipped) every 50 ms to
-// 5 s, depending on the size of the tree, and only while the sandbox uses CPU. A breach is
-// reported by Exceeded, on which the kernel interrupts the cell; a command still writing 3 s
-// later is killed. The overshoot is what the code writes in the meantime.
+// workspace's allocated blocks (each inode once, read-only subtrees skipped, through directory
+// descriptors that never follow a symlink) every 10 ms to 5 s, depending on the size of the
+// tree, so that walking costs at most a twentieth of a core, and only while the sandbox uses
+// CPU; between walks it reads the sandbox's unwritten page cache from its memory cgroup every
+// 10 ms and walks at once when that could take the workspace past its quota. fallocate, which
+// allocates without writing, is refused by the seccomp profile. On a breach every process of
+// the sandbox gets a file-size limit of 0, so every write to a file fails at once ("File too
+// large") until the workspace is back within its quota; Exceeded reports the breach, on which
+// the kernel interrupts the cell; a command that still grows the workspace (through a shared
+// mapping) is killed. The overshoot is what the code writes in the ≈10 ms before a breach is
+// seen: measured, under 64 MiB whether it writes, fallocates or makes many small files.
 //
 // [Sandbox.Limits] says which limits are enforced and how; [Sandbox.CheckLimits] fails when
 // the memory or process limit cannot be enforced for the sandbox as a whole (an ordinary user

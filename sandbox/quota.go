@@ -2,23 +2,32 @@ package sandbox
 
 import (
 	"os"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // How often the quota watchdog measures a workspace: every quotaMin when a walk is cheap, up to
-// quotaMax for big trees, so that walking costs at most 1/quotaCost of a core.
+// quotaMax for big trees, so that walking costs at most 1/quotaCost of a core whatever the
+// number of files. Between walks it reads, every quotaMin, how much the sandbox has just
+// written (its dirty page cache, one read of a cgroup file).
 const (
-	quotaMin   = 50 * time.Millisecond
+	quotaMin   = 10 * time.Millisecond
 	quotaMax   = 5 * time.Second
 	quotaCost  = 20
-	quotaGrace = 3 * time.Second // a command still writing this long after a breach is killed
+	quotaGrace = time.Second // a command still writing this long after a breach is killed
+	quotaSlack = 8 << 20     // growth after writes were stopped that is not yet taken for more writing
 )
 
 // watchdog enforces a command's workspace quota: it measures the blocks the workspace has
-// allocated while the command runs and reports (breach) when the workspace has grown by more
-// than limit since the command was made. Its kernel is expected to interrupt the cell then; a
-// command that goes on writing for quotaGrace after a breach is killed (kill).
+// allocated while the command runs and, when the workspace has grown by more than limit since
+// the command was made, stops the growth at once — every process of the sandbox gets a
+// file-size limit of 0, so that any write to a file fails (EFBIG, "File too large") — and
+// reports the breach, on which the kernel interrupts the cell. The limit is lifted again once
+// the workspace is back within its quota, where labmate may raise it (it may not when it lacks
+// CAP_SYS_RESOURCE: then writes fail until the interpreter restarts). A command whose
+// workspace still grows after that (through a shared mapping of a file, which no file-size
+// limit stops) is killed.
 type watchdog struct {
 	root  string
 	skip  map[string]bool // read-only subtrees inside root: they cannot grow
@@ -26,11 +35,17 @@ type watchdog struct {
 	base  int64
 	// cpu returns the sandbox's CPU time; while it stands still nothing can have been written
 	// and the walk is skipped. ok false: unknown, always walk.
-	cpu    func() (int64, bool)
-	breach func(used int64, killed bool)
-	kill   func() // nil when the sandbox's processes cannot be found (no cgroup)
-	stop   chan struct{}
-	done   chan struct{}
+	cpu func() (int64, bool)
+	// dirty returns the bytes the sandbox has written that are not yet on disk; ok false:
+	// unknown (no memory cgroup), and only walks tell.
+	dirty func() (int64, bool)
+	// limitFiles sets the file-size limit of every process of the sandbox to 0 (stop) or back
+	// to its policy's, and says whether it reached any; nil: the processes cannot be found.
+	limitFiles func(stop bool) bool
+	breach     func(used int64, killed bool)
+	kill       func() // nil when the sandbox's processes cannot be found (no cgroup)
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // startWatchdog watches root until close. The baseline is measured first, in the watchdog's
@@ -50,12 +65,13 @@ func (w *watchdog) close() {
 func (w *watchdog) run() {
 	defer close(w.done)
 	w.base = allocated(w.root, w.skip)
-	interval := quotaMin
-	t := time.NewTimer(interval)
+	t := time.NewTicker(quotaMin)
 	defer t.Stop()
-	lastCPU, lastUsed := int64(-1), int64(0)
+	lastCPU, used := int64(-1), int64(0)
+	var next time.Time  // the earliest time of the next walk, by its cost
 	var since time.Time // when the current breach began; zero: none
 	var level int64     // the growth at that moment
+	var stopped bool    // whether writes were stopped then
 	for {
 		select {
 		case <-w.stop:
@@ -63,71 +79,95 @@ func (w *watchdog) run() {
 		case <-t.C:
 		}
 		if c, ok := w.cpu(); ok {
-			if c == lastCPU {
-				t.Reset(interval)
+			if c == lastCPU && since.IsZero() {
 				continue
 			}
 			lastCPU = c
 		}
+		// Between walks, what the sandbox has just written counts at once: a walk is due now
+		// if it could have taken the workspace past its quota.
+		d, known := w.dirty()
+		if time.Now().Before(next) && !(known && used+d > w.limit) && since.IsZero() {
+			continue
+		}
 		begin := time.Now()
-		used := allocated(w.root, w.skip) - w.base
-		interval = min(max(quotaCost*time.Since(begin), quotaMin), quotaMax)
+		used = allocated(w.root, w.skip) - w.base
+		next = begin.Add(min(max(quotaCost*time.Since(begin), quotaMin), quotaMax))
 		switch {
 		case used <= w.limit:
+			if !since.IsZero() && w.limitFiles != nil {
+				w.limitFiles(false)
+			}
 			since = time.Time{}
-		case used > lastUsed && since.IsZero():
+		case since.IsZero():
 			since, level = time.Now(), used
+			stopped = w.limitFiles != nil && w.limitFiles(true)
 			w.breach(used, false)
-		case used > lastUsed && time.Since(since) >= quotaGrace && used > level && w.kill != nil:
-			w.breach(used, true)
-			w.kill()
-			since = time.Time{}
-		case used <= lastUsed:
-			since = time.Time{} // over the quota but no longer writing: the kernel stopped it
+		default:
+			if w.limitFiles != nil {
+				w.limitFiles(true) // processes forked since
+			}
+			// Once every write fails, the workspace cannot grow but through a shared mapping
+			// of a file (or a process that escaped the limit): a command still growing it
+			// is killed at once, or after quotaGrace where writes could not be stopped.
+			growing := used > level+quotaSlack
+			if growing && (stopped || time.Since(since) >= quotaGrace) && w.kill != nil {
+				w.breach(used, true)
+				w.kill()
+				since = time.Time{}
+			}
 		}
-		lastUsed = used
-		t.Reset(interval)
 	}
 }
 
 // allocated is the disk space the files under root take (st_blocks, each inode once), except the
-// subtrees in skip. What cannot be read is not counted.
+// subtrees in skip. It goes down through directory descriptors, never following a symlink, and
+// reads each directory in batches, so that its memory stays small whatever the number of files.
+// What cannot be read is not counted.
 func allocated(root string, skip map[string]bool) int64 {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(root, &st); err != nil {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		unix.Close(fd)
 		return 0
 	}
 	total := st.Blocks * 512
 	seen := map[uint64]bool{}
-	var walk func(dir string)
-	walk = func(dir string) {
-		f, err := os.Open(dir)
-		if err != nil {
-			return
-		}
-		names, _ := f.Readdirnames(-1) // unsorted, unlike filepath.WalkDir
-		f.Close()
-		for _, n := range names {
-			p := dir + "/" + n
-			if skip[p] {
-				continue
-			}
-			if err := syscall.Lstat(p, &st); err != nil {
-				continue
-			}
-			isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
-			if st.Nlink > 1 && !isDir {
-				if seen[st.Ino] {
+	var walk func(fd int, dir string)
+	walk = func(fd int, dir string) {
+		f := os.NewFile(uintptr(fd), dir)
+		defer f.Close()
+		for {
+			names, err := f.Readdirnames(1024)
+			for _, n := range names {
+				if len(skip) > 0 && skip[dir+"/"+n] {
 					continue
 				}
-				seen[st.Ino] = true
+				if unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+					continue
+				}
+				isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+				if st.Nlink > 1 && !isDir {
+					if seen[st.Ino] {
+						continue
+					}
+					seen[st.Ino] = true
+				}
+				total += st.Blocks * 512
+				if isDir {
+					if sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+						walk(sub, dir+"/"+n)
+					}
+				}
 			}
-			total += st.Blocks * 512
-			if isDir {
-				walk(p)
+			if err != nil || len(names) == 0 {
+				return
 			}
 		}
 	}
-	walk(root)
+	walk(fd, root)
 	return total
 }

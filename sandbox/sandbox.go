@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/kernel"
 )
@@ -69,6 +71,11 @@ type Policy struct {
 	// workspace or in a read-only path (labmate's data and configuration directories; in
 	// ModeBubblewrap, the only mode that can hide anything).
 	Hide []string
+	// HostUser is the host account (a name or a uid) that sandboxed code runs as in
+	// ModeBubblewrap when labmate runs as root; "" means the account HostUser, or
+	// FallbackHostID where it does not exist. It is never root. When labmate runs as an
+	// ordinary user, code runs as that user.
+	HostUser string
 }
 
 // Sandbox starts commands in one Mode under one Policy. It implements kernel.Sandbox and is safe
@@ -85,7 +92,14 @@ type Sandbox struct {
 	cg       *cgroupTree
 	hide     []string // Policy.Hide, absolute
 
-	bwrapFile, prlimitFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
+	bwrapFile, prlimitFile, envFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
+
+	// As root in ModeBubblewrap: the host identity of sandboxed code, and the programs that
+	// move each command's sources into bridgeDir and drop root before bwrap starts.
+	drop           *hostID
+	mount, setpriv string
+	seccomp        string // the profile's file, opened by the wrapper for bwrap's --seccomp; "": none
+	envCmd         string // env(1), which sets a command's environment outside ModeBubblewrap
 
 	mu   sync.Mutex
 	cmds map[*exec.Cmd]*command // the commands not yet Killed
@@ -216,8 +230,59 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 		}
 		s.host = hostLayout()
 		s.proc = procLayout()
+		if err := s.prepareIdentity(pol.HostUser, strings.Contains(string(help), "--seccomp ")); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, mode, err)
+		}
+	} else {
+		if s.envCmd, err = exec.LookPath("env"); err != nil {
+			return nil, fmt.Errorf("%w: %s: env not found in PATH (it is part of coreutils): %w", ErrUnavailable, mode, err)
+		}
+		if s.envFile, err = os.Stat(s.envCmd); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, mode, err)
+		}
 	}
 	return s, nil
+}
+
+// prepareIdentity sets up, for ModeBubblewrap, who sandboxed code is on the host — as root,
+// the sandbox's own unprivileged account, reached through mount(8) and setpriv(1) — and the
+// seccomp profile's file when bwrap takes one.
+func (s *Sandbox) prepareIdentity(hostUser string, seccomp bool) error {
+	dir := ""
+	if os.Geteuid() == 0 {
+		id, err := resolveHostID(hostUser)
+		if err != nil {
+			return err
+		}
+		if s.mount, err = exec.LookPath("mount"); err != nil {
+			return fmt.Errorf("mount not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
+		}
+		if s.setpriv, err = exec.LookPath("setpriv"); err != nil {
+			return fmt.Errorf("setpriv not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
+		}
+		if err := makeBridge(); err != nil {
+			return err
+		}
+		s.drop, dir = &id, filepath.Dir(bridgeDir)
+	} else if hostUser != "" {
+		return fmt.Errorf("a sandbox user (%s) can only be chosen when labmate runs as root", hostUser)
+	}
+	if !seccomp || auditArch == 0 {
+		return nil
+	}
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("seccomp profile: %w", err)
+		}
+		dir = filepath.Join(cache, "labmate")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("seccomp profile: %w", err)
+		}
+	}
+	var err error
+	s.seccomp, err = seccompFile(dir)
+	return err
 }
 
 // inheritNoFds marks every file descriptor above 2 close-on-exec. Go opens its own that way,
@@ -393,9 +458,10 @@ func (s *Sandbox) Limits() []Limit {
 	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}
 	if p.DiskBytes > 0 {
 		disk.Value = FormatSize(p.DiskBytes) + " of workspace growth per command"
-		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU; the kernel interrupts the cell, a command still writing %v later is killed", quotaMin, quotaMax, quotaGrace)
+		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core), and at once when its unwritten page cache could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace %v later is killed; fallocate is refused (seccomp)", quotaMin, quotaMax, quotaCost, quotaGrace)
 		if s.cg == nil || len(s.cg.parents) == 0 {
-			disk.How += " (NOT killed here: without a cgroup its processes cannot be found)"
+			disk.Enforced = false
+			disk.How += " (NOT stopped here: without a cgroup the sandbox's processes cannot be found)"
 		}
 	}
 	file := Limit{Name: "file size", Value: "unlimited", Enforced: true, How: "no limit asked for"}
@@ -412,7 +478,38 @@ func (s *Sandbox) Limits() []Limit {
 			tmp.How = "NOT capped: this bwrap has no --size (bubblewrap 0.8 has); its pages still count in the memory budget"
 		}
 	}
-	return append(out, mem, as, procs, cpu, disk, file, tmp)
+	return append(out, s.identity(), s.syscalls(), mem, as, procs, cpu, disk, file, tmp)
+}
+
+// identity is the Limit that says who sandboxed code is on the host.
+func (s *Sandbox) identity() Limit {
+	switch {
+	case s.drop != nil:
+		return Limit{Name: "uid", Value: s.drop.String(), Enforced: true,
+			How: fmt.Sprintf("a user namespace maps the sandbox's uid %d to this unprivileged host account, which owns nothing else: what code writes is its, and a set-ID bit could only ever give its identity", UID)}
+	case s.mode == ModeBubblewrap:
+		return Limit{Name: "uid", Value: fmt.Sprintf("uid %d (labmate's own)", os.Geteuid()), Enforced: true,
+			How: fmt.Sprintf("a user namespace maps the sandbox's uid %d to the uid labmate runs as", UID)}
+	case os.Geteuid() == 0:
+		return Limit{Name: "uid", Value: "root", Enforced: false, How: "NOT dropped: only bubblewrap runs code as an unprivileged account; here code runs as root"}
+	}
+	return Limit{Name: "uid", Value: fmt.Sprintf("uid %d (labmate's own)", os.Geteuid()), Enforced: true, How: "the uid labmate runs as"}
+}
+
+// syscalls is the Limit that names the seccomp profile in force.
+func (s *Sandbox) syscalls() Limit {
+	if s.seccomp == "" {
+		why := "NOT filtered: only bubblewrap applies a seccomp profile"
+		switch {
+		case s.mode == ModeBubblewrap && auditArch == 0:
+			why = "NOT filtered: no profile for this architecture"
+		case s.mode == ModeBubblewrap:
+			why = "NOT filtered: this bwrap has no --seccomp"
+		}
+		return Limit{Name: "seccomp", Value: "none", Enforced: false, How: why}
+	}
+	return Limit{Name: "seccomp", Value: seccompProfile, Enforced: true,
+		How: "refuses kernel administration, mount and namespace calls, bpf, perf_event_open, userfaultfd, io_uring, other processes' memory, fallocate (the quota cannot see it), and set-user-ID or set-group-ID bits on any file"}
 }
 
 // CheckLimits returns an error wrapping ErrUnenforced when the memory budget or the process
@@ -455,8 +552,8 @@ func (s *Sandbox) Describe() string {
 	}
 	switch s.mode {
 	case ModeBubblewrap:
-		return fmt.Sprintf("%s: %s, read-only host /usr and minimal /etc (no /home, /root, /run, /var), uid %d, private %s /tmp, writable workspace (dot-entries read-only); %s",
-			s.version, net, UID, FormatSize(s.policy.TmpBytes), s.limits())
+		return fmt.Sprintf("%s: %s, read-only host /usr and minimal /etc (no /home, /root, /run, /var), uid %d (on the host: %s), seccomp %s, private %s /tmp, writable workspace (dot-entries read-only); %s",
+			s.version, net, UID, s.identity().Value, s.syscalls().Value, FormatSize(s.policy.TmpBytes), s.limits())
 	case ModeNamespaces:
 		return fmt.Sprintf("namespaces: %s, pid/ipc isolation; filesystem NOT protected — install bubblewrap; %s", net, s.limits())
 	default:
@@ -564,11 +661,12 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		}
 		env = append(env, "HOME="+home)
 	}
-	args := s.limited(argv)
 	skip := map[string]bool{}
 	for _, p := range ro {
 		skip[p] = true
 	}
+	var w wrapper
+	var args []string
 	if s.mode == ModeBubblewrap {
 		etc, err := stagedEtc(s.policy.Network)
 		if err != nil {
@@ -598,12 +696,23 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 				skip[h] = true
 			}
 		}
-		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, mounts)...), args...)
+		if s.drop != nil {
+			if err := s.drop.adopt(ws); err != nil {
+				return nil, err
+			}
+			w.bridge(s.mount, append([]string{ws}, ro...), mounts)
+			w.setpriv = []string{s.setpriv, "--reuid=" + strconv.Itoa(s.drop.uid), "--regid=" + strconv.Itoa(s.drop.gid), "--clear-groups", "--inh-caps=-all", "--"}
+		}
+		w.seccomp = s.seccomp
+		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, env, mounts)...), s.limited(argv)...)
+	} else {
+		// env(1) sets the environment as the last step, so that no wrapper runs in it.
+		args = s.limited(append(append([]string{s.envCmd, "-i"}, env...), argv...))
 	}
 	cmd := &exec.Cmd{
 		Path:        args[0],
 		Args:        args,
-		Env:         env,
+		Env:         []string{"PATH=" + hostPath}, // the host's side never runs in the command's environment
 		Dir:         ws,
 		SysProcAttr: s.sysProcAttr(),
 	}
@@ -621,29 +730,64 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 			return fail(err)
 		}
 	}
-	var join []string
 	if c.cg != nil {
-		join = c.cg.procsFiles()
+		w.join = c.cg.procsFiles()
 	}
-	if len(join) > 0 {
-		// The shell joins the cgroups, then execs the command in place: everything the command
-		// ever forks is counted from its first instruction, with no race.
+	if script := w.script(); script != "" {
 		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{wrapperName, "-c", wrapperScript(env, join), wrapperName}, args...)
+		cmd.Args = append([]string{wrapperName, "-c", script, wrapperName}, args...)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cmds[cmd] = c
 	if d := s.policy.DiskBytes; d > 0 {
-		w := &watchdog{root: ws, skip: skip, limit: d, cpu: func() (int64, bool) { return 0, false }}
+		w := &watchdog{root: ws, skip: skip, limit: d,
+			cpu: func() (int64, bool) { return 0, false }, dirty: func() (int64, bool) { return 0, false }}
 		if cg := c.cg; cg != nil {
-			w.cpu = cg.cpuTime
+			w.cpu, w.dirty = cg.cpuTime, cg.dirty
+			w.limitFiles = func(stop bool) bool { return s.limitFiles(cg, stop) }
 			w.kill = func() { killCgroup(cg) }
 		}
 		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) } // waits for s.mu
 		c.quota = startWatchdog(w)
 	}
 	return cmd, nil
+}
+
+// limitFiles sets the file-size limit (RLIMIT_FSIZE, soft and hard) of every process in cg to 0
+// (stop: every write to a file fails) or back to the policy's, going over the list again while
+// new processes appear, and says whether it set any. Without CAP_SYS_RESOURCE (which a
+// container's root may lack) the limits of the sandbox's account are lowered as that account,
+// through setpriv and prlimit(1), and cannot be raised again.
+func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
+	lim := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
+	if f := s.fileLimit(); stop || f > 0 {
+		lim.Cur = uint64(max(f, 0))
+		if stop {
+			lim.Cur = 0
+		}
+		lim.Max = lim.Cur
+	}
+	done, any := map[int]bool{}, false
+	for range 8 {
+		fresh := false
+		for _, pid := range cg.procs() {
+			if done[pid] {
+				continue
+			}
+			done[pid], fresh = true, true
+			err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &lim, nil)
+			if errors.Is(err, unix.EPERM) && stop && s.drop != nil {
+				err = exec.Command(s.setpriv, "--reuid="+strconv.Itoa(s.drop.uid), "--regid="+strconv.Itoa(s.drop.gid), "--clear-groups", "--",
+					s.prlimit, "--pid", strconv.Itoa(pid), "--fsize=0:0").Run()
+			}
+			any = any || err == nil
+		}
+		if !fresh {
+			break
+		}
+	}
+	return any
 }
 
 // breach records that cmd's workspace grew past its quota.
@@ -701,6 +845,11 @@ func (s *Sandbox) limited(argv []string) []string {
 
 func (s *Sandbox) sysProcAttr() *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.drop != nil {
+		// The wrapper's own mount namespace, where it mounts the command's sources into
+		// bridgeDir before dropping root (see wrapper).
+		a.Cloneflags = syscall.CLONE_NEWNS
+	}
 	if s.mode == ModeNamespaces {
 		// A user namespace even for root: without it a root process could open the host's
 		// /proc/<pid>/ns/net and setns back into the host network.
@@ -755,23 +904,71 @@ func isIdentifier(s string) bool {
 	return s != ""
 }
 
-// wrapperScript is the /bin/sh -c script that joins the cgroups whose cgroup.procs files are
-// join, then execs "$@". dash rewrites IFS, OPTIND, PPID and PWD at startup (and exports PWD):
-// restore them so the command sees exactly env.
-func wrapperScript(env, join []string) string {
-	var b strings.Builder
-	for _, f := range join {
-		fmt.Fprintf(&b, "echo 0 >%s || exit 126; ", shellQuote(f))
+// hostPath is the PATH of the processes labmate runs on the host side of a command: the
+// wrapper shell, mount, setpriv, bwrap, env and prlimit.
+const hostPath = "/usr/sbin:/usr/bin:/sbin:/bin"
+
+// wrapper is the /bin/sh -c script that starts a command: it joins the command's cgroups, so
+// that everything the command ever forks is counted from its first instruction, with no race;
+// as root, in its own mount namespace, it mounts the command's workspace and read-only paths
+// into bridgeDir (bwrap, running as the sandbox's uid, could not reach them through
+// directories only root may enter) and drops root with setpriv; and it opens the seccomp
+// profile for bwrap on fd seccompFd. Then it execs "$@" in place.
+type wrapper struct {
+	join    []string // cgroup.procs files
+	binds   []string // shell commands that fill bridgeDir
+	setpriv []string // setpriv and its options, ending with "--"
+	seccomp string   // the profile's file
+}
+
+// seccompFd is the descriptor on which bwrap reads the seccomp profile.
+const seccompFd = 9
+
+// bridge plans the mounts of srcs (the workspace, then the read-only paths) into bridgeDir and
+// points every mount under them at its bridged source.
+func (w *wrapper) bridge(mountCmd string, srcs []string, mounts []mount) {
+	w.binds = []string{shellQuote(mountCmd) + " --make-rprivate /",
+		shellQuote(mountCmd) + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-bridge " + shellQuote(bridgeDir)}
+	for i, src := range srcs {
+		dst := filepath.Join(bridgeDir, strconv.Itoa(i))
+		if fi, err := os.Stat(src); err == nil && !fi.IsDir() {
+			w.binds = append(w.binds, ": >"+shellQuote(dst))
+		} else {
+			w.binds = append(w.binds, "mkdir "+shellQuote(dst))
+		}
+		w.binds = append(w.binds, shellQuote(mountCmd)+" --rbind "+shellQuote(src)+" "+shellQuote(dst))
 	}
-	b.WriteString(":")
-	for _, name := range []string{"IFS", "OPTIND", "PPID", "PWD"} {
-		if v, ok := lookupEnv(env, name); ok {
-			fmt.Fprintf(&b, "; %s=%s", name, shellQuote(v))
-		} else if name == "PWD" {
-			b.WriteString("; unset PWD")
+	for i := range mounts {
+		m := &mounts[i]
+		for j, src := range srcs {
+			if m.path == src || within(m.path, src) {
+				m.src = filepath.Join(bridgeDir, strconv.Itoa(j)) + strings.TrimPrefix(m.path, src)
+				break
+			}
 		}
 	}
-	b.WriteString(`; exec "$@"`)
+}
+
+// script returns the wrapper's script; "" when the command needs no wrapper.
+func (w *wrapper) script() string {
+	if len(w.join) == 0 && len(w.binds) == 0 && len(w.setpriv) == 0 && w.seccomp == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range w.join {
+		fmt.Fprintf(&b, "echo 0 >%s || exit 126; ", shellQuote(f))
+	}
+	if len(w.binds) > 0 {
+		b.WriteString(strings.Join(w.binds, " && ") + " || exit 126; ")
+	}
+	b.WriteString("exec")
+	for _, a := range w.setpriv {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString(` "$@"`)
+	if w.seccomp != "" {
+		fmt.Fprintf(&b, " %d<%s", seccompFd, shellQuote(w.seccomp))
+	}
 	return b.String()
 }
 
@@ -825,7 +1022,7 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 }
 
 // classify says what pid is now: "exited" (or a zombie), "bwrap", "the wrapper shell",
-// "prlimit" or "interpreter".
+// "prlimit", "env" or "interpreter".
 func (s *Sandbox) classify(pid int) string {
 	if st, ok := procfs.ReadStat(pid); !ok || st.State == 'Z' || st.State == 'X' {
 		return "exited"
@@ -839,6 +1036,8 @@ func (s *Sandbox) classify(pid int) string {
 		return "bwrap"
 	case os.SameFile(exe, s.prlimitFile):
 		return "prlimit"
+	case s.envFile != nil && os.SameFile(exe, s.envFile):
+		return "env"
 	}
 	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
 		if arg0, _, _ := strings.Cut(string(cmdline), "\x00"); arg0 == wrapperName {

@@ -338,7 +338,7 @@ func TestPolicyErrors(t *testing.T) {
 func TestBwrapArgs(t *testing.T) {
 	ws := "/tmp/x/ws"
 	head := func(network bool) []string {
-		a := []string{"--unshare-all"}
+		a := []string{"--clearenv", "--setenv", "HOME", "/tmp/home", "--setenv", "A", "b=c", "--unshare-all"}
 		if network {
 			a = append(a, "--share-net")
 		}
@@ -375,7 +375,7 @@ func TestBwrapArgs(t *testing.T) {
 		}
 		s := &Sandbox{mode: ModeBubblewrap, policy: pol, host: []string{"HOST"}, proc: []string{"PROC"},
 			features: bwrapFeatures{size: true, disableUserns: true}}
-		if diff := cmp.Diff(tc.want, s.bwrapArgs("ETC", ws, tc.mounts)); diff != "" {
+		if diff := cmp.Diff(tc.want, s.bwrapArgs("ETC", ws, []string{"HOME=/tmp/home", "A=b=c"}, tc.mounts)); diff != "" {
 			t.Errorf("%s: bwrapArgs (-want +got):\n%s", tc.name, diff)
 		}
 	}
@@ -463,8 +463,13 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Kill(cmd)
-	if want := append(env, "HOME="+Home); cmd.Dir != ws || !slices.Equal(cmd.Env, want) {
+	// The environment is set inside only: the host's side (the wrapper, bwrap) runs with
+	// nothing of it.
+	if want := []string{"PATH=" + hostPath}; cmd.Dir != ws || !slices.Equal(cmd.Env, want) {
 		t.Errorf("Dir, Env = %q, %q; want %q, %q", cmd.Dir, cmd.Env, ws, want)
+	}
+	if want := []string{"--clearenv", "--setenv", "A", "1", "--setenv", "B", "2", "--setenv", "HOME", Home}; !containsRun(cmd.Args, want) {
+		t.Errorf("args %q; want them to hold %q", cmd.Args, want)
 	}
 	if a := cmd.SysProcAttr; !a.Setpgid || a.Pdeathsig != syscall.SIGKILL {
 		t.Errorf("SysProcAttr = %+v; want Setpgid and Pdeathsig SIGKILL", a)
@@ -479,8 +484,8 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Kill(nilEnv)
-	if want := []string{"HOME=" + Home}; !slices.Equal(nilEnv.Env, want) {
-		t.Errorf("nil env gave cmd.Env %#v; want %q (never the host's)", nilEnv.Env, want)
+	if want := []string{"--clearenv", "--setenv", "HOME", Home, "--"}; !containsRun(nilEnv.Args, want[:4]) || slices.Contains(nilEnv.Args, "PATH") {
+		t.Errorf("nil env gave args %q; want only %q set inside (never the host's)", nilEnv.Args, want[:4])
 	}
 
 	file := filepath.Join(ws, "file")
@@ -995,4 +1000,14 @@ func BenchmarkStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// containsRun reports whether run appears in a, contiguous.
+func containsRun(a, run []string) bool {
+	for i := 0; i+len(run) <= len(a); i++ {
+		if slices.Equal(a[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }

@@ -120,6 +120,7 @@ type sandboxFlags struct {
 	memory  sizeFlag
 	disk    sizeFlag
 	cpus    cpusFlag
+	user    string
 }
 
 func (f *sandboxFlags) add(cmd *cobra.Command) {
@@ -132,12 +133,13 @@ func (f *sandboxFlags) add(cmd *cobra.Command) {
 	alias(cmd.Flags(), "memory", "", "mem-limit")
 	cmd.Flags().Var(&f.cpus, "cpus", fmt.Sprintf("CPU time the sandbox may use, in cores, e.g. 1.5 (default all %d of this machine)", runtime.NumCPU()))
 	cmd.Flags().Var(&f.disk, "disk", "workspace quota: how much the workspace may grow while a kernel runs, e.g. 20G (default 10G), or unlimited")
+	cmd.Flags().StringVar(&f.user, "sandbox-user", "", "as root: the unprivileged host account sandboxed code runs as (default "+sandbox.HostUser+", which scripts/deps creates)")
 }
 
 // open returns the sandbox to use: the best available, or none when asked for explicitly. It
 // refuses when the memory or process limit cannot be enforced for the sandbox as a whole.
 func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
-	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory.n, CPUs: f.cpus.n, DiskBytes: f.disk.n, Hide: sandbox.PrivateDirs()}
+	policy := &sandbox.Policy{Network: f.network, MemoryBytes: f.memory.n, CPUs: f.cpus.n, DiskBytes: f.disk.n, Hide: sandbox.PrivateDirs(), HostUser: f.user}
 	if f.none {
 		return sandbox.New(sandbox.ModeNone, policy)
 	}

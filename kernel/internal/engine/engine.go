@@ -142,9 +142,15 @@ func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, erro
 	if k.rt, err = os.MkdirTemp("", "labmate-"+d.Name+"-rt-"); err != nil {
 		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
 	}
+	// The sandbox's account, which owns nothing of the host's, reads the driver here (Octave
+	// lists its directories), and the cells by name only: other local users cannot list them.
 	// Cells go to their own directory, off Octave's load path: a new file in a directory on
 	// the path makes Octave rescan it (≈3 ms a cell).
-	if err := os.Mkdir(filepath.Join(k.rt, "cells"), 0o755); err != nil {
+	if err := os.Chmod(k.rt, 0o755); err != nil {
+		os.RemoveAll(k.rt)
+		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
+	}
+	if err := os.Mkdir(filepath.Join(k.rt, "cells"), 0o711); err != nil {
 		os.RemoveAll(k.rt)
 		return nil, fmt.Errorf("%s kernel: runtime directory: %w", d.Name, err)
 	}

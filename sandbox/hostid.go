@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// HostUser is the host account whose uid and gid sandboxed code runs as when labmate runs as
+// root: a system user that owns nothing else (scripts/deps creates it). Where it does not exist
+// the sandbox uses FallbackHostID, which no account may have.
+const (
+	HostUser       = "labmate-sandbox"
+	FallbackHostID = 64999
+)
+
+// hostID is the host identity of sandboxed code when labmate runs as root.
+type hostID struct {
+	uid, gid int
+	name     string // the account's name, or "" for FallbackHostID
+}
+
+// resolveHostID returns the identity to run sandboxed code as: name (a user name or a number;
+// "" means HostUser, falling back to FallbackHostID). It refuses root, and a fallback id that
+// an account already has.
+func resolveHostID(name string) (hostID, error) {
+	lookup := name
+	if lookup == "" {
+		lookup = HostUser
+	}
+	var id hostID
+	u, err := user.Lookup(lookup)
+	if err != nil {
+		var unknown user.UnknownUserError
+		if _, nerr := strconv.Atoi(lookup); nerr == nil {
+			u, err = user.LookupId(lookup)
+		}
+		switch {
+		case err == nil:
+		case name == "" && errors.As(err, &unknown):
+			if u, err := user.LookupId(strconv.Itoa(FallbackHostID)); err == nil {
+				return id, fmt.Errorf("sandbox: no user %s, and the fallback uid %d belongs to %s: create %s (scripts/deps does) or name another with --sandbox-user", HostUser, FallbackHostID, u.Username, HostUser)
+			}
+			return hostID{uid: FallbackHostID, gid: FallbackHostID}, nil
+		default:
+			return id, fmt.Errorf("sandbox: sandbox user %q: %w", lookup, err)
+		}
+	}
+	if id.uid, err = strconv.Atoi(u.Uid); err != nil {
+		return id, fmt.Errorf("sandbox: sandbox user %q has uid %q: %w", lookup, u.Uid, err)
+	}
+	if id.gid, err = strconv.Atoi(u.Gid); err != nil {
+		return id, fmt.Errorf("sandbox: sandbox user %q has gid %q: %w", lookup, u.Gid, err)
+	}
+	if id.uid == 0 || id.gid == 0 {
+		return id, fmt.Errorf("sandbox: sandbox user %q is root (uid %d, gid %d): it must be an unprivileged account", lookup, id.uid, id.gid)
+	}
+	id.name = u.Username
+	return id, nil
+}
+
+// String is "labmate-sandbox (uid 999, gid 999)".
+func (id hostID) String() string {
+	if id.name == "" {
+		return fmt.Sprintf("uid %d, gid %d", id.uid, id.gid)
+	}
+	return fmt.Sprintf("%s (uid %d, gid %d)", id.name, id.uid, id.gid)
+}
+
+// bridgeDir is where, when labmate runs as root, the wrapper of each command mounts the
+// command's workspace and read-only paths, in a mount namespace of its own, so that bwrap,
+// running as the sandbox's uid, reaches them whatever the modes of the directories above them.
+// It is an empty directory of root's, mode 0755, and stays empty on the host; its parent holds
+// the seccomp profile.
+const bridgeDir = "/run/labmate-sandbox/bridge"
+
+// makeBridge creates bridgeDir and its parent, each root's, mode 0755 and not a symlink.
+func makeBridge() error {
+	for _, d := range []string{filepath.Dir(bridgeDir), bridgeDir} {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(d, &st); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFDIR || st.Uid != 0 || st.Mode&0o022 != 0 {
+			return fmt.Errorf("sandbox: %s must be a directory of root's that only root can write (mode %o, uid %d)", d, st.Mode, st.Uid)
+		}
+	}
+	return nil
+}
+
+// adopt gives the workspace ws to the sandbox's uid, so that sandboxed code can write in it:
+// the directory itself and whatever root owns in it — the whole tree the first time (while
+// root still owns the directory), then its top-level entries (files the host's side added
+// since, such as uploads). Top-level dot-entries stay root's: they are mounted read-only. It
+// never follows a symlink, nor leaves ws.
+func (id hostID) adopt(ws string) error {
+	f, err := os.OpenFile(ws, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	whole := st.Uid == 0
+	if whole {
+		if err := f.Chown(id.uid, id.gid); err != nil {
+			return fmt.Errorf("sandbox: giving the workspace %s to the sandbox's %s: %w", ws, id, err)
+		}
+	}
+	root, err := os.OpenRoot(ws)
+	if err != nil {
+		return fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	defer root.Close()
+	walk := func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return nil // what cannot be read is left as it is
+		}
+		if !strings.Contains(p, "/") && strings.HasPrefix(p, ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Uid == 0 {
+				_ = root.Lchown(p, id.uid, id.gid)
+			}
+		}
+		if d.IsDir() && !whole {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	return fs.WalkDir(root.FS(), ".", walk)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // A job as an operation. An operation of kind "job" submits a job.Spec to a job.Scheduler and
@@ -91,6 +92,9 @@ func CheckJob(req *protocol.Request) (*JobPlan, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if err := sandbox.CheckUserEnv(spec.Env); err != nil {
+		return nil, fmt.Errorf("%w: job spec: %w", ErrRejected, err)
 	}
 	code := jobCode(spec)
 	profile := perception.ProfileFor("shell", code)

@@ -493,7 +493,10 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	f.judgeCtx, f.judged = fctx, make(chan *protocol.Verdict, 1)
-	if root, err := os.OpenRoot(f.plan.Spec.Workspace); err == nil {
+	// A job's workspace may lie inside another workspace whose code can replace it, or a
+	// directory above it, with a symbolic link: the followed files are read only through a
+	// path without one.
+	if root, err := OpenRootNoLinks(f.plan.Spec.Workspace); err == nil {
 		f.root = root
 		defer root.Close()
 		for _, p := range f.plan.Spec.Follow {

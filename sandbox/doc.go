@@ -82,11 +82,11 @@
 //     O_NOFOLLOW and must be the FIFO just made. Test: lab/benchrun TestBenchModes.
 //   - Artifacts (the scan after each cell, GET …/artifacts/PATH, MCP) and a cell's followed
 //     files: an os.Root on the workspace, regular files only, O_NONBLOCK, a size budget.
-//     Tests: server TestArtifacts (a symlink to /etc/passwd, a symlinked /etc, a FIFO);
-//     operation follow and artifacts tests.
+//     Tests: server TestArtifactREST (a symlink to /etc/passwd, a symlinked /etc, a FIFO);
+//     operation TestFollower, TestExecArtifacts.
 //   - Kernel snapshots (.labmate/state, the agent's checkpoints): inside the workspace through
-//     an os.Root, the manifest written O_EXCL and renamed. Test: kernel/kerneltest Snapshot
-//     (a .labmate symlinked out).
+//     an os.Root, the manifest written O_EXCL and renamed. Test: kernel/kerneltest Snapshot/
+//     SymlinkOutOfTheWorkspace (a .labmate symlinked out).
 //   - Locks: a server session's lock is never held while a kernel starts or its bench is served
 //     (files in the workspace); reaping and evicting only TryLock a session, so the server's
 //     lock never waits for one; /healthz lists as stuck_sessions those whose host-side work on

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -320,5 +321,41 @@ func TestAttackFollowSymlinkFIFO(t *testing.T) {
 		if strings.Contains(l, "host secret") {
 			t.Errorf("the log read the symlink's target: %q", l)
 		}
+	}
+}
+
+// The attacks above, with labmate run by an ordinary user (nobody): the test binary again, as
+// uid 65534.
+func TestAttackAsOrdinaryUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the tests as another user (as an ordinary user they ran above)")
+	}
+	dir, err := os.MkdirTemp("", "labmate-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "local.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.count=1", "-test.v",
+		"-test.run", "^(TestAttackLDPreloadNotOnHost|TestHostEnvClean|TestAttackWorkspaceSwap|TestPreambleRefusesOtherDirectory|TestAttackFollowSymlinkFIFO)$")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "--- PASS"); n != 5 {
+		t.Errorf("as nobody: %d tests passed, want 5\n%s", n, out)
 	}
 }

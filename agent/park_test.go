@@ -15,6 +15,7 @@ import (
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/local"
 	jobtools "github.com/labmate/labmate/job/tools"
+	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/sandbox"
 	"github.com/labmate/labmate/tool"
@@ -138,4 +139,50 @@ func resumed(t *testing.T, a *agent.Agent, id string) []*agent.Event {
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// The agent's submit_job tool refuses LD_PRELOAD in a job's env, naming it to the model, and
+// no job is submitted.
+func TestSubmitJobRefusesLDPreload(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed:", err)
+	}
+	sch, err := local.Open(t.TempDir(), &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sch.Close()
+	jobs := job.Schedulers{"local": sch}
+	ws := t.TempDir()
+	srv := llmtest.NewServer(t,
+		agenttest.Plan("simulate", "submit the simulation as a job", "the job runs"),
+		llmtest.CallTool("submit_job", agenttest.Args(map[string]any{"name": "evil", "script": "true",
+			"env": map[string]string{"LD_PRELOAD": ws + "/evil.so"}})),
+		agenttest.FinalAnswer("refused"),
+	)
+	tools, err := tool.NewSet(jobtools.Tools(jobs, &jobtools.Options{Workspace: ws, Confine: true})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(openAIModel(srv), &agent.Options{Tools: tools, Jobs: jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, a, &agent.Task{ID: "evil", Goal: "Run the simulation", Workspace: ws}); err != nil {
+		t.Fatal(err)
+	}
+	told := false
+	for _, c := range srv.Calls() {
+		for _, m := range c.Request.Messages {
+			if m.Role == llm.RoleTool && strings.Contains(m.Content, "LD_PRELOAD") && strings.Contains(m.Content, "refused") {
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Error("the model was not told that LD_PRELOAD is refused")
+	}
+	if sts, err := sch.List(context.Background()); err != nil || len(sts) != 0 {
+		t.Errorf("jobs after a refused submit_job: %v %v", sts, err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // A job as an operation. An operation of kind "job" submits a job.Spec to a job.Scheduler and
@@ -91,6 +92,9 @@ func CheckJob(req *protocol.Request) (*JobPlan, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if err := sandbox.CheckUserEnv(spec.Env); err != nil {
+		return nil, fmt.Errorf("%w: job spec: %w", ErrRejected, err)
 	}
 	code := jobCode(spec)
 	profile := perception.ProfileFor("shell", code)
@@ -489,7 +493,10 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	f.judgeCtx, f.judged = fctx, make(chan *protocol.Verdict, 1)
-	if root, err := os.OpenRoot(f.plan.Spec.Workspace); err == nil {
+	// A job's workspace may lie inside another workspace whose code can replace it, or a
+	// directory above it, with a symbolic link: the followed files are read only through a
+	// path without one.
+	if root, err := OpenRootNoLinks(f.plan.Spec.Workspace); err == nil {
 		f.root = root
 		defer root.Close()
 		for _, p := range f.plan.Spec.Follow {

@@ -53,6 +53,67 @@
 // [ModeNone] starts a plain process with the same limits. It isolates nothing and must be chosen
 // explicitly (the CLI's --no-sandbox).
 //
+// # What labmate's host side touches
+//
+// Code in a workspace is hostile: it can make any name there a symbolic link (to /etc/shadow,
+// to /), a FIFO, a directory, a huge file or 300 000 files, and swap a directory for a link
+// between a check and a use; labmate's host side often runs as root. Any value a request
+// carries (an environment, a path, a name) is hostile too. Each place the host side takes one,
+// and the test that attacks it:
+//
+//   - A job's environment (submit_job from the agent, MCP or REST, an operation's job request,
+//     labmate job submit --env): names that change how programs load or start — LD_*,
+//     GCONV_PATH, GLIBC_TUNABLES, BASH_ENV, ENV, PYTHONPATH, PYTHONSTARTUP, NODE_OPTIONS,
+//     PERL5OPT, OCTAVE_*, … ([RefusedEnvNames]) — are refused naming the variable
+//     ([CheckUserEnv]: job/tools, operation.CheckJob, job/local and job/slurm Submit, the CLI).
+//     Tests: TestCheckUserEnv; job/local TestAttackLDPreloadRefused; server
+//     TestAttackLDPreloadJob (REST, and MCP over loopback HTTP with the official client); agent
+//     TestSubmitJobRefusesLDPreload.
+//   - A job's environment let through anyway reaches the sandboxed command only: job/local
+//     starts the recorder, the wrappers and bwrap with labmate's own variables, and a preamble
+//     inside the sandbox exports the job's. Tests: job/local TestAttackLDPreloadNotOnHost (a
+//     gcc-built library whose constructor records each process it loads in: none is in the
+//     host's mount namespace), TestHostEnvClean.
+//   - A job's workspace: resolved once at Submit (device and inode kept), opened again at start
+//     with openat2 RESOLVE_NO_SYMLINKS and refused unless it is the same directory, and checked
+//     once more as the job's first instruction inside the sandbox, so a swap after the check
+//     runs nothing. Tests: job/local TestAttackWorkspaceSwap, TestPreambleRefusesOtherDirectory;
+//     server TestJobHostileWorkspace; job/tools TestConfine.
+//   - A job's followed files: read through an os.Root on the pinned workspace, regular files
+//     only, without blocking (job/joblog); the operation's job follower opens the workspace
+//     without any symbolic link (operation.OpenRootNoLinks). Tests: job/local
+//     TestAttackFollowSymlinkFIFO; operation TestOpenRootNoLinks.
+//   - .labmate: made by labmate before the first kernel of a workspace starts and before a job
+//     starts, so that it is mounted read-only inside the sandbox; opened without following a
+//     link, and used only when it is labmate's user's and writable by nobody else. Tests: server
+//     TestAttackLabmateDirReadOnly; job/local TestLabmateDirReadOnly; lab/benchrun
+//     TestAttackLabmateDir.
+//   - The bench's journal .labmate/bench.jsonl, replayed and appended: opened through the
+//     directory's descriptor with O_NOFOLLOW|O_NONBLOCK, a regular file with one link, at most
+//     benchrun.MaxJournal bytes. Tests: lab/benchrun TestAttackJournal (symlink, FIFO,
+//     directory, hard link, huge); server TestAttackPlantedJournal (FIFO and symlink in a live
+//     server: other sessions and /healthz answer within 5 s, the file outside is untouched, the
+//     session's bench names the cause).
+//   - The bench's socket and pipes: made through the directory's descriptor, mode 0600, given to
+//     the sandbox's user when it is another (benchrun.ServeOptions.UID); a pipe is opened
+//     O_NOFOLLOW and must be the FIFO just made. Test: lab/benchrun TestBenchModes.
+//   - Artifacts (the scan after each cell, GET …/artifacts/PATH, MCP) and a cell's followed
+//     files: an os.Root on the workspace, regular files only, O_NONBLOCK, a size budget.
+//     Tests: server TestArtifactREST (a symlink to /etc/passwd, a symlinked /etc, a FIFO);
+//     operation TestFollower, TestExecArtifacts.
+//   - Kernel snapshots (.labmate/state, the agent's checkpoints): inside the workspace through
+//     an os.Root, the manifest written O_EXCL and renamed. Test: kernel/kerneltest Snapshot/
+//     SymlinkOutOfTheWorkspace (a .labmate symlinked out).
+//   - Locks: a server session's lock is never held while a kernel starts or its bench is served
+//     (files in the workspace); reaping and evicting only TryLock a session, so the server's
+//     lock never waits for one; /healthz lists as stuck_sessions those whose host-side work on
+//     the workspace has taken longer than 30 s, with ok still true (the others are served).
+//     Tests: server TestStuckSessionAlone, TestAttackPlantedJournal.
+//
+// Not covered here: the quota's walk of the workspace (see One budget), and
+// eval/benchtasks, which writes a task's journal into a workspace it has just made, before any
+// code runs there.
+//
 // # One budget
 //
 // Every command gets a cgroup of its own, joined by a wrapper shell before the command's first

@@ -13,8 +13,16 @@ import (
 
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
+	// /healthz: {"ok": true}, with "stuck_sessions" listing the sessions whose host-side work
+	// on their workspace (starting a kernel, serving the bench) has taken longer than
+	// stuckAfter. The server still serves every other session then, so ok stays true: a stuck
+	// session is degraded service for that session alone.
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+		body := map[string]any{"ok": true}
+		if stuck := s.stuck(); len(stuck) > 0 {
+			body["stuck_sessions"] = stuck
+		}
+		writeJSON(w, http.StatusOK, body)
 	})
 	s.dashboardRoutes()
 	s.memoryRoutes()

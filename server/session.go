@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,12 +37,21 @@ type session struct {
 	metaMu sync.Mutex
 	meta   *protocol.SessionUpdate // the latest update; nil: not read from the log yet
 
-	mu      sync.Mutex // serialises append+publish, so subscribers see seq order
+	// mu serialises append+publish, so subscribers see seq order, and guards the fields
+	// below. It is never held while opening, reading or waiting on the workspace's files or
+	// on a kernel (which code in the workspace controls), and the server's lock never waits
+	// for it (TryLock): one session's stuck workspace stops that session alone.
+	mu      sync.Mutex
 	subs    map[*subscriber]struct{}
 	ws      string
 	kernels map[string]kernel.Kernel
 	bench   *benchrun.Served // the workspace's bench, served while kernels run there
+	serving bool             // the bench is being started (outside mu)
 	used    time.Time
+
+	// busy is the host-side work on the workspace under way (a kernel's start, the bench's),
+	// which /healthz reports once it takes longer than stuckAfter.
+	busy atomic.Pointer[busyNote]
 
 	readsMu sync.Mutex
 	reads   map[string]*bench.Reading // the last plate-reader reading of each labware, by load name
@@ -58,6 +68,49 @@ type op struct {
 	plan   *operation.Plan
 	ctx    context.Context
 	cancel context.CancelFunc
+}
+
+// busyNote is what a session is doing on its workspace, since when.
+type busyNote struct {
+	what  string
+	since time.Time
+}
+
+// stuckAfter is how long host-side work on a session's workspace (starting a kernel, serving
+// its bench) may take before /healthz reports the session stuck.
+const stuckAfter = 30 * time.Second
+
+// doing notes that the session is doing what, until the returned func is called.
+func (ss *session) doing(what string) func() {
+	n := &busyNote{what: what, since: time.Now()}
+	ss.busy.Store(n)
+	return func() { ss.busy.CompareAndSwap(n, nil) }
+}
+
+// stuckSession is one session in /healthz's stuck_sessions.
+type stuckSession struct {
+	ID    string    `json:"id"`
+	Doing string    `json:"doing"`
+	Since time.Time `json:"since"`
+}
+
+// stuck lists the sessions whose host-side work has taken longer than stuckAfter, oldest
+// first. It takes no session's lock.
+func (s *Server) stuck() []stuckSession {
+	s.mu.Lock()
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	out := []stuckSession{}
+	for _, ss := range all {
+		if n := ss.busy.Load(); n != nil && time.Since(n.since) > stuckAfter {
+			out = append(out, stuckSession{ID: ss.id, Doing: n.what, Since: n.since.UTC()})
+		}
+	}
+	slices.SortFunc(out, func(a, b stuckSession) int { return a.Since.Compare(b.Since) })
+	return out
 }
 
 // open returns the live session id, making it when it is new; its caller releases it. A new
@@ -96,15 +149,15 @@ func (s *Server) lookup(id string) *session {
 }
 
 // evictLocked drops the least recently used session that holds nothing; false when there
-// is none. s.mu is held.
+// is none. s.mu is held; a session whose lock is taken is busy, and skipped (the server's
+// lock never waits for a session's).
 func (s *Server) evictLocked() bool {
 	var oldest *session
 	for _, ss := range s.sessions {
-		if ss.refs > 0 {
+		if ss.refs > 0 || !ss.mu.TryLock() {
 			continue
 		}
-		ss.mu.Lock()
-		empty, used := len(ss.running) == 0 && len(ss.kernels) == 0, ss.used
+		empty, used := len(ss.running) == 0 && len(ss.kernels) == 0 && !ss.serving, ss.used
 		ss.mu.Unlock()
 		if empty && (oldest == nil || used.Before(oldest.used)) {
 			oldest = ss
@@ -118,13 +171,17 @@ func (s *Server) evictLocked() bool {
 }
 
 // reap closes the kernels of the sessions idle for longer than idle, and drops those of
-// them that nobody uses.
+// them that nobody uses. A session whose lock is taken is not idle; the server's lock never
+// waits for a session's, and each session's kernels are closed on their own, so one that
+// does not close holds up no other.
 func (s *Server) reap(idle time.Duration) {
 	s.mu.Lock()
 	var quiet []*session
 	for id, ss := range s.sessions {
-		ss.mu.Lock()
-		ok := len(ss.running) == 0 && time.Since(ss.used) > idle
+		if !ss.mu.TryLock() {
+			continue
+		}
+		ok := len(ss.running) == 0 && !ss.serving && time.Since(ss.used) > idle
 		ss.mu.Unlock()
 		if !ok {
 			continue
@@ -136,7 +193,7 @@ func (s *Server) reap(idle time.Duration) {
 	}
 	s.mu.Unlock()
 	for _, ss := range quiet {
-		ss.closeKernels(idle)
+		go ss.closeKernels(idle)
 	}
 }
 
@@ -337,24 +394,48 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 	if k != nil {
 		return k, nil
 	}
+	done := ss.doing("starting the " + name + " kernel")
 	k, ws, err := ss.s.pool.take(ctx, name, ws)
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
 	}
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	ss.kernels[name], ss.ws, ss.used = k, ws, time.Now()
-	if ss.bench == nil {
-		// labmate.bench() in a cell: the workspace's bench, persisted in its journal.
-		b, err := benchrun.Serve(ctx, ws, &benchrun.ServeOptions{Keep: true,
-			Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask"),
-			Note:    ss.noteReading})
-		if err != nil {
-			ss.s.logf("session %s: no bench: %v", ss.id, err)
-		}
-		ss.bench = b
+	serve := ss.bench == nil && !ss.serving
+	ss.serving = ss.serving || serve
+	ss.mu.Unlock()
+	if serve {
+		ss.serveBench(ctx, ws)
 	}
 	return k, nil
+}
+
+// serveBench serves the workspace's bench (labmate.bench() in a cell), persisted in its
+// journal, without holding the session's lock: it opens and replays files in the workspace.
+// A bench that cannot be served (a journal that code in the workspace replaced with a FIFO or
+// a symbolic link) is logged, and the session's bench endpoint says why.
+func (ss *session) serveBench(ctx context.Context, ws string) {
+	done := ss.doing("serving the bench")
+	b, err := benchrun.Serve(ctx, ws, &benchrun.ServeOptions{Keep: true,
+		Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask"),
+		Note:    ss.noteReading})
+	done()
+	if err != nil {
+		ss.s.logf("session %s: no bench: %v", ss.id, err)
+	}
+	ss.mu.Lock()
+	ss.serving = false
+	closed := len(ss.kernels) == 0 // its kernels were closed meanwhile
+	if !closed {
+		ss.bench = b
+	}
+	ss.mu.Unlock()
+	if closed && b != nil {
+		if err := b.Close(); err != nil {
+			ss.s.logf("session %s: the bench: %v", ss.id, err)
+		}
+	}
 }
 
 // closeKernels closes the session's kernels if it is still idle for longer than idle (0:

@@ -144,6 +144,9 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 		if err := spec.Validate(); err != nil {
 			return err
 		}
+		if err := sandbox.CheckUserEnv(spec.Env); err != nil {
+			return fmt.Errorf("--env %w", err)
+		}
 		s, closeS, err := dirs.open(scheduler)
 		if err != nil {
 			return err

@@ -46,6 +46,9 @@ type Stream struct {
 	// that a symlink cannot lead out of Root (a followed file in the job's workspace).
 	Path string
 	Root string
+	// RootDev and RootIno, when RootIno is set, are the device and inode Root must be: a
+	// Root replaced since (by a symbolic link or another directory) is not read.
+	RootDev, RootIno uint64
 }
 
 // Streams are a job's stdout and stderr files and the files spec follows in its workspace.
@@ -219,7 +222,16 @@ func open(st Stream) (*os.File, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return r.OpenFile(st.Path, flags, 0)
+	if st.RootIno != 0 {
+		fi, err := r.Stat(".")
+		if err != nil {
+			return nil, err
+		}
+		if sys, ok := fi.Sys().(*syscall.Stat_t); !ok || uint64(sys.Dev) != st.RootDev || sys.Ino != st.RootIno {
+			return nil, fmt.Errorf("%s: not the directory the job was submitted with (replaced since)", st.Root)
+		}
+	}
+	return r.OpenFile(st.Path, flags|syscall.O_NOCTTY, 0) // read checks it is a regular file
 }
 
 // catchUp reads the records others appended since x.size. A torn last record is cut off when

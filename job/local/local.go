@@ -90,6 +90,9 @@ type record struct {
 	Start   uint64          `json:"start_ticks,omitempty"`
 	Boot    string          `json:"boot_id,omitempty"`
 	Cgroups sandbox.Cgroups `json:"cgroups,omitzero"`
+	// Pin is the workspace as Submit found it, which start and the followed files' reads
+	// insist on (nil in a record of an older labmate: pinned when the job starts).
+	Pin *pin `json:"workspace_pin,omitempty"`
 }
 
 // Open opens (creating it if need be) the job directory DIR/jobs, reattaches the jobs that run,
@@ -382,10 +385,17 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 			return "", fmt.Errorf("job spec: env: %q is not a shell identifier", k)
 		}
 	}
+	if err := checkUserEnv(spec.Env); err != nil {
+		return "", fmt.Errorf("job spec: %w", err)
+	}
 	if fi, err := os.Stat(spec.Workspace); err != nil || !fi.IsDir() {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
+		return "", fmt.Errorf("job spec: workspace: %w", err)
+	}
+	pinned, err := pinWorkspace(spec.Workspace)
+	if err != nil {
 		return "", fmt.Errorf("job spec: workspace: %w", err)
 	}
 	sp := *spec
@@ -411,12 +421,13 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 		Status: job.Status{ID: id, Name: sp.Name, State: job.Queued, Reason: "waiting to be started", Submitted: time.Now().UTC()},
 		Cores:  max(1, r.Cores),
 		Memory: s.defMem,
+		Pin:    pinned,
 	}
 	if r.MemoryBytes > 0 {
 		rec.Memory = r.MemoryBytes
 	}
 	unlock := s.lock()
-	err := s.writeRecord(rec)
+	err = s.writeRecord(rec)
 	unlock()
 	if err != nil {
 		return "", err
@@ -426,6 +437,10 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 	}
 	return id, nil
 }
+
+// checkUserEnv refuses the variables that change how programs load (sandbox.CheckUserEnv); a
+// test replaces it to show that such a variable, let through, still reaches no host process.
+var checkUserEnv = sandbox.CheckUserEnv
 
 func newID() job.ID {
 	var b [4]byte
@@ -589,11 +604,12 @@ func (s *Scheduler) Watch(ctx context.Context, id job.ID) iter.Seq2[*job.Status,
 // Logs yields the job's log lines after seq after; see job.Scheduler.
 func (s *Scheduler) Logs(ctx context.Context, id job.ID, after int64, follow bool) iter.Seq2[*job.Line, error] {
 	return func(yield func(*job.Line, error) bool) {
-		if _, err := s.readRecord(id); err != nil {
+		rec, err := s.readRecord(id)
+		if err != nil {
 			yield(nil, err)
 			return
 		}
-		x, err := s.logIndex(id)
+		x, err := s.logIndex(id, rec.Pin)
 		if err != nil {
 			yield(nil, err)
 			return

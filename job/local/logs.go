@@ -11,20 +11,29 @@ import (
 // logOptions keep the log where job/local has always kept it: DIR/jobs/ID/log, flocked itself.
 var logOptions = &joblog.Options{Log: "log"}
 
-// logIndex is id's log: its stdout, stderr and followed files.
-func (s *Scheduler) logIndex(id job.ID) (*joblog.Index, error) {
+// logIndex is id's log: its stdout, stderr and followed files, read in the workspace p pins
+// (when p is set: a workspace replaced since the job was submitted is not read).
+func (s *Scheduler) logIndex(id job.ID, p *pin) (*joblog.Index, error) {
 	sp, err := s.spec(id)
 	if err != nil {
 		return nil, err
 	}
 	dir := s.jobDir(id)
-	return s.logs.Get(dir, joblog.Streams(filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr"), sp)), nil
+	streams := joblog.Streams(filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr"), sp)
+	if p != nil {
+		for i := range streams {
+			if streams[i].Root != "" {
+				streams[i].Root, streams[i].RootDev, streams[i].RootIno = p.Path, p.Dev, p.Ino
+			}
+		}
+	}
+	return s.logs.Get(dir, streams), nil
 }
 
 // ingest appends to r's log the lines its streams have gained; with final (the job has ended)
 // also an unfinished last line.
 func (s *Scheduler) ingest(r *record, final bool) error {
-	x, err := s.logIndex(r.ID)
+	x, err := s.logIndex(r.ID, r.Pin)
 	if err != nil {
 		return err
 	}
@@ -34,9 +43,9 @@ func (s *Scheduler) ingest(r *record, final bool) error {
 	return nil
 }
 
-// lastLine is the text of the last line in id's log.
-func (s *Scheduler) lastLine(id job.ID) string {
-	x, err := s.logIndex(id)
+// lastLine is the text of the last line in r's log.
+func (s *Scheduler) lastLine(r *record) string {
+	x, err := s.logIndex(r.ID, r.Pin)
 	if err != nil {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/sandbox"
+	"golang.org/x/sys/unix"
 )
 
 // dispatch settles the running jobs, reads their output and starts the queued jobs that fit.
@@ -120,7 +121,7 @@ func (s *Scheduler) settle(r *record) error {
 		c := code
 		r.ExitCode = &c
 	}
-	last := s.lastLine(r.ID)
+	last := s.lastLine(r)
 	switch {
 	case exists(filepath.Join(dir, "cancel")):
 		why, _ := os.ReadFile(filepath.Join(dir, "cancel"))
@@ -169,7 +170,7 @@ func (s *Scheduler) lost(r *record) error {
 	if r.PID == 0 {
 		r.Reason = "labmate stopped while starting it"
 	}
-	r.Reason += withLast(s.lastLine(r.ID))
+	r.Reason += withLast(s.lastLine(r))
 	return s.writeRecord(r)
 }
 
@@ -235,7 +236,20 @@ func (s *Scheduler) start(r *record) error {
 	if sp.Script != "" {
 		argv = []string{"bash", "-c", sp.Script, "labmate-job"}
 	}
-	cmd, err := box.Command(argv, s.env(r, sp), sp.Workspace)
+	if r.Pin == nil { // submitted by an older labmate
+		if r.Pin, err = pinWorkspace(sp.Workspace); err != nil {
+			return fmt.Errorf("job workspace: %w", err)
+		}
+	}
+	wsfd, err := r.Pin.check()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(wsfd)
+	labmateDir(wsfd)
+	// The job's own environment is exported by the preamble inside the sandbox: the recorder,
+	// the sandbox's wrappers and bwrap run with labmate's defaults only.
+	cmd, err := box.Command(preambled(r.Pin, userEnv(sp), argv), s.env(r), r.Pin.Path)
 	if err != nil {
 		return err
 	}
@@ -296,8 +310,9 @@ func (s *Scheduler) start(r *record) error {
 	return err
 }
 
-// env is the job's environment: defaults, then the spec's.
-func (s *Scheduler) env(r *record, sp *job.Spec) []string {
+// env is the environment labmate gives every job (and the host processes that start it): the
+// spec's own comes on top inside the sandbox (userEnv).
+func (s *Scheduler) env(r *record) []string {
 	m := map[string]string{
 		"PATH":                 "/usr/local/bin:/usr/bin:/bin",
 		"LABMATE_JOB_ID":       string(r.ID),
@@ -306,11 +321,18 @@ func (s *Scheduler) env(r *record, sp *job.Spec) []string {
 		"MKL_NUM_THREADS":      strconv.Itoa(r.Cores),
 		"LANG":                 "C.UTF-8",
 	}
-	for k, v := range sp.Env {
-		m[k] = v
-	}
 	var env []string
 	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}
+
+// userEnv is the spec's environment as NAME=value words, sorted.
+func userEnv(sp *job.Spec) []string {
+	env := make([]string, 0, len(sp.Env))
+	for k, v := range sp.Env {
 		env = append(env, k+"="+v)
 	}
 	slices.Sort(env)

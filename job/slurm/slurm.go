@@ -32,6 +32,7 @@ import (
 
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/joblog"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // Options tunes a Scheduler; nil means defaults.
@@ -99,6 +100,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 	}
 	if err := spec.Validate(); err != nil {
 		return "", err
+	}
+	if err := sandbox.CheckUserEnv(spec.Env); err != nil {
+		return "", fmt.Errorf("job spec: %w", err)
 	}
 	if !filepath.IsAbs(spec.Workspace) {
 		return "", fmt.Errorf("job spec: workspace %q: not an absolute path", spec.Workspace)

@@ -186,6 +186,9 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 	if !ok || sch == nil {
 		return nil, fmt.Errorf("scheduler %q: not available here (choose %s)", kind, strings.Join(kinds(s), " or "))
 	}
+	if err := sandbox.CheckUserEnv(in.Env); err != nil {
+		return nil, err
+	}
 	spec := &job.Spec{Name: in.Name, Command: in.Command, Script: in.Script, Env: in.Env, Follow: in.Follow,
 		Resources: job.Resources{Cores: in.Cores, GPUs: in.GPUs, Partition: in.Partition}}
 	ws := in.Workspace

@@ -44,7 +44,7 @@ printf("%g\n", det(inv(magic(3)) * magic(3)));`
 	}
 	entries, _ := os.ReadDir(opts.Workspace)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".labmate" { // labmate's own, made before the kernel
 			t.Errorf("%s appeared in the workspace", e.Name())
 		}
 	}

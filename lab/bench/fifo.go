@@ -24,7 +24,8 @@ const Heartbeat = 100 * time.Millisecond
 const FIFOWriteTimeout = 5 * time.Second
 
 // ServeFIFO answers commands sent through a pair of named pipes that it makes at in and out
-// (mode 0666): for a kernel with no sockets, Octave. Each request line is "ID COMMAND", ID a
+// (mode 0600, labmate's own: ServeFIFOOwned gives them to the sandbox's user): for a kernel
+// with no sockets, Octave. Each request line is "ID COMMAND", ID a
 // token of the client's without spaces and COMMAND a Command in JSON as Serve reads it; each
 // reply is a header of FrameHeader bytes with the length of the line "ID REPLY" that follows,
 // REPLY the Reply that Serve would send; while a command takes long (a physical backend
@@ -37,17 +38,30 @@ const FIFOWriteTimeout = 5 * time.Second
 // a time (a second one concurrently would read the first one's replies).
 // ServeFIFO removes the pipes and returns nil when ctx ends.
 func ServeFIFO(ctx context.Context, in, out string, b Backend) error {
+	return ServeFIFOOwned(ctx, in, out, b, -1, -1)
+}
+
+// ServeFIFOOwned is ServeFIFO with the pipes given to uid and gid (the host user sandboxed
+// code runs as), still mode 0600; uid -1 leaves them labmate's. Each pipe is opened without
+// following a symbolic link and must be the FIFO just made.
+func ServeFIFOOwned(ctx context.Context, in, out string, b Backend, uid, gid int) error {
 	open := func(path string) (*os.File, error) {
 		os.Remove(path) // one a crashed run left
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
 			return nil, fmt.Errorf("bench: serve fifo: %w", &os.PathError{Op: "mkfifo", Path: path, Err: err})
 		}
-		if err := os.Chmod(path, 0o666); err != nil { // the sandbox's unprivileged uid opens it
-			return nil, fmt.Errorf("bench: serve fifo: %w", err)
+		if uid != -1 {
+			if err := os.Lchown(path, uid, gid); err != nil {
+				return nil, fmt.Errorf("bench: serve fifo: %w", err)
+			}
 		}
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("bench: serve fifo: %w", err)
+		}
+		if fi, err := f.Stat(); err != nil || fi.Mode().Type() != os.ModeNamedPipe {
+			f.Close()
+			return nil, fmt.Errorf("bench: serve fifo: %s is not the pipe just made", path)
 		}
 		return f, nil
 	}

@@ -36,19 +36,32 @@ const (
 	FIFOOut = "bench.out"
 )
 
-// Open returns the bench of workspace ws: a fresh deck with ws's journal replayed.
+// Open returns the bench of workspace ws: a fresh deck with ws's journal replayed. The
+// journal is read only when it is a regular file in a .labmate that labmate made (see
+// openBenchDir), of at most MaxJournal bytes; a symbolic link, a FIFO or a device there is an
+// error that says so, never followed or waited on.
 func Open(ctx context.Context, ws string) (*bench.Deck, error) {
-	d := bench.NewDeck()
-	f, err := os.Open(filepath.Join(ws, Dir, Journal))
-	if errors.Is(err, os.ErrNotExist) {
-		return d, nil
+	dir, err := openBenchDir(ws, false)
+	if errors.Is(err, errNoDir) {
+		return bench.NewDeck(), nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the bench's journal: %w", err)
+		return nil, fmt.Errorf("the bench: %w", err)
 	}
-	defer f.Close()
-	if _, err := bench.Replay(ctx, d, f); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	defer dir.close()
+	return replay(ctx, dir)
+}
+
+// replay is the deck of dir's journal replayed.
+func replay(ctx context.Context, dir *benchDir) (*bench.Deck, error) {
+	d := bench.NewDeck()
+	r, err := dir.readJournal()
+	if err != nil || r == nil {
+		return d, err
+	}
+	defer r.Close()
+	if _, err := bench.Replay(ctx, d, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir.path, Journal), err)
 	}
 	return d, nil
 }
@@ -73,12 +86,16 @@ type ServeOptions struct {
 	Approve bench.Approver
 	// Note, when set, is told every command and what came of it, in order.
 	Note func(bench.Command, *bench.Event, error)
+	// UID and GID, when UID is above 0, are the host user and group sandboxed code runs as,
+	// who must reach the bench: its socket and pipes are given to them. Either way they are
+	// mode 0600, reachable by nobody else.
+	UID, GID int
 }
 
 // Served is a bench served on a workspace's socket. Close it.
 type Served struct {
 	twin    *bench.Twin
-	sock    string
+	dir     *benchDir
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	serr    error
@@ -93,51 +110,53 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 	if opts == nil {
 		opts = &ServeOptions{}
 	}
-	dir := filepath.Join(ws, Dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := openBenchDir(ws, true)
+	if err != nil {
 		return nil, fmt.Errorf("the bench: %w", err)
 	}
-	sock := filepath.Join(dir, Socket)
-	if len(sock) >= 108 {
-		return nil, fmt.Errorf("the bench's socket %s: the path is longer than a unix socket's 107 bytes; use a shorter workspace path", sock)
-	}
 	d := opts.Deck
-	s := &Served{sock: sock}
+	s := &Served{dir: dir}
+	fail := func(err error) (*Served, error) {
+		s.closeJournal()
+		dir.close()
+		return nil, err
+	}
 	if opts.Keep && d == nil {
-		var err error
-		if d, err = Open(ctx, ws); err != nil {
-			return nil, err
+		if d, err = replay(ctx, dir); err != nil {
+			return fail(err)
 		}
 	}
 	if d == nil {
 		d = bench.NewDeck()
 	}
 	if opts.Keep {
-		var err error
-		if s.journal, err = os.OpenFile(filepath.Join(dir, Journal), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-			return nil, fmt.Errorf("the bench's journal: %w", err)
+		if s.journal, err = dir.openFile(Journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE); err != nil {
+			return fail(fmt.Errorf("the bench's journal: %w", err))
 		}
 		// A new journal of an equipped deck starts with its equipment, so that a replay
 		// reacts and reads as this bench does.
 		if fi, err := s.journal.Stat(); err == nil && fi.Size() == 0 {
 			if e := d.Equipment(); e != nil {
 				if err := bench.WriteEquipment(s.journal, e); err != nil {
-					s.closeJournal()
-					return nil, fmt.Errorf("the bench's journal: %w", err)
+					return fail(fmt.Errorf("the bench's journal: %w", err))
 				}
 			}
 		}
 	}
-	os.Remove(sock) // one a crashed run left
-	ln, err := net.Listen("unix", sock)
+	dir.remove(Socket) // one a crashed run left
+	ln, err := net.Listen("unix", dir.proc(Socket))
 	if err != nil {
-		s.closeJournal()
-		return nil, fmt.Errorf("the bench: %w", err)
+		return fail(fmt.Errorf("the bench: %w", err))
 	}
-	if err := os.Chmod(sock, 0o666); err != nil { // the sandbox's unprivileged uid connects
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // Close unlinks it through dir
+	uid, gid := -1, -1
+	if opts.UID > 0 {
+		uid, gid = opts.UID, opts.GID
+	}
+	if err := givePath(dir, Socket, uid, gid); err != nil {
 		ln.Close()
-		s.closeJournal()
-		return nil, fmt.Errorf("the bench: %w", err)
+		dir.remove(Socket)
+		return fail(fmt.Errorf("the bench: %w", err))
 	}
 	approve := opts.Approve
 	if approve == nil {
@@ -169,7 +188,7 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 		defer s.wg.Done()
 		// Best effort: on a filesystem without named pipes the socket is served alone, and
 		// Octave's bench functions say there is no bench.
-		bench.ServeFIFO(sctx, filepath.Join(dir, FIFOIn), filepath.Join(dir, FIFOOut), backend)
+		bench.ServeFIFOOwned(sctx, dir.proc(FIFOIn), dir.proc(FIFOOut), backend, uid, gid)
 	}()
 	return s, nil
 }
@@ -186,7 +205,8 @@ func (s *Served) Deck() *bench.Deck {
 func (s *Served) Close() error {
 	s.cancel()
 	s.wg.Wait()
-	os.Remove(s.sock)
+	s.dir.remove(Socket)
+	s.dir.close()
 	jerr := s.closeJournal()
 	if s.serr != nil {
 		return s.serr

@@ -24,6 +24,7 @@ import (
 
 	"github.com/labmate/labmate/internal/procfs"
 	"github.com/labmate/labmate/kernel"
+	"golang.org/x/sys/unix"
 )
 
 // Dialect is what differs between interpreters.
@@ -240,6 +241,7 @@ func (k *Kernel) Restart(ctx context.Context) error {
 }
 
 func (k *Kernel) spawn(ctx context.Context) (*proc, error) {
+	labmateDir(k.ws)
 	cmd, err := k.opts.Sandbox.Command(k.d.Argv(k.rt), k.env(), k.ws, k.rt)
 	if err != nil {
 		return nil, fmt.Errorf("%s kernel: %w", k.d.Name, err)
@@ -335,6 +337,20 @@ func (k *Kernel) Close() error {
 	}
 	k.cleanup()
 	return nil
+}
+
+// labmateDir makes the directory .labmate in the workspace ws unless something by that name
+// is there: labmate's own files of a workspace live there (the bench's socket, pipes and
+// journal, kernels' snapshots), and a top-level dot-entry that exists when the sandbox starts
+// is mounted read-only inside it, so code cannot make it, or plant there what labmate's host
+// side reads. Made through a descriptor of ws, so a symbolic link cannot lead it elsewhere.
+func labmateDir(ws string) {
+	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	_ = unix.Mkdirat(fd, ".labmate", 0o755)
 }
 
 func (k *Kernel) cleanup() {

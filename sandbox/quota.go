@@ -7,16 +7,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How often the quota watchdog measures a workspace: every quotaMin when a walk is cheap, up to
-// quotaMax for big trees, so that walking costs at most 1/quotaCost of a core whatever the
-// number of files. Between walks it reads, every quotaMin, how much the sandbox has just
-// written (its dirty page cache, one read of a cgroup file).
+// How often the quota watchdog measures a workspace: every quotaMin when a walk is cheap, less
+// often for bigger trees, so that walking costs this process at most 1/quotaCost of a core
+// whatever the number of files; a tree that takes longer than quotaCheap to walk is measured by
+// du(1) inside the sandbox's cgroup, on the sandbox's budget, every quotaMax. Between walks it
+// reads, every quotaMin, how much the sandbox has just written (its dirty page cache, one read
+// of a cgroup file), and measures at once when that could have passed the quota.
 const (
 	quotaMin   = 10 * time.Millisecond
 	quotaMax   = 5 * time.Second
 	quotaCost  = 20
-	quotaGrace = time.Second // a command still writing this long after a breach is killed
-	quotaSlack = 8 << 20     // growth after writes were stopped that is not yet taken for more writing
+	quotaGrace = time.Second           // a command still writing this long after a breach is killed
+	quotaSlack = 8 << 20               // growth after writes were stopped that is not yet taken for more writing
+	quotaCheap = 10 * time.Millisecond // a walk that takes longer is left to the sandbox (measure)
 )
 
 // watchdog enforces a command's workspace quota: it measures the blocks the workspace has
@@ -39,6 +42,9 @@ type watchdog struct {
 	// dirty returns the bytes the sandbox has written that are not yet on disk; ok false:
 	// unknown (no memory cgroup), and only walks tell.
 	dirty func() (int64, bool)
+	// measure, when not nil, measures what walk does from inside the sandbox's cgroup, so that
+	// the sandbox pays for its own files: used once a walk costs the host more than quotaCheap.
+	measure func() (int64, bool)
 	// limitFiles sets the file-size limit of every process of the sandbox to 0 (stop) or back
 	// to its policy's, and says whether it reached any; nil: the processes cannot be found.
 	limitFiles func(stop bool) bool
@@ -64,11 +70,20 @@ func (w *watchdog) close() {
 
 func (w *watchdog) run() {
 	defer close(w.done)
-	w.base = allocated(w.root, w.skip)
+	var hostCost time.Duration // what the last walk in this process took
+	var ok bool
+	if w.base, ok = allocatedWithin(w.root, w.skip, quotaCheap); !ok && w.measure != nil {
+		w.base, ok = w.measure()
+		hostCost = quotaCheap + 1
+	}
+	if !ok {
+		w.base = allocated(w.root, w.skip)
+	}
 	t := time.NewTicker(quotaMin)
 	defer t.Stop()
 	lastCPU, used := int64(-1), int64(0)
-	var next time.Time  // the earliest time of the next walk, by its cost
+	var next time.Time  // the earliest time of the next scheduled walk
+	var dirtyAt int64   // the sandbox's unwritten page cache at the last walk
 	var since time.Time // when the current breach began; zero: none
 	var level int64     // the growth at that moment
 	var stopped bool    // whether writes were stopped then
@@ -84,15 +99,33 @@ func (w *watchdog) run() {
 			}
 			lastCPU = c
 		}
-		// Between walks, what the sandbox has just written counts at once: a walk is due now
+		// Between walks, what the sandbox has written since counts at once: a walk is due now
 		// if it could have taken the workspace past its quota.
 		d, known := w.dirty()
-		if time.Now().Before(next) && !(known && used+d > w.limit) && since.IsZero() {
+		suspect := known && used+max(d-dirtyAt, 0) > w.limit
+		if time.Now().Before(next) && !suspect && since.IsZero() {
 			continue
 		}
 		begin := time.Now()
-		used = allocated(w.root, w.skip) - w.base
-		next = begin.Add(min(max(quotaCost*time.Since(begin), quotaMin), quotaMax))
+		total, measured := int64(0), false
+		if w.measure != nil && hostCost <= quotaCheap {
+			// A tree that may be small: walked here, unless it takes too long.
+			total, measured = allocatedWithin(w.root, w.skip, quotaCheap)
+			hostCost = time.Since(begin)
+			next = begin.Add(max(quotaCost*hostCost, quotaMin))
+		}
+		if !measured && w.measure != nil {
+			// A big tree: the sandbox's own processes measure it, in its CPU and memory
+			// budget, as often as its writing calls for.
+			total, measured = w.measure()
+			hostCost, next = quotaCheap+1, begin.Add(quotaMax)
+		}
+		if !measured {
+			total = allocated(w.root, w.skip)
+			hostCost = time.Since(begin)
+			next = begin.Add(max(quotaCost*hostCost, quotaMin))
+		}
+		used, dirtyAt = total-w.base, d
 		switch {
 		case used <= w.limit:
 			if !since.IsZero() && w.limitFiles != nil {
@@ -125,14 +158,23 @@ func (w *watchdog) run() {
 // reads each directory in batches, so that its memory stays small whatever the number of files.
 // What cannot be read is not counted.
 func allocated(root string, skip map[string]bool) int64 {
+	n, _ := allocatedWithin(root, skip, 0)
+	return n
+}
+
+// allocatedWithin is allocated, given up (ok false) once it has taken longer than limit (0: no
+// limit).
+func allocatedWithin(root string, skip map[string]bool, limit time.Duration) (n int64, ok bool) {
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0
+		return 0, true
 	}
+	deadline := time.Now().Add(limit)
+	late := false
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
 		unix.Close(fd)
-		return 0
+		return 0, true
 	}
 	total := st.Blocks * 512
 	seen := map[uint64]bool{}
@@ -140,8 +182,9 @@ func allocated(root string, skip map[string]bool) int64 {
 	walk = func(fd int, dir string) {
 		f := os.NewFile(uintptr(fd), dir)
 		defer f.Close()
-		for {
+		for !late {
 			names, err := f.Readdirnames(1024)
+			late = limit > 0 && time.Now().After(deadline)
 			for _, n := range names {
 				if len(skip) > 0 && skip[dir+"/"+n] {
 					continue
@@ -169,5 +212,5 @@ func allocated(root string, skip map[string]bool) int64 {
 		}
 	}
 	walk(fd, root)
-	return total
+	return total, !late
 }

@@ -458,7 +458,7 @@ func (s *Sandbox) Limits() []Limit {
 	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}
 	if p.DiskBytes > 0 {
 		disk.Value = FormatSize(p.DiskBytes) + " of workspace growth per command"
-		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core), and at once when its unwritten page cache could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace %v later is killed; fallocate is refused (seccomp)", quotaMin, quotaMax, quotaCost, quotaGrace)
+		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core; a tree too big for that is measured by du inside the sandbox's cgroup, on its budget), and at once when its unwritten page cache could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace %v later is killed; fallocate is refused (seccomp)", quotaMin, quotaMax, quotaCost, quotaGrace)
 		if s.cg == nil || len(s.cg.parents) == 0 {
 			disk.Enforced = false
 			disk.How += " (NOT stopped here: without a cgroup the sandbox's processes cannot be found)"
@@ -509,7 +509,7 @@ func (s *Sandbox) syscalls() Limit {
 		return Limit{Name: "seccomp", Value: "none", Enforced: false, How: why}
 	}
 	return Limit{Name: "seccomp", Value: seccompProfile, Enforced: true,
-		How: "refuses kernel administration, mount and namespace calls, bpf, perf_event_open, userfaultfd, io_uring, other processes' memory, fallocate (the quota cannot see it), and set-user-ID or set-group-ID bits on any file"}
+		How: "refuses kernel administration, mount and namespace calls, bpf, perf_event_open, userfaultfd, io_uring, fallocate (the quota cannot see it), and set-user-ID or set-group-ID bits on any file"}
 }
 
 // CheckLimits returns an error wrapping ErrUnenforced when the memory budget or the process
@@ -746,6 +746,7 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		if cg := c.cg; cg != nil {
 			w.cpu, w.dirty = cg.cpuTime, cg.dirty
 			w.limitFiles = func(stop bool) bool { return s.limitFiles(cg, stop) }
+			w.measure = func() (int64, bool) { return measureIn(cg, ws, skip) }
 			w.kill = func() { killCgroup(cg) }
 		}
 		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) } // waits for s.mu
@@ -789,6 +790,36 @@ func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
 	}
 	return any
 }
+
+// measureIn measures what allocated does — the blocks under ws, each inode once, no symlink
+// followed, the subtrees in skip left out — with du(1) run in cg, so that the sandbox's CPU and
+// memory budget pays for a tree it made big. ok is false when du could not say.
+func measureIn(cg *cgroup, ws string, skip map[string]bool) (int64, bool) {
+	var script strings.Builder
+	for _, f := range cg.procsFiles() {
+		fmt.Fprintf(&script, "echo 0 >%s || exit 126; ", shellQuote(f))
+	}
+	script.WriteString(`exec du -s -x -P -B1 "$@"`)
+	args := []string{"-c", script.String(), "labmate-quota"}
+	for p := range skip {
+		args = append(args, "--exclude="+globEscape.Replace(p))
+	}
+	cmd := exec.Command("/bin/sh", append(args, "--", ws)...)
+	cmd.Env = []string{"PATH=" + hostPath, "LC_ALL=C"}
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	return n, err == nil
+}
+
+// globEscape makes a path a pattern of du's --exclude that matches only itself.
+var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
 
 // breach records that cmd's workspace grew past its quota.
 func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {

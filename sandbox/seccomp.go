@@ -17,8 +17,7 @@ import (
 // it, and inherited by everything the command runs. It is a deny list in the spirit of
 // Docker's default profile (github.com/moby/profiles/seccomp): the system calls that reach the
 // host kernel's administration (modules, kexec, clocks, swap, quotas, reboot, accounting,
-// keyrings), that mount or change namespaces, that read or write another process's memory, that
-// open files by handle around the mount table, that are large attack surfaces for little use
+// keyrings), that mount or change namespaces, that open files by handle around the mount table, that are large attack surfaces for little use
 // (bpf, perf_event_open, userfaultfd, io_uring — whose operations also escape this filter), or
 // that the quota cannot see (fallocate allocates blocks without writing them: it fails with
 // EOPNOTSUPP, and glibc's posix_fallocate falls back to writing, which the quota counts). On
@@ -62,8 +61,7 @@ func commonRules() []rule {
 		unix.SYS_KEXEC_LOAD, unix.SYS_KEYCTL, unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_MOVE_MOUNT,
 		unix.SYS_OPEN_TREE, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
 		unix.SYS_MOUNT_SETATTR, unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT,
-		unix.SYS_PERF_EVENT_OPEN, unix.SYS_PIVOT_ROOT, unix.SYS_PROCESS_VM_READV,
-		unix.SYS_PROCESS_VM_WRITEV, unix.SYS_QUOTACTL, unix.SYS_REBOOT, unix.SYS_REQUEST_KEY,
+		unix.SYS_PERF_EVENT_OPEN, unix.SYS_PIVOT_ROOT, unix.SYS_QUOTACTL, unix.SYS_REBOOT, unix.SYS_REQUEST_KEY,
 		unix.SYS_SETNS, unix.SYS_SETTIMEOFDAY, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_UNSHARE,
 		unix.SYS_USERFAULTFD, unix.SYS_VHANGUP, unix.SYS_SYSLOG,
 	)

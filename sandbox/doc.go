@@ -110,9 +110,9 @@
 //     the workspace has taken longer than 30 s, with ok still true (the others are served).
 //     Tests: server TestStuckSessionAlone, TestAttackPlantedJournal.
 //
-// Not covered here: the quota's walk of the workspace (see One budget), and
-// eval/benchtasks, which writes a task's journal into a workspace it has just made, before any
-// code runs there.
+// Not covered here: the quota's walk of the workspace (see One budget). eval/benchtasks writes
+// and grades a task's journal through benchrun.WriteJournal and benchrun.OpenJournal, the same
+// way.
 //
 // # One budget
 //

@@ -145,7 +145,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 			return err
 		}
 		if err := sandbox.CheckUserEnv(spec.Env); err != nil {
-			return fmt.Errorf("--env %w", err)
+			return fmt.Errorf("--%w", err)
 		}
 		s, closeS, err := dirs.open(scheduler)
 		if err != nil {

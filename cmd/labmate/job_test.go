@@ -247,6 +247,7 @@ func TestJobBadInputs(t *testing.T) {
 		{"badHotfix", nil, []string{"submit", "--hotfix", "maybe", "--", "true"}, 2, `--hotfix "maybe"`},
 		{"badProfile", nil, []string{"submit", "--profile", "fortran", "--", "true"}, 2, `unknown profile "fortran"`},
 		{"badEnv", nil, []string{"submit", "--env", "NOVALUE", "--", "true"}, 2, `--env "NOVALUE": want NAME=VALUE`},
+		{"loaderEnv", nil, []string{"submit", "--env", "LD_PRELOAD=/tmp/evil.so", "--", "true"}, 2, "--env: LD_PRELOAD: environment variable refused"},
 		{"badFollow", nil, []string{"submit", "--follow", "../etc/passwd", "--", "true"}, 2, `--follow "../etc/passwd"`},
 		{"badWorkspace", nil, []string{"submit", "--workspace", "nothere", "--", "true"}, 2, "--workspace nothere: not a directory"},
 		{"missingScript", nil, []string{"submit", "--script", "nothere.sh"}, 2, "--script nothere.sh"},

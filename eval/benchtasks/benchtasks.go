@@ -105,9 +105,6 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 		return nil, err
 	}
 	// The setup is the journal's first lines, so that grading replays it too.
-	if err := os.MkdirAll(filepath.Join(workspace, benchrun.Dir), 0o755); err != nil {
-		return nil, fmt.Errorf("benchtasks: the bench: %w", err)
-	}
 	var journal bytes.Buffer
 	if err := bench.WriteEquipment(&journal, b.equip); err != nil { // replays react as this bench does
 		return nil, fmt.Errorf("benchtasks: the bench's journal: %w", err)
@@ -119,8 +116,8 @@ func (b *Benchmark) Prepare(ctx context.Context, it eval.Item, workspace string)
 		}
 		enc.Encode(c)
 	}
-	if err := os.WriteFile(filepath.Join(workspace, benchrun.Dir, benchrun.Journal), journal.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("benchtasks: the bench's journal: %w", err)
+	if err := benchrun.WriteJournal(workspace, journal.Bytes()); err != nil {
+		return nil, fmt.Errorf("benchtasks: %w", err)
 	}
 	served, err := benchrun.Serve(ctx, workspace, &benchrun.ServeOptions{Keep: true, Deck: d})
 	if err != nil {
@@ -144,7 +141,7 @@ func (b *Benchmark) GradeIn(ctx context.Context, it eval.Item, answer, workspace
 	if workspace == "" {
 		return failed("the trial has no workspace, so no bench to grade"), nil
 	}
-	f, err := os.Open(filepath.Join(workspace, benchrun.Dir, benchrun.Journal))
+	f, err := benchrun.OpenJournal(workspace)
 	if errors.Is(err, os.ErrNotExist) {
 		return failed("the workspace has no bench journal " + filepath.Join(benchrun.Dir, benchrun.Journal)), nil
 	}
@@ -157,7 +154,7 @@ func (b *Benchmark) GradeIn(ctx context.Context, it eval.Item, answer, workspace
 		return nil, err
 	}
 	if _, err := bench.Replay(ctx, d, f); err != nil {
-		return nil, fmt.Errorf("benchtasks: %s: %w", f.Name(), err)
+		return nil, fmt.Errorf("benchtasks: %s: %w", filepath.Join(workspace, benchrun.Dir, benchrun.Journal), err)
 	}
 	return t.grade(d, answer), nil
 }

@@ -26,6 +26,21 @@
 // job. A running job whose exit record exists is finished; one whose recorder is gone without an
 // exit record is LOST, its last log line in the reason.
 //
+// # What the job's code controls
+//
+// A job's command and environment are a request's, and its workspace is writable by code
+// (the job's own, and a kernel's sharing it): labmate's host side trusts neither. The spec's
+// environment is exported inside the sandbox by a preamble, the job's first instruction; the
+// recorder, the sandbox's wrapper shell and bwrap run with labmate's own variables only, so a
+// job's LD_PRELOAD (refused at Submit anyway, with every name sandbox.RefusedEnv names) could
+// never load into a host process. The workspace is pinned at Submit: its path resolved, its
+// device and inode kept in status.json. At start it is opened again without following any
+// symbolic link (openat2 RESOLVE_NO_SYMLINKS) and must be the same directory, or the job
+// fails saying so; the preamble checks the directory mounted in the sandbox once more, and
+// runs nothing (exit 125) if it is not that one. labmate makes .labmate in the workspace
+// before the job starts, so the sandbox mounts it read-only. Followed files are read through
+// an os.Root on the pinned directory, regular files only.
+//
 // # Queue
 //
 // A job holds its cores (default 1) and memory (default Options.DefaultMemoryBytes) while it

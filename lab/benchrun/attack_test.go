@@ -141,3 +141,37 @@ func TestBenchModes(t *testing.T) {
 		}
 	}
 }
+
+// WriteJournal writes a new journal, never through what code left by that name; OpenJournal
+// reads it as Open does.
+func TestWriteJournalReplacesPlanted(t *testing.T) {
+	ws := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "host-file")
+	if err := os.WriteFile(outside, []byte("host\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, benchrun.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, benchrun.Dir, benchrun.Journal)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := benchrun.OpenJournal(ws); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("OpenJournal of a symlink: %v", err)
+	}
+	if err := benchrun.WriteJournal(ws, []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "host\n" {
+		t.Errorf("the file outside: %q", b)
+	}
+	r, err := benchrun.OpenJournal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := make([]byte, 10)
+	if n, _ := r.Read(b); string(b[:n]) != "{}\n" {
+		t.Errorf("the journal: %q", b[:n])
+	}
+}

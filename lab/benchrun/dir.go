@@ -164,3 +164,40 @@ func givePath(dir *benchDir, name string, uid, gid int) error {
 	}
 	return nil
 }
+
+// OpenJournal opens the journal of workspace ws for reading, as Open does (a regular file in a
+// .labmate labmate made, at most MaxJournal bytes, no link followed, no FIFO waited on); an
+// error wrapping os.ErrNotExist when there is none. The caller closes it.
+func OpenJournal(ws string) (io.ReadCloser, error) {
+	dir, err := openBenchDir(ws, false)
+	if errors.Is(err, errNoDir) {
+		return nil, fmt.Errorf("the bench's journal: %w", os.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the bench: %w", err)
+	}
+	defer dir.close()
+	r, err := dir.readJournal()
+	if err == nil && r == nil {
+		err = fmt.Errorf("the bench's journal: %w", os.ErrNotExist)
+	}
+	return r, err
+}
+
+// WriteJournal makes the journal of workspace ws anew with data (making .labmate first): the
+// name is removed and created again exclusively, so nothing that code left there is written
+// through.
+func WriteJournal(ws string, data []byte) error {
+	dir, err := openBenchDir(ws, true)
+	if err != nil {
+		return fmt.Errorf("the bench: %w", err)
+	}
+	defer dir.close()
+	dir.remove(Journal)
+	f, err := dir.openFile(Journal, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return fmt.Errorf("the bench's journal: %w", err)
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}

@@ -124,10 +124,12 @@ func TestHostEnvClean(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	host, _ := os.Readlink("/proc/self/ns/mnt")
+	// The host's side is every process outside the sandbox's user namespace (as root, the
+	// wrapper has a mount namespace of its own, but never another user namespace).
+	host, _ := os.Readlink("/proc/self/ns/user")
 	checked := 0
 	for _, pid := range descendants(r.PID) {
-		ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/mnt")
+		ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/user")
 		if err != nil || ns != host {
 			continue
 		}

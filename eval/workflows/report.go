@@ -47,7 +47,7 @@ func num(v *float64) string {
 	if v == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%.4g", *v)
+	return fmt.Sprintf("%.5g", *v)
 }
 
 func signed(v *float64) string {

@@ -124,6 +124,12 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("%s: metadata %s = %q, shipped %q", name, k, got.Metadata[k], v)
 			}
 		}
+		run, _ := fs.ReadFile(skills.FS, name+"/scripts/run.sh")
+		for _, d := range []string{d1, d2} {
+			if b, err := os.ReadFile(filepath.Join(d, folder.SkillsDir, name, "scripts", "run.sh")); err != nil || !bytes.Equal(b, run) {
+				t.Errorf("%s: the export in %s lacks the shipped scripts/run.sh: %v", name, d, err)
+			}
+		}
 		if !strings.Contains(string(x), "workflow-check-") || !strings.Contains(string(x), "workflow-validated") {
 			t.Errorf("%s: the export lacks its references or its validation record", name)
 		}

@@ -24,7 +24,8 @@ test: deps vet
 ## p50/p99 on the installed Octave's help (and the time to index it), fetch+clean throughput,
 ## the MCP exec round trip per transport, and memory (ingest, search latency and size at
 ## 100,000 facts on SQLite and PostgreSQL, with and without entity expansion, LoCoMo recall,
-## the memory rounds R1–R3 and transfer), and the eval harness's overhead per trial)
+## the memory rounds R1–R3 and transfer), the skill library's workflows against their published
+## references (eval/workflows), and the eval harness's overhead per trial)
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
@@ -38,6 +39,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench '100k|LoCoMo' -benchtime 1x ./memory/sqlite
 	./scripts/postgres-test run $(GO) test -run '^$$' -bench '100k' -benchtime 1x ./memory/postgres
 	$(GO) test -run '^$$' -bench Rounds -benchtime 1x ./eval/rounds
+	$(GO) test -run '^$$' -bench Workflows -benchtime 1x -timeout 60m ./eval/workflows
 	$(GO) test -run '^$$' -bench TurnOverhead -benchtime 20x ./agent
 	$(GO) test -run '^$$' -bench TrialOverhead -benchtime 1000x ./eval
 	$(GO) test -run '^$$' -bench . ./optimize/bayes

@@ -38,6 +38,7 @@ import (
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/builtin"
 	"github.com/labmate/labmate/memory/consolidate"
 )
 
@@ -47,7 +48,9 @@ type Options struct {
 	// (default Namespace + "/skills").
 	Namespace, SkillNamespace string
 	// Read are the namespaces recalled (default Namespace, which holds SkillNamespace when it is
-	// the default): add a frozen namespace to use the memory another model wrote.
+	// the default): add a frozen namespace to use the memory another model wrote. The
+	// built-in skill library's namespace (memory/builtin) is always read: a store that holds it
+	// (labmate memory import --builtin) lends its skills to every task.
 	Read []string
 	// Model names the model whose runs write (provenance and actor).
 	Model string
@@ -84,6 +87,9 @@ func New(s memory.Store, opts *Options) *Memory {
 		if !strings.HasPrefix(o.SkillNamespace, o.Namespace+"/") {
 			o.Read = append(o.Read, o.SkillNamespace)
 		}
+	}
+	if !slices.Contains(o.Read, builtin.Namespace) {
+		o.Read = append(slices.Clone(o.Read), builtin.Namespace)
 	}
 	if o.Now == nil {
 		o.Now = time.Now

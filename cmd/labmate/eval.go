@@ -77,7 +77,7 @@ tools). Ablations of the agent mode: --no-perception, --no-reflect, --no-memory.
 	for _, s := range suites {
 		cmd.AddCommand(newEvalSuiteCmd(s))
 	}
-	cmd.AddCommand(newEvalReportCmd(), newEvalCampaignCmd(), newEvalMaterialsCmd(), newEvalRoundsCmd())
+	cmd.AddCommand(newEvalReportCmd(), newEvalCampaignCmd(), newEvalMaterialsCmd(), newEvalWorkflowsCmd(), newEvalRoundsCmd())
 	return cmd
 }
 

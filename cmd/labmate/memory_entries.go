@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/builtin"
 	"github.com/labmate/labmate/memory/folder"
 	"github.com/labmate/labmate/memory/skillmd"
 	memtable "github.com/labmate/labmate/memory/table"
@@ -111,12 +112,38 @@ func newMemoryExportCmd(f *memoryFlags) *cobra.Command {
 }
 
 func newMemoryImportCmd(f *memoryFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "import DIR",
-		Short: "Read a folder written by export back, all or nothing (every file is checked first)",
-		Args:  cobra.ExactArgs(1),
+	var builtins bool
+	cmd := &cobra.Command{
+		Use:   "import DIR | --builtin",
+		Short: "Read a folder written by export back, all or nothing (every file is checked first); --builtin: labmate's skill library",
+		Long: `memory import DIR reads a folder written by memory export back, all or nothing: every file is
+checked before anything is written.
+
+memory import --builtin imports the skill library labmate ships (examples/skills: materials
+workflows with their scripts' procedures, failure facts and published references, validated by
+labmate eval workflows) into the read-only namespace ` + builtin.Namespace + `: new skills are
+created, changed ones get a new version, and the namespace is frozen again. labmate run does
+this on its first use of a memory store; the agent recalls these skills with the user's own,
+and what the user's runs learn goes to the user's namespace, never into the library.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if builtins {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
+				if builtins {
+					res, err := builtin.Import(ctx, s, actorName())
+					if err != nil {
+						return err
+					}
+					if f.asJSON {
+						return f.json(cmd.OutOrStdout(), res)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "built-in skills in %s (frozen): %d created, %d updated, %d unchanged\n", builtin.Namespace, res.Created, res.Updated, res.Unchanged)
+					return nil
+				}
 				res, err := folder.Import(ctx, s, args[0], actorName())
 				if err != nil {
 					return err
@@ -129,6 +156,8 @@ func newMemoryImportCmd(f *memoryFlags) *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&builtins, "builtin", false, "import labmate's built-in skill library into the frozen namespace "+builtin.Namespace)
+	return cmd
 }
 
 func newMemorySyncCmd(f *memoryFlags) *cobra.Command {

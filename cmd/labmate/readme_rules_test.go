@@ -270,6 +270,12 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 			}
 			return quick(cmd, "--limit 1")
 		}},
+		{match: `eval workflows`, needs: []string{"pw.x", "lmp"}, rewrite: func(st *readmeState, cmd string) string {
+			if strings.Contains(cmd, "--skills") {
+				return cmd
+			}
+			return quick(cmd, "--skills cu-vacancy-formation") // a second's LAMMPS run; make test runs --quick in eval/workflows
+		}},
 		{match: `eval materials`, needs: []string{"pw.x", "lmp"}, rewrite: func(st *readmeState, cmd string) string {
 			if strings.Contains(cmd, "--elements") {
 				return cmd

@@ -20,6 +20,7 @@ import (
 	jobtools "github.com/labmate/labmate/job/tools"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
+	"github.com/labmate/labmate/memory/builtin"
 	"github.com/labmate/labmate/server/locallog"
 	"github.com/labmate/labmate/tool"
 )
@@ -125,6 +126,9 @@ func newRunCmd() *cobra.Command {
 					return err
 				}
 				defer ms.Close()
+				if _, err := builtin.Ensure(ctx, ms, "labmate"); err != nil { // the library, on first use
+					fmt.Fprintf(cmd.ErrOrStderr(), "labmate: the built-in skill library was not imported: %v\n", err)
+				}
 				opts := &learn.Options{Namespace: namespace, Model: model.Name()}
 				if len(memoryRead) > 0 {
 					opts.Read = append([]string{namespace}, memoryRead...)

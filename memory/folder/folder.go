@@ -4,7 +4,8 @@
 //	facts/ID.md             one fact: YAML front matter (id, namespace, kind, status, tags, …)
 //	                        then its text
 //	skills/NAME/SKILL.md    one skill, an Agent Skills file (memory/skillmd); labmate's fields
-//	                        under metadata
+//	                        under metadata; a skill of labmate's built-in library (namespace
+//	                        builtin/skills) with its scripts/, as labmate ships them
 //	graph.yaml              the entities and relations the entries do not imply (added by a
 //	                        model or a person, or invalidated); the others are extracted again
 //	                        from the entries on import
@@ -31,6 +32,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/skillmd"
 )
@@ -400,6 +402,11 @@ func Export(ctx context.Context, s memory.Store, dir string, opts *ExportOptions
 				return nil, err
 			}
 			files[filepath.Join(SkillsDir, sk.Name, skillmd.FileName)] = b
+			if sk.Namespace == skills.Namespace { // a shipped skill: its scripts too, as labmate ships them
+				if err := shippedScripts(sk.Name, files); err != nil {
+					return nil, err
+				}
+			}
 			res.Skills++
 			continue
 		}
@@ -466,6 +473,24 @@ func Export(ctx context.Context, s memory.Store, dir string, opts *ExportOptions
 		}
 	}
 	return res, nil
+}
+
+// shippedScripts adds the scripts labmate ships with its built-in skill name to files.
+func shippedScripts(name string, files map[string][]byte) error {
+	return fs.WalkDir(skills.FS, name+"/scripts", func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(skills.FS, p)
+		if err != nil {
+			return err
+		}
+		files[filepath.Join(SkillsDir, filepath.FromSlash(p))] = b
+		return nil
+	})
 }
 
 // Read parses an exported folder, reporting every bad file (joined errors) instead of the

@@ -65,6 +65,21 @@ func resolveHostID(name string) (hostID, error) {
 	return id, nil
 }
 
+// HostIdentity returns the host uid and gid of sandboxed code under the default Policy when
+// labmate runs as root (HostUser, or FallbackHostID); ok is false when labmate does not run as
+// root (code is then labmate's own uid) or no such identity can be had. Host-side services that
+// sandboxed code must reach, such as the bench's socket, are given to it.
+func HostIdentity() (uid, gid int, ok bool) {
+	if os.Geteuid() != 0 {
+		return 0, 0, false
+	}
+	id, err := resolveHostID("")
+	if err != nil {
+		return 0, 0, false
+	}
+	return id.uid, id.gid, true
+}
+
 // String is "labmate-sandbox (uid 999, gid 999)".
 func (id hostID) String() string {
 	if id.name == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // benchKernel starts a sandboxed Octave kernel in a workspace whose bench is served.
@@ -185,8 +186,12 @@ func TestBenchInterruptDuringCommand(t *testing.T) {
 	slow := &slowDelay{Backend: bench.NewTwin(d), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
+	uid, gid, ok := sandbox.HostIdentity() // the sandbox's own account, when labmate is root
+	if !ok {
+		uid, gid = -1, -1
+	}
 	go func() {
-		done <- bench.ServeFIFO(ctx, filepath.Join(dir, "bench.in"), filepath.Join(dir, "bench.out"), slow)
+		done <- bench.ServeFIFOOwned(ctx, filepath.Join(dir, "bench.in"), filepath.Join(dir, "bench.out"), slow, uid, gid)
 	}()
 	defer func() {
 		cancel()

@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // The bench of a workspace: its directory, socket and journal of the commands carried out.
@@ -87,7 +88,8 @@ type ServeOptions struct {
 	// Note, when set, is told every command and what came of it, in order.
 	Note func(bench.Command, *bench.Event, error)
 	// UID and GID, when UID is above 0, are the host user and group sandboxed code runs as,
-	// who must reach the bench: its socket and pipes are given to them. Either way they are
+	// who must reach the bench: its socket and pipes are given to them (0: the sandbox's
+	// default account when labmate runs as root, sandbox.HostIdentity). Either way they are
 	// mode 0600, reachable by nobody else.
 	UID, GID int
 }
@@ -152,6 +154,8 @@ func Serve(ctx context.Context, ws string, opts *ServeOptions) (*Served, error) 
 	uid, gid := -1, -1
 	if opts.UID > 0 {
 		uid, gid = opts.UID, opts.GID
+	} else if u, g, ok := sandbox.HostIdentity(); ok {
+		uid, gid = u, g
 	}
 	if err := givePath(dir, Socket, uid, gid); err != nil {
 		ln.Close()

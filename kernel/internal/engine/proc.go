@@ -58,9 +58,14 @@ type proc struct {
 
 func startProc(cmd *exec.Cmd, sb kernel.Sandbox, tags string) (*proc, error) {
 	var parent, child []*os.File
+	// The interpreter may open its ends again by name (/dev/fd/3, /dev/stderr): as root,
+	// sandboxed code is an account of its own, and a pipe is root's, 0600. A pipe's mode
+	// matters only there — only a process that may look into the holder's /proc/PID/fd
+	// reaches it by name — so it is opened to everyone.
 	pipe := func() (r, w *os.File, err error) {
 		if r, w, err = os.Pipe(); err == nil {
 			parent, child = append(parent, r, w), append(child, r, w)
+			err = w.Chmod(0o666)
 		}
 		return
 	}

@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/sessions/{id}/operations/{op}/messages", s.operationMessages)
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/artifacts/{path...}", s.artifact)
+	s.mux.HandleFunc("GET /v1/artifacts/{sum}/{path...}", s.storedArtifact)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/bench", s.sessionBench)
 	s.runRoutes()
 	s.jobRoutes()

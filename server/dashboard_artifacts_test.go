@@ -124,9 +124,13 @@ func TestDashboardArtifactsDurable(t *testing.T) {
 	}
 	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
 	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
-	runCell(t, ctx, `import matplotlib.pyplot as plt
-plt.figure(figsize=(4, 2)); plt.plot([0, 1, 2], [1, 0, 1]); plt.savefig("kept.png")
-plt.figure(figsize=(3, 2)); plt.plot([0, 1], [0, 1]); plt.savefig("evicted.png")
+	runCell(t, ctx, `import struct, zlib
+def png(name, w, h):  # a real PNG, without matplotlib (whose font cache takes long to build)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    raw = b"".join(b"\x00" + bytes([200, 60, 40]) * w for _ in range(h))
+    open(name, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+png("kept.png", 400, 200)
+png("evicted.png", 300, 200)
 print("saved")`)
 	waitJS(t, ctx, "the figure shows in the card", figureShown("kept.png", 400))
 	session := evalString(t, ctx, `sessionStorage.getItem("labmate.session")`)

@@ -16,10 +16,15 @@ import (
 
 // seedLines logs a completed exec operation of n printed lines in session.
 func seedLines(tb testing.TB, store protocol.Store, session string, n int) {
+	seedOp(tb, store, session, "op-10k", fmt.Sprintf("for i in range(%d):\n    print('line', i)", n), n)
+}
+
+// seedOp logs operation op of session: code, which printed n lines and completed.
+func seedOp(tb testing.TB, store protocol.Store, session, op, code string, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	add := func(typ protocol.Type, payload any) {
-		m, err := protocol.NewMessage(typ, session, "op-10k", payload)
+		m, err := protocol.NewMessage(typ, session, op, payload)
 		if err == nil {
 			_, err = store.Append(ctx, m)
 		}
@@ -27,7 +32,7 @@ func seedLines(tb testing.TB, store protocol.Store, session string, n int) {
 			tb.Fatal(err)
 		}
 	}
-	add(protocol.TypeRequest, &protocol.Request{Kind: "exec", Kernel: "python", Code: fmt.Sprintf("for i in range(%d):\n    print('line', i)", n)})
+	add(protocol.TypeRequest, &protocol.Request{Kind: "exec", Kernel: "python", Code: code})
 	add(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
 	add(protocol.TypeStart, &protocol.StatePayload{State: protocol.Started})
 	for i := range n {

@@ -8,9 +8,10 @@
 // request a page elsewhere makes) — and taken out of the address bar at once. Every fetch
 // sends it as Authorization: Bearer; the WebSocket, which cannot send headers, offers it as
 // a subprotocol, labmate.bearer.BASE64URL(TOKEN), next to "labmate".
-import { SVG, addSample, mark, niceTicks, axes, svgAdder, fmtNum } from "./charts.js";
+import { $, el, short, clock, when, bytes, duration } from "./util.js";
+import { SVG, addSample, mark, niceTicks, axes, svgAdder } from "./charts.js";
+import { runLine } from "./timeline.js";
 
-const $ = (sel) => document.querySelector(sel);
 const MAX_LINES = 4000; // per operation in the page; the whole stream is in the log
 
 // takeToken moves ?token=… from the address bar into sessionStorage.
@@ -24,7 +25,7 @@ function takeToken() {
 }
 takeToken();
 
-const state = {
+export const state = {
   token: sessionStorage.getItem("labmate.token") || "",
   session: "",     // the session shown
   lastSeq: 0,      // the last seq rendered
@@ -77,12 +78,6 @@ function uuid() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// short is an id for the eye: its first 8 characters, or a job's scheduler and its id's tail
-// (job ids begin with their date).
-const short = (id) => {
-  const m = /^(local|slurm)-.+(.{8})$/.exec(id);
-  return m ? `${m[1]}-${m[2]}` : id.slice(0, 8);
-};
 
 // ---------- sessions ----------
 
@@ -149,21 +144,7 @@ async function loadSessions() {
   }
 }
 
-// clock says a Unix time to the second: "14:03:27", with the date when not today.
-function clock(unix) {
-  if (!unix) return "";
-  const d = new Date(unix * 1000);
-  const t = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-  return d.toDateString() === new Date().toDateString() ? t : d.toLocaleDateString([], { month: "short", day: "numeric" }) + " " + t;
-}
 
-// when says a Unix time briefly: the time of day today, else the date too.
-function when(unix) {
-  const d = new Date(unix * 1000), now = new Date();
-  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  if (d.toDateString() === now.toDateString()) return time;
-  return d.toLocaleDateString([], { month: "short", day: "numeric", ...(d.getFullYear() !== now.getFullYear() && { year: "numeric" }) }) + " " + time;
-}
 
 function showSessionName() {
   const s = state.sessionList && state.sessionList.get(state.session);
@@ -283,12 +264,6 @@ function send(type, opID, payload) {
   return true;
 }
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 // card returns the operation's card, making it (and its history entry) on first sight.
 function card(m) {
@@ -399,9 +374,15 @@ function addVerdict(c, v) {
 const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 function artifactPath(a) {
-  const rel = a.path.split("/").map(encodeURIComponent).join("/");
-  if (a.sha256) return "/v1/artifacts/" + a.sha256 + "/" + rel;
-  return "/v1/sessions/" + encodeURIComponent(state.session) + "/artifacts/" + rel;
+  return "/v1/sessions/" + encodeURIComponent(state.session) + "/artifacts/" + a.path.split("/").map(encodeURIComponent).join("/");
+}
+
+// loadArtifact fetches an artifact's bytes: from the store by digest, else (a server without
+// a store, a file too large to keep) from the session; an eviction is said as it is.
+function loadArtifact(a) {
+  if (!a.sha256) return fetchBlob(artifactPath(a));
+  const kept = "/v1/artifacts/" + a.sha256 + "/" + a.path.split("/").map(encodeURIComponent).join("/");
+  return fetchBlob(kept).catch((e) => (/evicted for space/.test(e.message) ? Promise.reject(e) : fetchBlob(artifactPath(a))));
 }
 
 function addArtifact(c, a) {
@@ -413,14 +394,14 @@ function addArtifact(c, a) {
   link.addEventListener("click", (ev) => {
     ev.preventDefault();
     clearError();
-    fetchBlob(artifactPath(a)).then((b) => saveBlob(b, a.path.split("/").pop())).catch(showError);
+    loadArtifact(a).then((b) => saveBlob(b, a.path.split("/").pop())).catch(showError);
   });
   cap.append(link, el("span", "muted", ` ${a.mime_type} · ${bytes(a.size)}`));
   if (INLINE_IMAGES.has(a.mime_type)) {
     const img = el("img");
     img.alt = "figure " + a.path;
     fig.append(img);
-    fetchBlob(artifactPath(a))
+    loadArtifact(a)
       .then((b) => { img.src = URL.createObjectURL(new Blob([b], { type: a.mime_type })); })
       .catch((e) => img.replaceWith(el("p", "muted gone", e.message)));
   }
@@ -428,12 +409,6 @@ function addArtifact(c, a) {
   c.arts.append(fig);
 }
 
-function bytes(n) {
-  if (n < 1024) return n + " B";
-  if (n < 1 << 20) return (n / 1024).toFixed(1) + " KiB";
-  if (n < 1 << 30) return (n / (1 << 20)).toFixed(1) + " MiB";
-  return (n / (1 << 30)).toFixed(1) + " GiB";
-}
 
 // focus scrolls to an operation's card and moves the keyboard focus to it.
 function focus(c) {
@@ -649,111 +624,6 @@ function jobFailed(c, p, r) {
   c.end.textContent = `${label}${took}${p.error ? ": " + p.error : ""}${ending && !String(p.error).includes(ending.slice(3)) ? ending : ""}`;
 }
 
-// duration says s seconds briefly: "850 ms", "42 s", "3 min 20 s", "2 h 5 min".
-function duration(s) {
-  if (s < 1) return Math.round(s * 1000) + " ms";
-  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
-  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 >= 1 ? " " + Math.floor(s % 60) + " s" : ""}`;
-  return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? " " + Math.floor((s % 3600) / 60) + " min" : ""}`;
-}
-
-// runLine adds one event of an agent run to the stream, in order between its operations'
-// cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
-// each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
-// the stop — each with its time. An error already shown in this run is not shown again.
-function runLine(c, ev) {
-  let text = "", cls = "run-line";
-  const seen = (err) => {
-    if (!err) return false;
-    const key = String(err).trim();
-    if ((state.runErrors ||= new Set()).has(key)) return true;
-    state.runErrors.add(key);
-    return false;
-  };
-  const stamp = (e) => {
-    const t = ev.time ? Date.parse(ev.time) / 1000 : 0;
-    if (t) e.prepend(el("time", "at", clock(t) + " "));
-    $("#stream").append(e);
-  };
-  switch (ev.type) {
-    case "run_start": {
-      const st = ev.start || {}, task = st.task || {};
-      text = `${st.resumed ? "resumed" : "started"} with ${st.model || "?"} (${task.mode || "agent"}, ${task.kernel || "?"} kernel): ${task.goal || ""}`;
-      c.code.textContent = task.goal || "";
-      if (task.goal && c.root.parentNode) $("#runner-title").textContent = "Agent run: " + task.goal;
-      break;
-    }
-    case "memory": text = "memory recalled: " + (ev.memory || "nothing relevant"); break;
-    case "plan": {
-      const pl = ev.plan || {};
-      state.plans = (state.plans || 0) + 1;
-      const box = el("div", "run-line plan");
-      box.append(el("p", "", `${state.plans > 1 ? "re-plan" : "plan"}: ${pl.goal || ""}`));
-      const ol = document.createElement("ol");
-      for (const st of pl.steps || []) ol.append(el("li", "", `${st.title} [${st.tool}] — check: ${st.checkpoint}`));
-      box.append(ol);
-      stamp(box);
-      return;
-    }
-    case "tool_result": {
-      const t = ev.tool || {};
-      if (t.operation) return; // its card says it
-      if (t.is_error && seen(t.content)) return;
-      text = `${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
-      if (/^(remember|memory_|learn|add_fact|save_skill)/.test(t.name || "")) cls += " memory-written";
-      break;
-    }
-    case "verdict": return; // shown on the operation's card
-    case "reflection": {
-      const f = ev.reflection || {};
-      const what = f.decision === "adjust" ? "repair" : f.decision === "replan" ? "re-plan" : f.decision;
-      text = `reflect, step ${ev.step + 1}: ${what} — ${f.reasons}${f.fix ? " (fix: " + f.fix + ")" : ""}`;
-      cls += f.decision === "accept" ? " ok" : " warn";
-      break;
-    }
-    case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
-    case "resumed": text = "resumed" + (ev.by ? " (" + ev.by + ")" : ""); break;
-    case "kernel_state": {
-      const k = ev.kernel_state || {};
-      const lost = (k.skipped || []).map((x) => `${x.name} (${x.reason})`);
-      text = k.error ? `${k.kernel} kernel state not restored: ${k.error}` :
-        `${k.kernel} kernel state restored: ${(k.names || []).join(", ") || "no variables"}${lost.length ? "; not restored: " + lost.join(", ") : ""}`;
-      if (k.error || lost.length) cls += " warn";
-      break;
-    }
-    case "ended": {
-      const e = ev.end;
-      text = `ended (${e.reason})${e.error && !seen(e.error) ? ": " + e.error : ""}`;
-      if (!e.resumable && e.reason !== "cancelled") cls += " warn";
-      break;
-    }
-    case "model_call": { // each model answer, folded: its module, turn, tokens and time, then what it said
-      const call = ev.call || {}, u = call.usage || {};
-      if (call.error) {
-        if (seen(call.error)) return;
-        text = `${call.module}: model call failed: ${call.error}`;
-        cls += " warn";
-        break;
-      }
-      const d = el("details", "run-line model");
-      const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
-      d.append(el("summary", "", `model · ${call.module}, turn ${call.turn}${tokens ? " · " + tokens + " tokens" : ""}` +
-        `${call.duration_ns ? " · " + duration(call.duration_ns / 1e9) : ""}`));
-      d.append(el("pre", "reply", call.reply || "(no text)"));
-      stamp(d);
-      return;
-    }
-    case "stop": {
-      const st = ev.stop || {}, stats = st.stats || {};
-      const tokens = (stats.modules || []).map((m) => `${m.module} ${(m.input_tokens || 0) + (m.output_tokens || 0)}`).join(", ");
-      text = `stopped: ${st.reason}${st.error && !seen(st.error) ? " (" + st.error + ")" : ""} — ${stats.operations || 0} operations, ` +
-        `${stats.hot_fixes || 0} hot-fixes, ${stats.repairs || 0} repairs, ${stats.replans || 0} re-plans; tokens: ${tokens || "none"}`;
-      break;
-    }
-    default: text = ev.type;
-  }
-  stamp(el("p", cls, text));
-}
 
 // ---------- the bench ----------
 

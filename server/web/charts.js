@@ -10,6 +10,8 @@
 // loaded is measured from the server's timestamp to the frame that shows it, as a performance
 // entry "chart-point" (performance.getEntriesByName), so the lag is observable.
 
+import { el } from "./util.js";
+
 export const SVG = "http://www.w3.org/2000/svg";
 const W = 480, H = 150;
 const MAX_POINTS = 2000; // per series: past it, every other point is dropped
@@ -17,12 +19,6 @@ const MAX_POINTS = 2000; // per series: past it, every other point is dropped
 // STEP names a printed column that counts steps: the abscissa of the other values on its line.
 const STEP = /^(step|steps|iter|iters|iteration|it|epoch|cycle|frame|generation|gen|n_?iter)$/i;
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 // fmtNum prints a number to four significant digits: "0.1235", "1.235e+05", "42".
 export function fmtNum(v) {

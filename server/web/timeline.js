@@ -46,8 +46,9 @@ export function runLine(c, ev) {
       const t = ev.tool || {};
       if (t.operation) return; // its card says it
       if (t.is_error && seen(t.content)) return;
-      text = `${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
-      if (/^(remember|memory_|learn|add_fact|save_skill)/.test(t.name || "")) cls += " memory-written";
+      const wrote = /^(save_fact|save_skill|update_skill)$/.test(t.name || "") && !t.is_error;
+      text = `${wrote ? "memory written: " : ""}${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
+      if (wrote) cls += " memory-written";
       break;
     }
     case "verdict": return; // shown on the operation's card

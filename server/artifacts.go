@@ -148,6 +148,29 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	serveArtifact(w, r, rel, f, info)
 }
 
+// pinArtifact serves POST /v1/artifacts/SHA256/pin and DELETE /v1/artifacts/SHA256/pin: the
+// kept file is kept from eviction, or let go again.
+func (s *Server) pinArtifact(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Artifacts == nil {
+		httpError(w, http.StatusNotFound, "this server keeps no artifacts (no artifact store)")
+		return
+	}
+	sum, pin := r.PathValue("sum"), r.Method == http.MethodPost
+	err := s.cfg.Artifacts.Unpin(sum)
+	if pin {
+		err = s.cfg.Artifacts.Pin(sum)
+	}
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, artifact.ErrNotStored) {
+			code = http.StatusNotFound
+		}
+		httpError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sha256": sum, "pinned": pin})
+}
+
 // serveArtifact answers with an artifact's bytes, as hostile content.
 func serveArtifact(w http.ResponseWriter, r *http.Request, rel string, f *os.File, info os.FileInfo) {
 	typ := protocol.ArtifactType(rel)

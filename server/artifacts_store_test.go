@@ -67,6 +67,24 @@ func TestArtifactStoreREST(t *testing.T) {
 	if code, h, _ := get("/v1/artifacts/" + sums["evil.svg"] + "/evil.svg"); code != 200 || !strings.HasPrefix(h.Get("Content-Disposition"), "attachment") {
 		t.Errorf("the SVG from the store: %d %q, want an attachment", code, h.Get("Content-Disposition"))
 	}
+	// Pinned, a file is kept from eviction; unpinned, it may go again.
+	for _, c := range []struct {
+		method, sum string
+		code        int
+	}{{"POST", sums["fig.png"], 200}, {"DELETE", sums["fig.png"], 200}, {"POST", sums["fig.png"], 200}, {"POST", strings.Repeat("0", 64), 404}} {
+		req, _ := http.NewRequest(c.method, f.http.URL+"/v1/artifacts/"+c.sum+"/pin", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("%s /v1/artifacts/%.8s…/pin: %d, want %d", c.method, c.sum, resp.StatusCode, c.code)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "artifacts", sums["fig.png"][:2], sums["fig.png"][2:]+".pin")); err != nil {
+		t.Errorf("fig.png is not pinned: %v", err)
+	}
 	csv := sums["data.csv"]
 	if err := os.Remove(filepath.Join(dir, "artifacts", csv[:2], csv[2:])); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/sessions/{id}/operations/{op}/interrupt", s.postInterrupt)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/artifacts/{path...}", s.artifact)
 	s.mux.HandleFunc("GET /v1/artifacts/{sum}/{path...}", s.storedArtifact)
+	s.mux.HandleFunc("POST /v1/artifacts/{sum}/pin", s.pinArtifact)
+	s.mux.HandleFunc("DELETE /v1/artifacts/{sum}/pin", s.pinArtifact)
 	s.mux.HandleFunc("GET /v1/sessions/{id}/bench", s.sessionBench)
 	s.runRoutes()
 	s.jobRoutes()

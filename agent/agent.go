@@ -60,6 +60,7 @@ import (
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/tool"
 )
@@ -220,6 +221,9 @@ type Options struct {
 	NoReflect bool
 
 	OutputLines int // first and last output lines kept per operation; default 20
+	// Artifacts, when set, keeps a copy of every artifact a cell of the run reports (the
+	// server's artifact store), so its figures outlive the run's workspace.
+	Artifacts operation.Keeper
 }
 
 // Agent runs tasks with one model. It is safe for concurrent use: each Run is independent.

@@ -69,6 +69,9 @@ type ModuleCall struct {
 	PromptChars int           `json:"prompt_chars"`
 	Duration    time.Duration `json:"duration_ns"`
 	Error       string        `json:"error,omitempty"`
+	// Reply is what the model answered: its text and its tool calls (→ name(arguments)), at
+	// most maxReply bytes, so that a run's story shows each model answer.
+	Reply string `json:"reply,omitempty"`
 }
 
 // ToolEvent is a tool call and what it returned to the model.

@@ -264,6 +264,7 @@ func (r *run) call(ctx context.Context, module string, req *llm.Request) (*llm.R
 		c.Error = err.Error()
 	} else {
 		c.Usage = resp.Usage
+		c.Reply = reply(resp.Message)
 		r.count(module, resp.Usage)
 	}
 	if e := r.emit(ctx, &Event{Type: EventModelCall, Call: c}, false); e != nil {
@@ -273,6 +274,26 @@ func (r *run) call(ctx context.Context, module string, req *llm.Request) (*llm.R
 		return nil, fmt.Errorf("%s module: %w", module, err)
 	}
 	return resp, nil
+}
+
+// maxReply caps ModuleCall.Reply.
+const maxReply = 8 << 10
+
+// reply is a model's answer as a run's story shows it: its text, then a line per tool call.
+func reply(m llm.Message) string {
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for _, tc := range m.ToolCalls {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "→ %s(%s)", tc.Name, tc.Arguments)
+	}
+	s := b.String()
+	if len(s) > maxReply {
+		s = strings.ToValidUTF8(s[:maxReply], "") + " …"
+	}
+	return s
 }
 
 func (r *run) count(module string, u llm.Usage) {

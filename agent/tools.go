@@ -91,6 +91,12 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	} else if !r.a.opts.NoJudge {
 		opts = &operation.Options{Judge: r.judge}
 	}
+	if r.a.opts.Artifacts != nil {
+		if opts == nil {
+			opts = &operation.Options{}
+		}
+		opts.Artifacts = r.a.opts.Artifacts
+	}
 	caution, stop := r.guard(ctx, name, in.Code)
 	if stop != nil {
 		return stop, nil

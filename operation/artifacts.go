@@ -29,6 +29,10 @@ import (
 // workspace: a symlink is never followed out of it (nor reported), a FIFO never blocks. A
 // file whose name a client would refuse (protocol.Artifact.Validate: a backslash, control
 // characters, invalid UTF-8) is not reported.
+//
+// With a Keeper (Options.Artifacts), each reported file up to maxHashed bytes is also copied
+// into it as it is hashed — read once, through the same os.Root — so that it outlives the
+// workspace (package artifact keeps it by its digest).
 
 const (
 	maxScanned     = 10000
@@ -36,6 +40,12 @@ const (
 	maxHashed      = 32 << 20
 	maxHashedTotal = 256 << 20
 )
+
+// Keeper keeps a copy of an artifact's bytes, at most limit of them, and returns their
+// SHA-256 (hex) and size: *artifact.Store.
+type Keeper interface {
+	Put(r io.Reader, limit int64) (sha256 string, size int64, err error)
+}
 
 // stamp is what the snapshot keeps of a file.
 type stamp struct {
@@ -46,10 +56,11 @@ type stamp struct {
 type snapshot struct {
 	root   *os.Root
 	before map[string]stamp
+	keep   Keeper // nil: artifacts are described, not kept
 }
 
 // takeSnapshot records the workspace's files; nil when there is no workspace to open.
-func takeSnapshot(workspace string) *snapshot {
+func takeSnapshot(workspace string, keep Keeper) *snapshot {
 	if workspace == "" {
 		return nil
 	}
@@ -57,7 +68,7 @@ func takeSnapshot(workspace string) *snapshot {
 	if err != nil {
 		return nil
 	}
-	s := &snapshot{root: root}
+	s := &snapshot{root: root, keep: keep}
 	s.before = s.scan()
 	return s
 }
@@ -135,7 +146,18 @@ func (s *snapshot) describe(p string, budget *int64) *protocol.Artifact {
 	}
 	defer f.Close()
 	a := &protocol.Artifact{Path: p, MIMEType: protocol.ArtifactType(p), Size: info.Size()}
+	if a.Validate() != nil { // a name a client would refuse: neither read nor kept
+		return nil
+	}
 	if a.Size > maxHashed || a.Size > *budget {
+		return a
+	}
+	if s.keep != nil {
+		sum, n, err := s.keep.Put(f, maxHashed)
+		*budget -= n
+		if err == nil && n == a.Size { // a file still being written keeps no digest
+			a.SHA256 = sum
+		}
 		return a
 	}
 	h := sha256.New()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -33,15 +34,38 @@ func hexSum(data string) string {
 
 // TestSnapshotArtifacts: what a hostile cell leaves in its workspace — new and rewritten
 // files among unchanged ones, dot-entries, a symlink out of the workspace, a FIFO, a
-// directory replaced by a symlink — yields exactly the new and changed regular files.
+// directory replaced by a symlink — yields exactly the new and changed regular files. With a
+// Keeper (an artifact.Store), exactly those files are kept, by their digests.
 func TestSnapshotArtifacts(t *testing.T) {
+	t.Run("described", func(t *testing.T) { testSnapshotArtifacts(t, nil) })
+	t.Run("kept", func(t *testing.T) {
+		st, err := artifact.Open(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := testSnapshotArtifacts(t, st)
+		if st.Used() != 12+9+4 {
+			t.Errorf("the store holds %d bytes, want the 25 of the three artifacts", st.Used())
+		}
+		for _, a := range got {
+			f, _, err := st.Open(a.SHA256)
+			if err != nil {
+				t.Errorf("%s: %v", a.Path, err)
+				continue
+			}
+			f.Close()
+		}
+	})
+}
+
+func testSnapshotArtifacts(t *testing.T, keep Keeper) []*protocol.Artifact {
 	ws := t.TempDir()
 	write(t, ws, "keep.txt", "unchanged")
 	write(t, ws, "data.csv", "a,b\n1,2\n")
 	write(t, ws, "sub/old.dat", "1 2 3")
 	write(t, ws, "same-size.txt", "aaaa")
 	os.Chtimes(filepath.Join(ws, "same-size.txt"), time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	s := takeSnapshot(ws)
+	s := takeSnapshot(ws, keep)
 	defer s.close()
 
 	write(t, ws, "data.csv", "a,b\n1,2\n3,4\n")    // grew
@@ -84,13 +108,14 @@ func TestSnapshotArtifacts(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	return got
 }
 
 // TestSnapshotBounds: a cell that writes many files gets maxArtifacts reported, a file above
 // maxHashed is reported without a digest, and the scan stops after maxScanned entries.
 func TestSnapshotBounds(t *testing.T) {
 	ws := t.TempDir()
-	s := takeSnapshot(ws)
+	s := takeSnapshot(ws, nil)
 	defer s.close()
 	for i := range maxArtifacts + 8 {
 		write(t, ws, fmt.Sprintf("f%03d.csv", i), "x")
@@ -119,12 +144,12 @@ func TestSnapshotBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s2 := takeSnapshot(many)
+	s2 := takeSnapshot(many, nil)
 	defer s2.close()
 	if n := len(s2.before); n != maxScanned {
 		t.Errorf("a workspace of %d files: %d scanned, want the cap %d", maxScanned+10, n, maxScanned)
 	}
-	if takeSnapshot(filepath.Join(many, "missing")) != nil {
+	if takeSnapshot(filepath.Join(many, "missing"), nil) != nil {
 		t.Error("a snapshot of a missing workspace")
 	}
 }
@@ -133,7 +158,7 @@ func TestSnapshotBounds(t *testing.T) {
 // maxHashedTotal bytes of them, sizes only for the rest.
 func TestSnapshotHashBudget(t *testing.T) {
 	ws := t.TempDir()
-	s := takeSnapshot(ws)
+	s := takeSnapshot(ws, nil)
 	defer s.close()
 	n := maxHashedTotal/maxHashed + 1
 	for i := range n {

@@ -114,6 +114,8 @@ type Options struct {
 	// perception.Escalator; its verdict is reported like the monitor's and can trigger the
 	// Hot-Fix. It runs beside the stream, never holding it up. With no Judge nothing is escalated.
 	Judge perception.Judge
+	// Artifacts, when set, keeps a copy of every artifact the cell reports (see Keeper).
+	Artifacts Keeper
 }
 
 // Exec runs a checked plan in k. It yields operation_start, one operation_progress per
@@ -195,7 +197,7 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		}
 		fol := newFollower(k.Info().Workspace, p.Follow)
 		defer fol.close()
-		snap := takeSnapshot(k.Info().Workspace)
+		snap := takeSnapshot(k.Info().Workspace, opts.Artifacts)
 		defer snap.close()
 		for step, err := range k.Exec(ctx, p.Cell) {
 			if err != nil {

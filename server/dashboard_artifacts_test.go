@@ -3,16 +3,20 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/server"
 )
 
@@ -90,4 +94,82 @@ disp("printed")`)
 	}
 	waitJS(t, ctx, "the reloaded page shows both figures", `document.querySelectorAll("#stream .artifact img").length === 2 && `+
 		`[...document.querySelectorAll("#stream .artifact img")].every((i) => i.complete && i.naturalWidth > 300)`)
+}
+
+// TestDashboardArtifactsDurable drives the dashboard in a real headless Chromium: a figure a
+// cell saved is kept in the artifact store, so it is still shown after the session was reaped
+// and its workspace deleted, and after the server restarted over the same log and store; a
+// figure evicted from the store for space says so, and when.
+func TestDashboardArtifactsDurable(t *testing.T) {
+	const token = "durable-test-token-0123456789"
+	dir := t.TempDir()
+	store, err := sqlite.Open(filepath.Join(dir, "labmate.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	arts, err := artifact.Open(filepath.Join(dir, "artifacts"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workspaces := filepath.Join(dir, "workspaces")
+	config := func(c *server.Config) {
+		c.Token, c.Artifacts, c.Workspaces, c.IdleTimeout = token, arts, workspaces, 2*time.Second
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+	}
+	f := newFixture(t, store, config)
+	ctx := browser(t, 3*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
+	runCell(t, ctx, `import struct, zlib
+def png(name, w, h):  # a real PNG, without matplotlib (whose font cache takes long to build)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    raw = b"".join(b"\x00" + bytes([200, 60, 40]) * w for _ in range(h))
+    open(name, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+png("kept.png", 400, 200)
+png("evicted.png", 300, 200)
+print("saved")`)
+	waitJS(t, ctx, "the figure shows in the card", figureShown("kept.png", 400))
+	session := evalString(t, ctx, `sessionStorage.getItem("labmate.session")`)
+	evicted := evalString(t, ctx, `(() => { for (const a of document.querySelectorAll("#stream .artifact a")) if (a.textContent === "evicted.png") return a.title.replace(/^.*sha256 (\w+).*$/, "$1"); return ""; })()`)
+	if !artifact.ValidSum(evicted) {
+		t.Fatalf("evicted.png has no digest in its card: %q", evicted)
+	}
+
+	// Reaped: the page leaves, the session idles past its timeout and is dropped; its
+	// workspace is deleted too, so only the store can show the figure.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if err := os.RemoveAll(workspaces); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#lab/"+session)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the reaped session's figure shows", figureShown("kept.png", 400))
+
+	// Restarted: a new server over the same log and store.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	f.http.Close()
+	f.srv.Close()
+	f = newFixture(t, store, config)
+	if err := os.Remove(filepath.Join(dir, "artifacts", evicted[:2], evicted[2:])); err != nil { // as the store's eviction does…
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "artifacts", evicted[:2], evicted[2:]+".evicted"), []byte("1234\n"), 0o600); err != nil { // …leaving its note
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token+"#lab/"+session)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the figure shows after a restart", figureShown("kept.png", 400))
+	waitJS(t, ctx, "the evicted figure says it was evicted", `[...document.querySelectorAll("#stream .artifact p.gone")].some((p) => p.textContent.includes("evicted for space at"))`)
+	screenshot(t, ctx, "artifacts-durable.png")
 }

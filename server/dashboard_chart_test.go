@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/labmate/labmate/internal/testutil"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 )
@@ -73,4 +78,55 @@ func TestDashboardCharts(t *testing.T) {
 	if p99 >= 1000 {
 		t.Errorf("line → chart point p99 %s ms, want < 100 ms", strconv.FormatFloat(p99, 'f', 1, 64))
 	}
+}
+
+// TestDashboardChartAbscissa drives the dashboard in a real headless Chromium: the damped
+// oscillator of examples/damped.m logs its energy against its simulated time t
+// (labmate_log("energy", E, t)), and its chart's x-axis is that t, named, spanning 0–5 (read
+// from the SVG), not the wall time of the run; printed numbers keep four significant digits.
+func TestDashboardChartAbscissa(t *testing.T) {
+	code, err := os.ReadFile("../examples/damped.m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testutil.KernelOptions(t)
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
+		c.Prewarm = []string{"octave"}
+		c.Start = func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+			if name != "octave" {
+				return nil, fmt.Errorf("unknown kernel %q", name)
+			}
+			o := opts
+			o.Workspace = ws
+			return octave.Start(ctx, &o)
+		}
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "octave", Version: "9"}} }
+	})
+	ctx := browser(t, 2*time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
+	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "octave"`)
+	runCell(t, ctx, string(code))
+	waitJS(t, ctx, "the oscillator completes", lastOp+`.includes("final amplitude") && `+lastOp+`.includes("completed in")`)
+	const energy = `document.querySelector('#stream article.op:last-of-type figure.chart[data-series="energy"]')`
+	waitJS(t, ctx, "the energy is charted", `!!`+energy+` && !`+energy+`.hidden && `+energy+`.querySelector("svg").dataset.xmax === "5"`)
+	got := evalString(t, ctx, `(() => { const s = `+energy+`.querySelector("svg"); `+
+		`const x = [...s.querySelectorAll("text.tick.x")].map((e) => e.textContent); `+
+		`return s.querySelector("text.axis-label.x").textContent + " | " + x[0] + " … " + x[x.length - 1] + " | " + s.dataset.xmin + "–" + s.dataset.xmax; })()`)
+	if got != "t | 0 … 5 | 0.1–5" {
+		t.Errorf("the energy chart's x-axis: %q, want \"t | 0 … 5 | 0.1–5\" (label | first … last tick | data span)", got)
+	}
+	// The x line the chart draws spans the axis: its first point near x = 0.1, its last at 5.
+	span := evalString(t, ctx, `(() => { const s = `+energy+`.querySelector("svg"); const p = s.querySelector("polyline.series").getAttribute("points").split(" "); `+
+		`const ticks = [...s.querySelectorAll("text.tick.x")]; return p[p.length - 1].split(",")[0] + " " + ticks[ticks.length - 1].getAttribute("x"); })()`)
+	if parts := strings.Fields(span); len(parts) != 2 || parts[0] != "470.0" {
+		t.Errorf("the energy's last point and the last tick are at x %q, want the right edge (470)", span)
+	}
+	caption := evalString(t, ctx, energy+`.querySelector("figcaption").textContent`)
+	if !strings.Contains(caption, "against t") || regexp.MustCompile(`\d\.\d{6,}`).MatchString(caption) {
+		t.Errorf("the energy chart's caption: %q, want it against t and numbers to four significant digits", caption)
+	}
+	screenshot(t, ctx, "chart-damped.png")
 }

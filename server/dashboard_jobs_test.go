@@ -226,3 +226,21 @@ func TestDashboardJobs(t *testing.T) {
 	l.close()
 	testutil.ReplayStore(t, reopen(t, dir))
 }
+
+// TestDashboardJobFollowed: a job that writes its progress to a file it follows shows that
+// file's lines in its card's stream (in a real headless Chromium), each named by its file.
+func TestDashboardJobFollowed(t *testing.T) {
+	dir := t.TempDir()
+	cancelAll(t, dir)
+	l := openJobLab(t, dir, func(c *server.Config) {
+		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+	})
+	id := l.submit(t, `{"name": "md", "command": ["bash", "-c", "for i in 1 2 3 4; do echo \"step $i energy = -$i.5\" >> md.log; sleep 0.3; done; echo done"], "follow": ["md.log"], "resources": {"cores": 1}}`)
+	l.waitJob(t, id, "ended", terminalState)
+	ctx := browser(t, time.Minute)
+	if err := chromedp.Do(ctx, chromedp.Navigate(l.http.URL+"/#lab/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	const out = `(document.querySelector("#stream article.op .out") || {textContent: ""}).textContent`
+	waitJS(t, ctx, "the followed file's lines show", out+`.includes("md.log: step 4 energy = -4.5") && `+out+`.includes("done")`)
+}

@@ -128,6 +128,10 @@ func TestDashboardLayout(t *testing.T) {
 	}
 	waitJS(t, ctx, "the dashboard connects", `document.querySelector("#conn").textContent === "live"`)
 	waitJS(t, ctx, "the kernels are listed", `document.querySelector("#kernel").value === "python"`)
+	// The token URL opened the latest activity, the job; cells run in a new session.
+	waitJS(t, ctx, "the job's session opens", `location.hash.startsWith("#lab/local-") && !shown("#cell")`)
+	jsClick(t, ctx, "#new-session")
+	waitJS(t, ctx, "a new session opens", `shown("#cell") && document.querySelector("#conn").textContent === "live"`)
 
 	// A stream longer than the window, then a long cell: its Interrupt button comes into view.
 	runCell(t, ctx, "for i in range(60):\n    print('x =', i * 1.5)\n")
@@ -158,11 +162,12 @@ func TestDashboardLayout(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
 		t.Fatal(err)
 	}
-	// The telemetry chart has both axes labelled, with evenly spaced ticks.
+	// The telemetry chart has both axes labelled — x against its sample index, as the cell
+	// printed no t nor step — with evenly spaced ticks.
 	ticks := evalString(t, ctx, `JSON.stringify([...document.querySelectorAll('#stream figure.chart[data-series="x"] svg text.tick')].map((t) => t.textContent))`)
 	labels := evalString(t, ctx, `[...document.querySelectorAll('#stream figure.chart[data-series="x"] svg text.axis-label')].map((t) => t.textContent).join(", ")`)
-	if labels != "time (ms), x" && labels != "time (s), x" {
-		t.Errorf("the telemetry chart's axis labels: %q, want time and x", labels)
+	if labels != "sample, x" {
+		t.Errorf("the telemetry chart's axis labels: %q, want sample and x", labels)
 	}
 	var tl []string
 	json.Unmarshal([]byte(ticks), &tl)

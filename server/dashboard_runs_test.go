@@ -20,8 +20,10 @@ import (
 )
 
 // TestDashboardRun: an agent run started over the API is watched in a real headless Chromium
-// from its session: the task, the plan, the operation as a card of its own with its output and
-// its telemetry chart, the reflection, the answer and the stop with its tokens per module.
+// from its session, as its timeline: the task, the plan, every model answer (folded, each
+// with what the model said), the operation as a card of its own with its time, its output and
+// its telemetry chart, the reflection, the answer and the stop with its tokens per module —
+// and no cell form.
 func TestDashboardRun(t *testing.T) {
 	fake := llmtest.NewServer(t,
 		llmtest.JSON(agent.Plan{Goal: "sum", Steps: []agent.Step{{Title: "sum", Action: "compute 2 + 3", Tool: agent.ToolRunCode, Checkpoint: "s = 5"}}}),
@@ -53,6 +55,21 @@ func TestDashboardRun(t *testing.T) {
 	}
 	waitJS(t, ctx, "the operation is a card of its own, completed, with its chart",
 		`[...document.querySelectorAll("#stream article.op")].some((a) => a.innerText.includes("completed in") && a.querySelector('figure.chart[data-series="s"]'))`)
+	if shown := evalString(t, ctx, `String(shown("#cell"))`); shown != "false" {
+		t.Error("an agent run's page shows the cell form")
+	}
+	// Every model answer, in order: the plan, the run_code call, the reflection, the final answer.
+	answers := evalString(t, ctx, `[...document.querySelectorAll("#stream details.run-line.model")].map((d) => d.querySelector("summary").textContent.replace(/,.*$/, "") + " | " + d.querySelector("pre.reply").textContent.replace(/\s+/g, " ").slice(0, 60)).join("\n")`)
+	for i, want := range []string{`model · plan | {"goal":"sum"`, `model · code | → run_code({"code": "for i in range(6):`, `model · reflect | {"decision":"accept"`, `model · code | → final_answer({"answer": "5"})`} {
+		lines := strings.Split(answers, "\n")
+		if len(lines) != 4 || !strings.HasPrefix(lines[i], want) {
+			t.Errorf("model answer %d: want %q; the page shows:\n%s", i+1, want, answers)
+			break
+		}
+	}
+	if got := evalString(t, ctx, `[...document.querySelectorAll("#stream article.op")].filter((a) => a.querySelector("header time.at") && a.querySelector("pre.code").textContent.includes("range(6)")).length + ""`); got != "1" {
+		t.Errorf("%s cards of the run's cell with its time, want 1", got)
+	}
 	screenshot(t, ctx, "run.png")
 }
 

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab"
@@ -55,6 +56,10 @@ type Config struct {
 	// that memory-informed planners learn from.
 	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
 	CampaignStore lab.Store
+	// Artifacts, when set, keeps a copy of every artifact a cell reports, by its digest, so
+	// that figures and tables outlive workspaces and the server (GET /v1/artifacts/SHA/NAME,
+	// and OpenArtifact). Nil: artifacts are served from live workspaces only.
+	Artifacts *artifact.Store
 	// Workspaces is the directory under which each session gets its workspace.
 	Workspaces string
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first

@@ -28,7 +28,7 @@ type fixture struct {
 	store protocol.Store
 }
 
-func newFixture(t *testing.T, store protocol.Store, edit func(*server.Config)) *fixture {
+func newFixture(t testing.TB, store protocol.Store, edit func(*server.Config)) *fixture {
 	t.Helper()
 	opts := testutil.KernelOptions(t)
 	cfg := server.Config{

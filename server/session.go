@@ -359,7 +359,7 @@ func (ss *session) run(o *op) {
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
 		return
 	}
-	for _, err := range o.life.Run(o.ctx, k, o.plan, &operation.Options{Judge: ss.s.cfg.Judge}) {
+	for _, err := range o.life.Run(o.ctx, k, o.plan, ss.s.execOptions()) {
 		if err != nil {
 			ss.s.logf("session %s: %v", ss.id, err)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,12 @@ type SessionListing struct {
 	Name   string `json:"name,omitempty"`
 	Closed bool   `json:"closed"`
 	Kind   string `json:"kind,omitempty"`
+	// Title says what the session is, for a session nobody named: an agent run's task, a
+	// campaign's name, a job's name or command, or the first line of its first cell (its
+	// leading comment, as a script's first line says what it does).
+	Title string `json:"title,omitempty"`
+	// Updated is the time of its latest message (Unix seconds).
+	Updated float64 `json:"updated,omitempty"`
 }
 
 func (s *Server) sessionRoutes() {
@@ -70,6 +77,12 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 				row.Name, row.Closed = u.Name, u.Closed
 			case op.ID == si.ID && (op.Kind == protocol.KindAgentRun || op.Kind == protocol.KindCampaign):
 				row.Kind = op.Kind
+			}
+		}
+		row.Title = s.sessionTitle(ctx, si.ID)
+		for m, err := range s.store.After(ctx, si.ID, si.LastSeq-1) {
+			if err == nil {
+				row.Updated = m.Timestamp
 			}
 		}
 		out = append(out, row)
@@ -289,4 +302,72 @@ func (ss *session) close(ctx context.Context) (protocol.SessionUpdate, error) {
 	}
 	ss.closeKernels(0)
 	return ss.updateLocked(context.WithoutCancel(ctx), func(u *protocol.SessionUpdate) { u.Closed = true })
+}
+
+// maxTitle caps SessionListing.Title, in characters.
+const maxTitle = 80
+
+// sessionTitle says what session id is, from its first messages (see SessionListing.Title).
+func (s *Server) sessionTitle(ctx context.Context, id string) string {
+	n := 0
+	for m, err := range s.store.After(ctx, id, 0) {
+		if err != nil || n > 16 {
+			break
+		}
+		n++
+		var p struct {
+			Kind string
+			Code string
+			Type string
+			Job  *struct {
+				Name, Script string
+				Command      []string
+			}
+			Start    *struct{ Task struct{ Goal string } }
+			Campaign *struct{ Space, Objective, Planner string }
+		}
+		if json.Unmarshal(m.Payload, &p) != nil {
+			continue
+		}
+		switch {
+		case m.Type == protocol.TypeRunEvent && p.Start != nil && p.Start.Task.Goal != "":
+			return clip(p.Start.Task.Goal)
+		case m.Type == protocol.TypeRunEvent && p.Campaign != nil:
+			return clip(fmt.Sprintf("%s: %s (%s planner)", p.Campaign.Space, p.Campaign.Objective, p.Campaign.Planner))
+		case m.Type == protocol.TypeRequest && p.Job != nil:
+			return clip(cmp.Or(p.Job.Name, strings.Join(p.Job.Command, " "), firstLine(p.Job.Script)))
+		case m.Type == protocol.TypeRequest && p.Code != "":
+			return clip(firstLine(p.Code))
+		}
+	}
+	return ""
+}
+
+// firstLine is code's first non-blank line, a leading comment marker (%, #, //) taken off.
+func firstLine(code string) string {
+	for line := range strings.Lines(code) {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "#!") {
+			continue
+		}
+		for _, c := range []string{"%%", "%", "##", "#", "//"} {
+			if t, ok := strings.CutPrefix(l, c); ok {
+				l = strings.TrimSpace(t)
+				break
+			}
+		}
+		if l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// clip shortens s to maxTitle characters, printable ones only.
+func clip(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }), " ")
+	if r := []rune(s); len(r) > maxTitle {
+		return string(r[:maxTitle-1]) + "…"
+	}
+	return s
 }

@@ -26,6 +26,7 @@ func newServeCmd() *cobra.Command {
 		noToken           bool
 		allowHosts        []string
 		modelSpec         string
+		artifactsMax      string
 		prewarm           []string
 		idle              time.Duration
 		limits            server.Config // the Max* caps
@@ -66,7 +67,10 @@ documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
-and session workspaces in DATA/workspaces. Campaign CSVs (POST /v1/campaigns, the MCP
+session workspaces in DATA/workspaces, and every artifact a cell reports (a figure, a table,
+up to 32 MiB) in DATA/artifacts by its SHA-256, so it outlives the workspace and the server
+(GET /v1/artifacts/SHA256/NAME); --artifacts-max bounds the store, the oldest unpinned files
+evicted first (reading one then says it was evicted for space, and when). Campaign CSVs (POST /v1/campaigns, the MCP
 campaign tools, the dashboard) are uploaded, or named by a path under a --data-root directory;
 no other file on the server can be named.
 
@@ -139,6 +143,9 @@ it cannot open.`,
 			}
 			defer runStore.Close()
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
+			if cfg.Artifacts, err = openArtifacts(data, artifactsMax); err != nil {
+				return err
+			}
 			if cfg.Campaign, err = cf.setup(); err != nil {
 				return err
 			}
@@ -153,6 +160,7 @@ it cannot open.`,
 			}
 			if runs != nil {
 				cfg.Runs, cfg.Resume, cfg.Model = runs.Run, runs.Resume, runs.model.Name()
+				runs.artifacts = cfg.Artifacts
 			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
@@ -210,6 +218,7 @@ it cannot open.`,
 	f.IntVar(&limits.MaxQueue, "max-queue", 64, "operations queued or running per session at most")
 	f.IntVar(&limits.MaxOperations, "max-operations", 1024, "operations queued or running in all at most")
 	f.IntVar(&limits.MaxRuns, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
+	f.StringVar(&artifactsMax, "artifacts-max", "2GiB", "size of the artifact store, DATA/artifacts: the figures and files cells report, kept by content; past it the oldest unpinned go first")
 	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)
 	cf.add(cmd)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
+	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/job"
 	jobtools "github.com/labmate/labmate/job/tools"
 	"github.com/labmate/labmate/kernel"
@@ -18,6 +19,7 @@ import (
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
 )
@@ -59,6 +61,16 @@ type serveAgent struct {
 	// the jobs are then operations of the log, watched by perception. Before (runs the server
 	// resumes as it starts), they are submitted directly and the server adopts them.
 	srv atomic.Pointer[server.Server]
+	// artifacts keeps the artifacts of the runs' cells (the server's store); nil: none kept.
+	artifacts *artifact.Store
+}
+
+// keeper is the runs' artifact store as an operation.Keeper: nil when there is none.
+func (s *serveAgent) keeper() operation.Keeper {
+	if s.artifacts == nil {
+		return nil
+	}
+	return s.artifacts
 }
 
 // agentRuns is labmate serve's agent. It is nil when no model is configured (--model,
@@ -132,7 +144,8 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 			}
 			return startKernel(ctx, name, s.sb, ws)
 		},
-		Store: s.store,
-		Jobs:  s.jobs,
+		Store:     s.store,
+		Jobs:      s.jobs,
+		Artifacts: s.keeper(),
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/kernel"
 	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
@@ -108,4 +109,13 @@ func redact(store string) string {
 		}
 	}
 	return store
+}
+
+// openArtifacts opens the artifact store of data directory data, of size max ("2GiB").
+func openArtifacts(data, max string) (*artifact.Store, error) {
+	n, err := sandbox.ParseSize(max)
+	if err != nil || n <= 0 {
+		return nil, fmt.Errorf("--artifacts-max %q: want a size such as 512MiB or 2GiB", max)
+	}
+	return artifact.Open(filepath.Join(data, "artifacts"), &artifact.Options{MaxBytes: n})
 }

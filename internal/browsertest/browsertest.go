@@ -18,7 +18,7 @@ import (
 // Start starts a headless Chromium (Debian's chromium, installed by scripts/deps) for
 // the test and returns a chromedp context bounded by timeout. extra adds to its options
 // (e.g. chromedp.Flag("host-resolver-rules", …)).
-func Start(t *testing.T, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := os.Getenv("LABMATE_CHROMIUM")
 	if path == "" {
@@ -61,7 +61,7 @@ func Start(t *testing.T, timeout time.Duration, extra ...chromedp.ExecAllocatorO
 const shownJS = `window.shown = (sel) => document.querySelector(sel).getClientRects().length > 0; `
 
 // Wait polls a JavaScript expression until it is true.
-func Wait(t *testing.T, ctx context.Context, what, expr string) {
+func Wait(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -81,7 +81,7 @@ func Wait(t *testing.T, ctx context.Context, what, expr string) {
 }
 
 // Eval evaluates a JavaScript expression that yields a string.
-func Eval(t *testing.T, ctx context.Context, expr string) string {
+func Eval(t testing.TB, ctx context.Context, expr string) string {
 	t.Helper()
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
 	if err != nil {
@@ -92,7 +92,7 @@ func Eval(t *testing.T, ctx context.Context, expr string) string {
 
 // Click clicks an element from JavaScript. (chromedp's Click resolves a DOM node first,
 // which a page that re-renders periodically can invalidate.)
-func Click(t *testing.T, ctx context.Context, sel string) {
+func Click(t testing.TB, ctx context.Context, sel string) {
 	t.Helper()
 	expr := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return "no element"; e.click(); return ""; })()`, sel)
 	if msg := Eval(t, ctx, expr); msg != "" {
@@ -102,7 +102,7 @@ func Click(t *testing.T, ctx context.Context, sel string) {
 
 // Screenshot saves the page as a test artifact: under $LABMATE_ARTIFACTS when set (make
 // test sets it), else in the test's artifact directory (go test -artifacts keeps it).
-func Screenshot(t *testing.T, ctx context.Context, name string) {
+func Screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

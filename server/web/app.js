@@ -8,9 +8,10 @@
 // request a page elsewhere makes) — and taken out of the address bar at once. Every fetch
 // sends it as Authorization: Bearer; the WebSocket, which cannot send headers, offers it as
 // a subprotocol, labmate.bearer.BASE64URL(TOKEN), next to "labmate".
-"use strict";
+import { $, el, short, clock, when, bytes, duration } from "./util.js";
+import { SVG, addSample, mark, niceTicks, axes, svgAdder } from "./charts.js";
+import { runLine } from "./timeline.js";
 
-const $ = (sel) => document.querySelector(sel);
 const MAX_LINES = 4000; // per operation in the page; the whole stream is in the log
 
 // takeToken moves ?token=… from the address bar into sessionStorage.
@@ -24,7 +25,7 @@ function takeToken() {
 }
 takeToken();
 
-const state = {
+export const state = {
   token: sessionStorage.getItem("labmate.token") || "",
   session: "",     // the session shown
   lastSeq: 0,      // the last seq rendered
@@ -77,12 +78,6 @@ function uuid() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// short is an id for the eye: its first 8 characters, or a job's scheduler and its id's tail
-// (job ids begin with their date).
-const short = (id) => {
-  const m = /^(local|slurm)-.+(.{8})$/.exec(id);
-  return m ? `${m[1]}-${m[2]}` : id.slice(0, 8);
-};
 
 // ---------- sessions ----------
 
@@ -111,7 +106,7 @@ async function loadSessions() {
   showSessionName();
   const ul = $("#sessions");
   const showClosed = $("#show-closed").checked;
-  const key = JSON.stringify([showClosed, list.map((s) => [s.id, s.operations, s.name, s.closed, s.kind])]);
+  const key = JSON.stringify([showClosed, list.map((s) => [s.id, s.operations, s.name, s.closed, s.kind, s.title, s.updated])]);
   if (key === state.sessionsKey || state.renaming) return; // unchanged, or being renamed: keep the DOM (and the keyboard focus)
   state.sessionsKey = key;
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
@@ -123,8 +118,9 @@ async function loadSessions() {
     const b = el("button", "open");
     b.type = "button";
     b.dataset.session = s.id;
-    const label = s.name || short(s.id);
-    const what = `${s.operations} op${s.operations === 1 ? "" : "s"}${s.created ? " · " + when(s.created) : ""}`;
+    const label = s.name || s.title || short(s.id);
+    const at = s.updated || s.created;
+    const what = `${s.operations} op${s.operations === 1 ? "" : "s"}${at ? " · " + when(at) : ""}`;
     if (s.kind) b.append(el("span", "kind", s.kind === "campaign" ? "campaign" : "run"));
     b.append(el("span", "name", label), el("span", "count", `${what}${s.closed ? " · closed" : ""}`));
     b.title = s.id;
@@ -148,17 +144,11 @@ async function loadSessions() {
   }
 }
 
-// when says a Unix time briefly: the time of day today, else the date too.
-function when(unix) {
-  const d = new Date(unix * 1000), now = new Date();
-  const time = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  if (d.toDateString() === now.toDateString()) return time;
-  return d.toLocaleDateString([], { month: "short", day: "numeric", ...(d.getFullYear() !== now.getFullYear() && { year: "numeric" }) }) + " " + time;
-}
+
 
 function showSessionName() {
   const s = state.sessionList && state.sessionList.get(state.session);
-  const name = s && s.name ? `${s.name} (${short(state.session)})` : state.session;
+  const name = s && (s.name || s.title) ? `${s.name || s.title} (${short(state.session)})` : state.session;
   $("#session-name").textContent = state.session ? `in ${s && s.kind ? "run" : "session"} ${name}${s && s.closed ? " — closed; a cell reopens it" : ""}` : "";
 }
 
@@ -212,8 +202,12 @@ function openSession(id, focusOp) {
   $("#deck").replaceChildren();
   $("#bench").hidden = true;
   scheduleBench();
-  $("#cell").hidden = false;
-  $("#runner-title").textContent = "Run a cell";
+  // An agent run's page is its timeline: no cell form (nor is a job's or a campaign's).
+  const known = state.sessionList && state.sessionList.get(id);
+  $("#cell").hidden = !!(known && known.kind);
+  $("#runner-title").textContent = known && known.kind === "agent_run" ? "Agent run" : "Run a cell";
+  state.runErrors = new Set();
+  state.plans = 0;
   showSessionName();
   state.run = null;
   showRunBar();
@@ -270,12 +264,6 @@ function send(type, opID, payload) {
   return true;
 }
 
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 // card returns the operation's card, making it (and its history entry) on first sight.
 function card(m) {
@@ -302,7 +290,9 @@ function card(m) {
     }
     if (send("operation_interrupt", m.operation_id, { why: "interrupted from the dashboard" })) stop.disabled = true;
   });
-  head.append(title, kernel, badge, stop);
+  const at = el("time", "at", clock(m.timestamp));
+  at.dateTime = new Date(m.timestamp * 1000).toISOString();
+  head.append(title, kernel, at, badge, stop);
   const code = el("pre", "code");
   const jspec = el("p", "job-spec");
   const jstate = el("p", "job-state");
@@ -326,7 +316,7 @@ function card(m) {
   li.append(a);
   $("#history").append(li);
 
-  c = { root, badge, kernel, stop, code, jspec, jstate, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0, series: new Map(), marks: [], t0: 0, drawn: 0 };
+  c = { root, badge, kernel, stop, code, jspec, jstate, verdicts, tele, out, arts, end, hs, lines: 0, hidden: 0 };
   state.ops.set(m.operation_id, c);
   return c;
 }
@@ -337,15 +327,30 @@ function setState(c, label, cls) {
   c.hs.textContent = label;
 }
 
+// addLine queues a line of an operation's output; the lines of a frame are added at once
+// (one layout, one scroll), keeping the newest MAX_LINES, so a 10,000-line operation or a
+// replayed log does not lay the page out 10,000 times.
 function addLine(c, text, cls) {
-  if (c.lines >= MAX_LINES) {
-    c.out.firstChild.remove();
-    c.hidden++;
-  } else c.lines++;
-  const span = el("span", cls, text + "\n");
-  c.out.append(span);
+  (c.pendingLines ||= []).push(cls ? [text, cls] : [text]);
+  if (c.lineFrame) return;
+  const flush = () => { if (c.lineFrame) { cancelAnimationFrame(c.lineFrame); clearTimeout(c.lineTimer); c.lineFrame = 0; flushLines(c); } };
+  c.lineFrame = requestAnimationFrame(flush);
+  c.lineTimer = setTimeout(flush, 250); // a tab in the background gets no frames
+}
+
+function flushLines(c) {
+  const batch = c.pendingLines;
+  c.pendingLines = [];
+  const follow = c.out.scrollHeight - c.out.scrollTop - c.out.clientHeight < 80;
+  const skip = Math.max(0, batch.length - MAX_LINES);
+  const frag = document.createDocumentFragment();
+  for (let i = skip; i < batch.length; i++) frag.append(el("span", batch[i][1], batch[i][0] + "\n"));
+  c.hidden += skip;
+  c.out.append(frag);
+  c.lines += batch.length - skip;
+  for (; c.lines > MAX_LINES; c.lines--) { c.out.firstChild.remove(); c.hidden++; }
   if (c.hidden) c.out.dataset.hidden = c.hidden;
-  if (c.out.scrollHeight - c.out.scrollTop - c.out.clientHeight < 80) c.out.scrollTop = c.out.scrollHeight;
+  if (follow) c.out.scrollTop = c.out.scrollHeight;
 }
 
 function addVerdict(c, v) {
@@ -359,14 +364,25 @@ function addVerdict(c, v) {
   c.root.classList.add("v-" + v.state);
 }
 
-// Artifacts: the files a cell created or changed, fetched with the token. Only raster images
-// are shown in place, from a blob: URL of their own type. SVG and HTML can carry script, and
-// a blob: URL has this page's origin, so they — and everything else — are only downloaded,
-// as application/octet-stream, which a browser never renders.
+// Artifacts: the files a cell created or changed, fetched with the token — from the server's
+// artifact store by their digest (GET /v1/artifacts/SHA256/PATH), so a figure outlives the
+// session's workspace and the server; a file without a digest (too large to keep) from the
+// live workspace. Only raster images are shown in place, from a blob: URL of their own type.
+// SVG and HTML can carry script, and a blob: URL has this page's origin, so they — and
+// everything else — are only downloaded, as application/octet-stream, which a browser never
+// renders. A file evicted from the store for space says so, and when.
 const INLINE_IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-function artifactPath(path) {
-  return "/v1/sessions/" + encodeURIComponent(state.session) + "/artifacts/" + path.split("/").map(encodeURIComponent).join("/");
+function artifactPath(a) {
+  return "/v1/sessions/" + encodeURIComponent(state.session) + "/artifacts/" + a.path.split("/").map(encodeURIComponent).join("/");
+}
+
+// loadArtifact fetches an artifact's bytes: from the store by digest, else (a server without
+// a store, a file too large to keep) from the session; an eviction is said as it is.
+function loadArtifact(a) {
+  if (!a.sha256) return fetchBlob(artifactPath(a));
+  const kept = "/v1/artifacts/" + a.sha256 + "/" + a.path.split("/").map(encodeURIComponent).join("/");
+  return fetchBlob(kept).catch((e) => (/evicted for space/.test(e.message) ? Promise.reject(e) : fetchBlob(artifactPath(a))));
 }
 
 function addArtifact(c, a) {
@@ -378,27 +394,21 @@ function addArtifact(c, a) {
   link.addEventListener("click", (ev) => {
     ev.preventDefault();
     clearError();
-    fetchBlob(artifactPath(a.path)).then((b) => saveBlob(b, a.path.split("/").pop())).catch(showError);
+    loadArtifact(a).then((b) => saveBlob(b, a.path.split("/").pop())).catch(showError);
   });
   cap.append(link, el("span", "muted", ` ${a.mime_type} · ${bytes(a.size)}`));
   if (INLINE_IMAGES.has(a.mime_type)) {
     const img = el("img");
     img.alt = "figure " + a.path;
     fig.append(img);
-    fetchBlob(artifactPath(a.path))
+    loadArtifact(a)
       .then((b) => { img.src = URL.createObjectURL(new Blob([b], { type: a.mime_type })); })
-      .catch((e) => img.replaceWith(el("p", "muted", e.message)));
+      .catch((e) => img.replaceWith(el("p", "muted gone", e.message)));
   }
   fig.append(cap);
   c.arts.append(fig);
 }
 
-function bytes(n) {
-  if (n < 1024) return n + " B";
-  if (n < 1 << 20) return (n / 1024).toFixed(1) + " KiB";
-  if (n < 1 << 30) return (n / (1 << 20)).toFixed(1) + " MiB";
-  return (n / (1 << 30)).toFixed(1) + " GiB";
-}
 
 // focus scrolls to an operation's card and moves the keyboard focus to it.
 function focus(c) {
@@ -451,10 +461,11 @@ function render(m) {
       if (o) {
         if (o.kind === "stdout") addLine(c, o.line, "");
         else if (o.kind === "stderr") addLine(c, o.line, "stderr");
+        else if (o.kind === "file") addLine(c, `${o.path}: ${o.line}`, "file"); // a line of a followed file
         else if (o.kind === "artifact" && o.artifact) addArtifact(c, o.artifact);
         else if (o.kind === "event" && o.event) addLine(c, `[${o.event.name}${o.event.detail ? ": " + o.event.detail : ""}]`, "event");
         else if (o.kind === "telemetry" && o.sample) {
-          addSample(c, o.sample, m.timestamp);
+          addSample(c, o.sample, m.timestamp, o.time);
           if (o.sample.name.startsWith("vol_") || o.sample.name === "tips_used") scheduleBench();
         }
       }
@@ -498,6 +509,7 @@ function render(m) {
     }
     case "run_event": // one event of an agent run: its operations as cards of their own, the rest as the run's story
       c.kernel.textContent = "agent run";
+      if (m.operation_id === state.session && p.type !== "operation") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
       setState(c, "running", "s-running");
       if (m.operation_id === state.session && !(state.run && state.run.running)) { state.run = { running: true }; showRunBar(); }
       if (p.type === "operation" && p.message) render(p.message);
@@ -519,7 +531,7 @@ function render(m) {
         o.end.className = "end";
         o.end.textContent = `cut short: the run ended (${p.reason})`;
       }
-      if (p.reason !== "answered") runLine(c, { type: "ended", end: p });
+      if (p.reason !== "answered") runLine(c, { type: "ended", end: p, time: new Date(m.timestamp * 1000).toISOString() });
       break;
     }
     case "run_resume":
@@ -612,82 +624,6 @@ function jobFailed(c, p, r) {
   c.end.textContent = `${label}${took}${p.error ? ": " + p.error : ""}${ending && !String(p.error).includes(ending.slice(3)) ? ending : ""}`;
 }
 
-// duration says s seconds briefly: "850 ms", "42 s", "3 min 20 s", "2 h 5 min".
-function duration(s) {
-  if (s < 1) return Math.round(s * 1000) + " ms";
-  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
-  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 >= 1 ? " " + Math.floor(s % 60) + " s" : ""}`;
-  return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? " " + Math.floor((s % 3600) / 60) + " min" : ""}`;
-}
-
-// runLine adds one event of an agent run to the stream, in order between its operations' cards.
-function runLine(c, ev) {
-  let text = "", cls = "run-line";
-  switch (ev.type) {
-    case "run_start": {
-      const st = ev.start || {}, task = st.task || {};
-      text = `${st.resumed ? "resumed" : "started"} with ${st.model || "?"} (${task.mode || "agent"}, ${task.kernel || "?"} kernel): ${task.goal || ""}`;
-      c.code.textContent = task.goal || "";
-      break;
-    }
-    case "memory": text = "memory: " + (ev.memory || "nothing relevant recalled"); break;
-    case "plan": {
-      const pl = ev.plan || {};
-      const box = el("div", "run-line plan");
-      box.append(el("p", "", "plan: " + (pl.goal || "")));
-      const ol = document.createElement("ol");
-      for (const st of pl.steps || []) ol.append(el("li", "", `${st.title} [${st.tool}] — check: ${st.checkpoint}`));
-      box.append(ol);
-      $("#stream").append(box);
-      return;
-    }
-    case "tool_result": {
-      const t = ev.tool || {};
-      if (t.operation) return; // its card says it
-      text = `${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
-      break;
-    }
-    case "verdict": return; // shown on the operation's card
-    case "reflection": {
-      const f = ev.reflection || {};
-      text = `reflect, step ${ev.step + 1}: ${f.decision} — ${f.reasons}`;
-      cls += f.decision === "accept" ? " ok" : " warn";
-      break;
-    }
-    case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
-    case "resumed": text = "resumed" + (ev.by ? " (" + ev.by + ")" : ""); break;
-    case "kernel_state": {
-      const k = ev.kernel_state || {};
-      const lost = (k.skipped || []).map((x) => `${x.name} (${x.reason})`);
-      text = k.error ? `${k.kernel} kernel state not restored: ${k.error}` :
-        `${k.kernel} kernel state restored: ${(k.names || []).join(", ") || "no variables"}${lost.length ? "; not restored: " + lost.join(", ") : ""}`;
-      if (k.error || lost.length) cls += " warn";
-      break;
-    }
-    case "ended": {
-      const e = ev.end;
-      text = `ended (${e.reason})${e.error ? ": " + e.error : ""}`;
-      if (!e.resumable && e.reason !== "cancelled") cls += " warn";
-      break;
-    }
-    case "model_call": {
-      const call = ev.call || {};
-      if (!call.error) return;
-      text = `${call.module}: model call failed: ${call.error}`;
-      cls += " warn";
-      break;
-    }
-    case "stop": {
-      const st = ev.stop || {}, stats = st.stats || {};
-      const tokens = (stats.modules || []).map((m) => `${m.module} ${(m.input_tokens || 0) + (m.output_tokens || 0)}`).join(", ");
-      text = `stopped: ${st.reason}${st.error ? " (" + st.error + ")" : ""} — ${stats.operations || 0} operations, ` +
-        `${stats.hot_fixes || 0} hot-fixes, ${stats.repairs || 0} repairs, ${stats.replans || 0} re-plans; tokens: ${tokens || "none"}`;
-      break;
-    }
-    default: text = ev.type;
-  }
-  $("#stream").append(el("p", cls, text));
-}
 
 // ---------- the bench ----------
 
@@ -809,147 +745,6 @@ function drawBench(labware, readings) {
     if (r && r.wavelengths_nm.length > 1 && r.wells.some((w) => lw.wells[w.well])) deck.append(spectrum(lw, r));
   }
 }
-
-// ---------- telemetry charts ----------
-//
-// Every telemetry series of two or more samples is a line chart under its card (x: seconds since the
-// operation's first sample; y: the value, on a log scale when the series is positive and spans
-// more than three decades, as residuals do), with the moments perception gave a Warning or an
-// Error marked on it. Redrawn at most once a frame. Each point observed after the page loaded is
-// measured from the server's timestamp to the frame that shows it, as a performance entry
-// "chart-point" (performance.getEntriesByName), so the lag is observable.
-
-const MAX_POINTS = 2000; // per series: past it, every other point is dropped
-const SVG = "http://www.w3.org/2000/svg";
-const W = 480, H = 150;
-
-function addSample(c, s, ts) {
-  if (!Number.isFinite(s.value)) return; // NaN/Inf cannot be drawn; the verdict says it
-  if (!c.t0) c.t0 = ts;
-  let sr = c.series.get(s.name);
-  if (!sr) {
-    const fig = el("figure", "chart");
-    const cap = el("figcaption");
-    const svg = document.createElementNS(SVG, "svg");
-    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-    svg.setAttribute("role", "img");
-    svg.setAttribute("aria-label", "telemetry " + s.name);
-    fig.dataset.series = s.name;
-    fig.hidden = true; // until its second point
-    fig.append(cap, svg);
-    c.tele.append(fig);
-    sr = { xs: [], ys: [], cap, svg, fig };
-    c.series.set(s.name, sr);
-  }
-  if (sr.xs.length >= MAX_POINTS) {
-    sr.xs = sr.xs.filter((_, i) => i % 2 === 0);
-    sr.ys = sr.ys.filter((_, i) => i % 2 === 0);
-  }
-  sr.xs.push(ts - c.t0);
-  sr.ys.push(s.value);
-  if (ts * 1000 >= performance.timeOrigin) (c.pending ||= []).push(ts * 1000);
-  schedule(c);
-}
-
-function mark(c, v, ts) {
-  if (!c.t0) return; // nothing charted yet
-  c.marks.push({ x: ts - c.t0, state: v.state, text: `${v.state} · ${v.detector}: ${v.message}` });
-  schedule(c);
-}
-
-function schedule(c) {
-  if (c.frame) return;
-  c.frame = requestAnimationFrame(() => {
-    c.frame = 0;
-    for (const [name, sr] of c.series) draw(c, name, sr);
-    const now = performance.timeOrigin + performance.now();
-    for (const t of c.pending || []) {
-      performance.measure("chart-point", { start: t - performance.timeOrigin, end: now - performance.timeOrigin });
-    }
-    c.pending = [];
-    c.drawn++;
-  });
-}
-
-// niceTicks are evenly spaced round values (steps of 1, 2 or 5 times a power of ten) from
-// below lo to above hi, at most about max of them: every tick is labelled, none skipped.
-function niceTicks(lo, hi, max) {
-  const span = hi - lo || Math.abs(hi) || 1;
-  const raw = span / Math.max(max - 1, 1);
-  const p = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw * (1 - 1e-9));
-  const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
-  const ticks = [];
-  for (let v = first; v <= last + step / 2; v += step) ticks.push(Math.abs(v) < step * 1e-9 ? 0 : +v.toPrecision(12));
-  return ticks;
-}
-
-// axes draws a chart's frame: the y ticks (values already in the chart's units) with their
-// labels, the x ticks, and the label of each axis.
-function axes(add, g, yt, xt, ylabel, xlabel) {
-  for (const t of yt) {
-    add("line", { class: "grid", x1: g.L, x2: g.W - g.R, y1: g.y(t.v), y2: g.y(t.v) });
-    add("text", { class: "tick", x: g.L - 4, y: g.y(t.v) + 3.5, "text-anchor": "end" }, t.label);
-  }
-  for (const t of xt) {
-    add("line", { class: "axis", x1: g.x(t.v), x2: g.x(t.v), y1: g.H - g.B, y2: g.H - g.B + 3 });
-    const edge = g.x(t.v) > g.W - g.R - 16; // the last label ends at the frame instead of crossing it
-    add("text", { class: "tick", x: edge ? g.W - 1 : g.x(t.v), y: g.H - g.B + 13, "text-anchor": edge ? "end" : "middle" }, t.label);
-  }
-  add("line", { class: "axis", x1: g.L, x2: g.L, y1: g.T, y2: g.H - g.B });
-  add("line", { class: "axis", x1: g.L, x2: g.W - g.R, y1: g.H - g.B, y2: g.H - g.B });
-  add("text", { class: "axis-label", x: (g.L + g.W - g.R) / 2, y: g.H - 3, "text-anchor": "middle" }, xlabel);
-  add("text", { class: "axis-label", x: 0, y: 0, "text-anchor": "middle",
-    transform: `translate(11 ${(g.T + g.H - g.B) / 2}) rotate(-90)` }, ylabel);
-}
-
-function svgAdder(svg) {
-  return (tag, attrs, text) => {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    svg.append(e);
-    return e;
-  };
-}
-
-function draw(c, name, sr) {
-  const ys = sr.ys;
-  // One point is no curve: a series shows from its second sample (a plate read once, at many
-  // wavelengths, is its spectra in the bench view instead of a chart per well and wavelength).
-  sr.fig.hidden = ys.length < 2;
-  if (sr.fig.hidden) return;
-  const log = ys.every((y) => y > 0) && Math.max(...ys) / Math.min(...ys) > 1e3;
-  const f = log ? Math.log10 : (y) => y;
-  const fy = ys.map(f);
-  let lo = Math.min(...fy), hi = Math.max(...fy);
-  if (hi === lo) { lo -= 1; hi += 1; }
-  // y ticks: whole decades on a log scale, round values otherwise; the axis spans them.
-  const yv = log ? niceTicks(Math.floor(lo), Math.ceil(hi), 6).filter((v) => Number.isInteger(v)) : niceTicks(lo, hi, 5);
-  lo = Math.min(lo, yv[0]); hi = Math.max(hi, yv[yv.length - 1]);
-  const xmax = Math.max(sr.xs[sr.xs.length - 1], ...c.marks.map((m) => m.x), 1e-9);
-  const ms = xmax < 1; // a short run's axis in milliseconds: "2", not "2.00e-3"
-  const xv = niceTicks(0, ms ? xmax * 1000 : xmax, 6).filter((v) => v <= (ms ? xmax * 1000 : xmax) * (1 + 1e-9)).map((v) => (ms ? v / 1000 : v));
-  const g = { W, H, L: 50, R: 10, T: 6, B: 30 };
-  g.x = (x) => g.L + (x / xmax) * (W - g.L - g.R);
-  g.y = (y) => H - g.B - ((y - lo) / (hi - lo)) * (H - g.T - g.B);
-  sr.svg.replaceChildren();
-  const add = svgAdder(sr.svg);
-  axes(add, g, yv.map((v) => ({ v, label: log ? "1e" + v : fmtAxis(v) })), xv.map((v) => ({ v, label: fmtAxis(ms ? +(v * 1000).toPrecision(12) : v) })),
-    name + (log ? " (log)" : ""), ms ? "time (ms)" : "time (s)");
-  add("polyline", { class: "series", points: fy.map((y, i) => g.x(sr.xs[i]).toFixed(1) + "," + g.y(y).toFixed(1)).join(" ") });
-  for (const m of c.marks) {
-    const l = add("line", { x1: g.x(m.x), x2: g.x(m.x), y1: g.T, y2: H - g.B, class: "mark " + m.state });
-    const t = document.createElementNS(SVG, "title");
-    t.textContent = m.text;
-    l.append(t);
-  }
-  const last = ys[ys.length - 1];
-  sr.cap.textContent = `${name} = ${last}  (${ys.length} points${log ? ", log scale" : ""}; ` +
-    `${fmtAxis(Math.min(...ys))} … ${fmtAxis(Math.max(...ys))})`;
-}
-
-const fmtAxis = (v) => (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-2) ? v.toExponential(2) : String(+v.toFixed(3)));
 
 // ---------- campaigns ----------
 
@@ -1340,6 +1135,17 @@ function route() {
   }
 }
 
+// latestSession is the session, run or job with the latest activity ("" when there is none):
+// the token URL opens it rather than a new empty session.
+function latestSession() {
+  let best = null;
+  for (const s of (state.sessionList || new Map()).values()) {
+    if (s.kind === "campaign" || !s.operations) continue;
+    if (!best || (s.updated || s.created || 0) > (best.updated || best.created || 0)) best = s;
+  }
+  return best ? best.id : "";
+}
+
 async function start2() {
   try {
     await loadKernels();
@@ -1348,7 +1154,7 @@ async function start2() {
     await detectCampaigns();
     await detectJobs();
     const first = ["#memory", "#campaigns", "#runs", "#jobs"].some((p) => location.hash.startsWith(p)) ? location.hash : "";
-    const id = labHash().session || sessionStorage.getItem("labmate.session");
+    const id = labHash().session || sessionStorage.getItem("labmate.session") || latestSession();
     if (id) openSession(id, labHash().op); else await newSession();
     if (first) { history.replaceState(null, "", first); route(); }
     if (!state.poll) state.poll = setInterval(() => loadSessions().catch(() => {}), 5000);

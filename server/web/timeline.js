@@ -1,0 +1,105 @@
+// An agent run's timeline: each event of its stream that is not an operation (those are
+// cards of their own) as a line of the story, in order between the cards.
+
+import { $, el, clock, duration } from "./util.js";
+import { state } from "./app.js";
+
+// runLine adds one event of an agent run to the stream, in order between its operations'
+// cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
+// each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
+// the stop — each with its time. An error already shown in this run is not shown again.
+export function runLine(c, ev) {
+  let text = "", cls = "run-line";
+  const seen = (err) => {
+    if (!err) return false;
+    const key = String(err).trim();
+    if ((state.runErrors ||= new Set()).has(key)) return true;
+    state.runErrors.add(key);
+    return false;
+  };
+  const stamp = (e) => {
+    const t = ev.time ? Date.parse(ev.time) / 1000 : 0;
+    if (t) e.prepend(el("time", "at", clock(t) + " "));
+    $("#stream").append(e);
+  };
+  switch (ev.type) {
+    case "run_start": {
+      const st = ev.start || {}, task = st.task || {};
+      text = `${st.resumed ? "resumed" : "started"} with ${st.model || "?"} (${task.mode || "agent"}, ${task.kernel || "?"} kernel): ${task.goal || ""}`;
+      c.code.textContent = task.goal || "";
+      if (task.goal && c.root.parentNode) $("#runner-title").textContent = "Agent run: " + task.goal;
+      break;
+    }
+    case "memory": text = "memory recalled: " + (ev.memory || "nothing relevant"); break;
+    case "plan": {
+      const pl = ev.plan || {};
+      state.plans = (state.plans || 0) + 1;
+      const box = el("div", "run-line plan");
+      box.append(el("p", "", `${state.plans > 1 ? "re-plan" : "plan"}: ${pl.goal || ""}`));
+      const ol = document.createElement("ol");
+      for (const st of pl.steps || []) ol.append(el("li", "", `${st.title} [${st.tool}] — check: ${st.checkpoint}`));
+      box.append(ol);
+      stamp(box);
+      return;
+    }
+    case "tool_result": {
+      const t = ev.tool || {};
+      if (t.operation) return; // its card says it
+      if (t.is_error && seen(t.content)) return;
+      const wrote = /^(save_fact|save_skill|update_skill)$/.test(t.name || "") && !t.is_error;
+      text = `${wrote ? "memory written: " : ""}${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;
+      if (wrote) cls += " memory-written";
+      break;
+    }
+    case "verdict": return; // shown on the operation's card
+    case "reflection": {
+      const f = ev.reflection || {};
+      const what = f.decision === "adjust" ? "repair" : f.decision === "replan" ? "re-plan" : f.decision;
+      text = `reflect, step ${ev.step + 1}: ${what} — ${f.reasons}${f.fix ? " (fix: " + f.fix + ")" : ""}`;
+      cls += f.decision === "accept" ? " ok" : " warn";
+      break;
+    }
+    case "answer": text = "answer: " + ((ev.answer || {}).text || ""); cls += " answer"; break;
+    case "resumed": text = "resumed" + (ev.by ? " (" + ev.by + ")" : ""); break;
+    case "kernel_state": {
+      const k = ev.kernel_state || {};
+      const lost = (k.skipped || []).map((x) => `${x.name} (${x.reason})`);
+      text = k.error ? `${k.kernel} kernel state not restored: ${k.error}` :
+        `${k.kernel} kernel state restored: ${(k.names || []).join(", ") || "no variables"}${lost.length ? "; not restored: " + lost.join(", ") : ""}`;
+      if (k.error || lost.length) cls += " warn";
+      break;
+    }
+    case "ended": {
+      const e = ev.end;
+      text = `ended (${e.reason})${e.error && !seen(e.error) ? ": " + e.error : ""}`;
+      if (!e.resumable && e.reason !== "cancelled") cls += " warn";
+      break;
+    }
+    case "model_call": { // each model answer, folded: its module, turn, tokens and time, then what it said
+      const call = ev.call || {}, u = call.usage || {};
+      if (call.error) {
+        if (seen(call.error)) return;
+        text = `${call.module}: model call failed: ${call.error}`;
+        cls += " warn";
+        break;
+      }
+      const d = el("details", "run-line model");
+      const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
+      d.append(el("summary", "", `model · ${call.module}, turn ${call.turn}${tokens ? " · " + tokens + " tokens" : ""}` +
+        `${call.duration_ns ? " · " + duration(call.duration_ns / 1e9) : ""}`));
+      d.append(el("pre", "reply", call.reply || "(no text)"));
+      stamp(d);
+      return;
+    }
+    case "stop": {
+      const st = ev.stop || {}, stats = st.stats || {};
+      const tokens = (stats.modules || []).map((m) => `${m.module} ${(m.input_tokens || 0) + (m.output_tokens || 0)}`).join(", ");
+      text = `stopped: ${st.reason}${st.error && !seen(st.error) ? " (" + st.error + ")" : ""} — ${stats.operations || 0} operations, ` +
+        `${stats.hot_fixes || 0} hot-fixes, ${stats.repairs || 0} repairs, ${stats.replans || 0} re-plans; tokens: ${tokens || "none"}`;
+      break;
+    }
+    default: text = ev.type;
+  }
+  stamp(el("p", cls, text));
+}
+

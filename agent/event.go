@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/labmate/labmate/llm"
@@ -162,4 +163,14 @@ type Stats struct {
 	ToolCalls int           `json:"tool_calls"`
 	Polls     int           `json:"polls,omitempty"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
+}
+
+// MarshalJSON writes the stats with their wall time in seconds too (elapsed_s), as every
+// time of labmate's JSON is written; elapsed_ns stays for the records that read it.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	return json.Marshal(struct {
+		plain
+		ElapsedS float64 `json:"elapsed_s"`
+	}{plain(s), s.Elapsed.Seconds()})
 }

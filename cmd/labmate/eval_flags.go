@@ -147,7 +147,11 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval: results in %s (trials.jsonl, summary.md, summary.csv, tokens.csv, score.png, tokens.png)\n", o.Out)
+	allErrored := trialErrors(stderr, o.Out, sum)
 	switch {
+	case err == nil && allErrored:
+		fmt.Fprintf(stderr, "labmate eval: every trial errored, so the eval measured nothing (the reasons are above)\n")
+		return exitError{1}
 	case err == nil && sum.Stopped == "":
 		return nil
 	case err == nil:

@@ -63,7 +63,8 @@ pw.x: SCF accuracy, energies, error blocks), lammps (the thermo table, ERROR lin
 exploding temperatures), octave, python, shell or generic; by default it is chosen from
 the code (a cell that runs pw.x or lmp) and the kernel. --perception KEY=VALUE tunes one
 detector for this run (silence=2m, divergence_bound=1e50, scf_stall=30) or turns one off
-(divergence=off) without turning perception off; see "go doc ./perception". --follow FILE
+(divergence=off) without turning perception off; an unknown KEY is refused, naming every
+threshold and detector. --follow FILE
 watches a workspace file the code writes its progress to (a shell cell's output
 redirections, and LAMMPS' log under -screen none, are followed without asking).
 

@@ -208,6 +208,9 @@ func newRunCmd() *cobra.Command {
 						if last == nil { // failed before the run could start: nothing was printed
 							return err
 						}
+						if stats { // what the run spent before it failed
+							report.Stats(cmd.OutOrStdout(), last.Stats, asJSON)
+						}
 						return exitError{1} // the stop event said why
 					}
 					if err := out.Event(ev); err != nil {

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// commands are every command of labmate's tree, by path ("labmate memory search").
+func commands(t *testing.T) map[string]*cobra.Command {
+	t.Helper()
+	all := map[string]*cobra.Command{}
+	walk(newRoot(), func(c *cobra.Command) {
+		if !c.Hidden && c.Name() != "help" && c.Name() != "completion" && !strings.HasPrefix(c.CommandPath(), "labmate completion") {
+			all[c.CommandPath()] = c
+		}
+	})
+	if len(all) < 40 {
+		t.Fatalf("the tree has %d commands", len(all))
+	}
+	return all
+}
+
+// flagsOf are a command's flags, its own and those it inherits, but help and the deprecated
+// spellings kept as aliases.
+func flagsOf(c *cobra.Command) []*pflag.Flag {
+	var fs []*pflag.Flag
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Name != "help" && f.Deprecated == "" && !seen[f.Name] {
+			seen[f.Name] = true
+			fs = append(fs, f)
+		}
+	}
+	c.NonInheritedFlags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	return fs
+}
+
+// meanings say, for the flag names the README's "CLI conventions" define, what their help
+// must say and of which type they are, wherever they appear.
+var meanings = map[string]struct {
+	typ   string
+	usage string // a regular expression the usage matches
+}{
+	"budget":       {"int64", `tokens`},
+	"turns":        {"int", `turns`},
+	"model":        {"string", `model`},
+	"kernel":       {"string", `python`},
+	"workspace":    {"string", `director|workspace`},
+	"out":          {"string", `folder|director`},
+	"json":         {"bool", `JSON|NDJSON`},
+	"limit":        {"int", `.`},
+	"namespace":    {"string", `namespace`},
+	"mem-limit":    {"size", `memory`},
+	"dataset":      {"string", `.`},
+	"data":         {"string", `data director`},
+	"store":        {"string", `.`},
+	"memory-store": {"string", `memory`},
+	"timeout":      {"duration", `wall`},
+}
+
+// shorthands are the one-letter flags: each means one long flag everywhere.
+var shorthands = map[string]string{"m": "model", "k": "kernel", "n": "namespace", "o": "out", "f": "follow"}
+
+// TestConventionsFlags walks every command's flags: a flag name has one type and one meaning
+// (its help says what the conventions say), a one-letter flag is the same long flag
+// everywhere, and no flag's help sends the user to the source (go doc).
+func TestConventionsFlags(t *testing.T) {
+	types := map[string]map[string][]string{} // name → type → commands
+	for path, c := range commands(t) {
+		for _, f := range flagsOf(c) {
+			typ := f.Value.Type()
+			if types[f.Name] == nil {
+				types[f.Name] = map[string][]string{}
+			}
+			types[f.Name][typ] = append(types[f.Name][typ], path)
+			if m, ok := meanings[f.Name]; ok {
+				if typ != m.typ || !regexp.MustCompile(m.usage).MatchString(f.Usage) {
+					t.Errorf("%s --%s (%s, %q): the conventions say --%s is a %s whose help says /%s/", path, f.Name, typ, f.Usage, f.Name, m.typ, m.usage)
+				}
+			}
+			if f.Shorthand != "" && f.ShorthandDeprecated == "" && shorthands[f.Shorthand] != f.Name {
+				t.Errorf("%s: -%s is --%s here, but -%s means --%s", path, f.Shorthand, f.Name, f.Shorthand, shorthands[f.Shorthand])
+			}
+			if strings.Contains(f.Usage, "go doc") {
+				t.Errorf("%s --%s sends the user to go doc: %q", path, f.Name, f.Usage)
+			}
+		}
+		if strings.Contains(c.Long+c.Short+c.Example, "go doc") {
+			t.Errorf("%s --help sends the user to go doc", path)
+		}
+	}
+	for name, byType := range types {
+		if len(byType) > 1 {
+			t.Errorf("--%s has %d types: %v", name, len(byType), byType)
+		}
+	}
+	// A one-letter long name (--k) would read as the shorthand of another flag.
+	for name := range types {
+		if len(name) == 1 && name != "k" { // eval --k: pass@k's k, kept as the benchmarks write it
+			t.Errorf("--%s: a one-letter long flag", name)
+		}
+	}
+}
+
+// noJSON are the runnable commands without --json, and why.
+var noJSON = map[string]string{
+	"labmate serve": "a server: it prints its address, then serves until stopped",
+	"labmate mcp":   "an MCP server on stdio: its stdout is the protocol",
+}
+
+// TestConventionsJSON: every command that prints a result has --json; the exceptions are
+// named with their reason.
+func TestConventionsJSON(t *testing.T) {
+	for path, c := range commands(t) {
+		if !c.Runnable() || c.HasSubCommands() && c.Name() != "run" {
+			continue
+		}
+		has := c.Flags().Lookup("json") != nil || c.InheritedFlags().Lookup("json") != nil
+		why, exempt := noJSON[path]
+		switch {
+		case !has && !exempt:
+			t.Errorf("%s prints a result but has no --json", path)
+		case has && exempt:
+			t.Errorf("%s has --json, yet noJSON says %q", path, why)
+		}
+	}
+}
+
+// TestConventionsNumbers: every number, duration and boolean flag of the tree, given a value
+// it cannot parse, is refused naming the flag, the value and what was expected (not
+// strconv's or time's words).
+func TestConventionsNumbers(t *testing.T) {
+	n := 0
+	for path, c := range commands(t) {
+		for _, f := range flagsOf(c) {
+			want, ok := expected[f.Value.Type()]
+			if !ok {
+				continue
+			}
+			n++
+			err := c.ParseFlags([]string{"--" + f.Name + "=abc"})
+			if err == nil {
+				t.Errorf("%s --%s=abc: no error", path, f.Name)
+				continue
+			}
+			err = c.FlagErrorFunc()(c, err)
+			if msg := err.Error(); msg != fmt.Sprintf("--%s %q: want %s", f.Name, "abc", want) || strings.Contains(msg, "strconv") {
+				t.Errorf("%s --%s=abc: %q", path, f.Name, msg)
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d number flags in the tree", n)
+	}
+	// Through the binary: no strconv, exit 2, nothing run.
+	for _, args := range [][]string{
+		{"run", "--budget", "abc", "a task of several words"},
+		{"campaign", "run", "--turns", "x"},
+		{"eval", "engdesign", "--limit", "five"},
+		{"run", "--timeout", "10", "a task of several words"},
+	} {
+		out, errOut, code := labmateEnv(t, modelEnv(t), t.TempDir(), "", args...)
+		if code != 2 || out != "" || strings.Contains(errOut, "strconv") || strings.Contains(errOut, "time: ") || !strings.Contains(errOut, ": want ") {
+			t.Errorf("labmate %q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestTypoEverywhere walks the tree: under every group (and every command that has
+// subcommands), each subcommand mistyped, and a word that is none, exit 2 with a message that
+// names the group's commands, and a suggestion for the typo; nothing runs. Unknown flags
+// get the nearest flag as a suggestion.
+func TestTypoEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	env := append(modelEnv(t), "XDG_DATA_HOME="+dir)
+	checked := 0
+	for path, c := range commands(t) {
+		if !c.HasSubCommands() {
+			continue
+		}
+		words := strings.Fields(path)[1:]
+		for _, sub := range subcommands(c) {
+			typo := mistype(sub)
+			if slices.Contains(subcommands(c), typo) {
+				continue
+			}
+			args := append(slices.Clone(words), typo)
+			out, errOut, code := labmateEnv(t, env, dir, "", args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, "did you mean "+path+" ") {
+				t.Errorf("labmate %s: exit %d, stdout %q, stderr %q; want 2 and a suggestion", strings.Join(args, " "), code, out, errOut)
+			}
+			checked++
+		}
+		if c.Name() != "run" { // labmate run WORD is a task when no command is near it
+			args := append(slices.Clone(words), "nosuch")
+			if _, errOut, code := labmateEnv(t, env, dir, "", args...); code != 2 || !strings.Contains(errOut, "its commands: ") {
+				t.Errorf("labmate %s: exit %d, stderr %q; want 2 and the commands", strings.Join(args, " "), code, errOut)
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("only %d typos checked", checked)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "serch", "x"}, `unknown command "serch" for labmate memory: did you mean labmate memory search?`},
+		{[]string{"job", "stats"}, "did you mean labmate job status?"},
+		{[]string{"campaign", "rn"}, "did you mean labmate campaign run?"},
+		{[]string{"lab", "simulat", "x.py"}, "did you mean labmate lab simulate?"},
+		{[]string{"model", "chek"}, "did you mean labmate model check?"},
+		{[]string{"eval", "nosuch"}, `unknown command "nosuch" for labmate eval (its commands: `},
+		{[]string{"run", "lst"}, `"lst" is not a command of labmate run: did you mean labmate run list?`},
+		{[]string{"docs", "search", "--lmit", "3", "x"}, "unknown flag --lmit for labmate docs search: did you mean --limit?"},
+		{[]string{"nosuch"}, `unknown command "nosuch" for labmate (its commands: `},
+	} {
+		out, errOut, code := labmateEnv(t, env, dir, "", tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("labmate %q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	// A task of several words is still a task: it gets as far as wanting a model.
+	if _, errOut, code := labmateEnv(t, env, dir, "", "run", "list the primes below 100"); code != 2 || !strings.Contains(errOut, "model") || strings.Contains(errOut, "did you mean") {
+		t.Errorf("run with a task: exit %d, %q", code, errOut)
+	}
+	// A group alone shows its help.
+	if out, _, code := labmateEnv(t, env, dir, "", "memory"); code != 0 || !strings.Contains(out, "Available Commands") {
+		t.Errorf("labmate memory: exit %d, %q", code, out)
+	}
+}
+
+// mistype drops the last letter of a name, or swaps its first two of a short one.
+func mistype(s string) string {
+	if len(s) <= 3 {
+		return s[1:2] + s[:1] + s[2:]
+	}
+	return s[:len(s)-1]
+}

@@ -65,6 +65,11 @@ var meanings = map[string]struct {
 	"timeout":      {"duration", `wall`},
 }
 
+// twoTypes are the flag names of two types, and why they still mean one thing.
+var twoTypes = map[string]string{
+	"follow": "job logs -f follows the job's log as tail -f does; exec and job submit --follow FILE follow a file into the log",
+}
+
 // shorthands are the one-letter flags: each means one long flag everywhere.
 var shorthands = map[string]string{"m": "model", "k": "kernel", "n": "namespace", "o": "out", "f": "follow"}
 
@@ -75,7 +80,7 @@ func TestConventionsFlags(t *testing.T) {
 	types := map[string]map[string][]string{} // name → type → commands
 	for path, c := range commands(t) {
 		for _, f := range flagsOf(c) {
-			typ := f.Value.Type()
+			typ := strings.TrimSuffix(strings.TrimSuffix(f.Value.Type(), "Slice"), "Array") // a list of the same
 			if types[f.Name] == nil {
 				types[f.Name] = map[string][]string{}
 			}
@@ -97,7 +102,7 @@ func TestConventionsFlags(t *testing.T) {
 		}
 	}
 	for name, byType := range types {
-		if len(byType) > 1 {
+		if _, ok := twoTypes[name]; !ok && len(byType) > 1 {
 			t.Errorf("--%s has %d types: %v", name, len(byType), byType)
 		}
 	}
@@ -151,7 +156,13 @@ func TestConventionsNumbers(t *testing.T) {
 				continue
 			}
 			err = c.FlagErrorFunc()(c, err)
-			if msg := err.Error(); msg != fmt.Sprintf("--%s %q: want %s", f.Name, "abc", want) || strings.Contains(msg, "strconv") {
+			msg := err.Error()
+			// pflag's own values get flagError's words; labmate's (a wall time) their own.
+			if !strings.HasPrefix(msg, "invalid argument") && msg != fmt.Sprintf("--%s %q: want %s", f.Name, "abc", want) {
+				t.Errorf("%s --%s=abc: %q", path, f.Name, msg)
+			}
+			if !strings.Contains(msg, "--"+f.Name) || !strings.Contains(msg, `"abc"`) || !strings.Contains(msg, "want") ||
+				strings.Contains(msg, "strconv") || strings.Contains(msg, "time: ") {
 				t.Errorf("%s --%s=abc: %q", path, f.Name, msg)
 			}
 		}

@@ -142,8 +142,16 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		}
 		return closeRuns, nil
 	}
+	var ran int
+	reasons := map[string]int{} // of the trials that errored, this time
 	o.Base.OnTrial = func(t *eval.Trial) {
-		fmt.Fprintf(stderr, "labmate eval rounds: %s %s trial %d: passed %v, score %.0f, %d tokens\n", t.Model, t.Task, t.Trial, t.Passed, t.Score, t.Tokens)
+		ran++
+		verdict := fmt.Sprintf("passed %v", t.Passed)
+		if t.Error != "" {
+			reasons[firstLine(t.Error)]++
+			verdict = "error: " + firstLine(t.Error)
+		}
+		fmt.Fprintf(stderr, "labmate eval rounds: %s %s trial %d: %s, score %.0f, %d tokens\n", t.Model, t.Task, t.Trial, verdict, t.Score, t.Tokens)
 	}
 	r, err := eval.RunRounds(ctx, b, o)
 	if r == nil {
@@ -153,7 +161,17 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval rounds: results in %s (rounds.md, rounds.csv; a folder per model and round)\n", o.Out)
+	errored := 0
+	for _, n := range reasons {
+		errored += n
+	}
 	switch {
+	case err == nil && ran > 0 && errored == ran:
+		fmt.Fprintf(stderr, "labmate eval rounds: every one of the %d trials errored, so it measured nothing:\n", ran)
+		for r, n := range reasons {
+			fmt.Fprintf(stderr, "  %d× %s\n", n, r)
+		}
+		return exitError{1}
 	case err == nil:
 		return nil
 	case errors.Is(err, eval.ErrRoundStopped):

@@ -23,6 +23,15 @@ func strict(root *cobra.Command) {
 	root.SetFlagErrorFunc(flagError)
 	walk(root, func(c *cobra.Command) {
 		if !c.HasSubCommands() {
+			// A wrong number of arguments says what the command takes.
+			if own := c.Args; own != nil {
+				c.Args = func(cmd *cobra.Command, args []string) error {
+					if err := own(cmd, args); err != nil {
+						return fmt.Errorf("%w (usage: %s)", err, cmd.UseLine())
+					}
+					return nil
+				}
+			}
 			return
 		}
 		c.SuggestionsMinimumDistance = 2

@@ -63,8 +63,11 @@ counts); 2 could not start.`,
 			start := time.Now()
 			stderr := cmd.ErrOrStderr()
 			// The first scan ends after seconds to minutes: say at once what is coming.
-			fmt.Fprintf(stderr, "labmate eval materials: %d scans (%s), %s at a time; a line as each ends\n",
-				len(setups), scanNames(setups), atATime(jobs))
+			scans := fmt.Sprintf("%d scans", len(setups))
+			if len(setups) == 1 {
+				scans = "1 scan"
+			}
+			fmt.Fprintf(stderr, "labmate eval materials: %s (%s), %s at a time; a line as each ends\n", scans, scanNames(setups), atATime(jobs))
 			var mu sync.Mutex
 			ended := 0
 			results, err := materials.Run(cmd.Context(), &materials.Options{

@@ -1,7 +1,8 @@
 // Package client talks to labmate serve: it runs operations over the WebSocket protocol and
 // follows their messages. When the connection drops, or the server cannot be reached or is
 // restarting, it retries with jittered exponential backoff for up to a minute (Client.RetryFor)
-// and resumes from the log (after=SEQ), so that nothing is lost or repeated.
+// and resumes from the log (after=SEQ), so that nothing is lost or repeated; a server never
+// reached whose port refuses connections can be given up on sooner (Client.FirstContact).
 package client
 
 import (

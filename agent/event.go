@@ -174,3 +174,13 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		ElapsedS float64 `json:"elapsed_s"`
 	}{plain(s), s.Elapsed.Seconds()})
 }
+
+// MarshalJSON writes the call with its duration in seconds too (duration_s); duration_ns
+// stays for the records that read it.
+func (c ModuleCall) MarshalJSON() ([]byte, error) {
+	type plain ModuleCall
+	return json.Marshal(struct {
+		plain
+		DurationS float64 `json:"duration_s"`
+	}{plain(c), c.Duration.Seconds()})
+}

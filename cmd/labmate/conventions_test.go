@@ -1,14 +1,20 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/game"
 )
 
 // commands are every command of labmate's tree, by path ("labmate memory search").
@@ -254,4 +260,40 @@ func mistype(s string) string {
 		return s[1:2] + s[:1] + s[2:]
 	}
 	return s[:len(s)-1]
+}
+
+// TestConventionsSeconds: the records the CLI prints as JSON carry their times as seconds
+// (NAME_s) beside any older NAME_ns or NAME_ms.
+func TestConventionsSeconds(t *testing.T) {
+	for _, v := range []any{
+		agent.Stats{Elapsed: 1500 * time.Millisecond},
+		agent.ModuleCall{Duration: 1500 * time.Millisecond},
+		lab.Step{Propose: 1500 * time.Millisecond},
+		game.Summary{P50: 1500 * time.Millisecond},
+	} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		found := false
+		for k, x := range m {
+			base, ok := strings.CutSuffix(k, "_ns")
+			if !ok {
+				base, ok = strings.CutSuffix(k, "_ms")
+			}
+			if !ok {
+				continue
+			}
+			if s, has := m[base+"_s"]; !has {
+				t.Errorf("%T: %s without %s_s: %s", v, k, base, b)
+			} else if x != 0.0 && s == 1.5 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%T: no time of 1.5 s in seconds: %s", v, b)
+		}
+	}
 }

@@ -127,6 +127,11 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	}
 	if progress.IsTerminal(stderr) {
 		o.Progress = stderr
+		o.OnTrial = func(t *eval.Trial) { // above the bar, which redraws on the next trial
+			if t.Error != "" {
+				fmt.Fprintf(stderr, "\r\033[Klabmate eval: %s trial %d: error: %s\n", t.Task, t.Trial, firstLine(t.Error))
+			}
+		}
 	} else {
 		o.OnTrial = func(t *eval.Trial) {
 			verdict := "failed"

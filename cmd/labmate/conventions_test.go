@@ -79,6 +79,16 @@ var twoTypes = map[string]string{
 // shorthands are the one-letter flags: each means one long flag everywhere.
 var shorthands = map[string]string{"m": "model", "k": "kernel", "n": "namespace", "o": "out", "f": "follow"}
 
+// shortOf is the one-letter flag of the long flag name, or "".
+func shortOf(name string) string {
+	for short, long := range shorthands {
+		if long == name {
+			return short
+		}
+	}
+	return ""
+}
+
 // TestConventionsFlags walks every command's flags: a flag name has one type and one meaning
 // (its help says what the conventions say), a one-letter flag is the same long flag
 // everywhere, and no flag's help sends the user to the source (go doc).
@@ -95,6 +105,9 @@ func TestConventionsFlags(t *testing.T) {
 				if typ != m.typ || !regexp.MustCompile(m.usage).MatchString(f.Usage) {
 					t.Errorf("%s --%s (%s, %q): the conventions say --%s is a %s whose help says /%s/", path, f.Name, typ, f.Usage, f.Name, m.typ, m.usage)
 				}
+			}
+			if short := shortOf(f.Name); short != "" && f.Name != "follow" && f.Shorthand != short {
+				t.Errorf("%s: --%s has no -%s, which it has elsewhere", path, f.Name, short)
 			}
 			if f.Shorthand != "" && f.ShorthandDeprecated == "" && shorthands[f.Shorthand] != f.Name {
 				t.Errorf("%s: -%s is --%s here, but -%s means --%s", path, f.Shorthand, f.Name, f.Shorthand, shorthands[f.Shorthand])

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/labmate/labmate/llm"
@@ -165,4 +166,24 @@ type Stats struct {
 	ToolCalls int           `json:"tool_calls"`
 	Polls     int           `json:"polls,omitempty"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
+}
+
+// MarshalJSON writes the stats with their wall time in seconds too (elapsed_s), as every
+// time of labmate's JSON is written; elapsed_ns stays for the records that read it.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	return json.Marshal(struct {
+		plain
+		ElapsedS float64 `json:"elapsed_s"`
+	}{plain(s), s.Elapsed.Seconds()})
+}
+
+// MarshalJSON writes the call with its duration in seconds too (duration_s); duration_ns
+// stays for the records that read it.
+func (c ModuleCall) MarshalJSON() ([]byte, error) {
+	type plain ModuleCall
+	return json.Marshal(struct {
+		plain
+		DurationS float64 `json:"duration_s"`
+	}{plain(c), c.Duration.Seconds()})
 }

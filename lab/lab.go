@@ -432,3 +432,13 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		N    int `json:"n"`
 	}{num(s.Mean), num(s.SD), s.N})
 }
+
+// MarshalJSON writes the step with the planner's time in seconds too (propose_s);
+// propose_ns stays for the records that read it.
+func (s Step) MarshalJSON() ([]byte, error) {
+	type plain Step
+	return json.Marshal(struct {
+		plain
+		ProposeS float64 `json:"propose_s"`
+	}{plain(s), s.Propose.Seconds()})
+}

@@ -46,7 +46,7 @@ func newCampaignRunCmd() *cobra.Command {
 		Short: "Play campaigns on every group of a fully mapped dataset and score them",
 		Long: `campaign run serves a fully mapped CSV as a lookup lab and plays one campaign per group
 (e.g. per substrate) and seed: the planner proposes conditions, the lab answers with the
-measured objective, for --budget turns. Every step is recorded in the campaign store.
+measured objective, for --turns turns. Every step is recorded in the campaign store.
 
 The summary gives, per planner, the mean ± sd over groups and seeds of NMA (the normalized
 best so far) and of the normalized advantage at turns 1, 5, 10 and 20, the fraction of
@@ -61,16 +61,17 @@ groups of the same dataset (leave-one-group-out); run ordinary campaigns first t
 
 A dataset may have at most 16 MiB, lines of 64 KiB, 256 columns, 100,000 rows, 1000 levels
 per variable (2000 over all the variables), 1000 groups, 16 variable and 8 group columns;
-the bayes planners model at most 200 measurements (--budget).
+the bayes planners model at most 200 measurements (--turns).
 
-Exit status: 0 every campaign played; 2 when they could not be: a bad flag or value, a
+Exit status: 0 every campaign played; 1 every turn of a planner was invalid (each answer of an
+llm planner, say: the reasons are printed on stderr with their counts); 2 when they could not be: a bad flag or value, a
 dataset it cannot read, a model that cannot be reached, an interrupt (Ctrl-C).
 
 Example:
   labmate campaign run --dataset suzuki_perera2018.csv --objective yield \
-    --vars ligand,reagent,solvent --group reactant_1,reactant_2 --planner random,bayes --seeds 10`,
+    --vars ligand,reagent,solvent --group reactant_1,reactant_2 --planner random,bayes --turns 20 --seeds 10`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			if data == "" || len(vars) == 0 {
 				return fmt.Errorf("--dataset and --vars are required")
@@ -79,7 +80,7 @@ Example:
 				return fmt.Errorf("--prior %q: the only prior is \"memory\"", priorFlag)
 			}
 			if budget <= 0 || seeds <= 0 {
-				return fmt.Errorf("--budget and --seeds must be positive")
+				return fmt.Errorf("--turns %d, --seeds %d: both must be positive", budget, seeds)
 			}
 			dropMap, err := parseDrop(drop)
 			if err != nil {
@@ -94,7 +95,7 @@ Example:
 					return err
 				}
 				if err := game.CheckBudget(p, budget); err != nil {
-					return fmt.Errorf("--%w", err)
+					return fmt.Errorf("--turns %d: %s", budget, strings.TrimPrefix(err.Error(), fmt.Sprintf("budget %d: ", budget)))
 				}
 			}
 			var refs []*game.Reference
@@ -143,6 +144,7 @@ Example:
 			}
 			bar := progress.OnTerminal(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
 			var ss []*game.Summary
+			var failed []string // planners whose every turn was invalid
 			for _, p := range planners {
 				var rs []*game.Result
 				for seed := 1; seed <= seeds; seed++ {
@@ -157,7 +159,16 @@ Example:
 					}
 				}
 				ss = append(ss, game.Summarize(p+label, rs, budget))
+				if invalidTurns(cmd.ErrOrStderr(), p+label, rs) {
+					failed = append(failed, p+label)
+				}
 			}
+			defer func() {
+				if len(failed) > 0 && err == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: every turn of %s was invalid, so it measured nothing (the reasons are above)\n", strings.Join(failed, ", "))
+					err = exitError{1}
+				}
+			}()
 			fmt.Fprintf(cmd.ErrOrStderr(), "recorded in %s\n", storePath)
 			if plotPath != "" {
 				if err := game.Plot(plotPath, t.Name, ss, refs); err != nil {
@@ -183,8 +194,9 @@ Example:
 	f.StringSliceVar(&groups, "group", nil, "the columns that split the data into campaigns (one per substrate)")
 	f.StringSliceVar(&drop, "drop", nil, "skip rows where COLUMN=VALUE (repeatable), e.g. aryl_halide=None")
 	f.StringSliceVar(&planners, "planner", []string{"bayes"}, "planners to play: random, bayes, bayes-onehot, llm (comma-separated)")
-	f.StringVar(&modelSpec, "model", "", "the llm planner's model, e.g. openai:gpt-4.1 or ollama:qwen3:8b (default $LABMATE_MODEL or the config file)")
-	f.IntVar(&budget, "budget", game.DefaultBudget, "turns per campaign")
+	f.StringVarP(&modelSpec, "model", "m", "", "the llm planner's model, e.g. openai:gpt-4.1 or ollama:qwen3:8b (default $LABMATE_MODEL or the config file)")
+	f.IntVar(&budget, "turns", game.DefaultBudget, "turns per campaign (measurements)")
+	alias(f, "budget", "", "turns")
 	f.IntVar(&seeds, "seeds", 10, "campaigns per group (seeds 1..N)")
 	f.StringVar(&priorFlag, "prior", "", `"memory": learn from earlier campaigns on the other groups in the store`)
 	f.StringVar(&only, "only", "", "play only this group (its values joined with \" / \")")

@@ -48,7 +48,7 @@ func TestCampaignRunCLI(t *testing.T) {
 	dir := t.TempDir()
 	data := writeSmall(t, dir)
 	store := filepath.Join(dir, "c.db")
-	args := []string{"campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "5", "--seeds", "2", "--store", store}
+	args := []string{"campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub", "--turns", "5", "--seeds", "2", "--store", store}
 	ref := write(t, dir, "ref.csv", "dataset,method,iteration,n_runs,mean_normalized_advantage,mean_nma,valid_fraction\n"+
 		"small,gpt,1,,0.1,0.1,1\nsmall,gpt,2,,0.2,0.3,1\nother,gpt,1,,0.5,0.5,1\n")
 	out, errOut, code := labmate(t, dir, "", append(args, "--planner", "random,bayes", "--json", "--plot", "curves.png", "--reference", ref)...)
@@ -104,7 +104,7 @@ func TestCampaignRunErrors(t *testing.T) {
 		{[]string{"--dataset", data, "--planner", "genius"}, `unknown planner "genius"`},
 		{[]string{"--dataset", data, "--prior", "intuition"}, `--prior "intuition"`},
 		{[]string{"--dataset", data, "--drop", "oops"}, `--drop "oops"`},
-		{[]string{"--dataset", data, "--budget", "201"}, `--budget 201: the bayes planner models at most 200 measurements`},
+		{[]string{"--dataset", data, "--turns", "201"}, `--turns 201: the bayes planner models at most 200 measurements`},
 		{[]string{"--dataset", data, "--bench"}, `--bench: the bench maps no reaction of dataset small (it maps buchwald_hartwig_ahneman2018, buchwald_hartwig_ahneman2018_with_controls, suzuki_perera2018)`},
 		{[]string{"--dataset", write(t, dir, "wide.csv", manyLevels(1001))}, `wide.csv:1002, column "lig": 1001 levels; at most 1000 are allowed`},
 		{[]string{"--dataset", data, "--plot", "p.png", "--reference", write(t, dir, "r.csv", "dataset,method,iteration,mean_normalized_advantage,mean_nma\nx,y,first,0,0\n")}, `r.csv:2: column iteration: "first"`},
@@ -149,7 +149,7 @@ func TestCampaignRunLLMPlanner(t *testing.T) {
 	srv := llmtest.NewServer(t, turns...)
 	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
 	out, errOut, code := labmateEnv(t, env, dir, "", "campaign", "run", "--dataset", data, "--vars", "lig,base,solvent", "--group", "sub",
-		"--planner", "llm", "--model", "openai:gpt-test", "--budget", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db"), "--json")
+		"--planner", "llm", "--model", "openai:gpt-test", "--turns", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db"), "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -2,7 +2,7 @@ package main
 
 import "github.com/spf13/pflag"
 
-// The command line's conventions (the README's "Conventions"): a count is --limit N; -n is
+// The command line's conventions (the README's "CLI conventions"): a count is --limit N; -n is
 // always --namespace; --data DIR is labmate's data directory; --store is the store of the
 // command's own noun (memory, docs, campaign), --memory-store the memory of a command whose
 // noun is another; a memory budget is --mem-limit SIZE. A spelling of before stays as a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/internal/progress"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/knowledge"
@@ -87,7 +88,9 @@ nothing in the current directory or a workspace is on their path.`,
 			}
 			if withOctave {
 				start := time.Now()
+				done := progress.Working(errw, "harvesting the help of the installed Octave (10–20 s)", 0)
 				docs, err := harvest.Octave(ctx, &harvest.OctaveOptions{Sandbox: sb, Binary: octave.Binary})
+				done()
 				if err != nil {
 					return err
 				}
@@ -97,7 +100,9 @@ nothing in the current directory or a workspace is on their path.`,
 			}
 			if len(pyModules) > 0 {
 				start := time.Now()
+				done := progress.Working(errw, "harvesting the docstrings of "+strings.Join(pyModules, ", "), 0)
 				docs, err := harvest.Python(ctx, pyModules, &harvest.PythonOptions{Sandbox: sb, Binary: python.Binary})
+				done()
 				if err != nil {
 					return err
 				}

@@ -40,10 +40,11 @@ func opener[B eval.Benchmark](open func(string) (B, error)) func(string) (eval.B
 }
 
 // evalExit documents the exit status of the eval commands.
-const evalExit = `Exit status: 0 every trial done; 3 stopped at --budget-tokens (a partial result: rerun
-with a larger budget to continue); 130 interrupted (rerun to continue); 1 failed (the model's
-provider, or writing the results; rerun to continue); 2 could not start (flags, data, a result
-folder of another benchmark or in use by another eval).`
+const evalExit = `Exit status: 0 every trial done (the distinct reasons of trials that errored, if any, are
+printed on stderr with their counts); 1 every trial errored (it measured nothing), or failed (the
+model's provider, or writing the results; rerun to continue); 3 stopped at --budget-tokens (a
+partial result: rerun with a larger budget to continue); 130 interrupted (rerun to continue); 2
+could not start (flags, data, a result folder of another benchmark or in use by another eval).`
 
 func newEvalCmd() *cobra.Command {
 	cmd := &cobra.Command{

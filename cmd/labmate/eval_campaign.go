@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +22,7 @@ func newEvalCampaignCmd() *cobra.Command {
 		Short: "The optimization game: random, bayes, bayes with a memory prior and, with --model, llm vs GPT-4 (Coscientist)",
 		Long: `eval campaign plays the Coscientist optimization game on every Suzuki substrate pair (15)
 and every Buchwald–Hartwig aryl halide (15, the game space with no-additive wells), --seeds
-campaigns each, --budget turns, with four planners, and a fifth given --model:
+campaigns each, --turns turns, with four planners, and a fifth given --model:
 
   random         uniform picks without repeats
   bayes-onehot   the Gaussian-process planner on one-hot levels
@@ -34,7 +36,8 @@ campaigns each, --budget turns, with four planners, and a fifth given --model:
 
 and prints mean ± sd NMA and normalized advantage at turns 1/5/10/20, repeats and proposal
 time p50/p99, beside the reference curves of GPT-4 and of exact random; --out draws each
-dataset's mean NMA curves there. Exit status: 0 done, 1 failed, 2 could not start.`,
+dataset's mean NMA curves there. Exit status: 0 done; 1 failed, or every turn of a planner
+was invalid (every answer of --model's, say); 2 could not start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := &campaign.Options{Dir: dataDir, Seeds: seeds, Budget: budget, Plot: plotDir, Log: cmd.ErrOrStderr()}
@@ -51,10 +54,13 @@ dataset's mean NMA curves there. Exit status: 0 done, 1 failed, 2 could not star
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"seeds": seeds, "budget": budget, "rows": all})
+				if err := enc.Encode(map[string]any{"seeds": seeds, "budget": budget, "rows": all}); err != nil {
+					return err
+				}
+				return failedPlanners(cmd, all)
 			}
 			game.WriteSummaries(cmd.OutOrStdout(), all, budget)
-			return nil
+			return failedPlanners(cmd, all)
 		},
 	}
 	f := cmd.Flags()
@@ -62,8 +68,19 @@ dataset's mean NMA curves there. Exit status: 0 done, 1 failed, 2 could not star
 	alias(f, "data", "", "dataset")
 	f.StringVarP(&modelSpec, "model", "m", "", "add the llm planner played by this model, e.g. openai:gpt-4.1 or ollama:qwen3:8b")
 	f.IntVar(&seeds, "seeds", 60, "campaigns per group and planner (seeds 1…N)")
-	f.IntVar(&budget, "budget", 20, "turns per campaign")
+	f.IntVar(&budget, "turns", 20, "turns per campaign (measurements)")
+	alias(f, "budget", "", "turns")
 	f.BoolVar(&asJSON, "json", false, "print the table as JSON")
-	f.StringVar(&plotDir, "out", "", "draw each dataset's NMA curves into this folder")
+	f.StringVarP(&plotDir, "out", "o", "", "draw each dataset's NMA curves into this folder")
 	return cmd
+}
+
+// failedPlanners is an exit status 1, saying which, when every turn of a planner of all was
+// invalid.
+func failedPlanners(cmd *cobra.Command, all []*game.Summary) error {
+	if bad := allInvalid(all); len(bad) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "labmate eval campaign: every turn of %s was invalid, so it measured nothing (labmate campaign run --planner llm prints the reasons)\n", strings.Join(bad, ", "))
+		return exitError{1}
+	}
+	return nil
 }

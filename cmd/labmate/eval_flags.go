@@ -127,6 +127,11 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	}
 	if progress.IsTerminal(stderr) {
 		o.Progress = stderr
+		o.OnTrial = func(t *eval.Trial) { // above the bar, which redraws on the next trial
+			if t.Error != "" {
+				fmt.Fprintf(stderr, "\r\033[Klabmate eval: %s trial %d: error: %s\n", t.Task, t.Trial, firstLine(t.Error))
+			}
+		}
 	} else {
 		o.OnTrial = func(t *eval.Trial) {
 			verdict := "failed"
@@ -147,7 +152,11 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval: results in %s (trials.jsonl, summary.md, summary.csv, tokens.csv, score.png, tokens.png)\n", o.Out)
+	allErrored := trialErrors(stderr, o.Out, sum)
 	switch {
+	case err == nil && allErrored:
+		fmt.Fprintf(stderr, "labmate eval: every trial errored, so the eval measured nothing (the reasons are above)\n")
+		return exitError{1}
 	case err == nil && sum.Stopped == "":
 		return nil
 	case err == nil:

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,13 +44,16 @@ Sol27LC verdict (Correct when |error| < 5%) and the wall time per element and me
 summary per method. Ag has no Debian pseudopotential, Li and Pb no EAM potential.
 
 The full table takes about two minutes on two cores; --elements Si,Al,Cu takes seconds.
-Exit status: 0 done, 1 failed, 2 could not start.`,
+A line on stderr says at once how many scans will run, then one as each ends.
+Exit status: 0 done; 1 failed, or every scan failed (their reasons are printed with their
+counts); 2 could not start.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if asJSON && markdown {
 				return fmt.Errorf("--json and --markdown: choose one")
 			}
-			if _, err := materials.Select(nilIfEmpty(elements), nilIfEmpty(methods)); err != nil {
+			setups, err := materials.Select(nilIfEmpty(elements), nilIfEmpty(methods))
+			if err != nil {
 				return err
 			}
 			box, err := sb.open()
@@ -52,6 +61,15 @@ Exit status: 0 done, 1 failed, 2 could not start.`,
 				return err
 			}
 			start := time.Now()
+			stderr := cmd.ErrOrStderr()
+			// The first scan ends after seconds to minutes: say at once what is coming.
+			scans := fmt.Sprintf("%d scans", len(setups))
+			if len(setups) == 1 {
+				scans = "1 scan"
+			}
+			fmt.Fprintf(stderr, "labmate eval materials: %s (%s), %s at a time; a line as each ends\n", scans, scanNames(setups), atATime(jobs))
+			var mu sync.Mutex
+			ended := 0
 			results, err := materials.Run(cmd.Context(), &materials.Options{
 				Start:    shell.Start,
 				Kernel:   kernel.Options{Sandbox: box, Grace: 2 * time.Second},
@@ -64,12 +82,20 @@ Exit status: 0 done, 1 failed, 2 could not start.`,
 					if r.Fit != nil {
 						a = fmt.Sprintf("a0 %.3f Å (%+.2f%%)", r.Fit.A0, r.ErrorPct)
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s %s: %s in %.1f s\n", r.Method, r.Element, a, r.WallS)
+					mu.Lock()
+					defer mu.Unlock()
+					ended++
+					fmt.Fprintf(stderr, "[%d/%d] %s %s: %s in %.1f s\n", ended, len(setups), r.Method, r.Element, a, r.WallS)
 				},
 			})
 			if err != nil {
 				return err
 			}
+			defer func() {
+				if err == nil {
+					err = allScansFailed(stderr, results)
+				}
+			}()
 			wall := time.Since(start).Seconds()
 			out := cmd.OutOrStdout()
 			switch {
@@ -100,4 +126,48 @@ func nilIfEmpty(s []string) []string {
 		}
 	}
 	return out
+}
+
+// scanNames lists the scans of setups by method: "qe Al Cu, lammps Al".
+func scanNames(setups []materials.Setup) string {
+	var order []string
+	by := map[string][]string{}
+	for _, s := range setups {
+		if by[s.Method] == nil {
+			order = append(order, s.Method)
+		}
+		by[s.Method] = append(by[s.Method], s.Element)
+	}
+	var parts []string
+	for _, m := range order {
+		parts = append(parts, m+" "+strings.Join(by[m], " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func atATime(jobs int) string {
+	if jobs <= 0 {
+		return fmt.Sprint(runtime.NumCPU())
+	}
+	return fmt.Sprint(jobs)
+}
+
+// allScansFailed is exit status 1, with the distinct reasons and their counts, when every
+// scan failed: the table measured nothing.
+func allScansFailed(w io.Writer, results []*materials.Result) error {
+	count := map[string]int{}
+	for _, r := range results {
+		if r.Fit != nil {
+			return nil
+		}
+		count[firstLine(cmp.Or(r.Error, "no fit"))]++
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "labmate eval materials: every one of the %d scans failed, so it measured nothing:\n", len(results))
+	for _, r := range slices.SortedFunc(maps.Keys(count), func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) }) {
+		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
+	}
+	return exitError{1}
 }

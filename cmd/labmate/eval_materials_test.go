@@ -22,8 +22,8 @@ func TestEvalMaterials(t *testing.T) {
 	if len(v.Results) != 1 || v.Results[0].Verdict != "Correct" || v.Results[0].Fit.A0 < 3.6 || v.Results[0].Fit.A0 > 3.63 || len(v.Results[0].Points) != 7 {
 		t.Errorf("results %+v", v.Results)
 	}
-	if !strings.Contains(errOut, "lammps Cu: a0 3.61") {
-		t.Errorf("no progress line on stderr: %q", errOut)
+	if !strings.HasPrefix(errOut, "labmate eval materials: 1 scan (lammps Cu), ") || !strings.Contains(errOut, "[1/1] lammps Cu: a0 3.61") {
+		t.Errorf("no first line and progress line on stderr: %q", errOut)
 	}
 	out, _, code = labmate(t, t.TempDir(), "", "eval", "materials", "--elements", "Cu", "--methods", "lammps", "--markdown")
 	if code != 0 || !strings.Contains(out, "| Cu | fcc | LAMMPS | `Cu_u3.eam (eam)` | 3.615 | 3.596 |") {

@@ -28,13 +28,13 @@ func newEvalRoundsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rounds",
 		Short: "Memory rounds on any benchmark: R1 cold, R2 and R3 with memory, and the transfer matrix between models",
-		Long: `eval rounds runs --bench (engdesign, scibench, …) three times per model in agent mode, as the
+		Long: `eval rounds runs --suite (engdesign, scibench, …) three times per model in agent mode, as the
 memory-centric lifelong agent's rounds: R1 cold, R2 and R3 with what the earlier rounds taught
 the model's memory. Every model learns in a namespace of its own (its name in lowercase) of one
 memory store, OUT/memory.db unless --memory-store. Each round is an eval in OUT/<model>/R1, R2,
 R3 (trials.jsonl, summary.md …), so rerunning the command resumes it.
 
-  labmate eval rounds --bench scibench --model openai:gpt-4.1,ollama:qwen3:8b --transfer openai:gpt-4.1,ollama:qwen3:8b
+  labmate eval rounds --suite scibench --model openai:gpt-4.1,ollama:qwen3:8b --transfer openai:gpt-4.1,ollama:qwen3:8b
 
 --transfer FROM freezes FROM's namespace after its R3 and runs every other model with that
 memory alone, read-only (what it learns goes to a namespace of its own), in
@@ -53,7 +53,8 @@ OUT defaults to labmate-eval/BENCH/rounds.
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalRounds(cmd, &f, bench, transfer) },
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&bench, "bench", "", "the benchmark: "+strings.Join(suiteNames(), ", "))
+	cmd.Flags().StringVar(&bench, "suite", "", "the benchmark: "+strings.Join(suiteNames(), ", "))
+	alias(cmd.Flags(), "bench", "", "suite")
 	cmd.Flags().StringSliceVar(&transfer, "transfer", nil, "evaluate every other model with the frozen memory of these models (of --model)")
 	cmd.Flag("model").Usage = "the models, comma-separated, e.g. openai:gpt-4.1,ollama:qwen3:8b (default $LABMATE_MODEL)"
 	return cmd
@@ -76,7 +77,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 	}
 	i := slices.IndexFunc(suites, func(s suite) bool { return s.name == bench })
 	if i < 0 {
-		return fmt.Errorf("--bench %q: choose one of %s", bench, strings.Join(suiteNames(), ", "))
+		return fmt.Errorf("--suite %q: choose one of %s", bench, strings.Join(suiteNames(), ", "))
 	}
 	s := suites[i]
 	b, err := s.load(f.data)
@@ -141,8 +142,16 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		}
 		return closeRuns, nil
 	}
+	var ran int
+	reasons := map[string]int{} // of the trials that errored, this time
 	o.Base.OnTrial = func(t *eval.Trial) {
-		fmt.Fprintf(stderr, "labmate eval rounds: %s %s trial %d: passed %v, score %.0f, %d tokens\n", t.Model, t.Task, t.Trial, t.Passed, t.Score, t.Tokens)
+		ran++
+		verdict := fmt.Sprintf("passed %v", t.Passed)
+		if t.Error != "" {
+			reasons[firstLine(t.Error)]++
+			verdict = "error: " + firstLine(t.Error)
+		}
+		fmt.Fprintf(stderr, "labmate eval rounds: %s %s trial %d: %s, score %.0f, %d tokens\n", t.Model, t.Task, t.Trial, verdict, t.Score, t.Tokens)
 	}
 	r, err := eval.RunRounds(ctx, b, o)
 	if r == nil {
@@ -152,7 +161,17 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		return e
 	}
 	fmt.Fprintf(stderr, "labmate eval rounds: results in %s (rounds.md, rounds.csv; a folder per model and round)\n", o.Out)
+	errored := 0
+	for _, n := range reasons {
+		errored += n
+	}
 	switch {
+	case err == nil && ran > 0 && errored == ran:
+		fmt.Fprintf(stderr, "labmate eval rounds: every one of the %d trials errored, so it measured nothing:\n", ran)
+		for r, n := range reasons {
+			fmt.Fprintf(stderr, "  %d× %s\n", n, r)
+		}
+		return exitError{1}
 	case err == nil:
 		return nil
 	case errors.Is(err, eval.ErrRoundStopped):

@@ -97,7 +97,7 @@ func TestEvalRounds(t *testing.T) {
 	for range 100 {
 		srv.Add(llmtest.Turn{Reply: vaultPolicy})
 	}
-	args := []string{"eval", "rounds", "--bench", "vaults", "--dataset", ".", "--model", "openai:gpt-a,openai:gpt-b",
+	args := []string{"eval", "rounds", "--suite", "vaults", "--dataset", ".", "--model", "openai:gpt-a,openai:gpt-b",
 		"--transfer", "openai:gpt-a,openai:gpt-b", "--out", "out", "--json"}
 	out, errOut, code := execute(t, args...)
 	if code != 0 {

@@ -113,7 +113,7 @@ func TestEvalCampaign(t *testing.T) {
 	srv := llmtest.NewServer(t, turns...)
 	env := modelEnv(t, "OPENAI_BASE_URL="+srv.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
 	dir := t.TempDir()
-	out, errOut, code := labmateEnv(t, env, dir, "", "eval", "campaign", "--dataset", data, "--seeds", "1", "--budget", "2", "--model", "openai:gpt-test", "--out", "plots", "--json")
+	out, errOut, code := labmateEnv(t, env, dir, "", "eval", "campaign", "--dataset", data, "--seeds", "1", "--turns", "2", "--model", "openai:gpt-test", "--out", "plots", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -63,7 +63,8 @@ pw.x: SCF accuracy, energies, error blocks), lammps (the thermo table, ERROR lin
 exploding temperatures), octave, python, shell or generic; by default it is chosen from
 the code (a cell that runs pw.x or lmp) and the kernel. --perception KEY=VALUE tunes one
 detector for this run (silence=2m, divergence_bound=1e50, scf_stall=30) or turns one off
-(divergence=off) without turning perception off; see "go doc ./perception". --follow FILE
+(divergence=off) without turning perception off; an unknown KEY is refused, naming every
+threshold and detector. --follow FILE
 watches a workspace file the code writes its progress to (a shell cell's output
 redirections, and LAMMPS' log under -screen none, are followed without asking).
 
@@ -72,7 +73,9 @@ instead of a local kernel. The bearer token is --token, else $LABMATE_TOKEN, els
 server on this machine (a loopback URL) or with --data given, the one labmate serve keeps in
 DATA/token (--data, default the data directory labmate serve uses). A dropped connection is
 resumed without losing or repeating messages; while the server cannot be reached (it is
-restarting, say) exec retries with backoff for up to a minute, then gives up saying so.
+restarting, say) exec retries with backoff for up to a minute, then gives up saying so; a
+server never reached whose port refuses the connection (a wrong port, no server) is an error
+after 2 s.
 
 Each file the cell created or changed in the workspace (a figure it printed, a table it
 saved; not dot-entries) is an artifact: printed to stderr with its MIME type, size and where

@@ -53,6 +53,9 @@ func execRemote(ctx context.Context, out report.Reporter, raw *json.Encoder, std
 	if err != nil {
 		return err
 	}
+	// A refused first connection is a wrong address more often than a server binding its
+	// port: 2 s, then a clear error; a server reached once is waited for (restarting).
+	c.FirstContact = 2 * time.Second
 	var told bool
 	c.OnRetry = func(err error, wait time.Duration) {
 		if !told {

@@ -25,7 +25,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	defer busy.Close()
 	noWeb := []string{"SEARXNG_URL=", "BRAVE_API_KEY=", "TAVILY_API_KEY="}
-	campaign := []string{"campaign", "run", "--dataset", small, "--vars", "lig,base,solvent", "--group", "sub", "--budget", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db")}
+	campaign := []string{"campaign", "run", "--dataset", small, "--vars", "lig,base,solvent", "--group", "sub", "--turns", "3", "--seeds", "1", "--store", filepath.Join(dir, "c.db")}
 	for _, tc := range []struct {
 		help string   // the command whose --help documents the code
 		args []string // a command that exits with it

@@ -125,10 +125,12 @@ func newJobCancelCmd() *cobra.Command {
 		Short: "Stop a queued or running job",
 		Long: `Stop a queued or running job, recording --why (default "cancelled by NAME", the user), and
 wait up to 15 s for it to end (its processes get SIGTERM, then SIGKILL 10 s later). A job that
-has already ended is left alone. Prints how it ended on stderr; --json prints its final status.
+has already ended is left alone, and said to have ended (its state and when). Prints how it
+ended on stderr; --json prints its final status.
 
-Exit status: 0 when the job has ended (cancelled, or it had ended before), 1 when it is still
-stopping after 15 s, 2 when labmate could not cancel it (an unknown id, say).`,
+Exit status: 0 when the job was cancelled and has ended; 1 when it had already ended before
+(nothing was cancelled), or is still stopping after 15 s; 2 when labmate could not cancel it
+(an unknown id, say).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, closeS, err := dirs.forID(args[0])
@@ -139,6 +141,23 @@ stopping after 15 s, 2 when labmate could not cancel it (an unknown id, say).`,
 			id := job.ID(args[0])
 			if why == "" {
 				why = "cancelled by " + userName()
+			}
+			before, err := s.Status(cmd.Context(), id)
+			if err != nil {
+				return dirs.unknownJob(err)
+			}
+			if before.State.Terminal() { // nothing to cancel: say so, and do not claim it was
+				if asJSON {
+					if err := report.Status(cmd.OutOrStdout(), before, true); err != nil {
+						return err
+					}
+				}
+				when := ""
+				if !before.Ended.IsZero() {
+					when = fmt.Sprintf(" at %s (%s ago)", before.Ended.Local().Format("2006-01-02 15:04:05"), time.Since(before.Ended).Round(time.Second))
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "labmate: job %s had already ended%s, %s: nothing to cancel (%s)\n", id, when, before.State, report.Ended(before))
+				return exitError{1}
 			}
 			if err := s.Cancel(cmd.Context(), id, why); err != nil {
 				return dirs.unknownJob(err)

@@ -34,10 +34,11 @@ func newJobSubmitCmd() *cobra.Command {
 		dirs                               jobDirs
 	)
 	cmd := &cobra.Command{
-		Use:   "submit [flags] [--] COMMAND [ARGS…] | submit [flags] --script FILE|-",
+		Use:   "submit [flags] [--] COMMAND [ARGS…] | submit [flags] --script FILE|- | submit [flags] FILE",
 		Short: "Submit a job that runs in the background and outlives labmate",
 		Long: `Submit a job: COMMAND with its ARGS (flags after COMMAND are the command's; -- before it
-is allowed), or a bash script (--script FILE, or - for stdin), run in --workspace (default
+is allowed), or a bash script (--script FILE, or - for stdin; a lone FILE that is a file here
+and no command, as with sbatch run.sh, is the same as --script FILE), run in --workspace (default
 the current directory) by --scheduler local (this machine, in the kernels' sandbox: the
 workspace is the only writable directory, no network) or slurm (sbatch; Slurm's commands
 must be on PATH).
@@ -63,6 +64,16 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if scheduler != "local" && scheduler != "slurm" {
 			return fmt.Errorf("--scheduler %q: choose local or slurm", scheduler)
+		}
+		if script == "" {
+			file, err := scriptOf(args, scheduler)
+			if err != nil {
+				return err
+			}
+			if file != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "labmate: %s is a file, not a command: it runs as the job's bash script (as --script %s)\n", file, file)
+				script, args = file, nil
+			}
 		}
 		spec := &job.Spec{Name: name, Command: args}
 		switch {

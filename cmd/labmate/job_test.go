@@ -154,8 +154,8 @@ func TestJobCancelAndExitCodes(t *testing.T) {
 	if _, errOut, code := jobCLI(t, data, dir, "", "wait", id); code != 3 || !strings.Contains(errOut, "CANCELLED") || !strings.Contains(errOut, "wrong input deck") {
 		t.Errorf("wait on a cancelled job: exit %d, %q", code, errOut)
 	}
-	if _, errOut, code := jobCLI(t, data, dir, "", "cancel", id); code != 0 || !strings.Contains(errOut, "CANCELLED") {
-		t.Errorf("cancelling an ended job: exit %d, %q", code, errOut)
+	if _, errOut, code := jobCLI(t, data, dir, "", "cancel", id); code != 1 || !strings.Contains(errOut, "had already ended at ") || !strings.Contains(errOut, "CANCELLED: nothing to cancel") {
+		t.Errorf("cancelling an ended job: exit %d, %q; want 1 and that it had already ended", code, errOut)
 	}
 	for _, c := range []struct {
 		name string

@@ -51,7 +51,7 @@ func newLabSimulateCmd() *cobra.Command {
 		Use:   "simulate PROTOCOL.py|PROTOCOL.m|-",
 		Short: "Run a protocol on a fresh twin: its commands, the final plate maps and every error with its line",
 		Long: `Run a protocol on a fresh twin in a sandboxed Python (.py) or Octave (.m) kernel (- reads
-it from stdin, Python unless --language octave) and print the numbered command list (line:
+it from stdin, Python unless --kernel octave) and print the numbered command list (line:
 command → what moved), the final plate maps and every warning and error with its protocol
 line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it failed (the line is
 printed), 2 when it could not be run at all.`,

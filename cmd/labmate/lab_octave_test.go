@@ -43,8 +43,8 @@ func TestLabSimulateOctave(t *testing.T) {
 	if in, _, code := labmate(t, dir, octaveRowsProtocol, "lab", "simulate", "--language", "octave", "-"); code != 0 || !strings.Contains(in, "C "+full+"\n") {
 		t.Errorf("lab simulate --language octave - : exit %d\n%s", code, in)
 	}
-	if _, errOut, code := labmate(t, dir, "", "lab", "simulate", "--language", "julia", "colour.m"); code != 2 || !strings.Contains(errOut, `--language "julia": choose python or octave`) {
-		t.Errorf("--language julia: exit %d: %s", code, errOut)
+	if _, errOut, code := labmate(t, dir, "", "lab", "simulate", "--kernel", "julia", "colour.m"); code != 2 || !strings.Contains(errOut, `--kernel "julia": choose python or octave`) {
+		t.Errorf("--kernel julia: exit %d: %s", code, errOut)
 	}
 }
 

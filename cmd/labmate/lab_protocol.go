@@ -31,7 +31,8 @@ type protocolFlags struct {
 }
 
 func (f *protocolFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.language, "language", "", "the protocol's language, python or octave (default: octave for a .m file, else python; - reads stdin)")
+	cmd.Flags().StringVarP(&f.language, "kernel", "k", "", "the kernel the protocol runs in, python or octave (default: octave for a .m file, else python; - reads stdin)")
+	alias(cmd.Flags(), "language", "", "kernel")
 	cmd.Flags().StringArrayVar(&f.watch, "watch", nil, "a constraint on the bench's telemetry, e.g. 'vol_plate_A1 <= 300' (repeatable)")
 	cmd.Flags().StringVar(&f.hotfix, "hotfix", string(protocol.HotfixOnError), "when perception interrupts the protocol: off, on_error or on_warning")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "wall-clock limit for the protocol")
@@ -48,7 +49,7 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 		lang = benchrun.KernelOf(file)
 	case benchrun.Python, benchrun.Octave:
 	default:
-		return fmt.Errorf("--language %q: choose python or octave", lang)
+		return fmt.Errorf("--kernel %q: choose python or octave", lang)
 	}
 	approve, err := f.approver(cmd)
 	if err != nil {

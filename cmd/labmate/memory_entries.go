@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -132,6 +135,9 @@ and what the user's runs learn goes to the user's namespace, never into the libr
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := isFolder(args[0], "a folder labmate memory export wrote"); err != nil {
+				return err
+			}
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
 				if builtins {
 					res, err := builtin.Import(ctx, s, actorName())
@@ -167,6 +173,9 @@ func newMemorySyncCmd(f *memoryFlags) *cobra.Command {
 		Short: "Store every hand-written DIR/NAME/SKILL.md in the skills namespace (new, new version, or unchanged)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := isFolder(args[0], "a folder of NAME/SKILL.md folders"); err != nil {
+				return err
+			}
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
 				res, err := skillmd.Sync(ctx, s, args[0], ns, actorName())
 				if err != nil {
@@ -195,6 +204,9 @@ func newMemoryFreezeCmd(f *memoryFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
+				if err := namespaceExists(ctx, s, args[0]); err != nil {
+					return err
+				}
 				if err := s.Freeze(ctx, &memory.FreezeParams{Namespace: args[0], Frozen: !unfreeze, Actor: actorName()}); err != nil {
 					return err
 				}
@@ -221,4 +233,38 @@ func newMemoryUnfreezeCmd(f *memoryFlags) *cobra.Command {
 	cmd.Use, cmd.Short = "unfreeze NAMESPACE", "Make a frozen namespace (and its children) writable again"
 	cmd.Flags().Set("unfreeze", "true")
 	return cmd
+}
+
+// namespaceExists refuses a namespace that holds no entry, has no child namespace and was
+// never frozen (a typo, say), naming those that exist.
+func namespaceExists(ctx context.Context, s memory.Store, ns string) error {
+	nss, err := s.Namespaces(ctx)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, n := range nss {
+		if n.Name == ns || strings.HasPrefix(n.Name, ns+"/") {
+			return nil
+		}
+		names = append(names, n.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no namespace %q: the memory holds no namespace yet (one exists once an entry is added to it)", ns)
+	}
+	return fmt.Errorf("no namespace %q (the namespaces: %s)", ns, strings.Join(names, ", "))
+}
+
+// isFolder refuses a path that is not a folder, saying what it is and what was expected.
+func isFolder(path, want string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the folder %s does not exist (give %s)", path, want)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is a file, not a folder (give %s)", path, want)
+	}
+	return nil
 }

@@ -106,7 +106,7 @@ that cannot be read writes nothing.`,
 	cmd.Flags().StringVar(&source, "source", "", "where it came from (URL, file)")
 	cmd.Flags().Float64Var(&confidence, "confidence", 0, "confidence in [0, 1]")
 	cmd.Flags().StringVar(&trace, "trace", "", "extract facts from this trace file (- for stdin) with a model")
-	cmd.Flags().StringVar(&modelSpec, "model", "", "model PROVIDER:MODEL for --trace (default LABMATE_MODEL, then the config file)")
+	cmd.Flags().StringVarP(&modelSpec, "model", "m", "", "model PROVIDER:MODEL for --trace (default LABMATE_MODEL, then the config file)")
 	return cmd
 }
 

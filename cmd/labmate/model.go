@@ -36,13 +36,13 @@ LMSTUDIO_BASE_URL, OPENROUTER_API_KEY.`,
 
 func newModelCheckCmd() *cobra.Command {
 	var asJSON bool
-	var embedder bool
+	var embedder string
 	cmd := &cobra.Command{
-		Use:   "check [PROVIDER:MODEL] [--embedder]",
+		Use:   "check [PROVIDER:MODEL] [--embedder[=PROVIDER:MODEL]]",
 		Short: "Resolve the model and check that its server is reachable and the key accepted",
 		Long: `Resolve the model (the argument, else LABMATE_MODEL, else the config file), then list the
 server's models with a short timeout: this proves the server is up and the key accepted, without
-spending tokens. With --embedder, check the embedder (the argument, else LABMATE_EMBEDDER, else
+spending tokens. With --embedder, check the embedder (--embedder=SPEC, else the argument, else LABMATE_EMBEDDER, else
 "embedder:" in the config file) and embed one text. Keys of the config file that labmate does
 not know (a misspelt "modle:") are printed as warnings, with the file and line.
 
@@ -55,6 +55,12 @@ be read, the server is unreachable or refuses the key; with --json the report sa
 			if len(args) == 1 {
 				spec = args[0]
 			}
+			if embedder != "" && embedder != "-" {
+				if spec != "" && spec != embedder {
+					return fmt.Errorf("--embedder=%s and %s: give the embedder once", embedder, spec)
+				}
+				spec = embedder
+			}
 			start := time.Now()
 			var (
 				r      *providers.Resolved
@@ -62,7 +68,7 @@ be read, the server is unreachable or refuses the key; with --json the report sa
 				listed bool
 				dims   int
 			)
-			if embedder {
+			if embedder != "" {
 				r, listed, dims, err = providers.CheckEmbedder(cmd.Context(), spec)
 			} else {
 				r, err = providers.Resolve(spec, "LABMATE_MODEL", "model")
@@ -77,7 +83,7 @@ be read, the server is unreachable or refuses the key; with --json the report sa
 				}
 			}
 			if asJSON {
-				rep := map[string]any{"ok": err == nil, "latency_ms": time.Since(start).Milliseconds()}
+				rep := map[string]any{"ok": err == nil, "latency_ms": time.Since(start).Milliseconds(), "latency_s": time.Since(start).Seconds()}
 				if r != nil {
 					rep["model"] = r
 					rep["listed"] = listed
@@ -117,6 +123,7 @@ be read, the server is unreachable or refuses the key; with --json the report sa
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().BoolVar(&embedder, "embedder", false, "check an embedder (for memory) instead of a chat model")
+	cmd.Flags().StringVar(&embedder, "embedder", "", "check an embedder (for memory) instead of a chat model: --embedder alone (the argument or the configured one) or --embedder=PROVIDER:MODEL")
+	cmd.Flags().Lookup("embedder").NoOptDefVal = "-"
 	return cmd
 }

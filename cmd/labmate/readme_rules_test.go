@@ -262,7 +262,7 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 		// The benchmarks in their quick form (the full runs take minutes to hours of model
 		// calls; make bench-campaign runs the game in full): one seed of three turns, one task.
 		{match: `eval campaign`, rewrite: func(st *readmeState, cmd string) string {
-			return quick(cmd, "--seeds 1 --budget 3")
+			return quick(cmd, "--seeds 1 --turns 3")
 		}},
 		{match: `eval engdesign`, rewrite: func(st *readmeState, cmd string) string {
 			if strings.Contains(cmd, "--limit") {

@@ -212,6 +212,9 @@ func newRunCmd() *cobra.Command {
 						if last == nil { // failed before the run could start: nothing was printed
 							return err
 						}
+						if stats { // what the run spent before it failed
+							report.Stats(cmd.OutOrStdout(), last.Stats, asJSON)
+						}
 						return exitError{1} // the stop event said why
 					}
 					if err := out.Event(ev); err != nil {
@@ -269,7 +272,7 @@ func newRunCmd() *cobra.Command {
 	f.DurationVar(&cellTimeout, "cell-timeout", 5*time.Minute, "default wall-time limit of one cell")
 	f.StringVar(&workspace, "workspace", "", "the kernels' working directory, the only writable one (default: a new DATA/workspaces/run-ID, printed)")
 	f.StringVar(&memoryStore, "memory-store", defaultMemoryStore(), "memory: a SQLite file or a postgres:// URL (env LABMATE_MEMORY)")
-	f.StringVar(&namespace, "namespace", "user", "the memory namespace recalled and written (skills go to NAMESPACE/skills)")
+	f.StringVarP(&namespace, "namespace", "n", "user", "the memory namespace recalled and written (skills go to NAMESPACE/skills)")
 	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
 	f.StringSliceVar(&memoryRead, "memory-read", nil, "more memory namespaces to recall from (e.g. a frozen one another model wrote); repeatable")
 	f.BoolVar(&memoryInfer, "memory-infer", false, "consolidate what runs teach with the model deciding ADD, UPDATE, DELETE or NOOP (default: deterministic)")

@@ -5,7 +5,9 @@ const runLong = `Solve a scientific or engineering task with the dual-loop agent
 with validation checkpoints), writes code and runs it in a live, sandboxed kernel while perception
 watches the run and interrupts it when it goes wrong, repairs failed or interrupted runs (up to
 --max-repairs per step), reviews each step against its checkpoint and re-plans when the plan was
-wrong (up to --max-replans), and answers with the evidence.
+wrong (up to --max-replans), and answers with the evidence. The TASK is a sentence, in quotes: a
+one-word argument within two edits of a command of labmate run (list, show), or a prefix of one
+(labmate run lst), is refused as a typo of that command.
 
 The model is --model SPEC (else $LABMATE_MODEL, else the config file; see labmate model), such as
 openai:gpt-4.1, anthropic:claude-sonnet-4-5 or ollama:qwen3:8b. --mode direct answers with one model call and no tools; --mode codeact runs one

@@ -52,6 +52,7 @@ func TestOldSpellings(t *testing.T) {
 		{[]string{"docs", "--store", dir + "/d.db", "search", "--limit", "1", "calibrate"}, 0, "notes.md", ""},
 		{[]string{"exec", "--memory", "10M", "x.py"}, 2, "", `invalid argument "10M" for "--memory" flag: a memory budget of 10 MiB is below the minimum of 64 MiB`},
 		{[]string{"exec", "--mem-limit", "2G", "x.py"}, 0, "ran", ""},
+		{[]string{"memory", "--store", mem, "add", "-n", "team", "ode45 diverges on stiff problems"}, 0, "added", ""},
 		{[]string{"memory", "--store", mem, "freeze", "team"}, 0, "team is frozen (read-only)", ""},
 		{[]string{"memory", "--store", mem, "freeze", "--unfreeze", "team"}, 0, "team is writable", "Flag --unfreeze has been deprecated, write labmate memory unfreeze NAMESPACE instead"},
 		{[]string{"memory", "--store", mem, "unfreeze", "team"}, 0, "team is writable", ""},

@@ -106,3 +106,40 @@ func IsTerminal(w io.Writer) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
+
+// Working shows, on a terminal, that a step of unknown length is under way: "label… 7s",
+// redrawn every second until done is called, which ends the line. On a file or a pipe it
+// draws nothing. interval is how often it redraws (0: a second).
+func Working(w io.Writer, label string, interval time.Duration) (done func()) {
+	if !IsTerminal(w) {
+		return func() {}
+	}
+	return working(w, label, interval)
+}
+
+func working(w io.Writer, label string, interval time.Duration) (done func()) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	start := time.Now()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	fmt.Fprintf(w, "\r%s… ", label)
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				fmt.Fprintf(w, "\r%s… %s\n", label, time.Since(start).Round(100*time.Millisecond))
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "\r%s… %s", label, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(stop); <-stopped })
+	}
+}

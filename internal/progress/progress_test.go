@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestBar(t *testing.T) {
@@ -49,4 +51,39 @@ func TestIsTerminal(t *testing.T) {
 			t.Error("a pseudo-terminal is not taken for one")
 		}
 	}
+}
+
+func TestWorking(t *testing.T) {
+	var b syncBuffer
+	done := working(&b, "harvesting", 20*time.Millisecond)
+	time.Sleep(70 * time.Millisecond)
+	done()
+	done() // twice is harmless
+	got := b.String()
+	if !strings.HasPrefix(got, "\rharvesting… ") || strings.Count(got, "\rharvesting… ") < 3 || !strings.HasSuffix(got, "\n") {
+		t.Errorf("working: %q", got)
+	}
+	var quiet bytes.Buffer
+	Working(&quiet, "harvesting", time.Millisecond)()
+	if quiet.Len() != 0 {
+		t.Errorf("not a terminal, yet: %q", quiet.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

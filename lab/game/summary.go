@@ -1,6 +1,7 @@
 package game
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -131,4 +132,17 @@ func fmtDur(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fms", float64(d)/1e6)
 	}
+}
+
+// MarshalJSON writes the proposal times in seconds too (propose_p50_s, propose_p99_s,
+// setup_p99_s), as every time of labmate's JSON is written; the _ns fields stay for the
+// records that read them.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	return json.Marshal(struct {
+		plain
+		P50S      float64 `json:"propose_p50_s"`
+		P99S      float64 `json:"propose_p99_s"`
+		SetupP99S float64 `json:"setup_p99_s"`
+	}{plain(s), s.P50.Seconds(), s.P99.Seconds(), s.SetupP99.Seconds()})
 }

@@ -1,7 +1,8 @@
 // Package client talks to labmate serve: it runs operations over the WebSocket protocol and
 // follows their messages. When the connection drops, or the server cannot be reached or is
 // restarting, it retries with jittered exponential backoff for up to a minute (Client.RetryFor)
-// and resumes from the log (after=SEQ), so that nothing is lost or repeated.
+// and resumes from the log (after=SEQ), so that nothing is lost or repeated; a server never
+// reached whose port refuses connections can be given up on sooner (Client.FirstContact).
 package client
 
 import (
@@ -20,6 +21,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -38,6 +40,10 @@ type Client struct {
 	// lost, 502/503/504 while it restarts or is busy), counted from the last time it could
 	// (default one minute).
 	RetryFor time.Duration
+	// FirstContact, when set, is how long Exec keeps trying while it has never reached the
+	// server and each connection is refused: nothing listens there (a wrong port, or no
+	// server), or a server is still starting. Once reached, RetryFor holds.
+	FirstContact time.Duration
 	// OnRetry, when set, is told of each retry: the error and the wait before it.
 	OnRetry func(err error, wait time.Duration)
 }
@@ -94,7 +100,7 @@ func (c *Client) Exec(ctx context.Context, session string, req *protocol.Request
 		if retryFor <= 0 {
 			retryFor = time.Minute
 		}
-		reached := time.Now()
+		reached, ever := time.Now(), false
 		for attempt := 0; ; attempt++ {
 			connected, done, err := f.follow(ctx)
 			if done {
@@ -105,10 +111,14 @@ func (c *Client) Exec(ctx context.Context, session string, req *protocol.Request
 				return
 			}
 			if connected {
-				reached, attempt = time.Now(), 0
+				reached, attempt, ever = time.Now(), 0, true
 			}
 			if !retryable(err) {
 				yield(nil, err)
+				return
+			}
+			if !ever && c.FirstContact > 0 && errors.Is(err, syscall.ECONNREFUSED) && time.Since(reached) >= c.FirstContact {
+				yield(nil, fmt.Errorf("client: nothing listens at %s (connection refused for %v): is the server running, on this port? %w", c.base.Redacted(), c.FirstContact.Round(time.Millisecond), err))
 				return
 			}
 			if time.Since(reached) >= retryFor {

@@ -223,6 +223,30 @@ func TestGivesUp(t *testing.T) {
 	}
 }
 
+// TestFirstContact: where nothing listens (a wrong port), a client with FirstContact set says
+// so once that has passed, not after RetryFor; a server that starts within it is reached.
+func TestFirstContact(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there
+	c, _ := client.New("http://"+addr, "")
+	c.FirstContact = 500 * time.Millisecond
+	begin := time.Now()
+	var got error
+	for _, err := range c.Exec(context.Background(), "x", &protocol.Request{Kind: "exec", Kernel: "python", Code: "1"}) {
+		got = err
+	}
+	if took := time.Since(begin); took < c.FirstContact || took > 3*time.Second {
+		t.Errorf("gave up after %v, want %v", took, c.FirstContact)
+	}
+	if got == nil || !strings.Contains(got.Error(), "nothing listens at http://"+addr) || !strings.Contains(got.Error(), "connection refused") {
+		t.Errorf("error %v, want it to say nothing listens there", got)
+	}
+}
+
 // TestRefusalIsFinal: a refusal (a wrong token) is not retried.
 func TestRefusalIsFinal(t *testing.T) {
 	addr, _ := serve(t, "the-right-token-0123456789")

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/labmate/labmate/eval"
+)
+
+// trialErrors prints, on w, the distinct reasons the eval's trials in out (of its model and
+// mode) failed with, the most frequent first, with their counts, and reports whether every
+// trial of the summary errored: such an eval measured nothing, and exits 1 saying why.
+func trialErrors(w io.Writer, out string, sum *eval.Summary) (allErrored bool) {
+	if sum.All.Errors == 0 {
+		return false
+	}
+	trials, _, err := eval.ReadTrials(out)
+	if err != nil {
+		fmt.Fprintf(w, "labmate eval: %d trials errored (their reasons could not be read: %v)\n", sum.All.Errors, err)
+		return sum.All.Errors == sum.All.Trials
+	}
+	count := map[string]int{}
+	for _, t := range trials {
+		if t.Error != "" && t.Model == sum.Model && t.Mode == sum.Mode {
+			count[firstLine(t.Error)]++
+		}
+	}
+	reasons := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
+		return cmp.Or(count[b]-count[a], strings.Compare(a, b))
+	})
+	fmt.Fprintf(w, "labmate eval: %d of %d trials errored:\n", sum.All.Errors, sum.All.Trials)
+	for i, r := range reasons {
+		if i == 10 {
+			fmt.Fprintf(w, "  … and %d other reasons (see %s/%s)\n", len(reasons)-i, out, eval.TrialsFile)
+			break
+		}
+		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
+	}
+	return sum.All.Trials > 0 && sum.All.Errors == sum.All.Trials
+}
+
+// firstLine is s up to its first newline, at most 300 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

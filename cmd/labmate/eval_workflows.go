@@ -94,7 +94,7 @@ Exit status: 0 every check passed, 1 a check failed, 2 could not start.`,
 	f.StringSliceVar(&names, "skills", nil, "only these skills, e.g. cu-vacancy-formation,si-band-gap (default all)")
 	f.BoolVar(&quick, "quick", false, "only the fast subset (the skills marked workflow-quick)")
 	f.StringVar(&dir, "workspace", "", "keep every skill's inputs and outputs in DIR/SKILL (default: a temporary directory, removed)")
-	f.DurationVar(&timeout, "timeout", 10*time.Minute, "bound on each skill's run")
+	f.DurationVar(&timeout, "timeout", 10*time.Minute, "wall-clock bound on each skill's run")
 	f.BoolVar(&asJSON, "json", false, "print JSON: every check with value, reference, error, tolerance, citation and wall_s")
 	f.BoolVar(&markdown, "markdown", false, "print a Markdown table with the citations")
 	sb.add(cmd)

@@ -286,5 +286,13 @@ func (d *Deck) Clone() *Deck {
 		c.pipettes[i] = n
 	}
 	d.cloneModules(c)
+	pm := make(map[*pipette]*pipette)
+	for i, p := range d.pipettes {
+		if p != nil {
+			pm[p] = c.pipettes[i]
+		}
+	}
+	c.prun = d.prun.clone(m, pm)
+	c.params, c.clock, c.timeline = maps.Clone(d.params), d.clock, slices.Clone(d.timeline)
 	return c
 }

@@ -6,20 +6,40 @@ import (
 	"strings"
 )
 
-// model is a pipette model: its channels and its volume range in µL (Opentrons' pipette
-// name specs).
+// model is a pipette model: its channels, its volume range in µL and its default flow rates
+// in µL/s (aspirate, dispense, blow-out; before and from API level 2.6, where GEN2 single-channel
+// defaults doubled) — Opentrons' pipette name specs (shared-data/pipette, Apache-2.0).
 type model struct {
 	name     string
 	channels int
 	min, max float64
+	gen      string
+	flow     [3]float64 // API 2.0–2.5
+	flow26   [3]float64 // API 2.6 and later; zero: as flow
 }
 
 var models = map[string]model{
-	"p20_single_gen2":   {"p20_single_gen2", 1, 1, 20},
-	"p300_single_gen2":  {"p300_single_gen2", 1, 20, 300},
-	"p1000_single_gen2": {"p1000_single_gen2", 1, 100, 1000},
-	"p20_multi_gen2":    {"p20_multi_gen2", 8, 1, 20},
-	"p300_multi_gen2":   {"p300_multi_gen2", 8, 20, 300},
+	"p10_single":        {"p10_single", 1, 1, 10, "GEN1", [3]float64{5, 10, 1000}, [3]float64{}},
+	"p10_multi":         {"p10_multi", 8, 1, 10, "GEN1", [3]float64{5, 10, 1000}, [3]float64{}},
+	"p50_single":        {"p50_single", 1, 5, 50, "GEN1", [3]float64{25, 50, 1000}, [3]float64{}},
+	"p50_multi":         {"p50_multi", 8, 5, 50, "GEN1", [3]float64{25, 50, 1000}, [3]float64{}},
+	"p300_single":       {"p300_single", 1, 30, 300, "GEN1", [3]float64{150, 300, 1000}, [3]float64{}},
+	"p300_multi":        {"p300_multi", 8, 30, 300, "GEN1", [3]float64{150, 300, 1000}, [3]float64{}},
+	"p1000_single":      {"p1000_single", 1, 100, 1000, "GEN1", [3]float64{500, 1000, 1000}, [3]float64{}},
+	"p20_single_gen2":   {"p20_single_gen2", 1, 1, 20, "GEN2", [3]float64{3.78, 3.78, 3.78}, [3]float64{7.56, 7.56, 7.56}},
+	"p300_single_gen2":  {"p300_single_gen2", 1, 20, 300, "GEN2", [3]float64{46.43, 46.43, 46.43}, [3]float64{92.86, 92.86, 92.86}},
+	"p1000_single_gen2": {"p1000_single_gen2", 1, 100, 1000, "GEN2", [3]float64{137.35, 137.35, 137.35}, [3]float64{274.7, 274.7, 274.7}},
+	"p20_multi_gen2":    {"p20_multi_gen2", 8, 1, 20, "GEN2", [3]float64{7.6, 7.6, 7.6}, [3]float64{}},
+	"p300_multi_gen2":   {"p300_multi_gen2", 8, 20, 300, "GEN2", [3]float64{94, 94, 94}, [3]float64{}},
+}
+
+// flowRates are the model's default aspirate, dispense and blow-out flow rates at an API level
+// (2.6 and later when level is 0).
+func (m model) flowRates(minor int) [3]float64 {
+	if m.flow26[0] > 0 && (minor == 0 || minor >= 6) {
+		return m.flow26
+	}
+	return m.flow
 }
 
 var mounts = [2]string{"left", "right"}
@@ -64,6 +84,7 @@ type tip struct {
 	well    int     // its place in the rack
 	volume  float64 // what it holds when full, µL
 	c       Contents
+	air     float64         // µL of air (air_gap) below the liquid
 	used    bool            // picked up at least once
 	touched []spot          // wells it entered, each once, in order
 	species map[string]spot // each species it touched and the first well it touched it in
@@ -162,6 +183,8 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 	}
 	col := lw.def.cols[lw.def.col[i]]
 	switch {
+	case len(col) > r.n:
+		return p.reachByGeometry(lw, i, r)
 	case len(col) == 1:
 		r.shared = true
 		for k := range r.n {
@@ -179,11 +202,15 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 
 // nextTips finds the first unused tip (for 8 channels: the first column of 8 unused tips) in
 // the pipette's tip racks.
-func (p *pipette) nextTips() (reach, error) {
+func (p *pipette) nextTips(from *spot) (reach, error) {
+	started := from == nil
 	for _, lw := range p.racks {
 		for _, col := range lw.def.cols {
 			for _, i := range col {
-				if t := lw.tips[i]; t == nil || t.used {
+				if !started && lw == from.lw && i == from.w {
+					started = true
+				}
+				if t := lw.tips[i]; !started || t == nil || t.used {
 					continue
 				}
 				r, err := p.reachWell(lw, i)
@@ -208,13 +235,68 @@ func (p *pipette) nextTips() (reach, error) {
 	return reach{}, fail(ErrNoTipLeft, "no %s left in the tip racks (%s) of %s", what, strings.Join(names, ", "), p.describe())
 }
 
+// reachByGeometry finds the well under each channel (9 mm apart, channel 1 at the addressed
+// well): a 384-well plate's every other row, a tube rack's tubes, a trough. A channel beyond
+// the labware is an error; one between wells reaches none (-1).
+func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
+	def := lw.def.lw
+	at := def.Wells[lw.def.names[i]]
+	all := true
+	for k := range r.n {
+		y := at.Y - 9*float64(k)
+		if y < 0 || y > def.Dimensions.Y {
+			return r, fail(ErrChannels, "%s has %d channels: addressing %s puts channel %d off %s", p.model.name, r.n, lw.wellName(i), k+1, lw.describe())
+		}
+		r.wells[k] = -1
+		for j, name := range lw.def.names {
+			w := def.Wells[name]
+			dx, dy := at.X-w.X, y-w.Y
+			in := false
+			if w.Shape == "circular" {
+				in = dx*dx+dy*dy <= w.Diameter*w.Diameter/4
+			} else {
+				in = 2*dx <= w.XDim && -2*dx <= w.XDim && 2*dy <= w.YDim && -2*dy <= w.YDim
+			}
+			if in {
+				r.wells[k] = j
+				break
+			}
+		}
+		all = all && r.wells[k] == i
+	}
+	r.shared = all
+	if lw.tips != nil {
+		for k := range r.n {
+			if r.wells[k] < 0 {
+				return r, fail(ErrChannels, "%s has %d channels: channel %d finds no tip at %s", p.model.name, r.n, k+1, lw.wellName(i))
+			}
+		}
+	}
+	return r, nil
+}
+
 func fresh(lw *labware, r reach) bool {
 	for _, i := range r.wells[:r.n] {
+		if i < 0 {
+			return false
+		}
 		if t := lw.tips[i]; t == nil || t.used {
 			return false
 		}
 	}
 	return true
+}
+
+// startingTip is where the pipette's next tip is looked for from (starting_tip), nil: its first
+// rack's first well.
+func (d *Deck) startingTip(p *pipette) *spot {
+	if d.prun == nil {
+		return nil
+	}
+	if s, ok := d.prun.start[p]; ok {
+		return &s
+	}
+	return nil
 }
 
 func (d *Deck) pickUpTip(ev *Event, a *Args) error {
@@ -227,7 +309,7 @@ func (d *Deck) pickUpTip(ev *Event, a *Args) error {
 	}
 	var r reach
 	if a.Well == "" {
-		r, err = p.nextTips()
+		r, err = p.nextTips(d.startingTip(p))
 	} else {
 		r, err = p.reach(d, a.Well)
 	}
@@ -238,8 +320,8 @@ func (d *Deck) pickUpTip(ev *Event, a *Args) error {
 		return fail(ErrNoTipLeft, "%s is not a tip rack", r.lw.describe())
 	}
 	for _, i := range r.wells[:r.n] {
-		if r.lw.tips[i] == nil {
-			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(i))
+		if i < 0 || r.lw.tips[i] == nil {
+			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(max(i, r.at)))
 		}
 	}
 	d.keepTips(p)
@@ -269,6 +351,7 @@ func (d *Deck) dropTip(ev *Event, a *Args) error {
 	for k, t := range p.tips {
 		d.keepTip(t)
 		v += move(&t.c, &d.trash, t.c.Volume)
+		t.air = 0
 		p.tips[k] = nil
 		d.tipsOut++
 	}
@@ -276,7 +359,8 @@ func (d *Deck) dropTip(ev *Event, a *Args) error {
 	return nil
 }
 
-// returnTip puts the tips back where they came from, with what they hold; they count as used.
+// returnTip puts the tips back where they came from, or into the empty places of a tip rack a
+// names (drop_tip(location)), with what they hold; they count as used.
 func (d *Deck) returnTip(ev *Event, a *Args) error {
 	p, err := d.pipette(a.Mount)
 	if err != nil {
@@ -286,6 +370,30 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 		return p.noTip()
 	}
 	at := p.tips[0].origin()
+	if a.Well != "" {
+		r, err := p.reach(d, a.Well)
+		if err != nil {
+			return err
+		}
+		if r.lw.tips == nil {
+			return fail(ErrBadArgs, "%s is not a tip rack: drop tips into the trash or a tip rack", r.lw.describe())
+		}
+		for _, i := range r.wells[:r.n] {
+			if i < 0 || r.lw.tips[i] != nil {
+				return fail(ErrBadArgs, "%s holds a tip already", r.lw.wellName(max(i, r.at)))
+			}
+		}
+		d.keepTips(p)
+		for k, t := range p.tips {
+			i := r.wells[k]
+			d.keepRack(r.lw, i)
+			d.keepTip(t)
+			t.rack, t.well = r.lw, i
+			r.lw.tips[i], p.tips[k] = t, nil
+		}
+		ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: len(p.tips)})
+		return nil
+	}
 	d.keepTips(p)
 	for k, t := range p.tips {
 		d.keepRack(t.rack, t.well)

@@ -24,6 +24,7 @@ import (
 //	air_gap          mount, volume: air into the tip; a dispense expels it first
 //	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again
 //	starting_tip     mount, well: where the pipette's next tip is looked for from
+//	set_tip_racks    mount, tip_racks: the pipette's tip racks from now on
 //
 // Every command takes time on the protocol clock (Event.Start, Event.Seconds): moves, tips,
 // liquid at the flow rate (args flow_rate, µL/s, else the model's default), delays and the
@@ -87,7 +88,7 @@ type ModuleEvent struct {
 	Seconds float64 `json:"seconds,omitempty"` // how long it took (a ramp, a hold, a profile)
 }
 
-var protocolCommands = []string{"air_gap", "note", "params", "protocol", "reset_tipracks", "starting_tip"}
+var protocolCommands = []string{"air_gap", "note", "params", "protocol", "reset_tipracks", "set_tip_racks", "starting_tip"}
 
 // doProtocol carries out a protocol command; ok is false for a name that is none.
 func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) {
@@ -131,6 +132,24 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 		if d.prun != nil {
 			delete(d.prun.start, p)
 		}
+		return true, nil
+	case "set_tip_racks":
+		p, err := d.pipette(a.Mount)
+		if err != nil {
+			return true, err
+		}
+		var racks []*labware
+		for _, name := range a.TipRacks {
+			lw, err := d.labware(name)
+			if err != nil {
+				return true, err
+			}
+			if lw.tips == nil {
+				return true, fail(ErrBadArgs, "tip rack %s is not a tip rack", lw.describe())
+			}
+			racks = append(racks, lw)
+		}
+		p.racks = racks
 		return true, nil
 	case "starting_tip":
 		p, err := d.pipette(a.Mount)
@@ -266,4 +285,27 @@ func (d *Deck) defaultFlow(mount, action string) float64 {
 		return f[2]
 	}
 	return f[0]
+}
+
+// AddDefinition makes a labware definition's load name available on this deck, in place of a
+// definition of the same load name (a protocol's own labware goes before the standard one).
+func (d *Deck) AddDefinition(lw *Labware) { d.defs[lw.Parameters.LoadName] = newDefinition(lw) }
+
+// TipsUsed is how many tips of each tip rack were used (picked up at least once or gone), by
+// the rack's name.
+func (d *Deck) TipsUsed() map[string]int {
+	out := map[string]int{}
+	for _, lw := range d.slots {
+		if lw == nil || lw.tips == nil {
+			continue
+		}
+		n := 0
+		for _, t := range lw.tips {
+			if t == nil || t.used {
+				n++
+			}
+		}
+		out[lw.name] = n
+	}
+	return out
 }

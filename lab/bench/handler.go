@@ -367,7 +367,7 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 		}
 	}
 	w := &lw.wells[i]
-	if err := d.fits(nil, lw, i, w.Volume, a.Volume); err != nil {
+	if err := d.fits(ev, lw, i, w.Volume, a.Volume); err != nil {
 		return err
 	}
 	add := Contents{Volume: a.Volume, Species: make(map[string]float64, len(a.Concentrations))}
@@ -473,6 +473,9 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 		d.keepContents(w)
 		d.enter(ev, p, t, r.lw, r.wells[k], false)
 		moved += move(w, &t.c, v)
+		if d.prun != nil && d.prun.declared[spot{r.lw, r.wells[k]}] {
+			t.known = true
+		}
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "aspirate", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: r.n, Volume: moved})
 	return nil
@@ -520,6 +523,10 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 			return err
 		}
 		for _, t := range p.tips {
+			if a.Volume > t.c.Volume+t.air+volTol && d.lenient() {
+				warn(ev, fmt.Sprintf("dispensing %s µL from a tip (%s) holding %s µL: it dispenses what it holds", µl(a.Volume), t.origin(), µl(t.c.Volume+t.air)))
+				break
+			}
 			if a.Volume > t.c.Volume+t.air+volTol {
 				return fail(ErrTipShort, "the tip (%s) holds %s µL, less than the %s µL to dispense", t.origin(), µl(t.c.Volume+t.air), µl(a.Volume))
 			}
@@ -566,6 +573,9 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 		d.keepContents(w)
 		d.enter(ev, p, t, r.lw, r.wells[k], true)
 		moved += move(&t.c, w, v)
+		if t.known && v > 0 {
+			d.prun.declared[spot{r.lw, r.wells[k]}] = true // declared liquid keeps the well exact
+		}
 	}
 	ev.Steps = append(ev.Steps, Step{Action: action, Mount: p.mount, Well: r.lw.wellName(r.at), Channels: r.n, Volume: moved})
 	return nil

@@ -85,6 +85,7 @@ type tip struct {
 	volume  float64 // what it holds when full, µL
 	c       Contents
 	air     float64         // µL of air (air_gap) below the liquid
+	known   bool            // holds liquid of a well load_liquid declared (a protocol run)
 	used    bool            // picked up at least once
 	touched []spot          // wells it entered, each once, in order
 	species map[string]spot // each species it touched and the first well it touched it in

@@ -13,9 +13,9 @@ import (
 // A protocol run: what an Opentrons protocol (kernel/python/opentrons) adds to the deck.
 //
 //	protocol         api_level ("2.13"): the deck runs a protocol from here on. Liquid in a
-//	                 well no load_liquid declared is a user-loaded unknown: an aspirate short of
-//	                 it assumes the missing volume was put there by hand (a warning, tracked per
-//	                 well); a volume below the pipette's minimum and a well filled over its
+//	                 well no load_liquid declared (nor a pipette filled from one) is a user-loaded
+//	                 unknown: an aspirate short of it assumes the missing volume was put there by
+//	                 hand (a warning, tracked per well); a volume below the pipette's minimum and a well filled over its
 //	                 capacity are warnings (the robot does them; the volumes are wrong), not
 //	                 refusals. Declared liquid stays exact.
 //	params           the protocol's parameters (get_values): the event's params
@@ -309,3 +309,6 @@ func (d *Deck) TipsUsed() map[string]int {
 	}
 	return out
 }
+
+// RanProtocol is whether a protocol run (the protocol command) happened on the deck.
+func (d *Deck) RanProtocol() bool { return d.prun != nil }

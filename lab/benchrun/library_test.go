@@ -119,7 +119,9 @@ func TestProtocolLibrary(t *testing.T) {
 			}
 		}
 	})
-	sort.Slice(keys, func(i, j int) bool { return causes[keys[i]] > causes[keys[j]] || causes[keys[i]] == causes[keys[j]] && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return causes[keys[i]] > causes[keys[j]] || causes[keys[i]] == causes[keys[j]] && keys[i] < keys[j]
+	})
 	for _, k := range keys {
 		t.Logf("%4d  %s", causes[k], k)
 	}

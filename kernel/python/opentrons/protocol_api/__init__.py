@@ -90,6 +90,7 @@ class _Bench:
         self.replies = self.sock.makefile("rb")
         self.tips = 0
         self.on_step = None
+        self.last = {}
 
     def do(self, name, args):
         line = _caller_line()
@@ -106,7 +107,9 @@ class _Bench:
             raise CommandError(msg, line)
         ev = rep["event"]
         for ref, v in (ev.get("volumes_ul") or {}).items():
-            labmate.log("vol_" + ref.replace("/", "_"), v)
+            if self.last.get(ref) != v:  # a value that did not change is no news
+                self.last[ref] = v
+                labmate.log("vol_" + ref.replace("/", "_"), v)
         steps = ev.get("steps") or ()
         picked = sum(1 for s in steps if s["action"] == "pick_up_tip")
         if picked:

@@ -83,7 +83,7 @@ func TestLabSimulateWrongProtocols(t *testing.T) {
 		{"a keyword", p300 + "    p.drop_tip()\n    p.transfer(50, res['A1'], plate['A1'], liquid_class='water')\n", "transfer(liquid_class=) is not modelled", 16, 1},
 		{"declared liquid short", p300 + "    p.aspirate(200, res['A1'])\n    p.dispense(200, plate['A1'])\n    p.aspirate(250, plate['A1'])\n",
 			"plate/A1 holds 200 µL, less than the 250 µL to aspirate", 17, 1},
-		{"user-loaded unknown", p300 + "    p.aspirate(100, res['A3'])\n", "res/A3: liquid the protocol never declared (load_liquid) is taken as loaded by hand", 15, 0},
+		{"user-loaded unknown", p300 + "    p.aspirate(100, res['A3'])\n", "res (res/A3 first): liquid the protocol never declared (load_liquid) is taken as loaded by hand", 15, 0},
 		{"out of tips", "    p = protocol.load_instrument('p300_single_gen2', 'left', tip_racks=[tips])\n    for _ in range(97):\n        p.pick_up_tip()\n        p.drop_tip()\n",
 			"no unused tip left in the tip racks (tips) of the left pipette", 15, 1},
 	} {

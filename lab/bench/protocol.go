@@ -203,7 +203,7 @@ func (d *Deck) assumeLoaded(ev *Event, lw *labware, i int, need float64) bool {
 	w.Volume += short
 	name := lw.wellName(i)
 	d.prun.userLoaded[name] += short
-	d.warnOnce(ev, "unknown "+name, fmt.Sprintf("%s: liquid the protocol never declared (load_liquid) is taken as loaded by hand (user-loaded unknown)", name))
+	d.warnOnce(ev, "unknown "+lw.name, fmt.Sprintf("%s (%s first): liquid the protocol never declared (load_liquid) is taken as loaded by hand (user-loaded unknown; the amounts per well are in the report)", lw.name, name))
 	return true
 }
 

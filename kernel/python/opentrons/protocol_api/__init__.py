@@ -92,8 +92,9 @@ class _Bench:
         self.on_step = None
         self.last = {}
 
-    def do(self, name, args):
-        line = _caller_line()
+    def do(self, name, args, line=None):
+        if line is None:
+            line = _caller_line()
         self.sock.sendall(json.dumps({"name": name, "args": args, "line": line}).encode() + b"\n")
         raw = self.replies.readline()
         if not raw:
@@ -813,7 +814,7 @@ class ProtocolContext:
     def _set_level(self, level):
         self._level = APIVersion.from_string(level)
         self._minor = self._level.minor
-        self._bench.do("protocol", {"api_level": "%d.%d" % self._level})
+        self._bench.do("protocol", {"api_level": "%d.%d" % self._level}, line=0)
 
     def _note(self, text, seconds=0.0):
         self._commands.append(text)

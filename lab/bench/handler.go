@@ -459,7 +459,7 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 		if i < 0 {
 			continue
 		}
-		if have := r.lw.wells[i].Volume; need > have+volTol && !d.assumeLoaded(ev, r.lw, i, need) {
+		if have := r.lw.wells[i].Volume; need > have+volTol && !d.assumeLoaded(ev, r.lw, i, need) && !d.overAspirate(ev, r.lw, i, need) {
 			return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
 		}
 	}

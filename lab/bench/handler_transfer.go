@@ -33,6 +33,9 @@ func (d *Deck) plan(name string, a *Args) ([]step, error) {
 	if len(a.Source) == 0 || len(a.Dest) == 0 {
 		return nil, fail(ErrBadArgs, "%s needs source and dest wells", name)
 	}
+	if d.lenient() && a.Volume == 0 && !slices.ContainsFunc(a.Volumes, func(v float64) bool { return v != 0 }) {
+		return nil, nil // nothing to move: the robot does nothing either
+	}
 	capacity, err := working(p, policy, d.startingTip(p))
 	if err != nil {
 		return nil, err
@@ -371,7 +374,7 @@ func (d *Deck) keepTip(t *tip) {
 func (d *Deck) keepTips(p *pipette) {
 	if d.undo != nil {
 		old := slices.Clone(p.tips)
-		d.undo = append(d.undo, func() { copy(p.tips, old) })
+		d.undo = append(d.undo, func() { p.tips = old })
 	}
 }
 

@@ -274,7 +274,7 @@ func (d *Deck) Clone() *Deck {
 		if p == nil {
 			continue
 		}
-		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips))}
+		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips)), lenient: p.lenient}
 		for _, lw := range p.racks {
 			n.racks = append(n.racks, m[lw])
 		}

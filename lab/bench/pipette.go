@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -46,10 +47,11 @@ var mounts = [2]string{"left", "right"}
 
 // pipette is an instrument on a mount.
 type pipette struct {
-	model model
-	mount string
-	racks []*labware // where pick_up_tip takes the next unused tip
-	tips  []*tip     // by channel; all nil without tips
+	model   model
+	mount   string
+	lenient bool       // a protocol run's: partial tip pick-ups, channels between tubes
+	racks   []*labware // where pick_up_tip takes the next unused tip
+	tips    []*tip     // by channel; all nil without tips
 }
 
 func (p *pipette) describe() string { return "the " + p.mount + " pipette (" + p.model.name + ")" }
@@ -130,7 +132,7 @@ func (d *Deck) loadInstrument(a *Args) error {
 	if p := d.pipettes[i]; p != nil {
 		return fail(ErrInstrument, "the %s mount already holds %s", a.Mount, p.model.name)
 	}
-	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels)}
+	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels), lenient: d.prun != nil}
 	for _, name := range a.TipRacks {
 		lw, err := d.labware(name)
 		if err != nil {
@@ -182,9 +184,16 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 		r.wells[0] = i
 		return r, nil
 	}
+	if t := p.tips[0]; t != nil && len(p.tips) < r.n {
+		r.n = len(p.tips) // fewer tips than channels: the channels with tips
+	}
 	col := lw.def.cols[lw.def.col[i]]
 	switch {
-	case len(col) > r.n:
+	case p.lenient && lw.tips != nil && len(col) == r.n && lw.def.row[i] != 0:
+		r.n = len(col) - lw.def.row[i] // a partial pick-up: the channels over the rack
+		copy(r.wells[:], col[lw.def.row[i]:])
+		return r, nil
+	case len(col) > r.n || p.lenient && len(col) != r.n && len(col) != 1 && len(col) > 1:
 		return p.reachByGeometry(lw, i, r)
 	case len(col) == 1:
 		r.shared = true
@@ -321,11 +330,20 @@ func (d *Deck) pickUpTip(ev *Event, a *Args) error {
 		return fail(ErrNoTipLeft, "%s is not a tip rack", r.lw.describe())
 	}
 	for _, i := range r.wells[:r.n] {
+		if i >= 0 && r.lw.tips[i] == nil && p.lenient {
+			warn(ev, fmt.Sprintf("%s holds no tip (the twin has it used): taken as put back by hand", r.lw.wellName(i)))
+			d.keepRack(r.lw, i)
+			r.lw.tips[i] = &tip{rack: r.lw, well: i, volume: r.lw.def.lw.Wells[r.lw.def.names[i]].TotalLiquidVolume, used: true}
+		}
 		if i < 0 || r.lw.tips[i] == nil {
 			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(max(i, r.at)))
 		}
 	}
 	d.keepTips(p)
+	if r.n < len(p.tips) {
+		p.tips = make([]*tip, r.n)
+		warn(ev, fmt.Sprintf("%s picks up %d tips with its %d channels", p.describe(), r.n, p.model.channels))
+	}
 	for k, i := range r.wells[:r.n] {
 		d.keepRack(r.lw, i)
 		t := r.lw.tips[i]
@@ -357,6 +375,7 @@ func (d *Deck) dropTip(ev *Event, a *Args) error {
 		d.tipsOut++
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "drop_tip", Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: v})
+	p.tips = make([]*tip, p.model.channels)
 	return nil
 }
 
@@ -380,6 +399,10 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 			return fail(ErrBadArgs, "%s is not a tip rack: drop tips into the trash or a tip rack", r.lw.describe())
 		}
 		for _, i := range r.wells[:r.n] {
+			if (i < 0 || r.lw.tips[i] != nil) && p.lenient {
+				warn(ev, fmt.Sprintf("%s holds a tip already: the tips go to the trash", r.lw.wellName(max(i, r.at))))
+				return d.dropTip(ev, &Args{Mount: a.Mount})
+			}
 			if i < 0 || r.lw.tips[i] != nil {
 				return fail(ErrBadArgs, "%s holds a tip already", r.lw.wellName(max(i, r.at)))
 			}
@@ -393,6 +416,7 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 			r.lw.tips[i], p.tips[k] = t, nil
 		}
 		ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: len(p.tips)})
+		p.tips = make([]*tip, p.model.channels)
 		return nil
 	}
 	d.keepTips(p)
@@ -401,5 +425,6 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 		t.rack.tips[t.well], p.tips[k] = t, nil
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: at, Channels: len(p.tips)})
+	p.tips = make([]*tip, p.model.channels)
 	return nil
 }

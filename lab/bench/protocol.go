@@ -103,6 +103,11 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 			d.prun = &protocolRun{declared: map[spot]bool{}, userLoaded: map[string]float64{}, warned: map[string]bool{}, start: map[*pipette]spot{}}
 		}
 		d.prun.level, d.prun.minor = a.APILevel, n
+		for _, p := range d.pipettes {
+			if p != nil {
+				p.lenient = true
+			}
+		}
 		return true, nil
 	case "params":
 		ev.Params = maps.Clone(d.params)
@@ -204,6 +209,18 @@ func (d *Deck) assumeLoaded(ev *Event, lw *labware, i int, need float64) bool {
 	name := lw.wellName(i)
 	d.prun.userLoaded[name] += short
 	d.warnOnce(ev, "unknown "+lw.name, fmt.Sprintf("%s (%s first): liquid the protocol never declared (load_liquid) is taken as loaded by hand (user-loaded unknown; the amounts per well are in the report)", lw.name, name))
+	return true
+}
+
+// overAspirate is a protocol run aspirating more than an undeclared well can hold: the well is
+// taken as full, the tip takes what there is and air (the volumes are wrong, the robot goes on).
+func (d *Deck) overAspirate(ev *Event, lw *labware, i int, need float64) bool {
+	if d.prun == nil || d.prun.declared[spot{lw, i}] {
+		return false
+	}
+	limit := lw.def.lw.Wells[lw.def.names[i]].TotalLiquidVolume
+	d.assumeLoaded(ev, lw, i, limit)
+	warn(ev, fmt.Sprintf("%s holds at most %s µL, less than the %s µL aspirated: the tip takes air for the rest", lw.wellName(i), µl(limit), µl(need)))
 	return true
 }
 

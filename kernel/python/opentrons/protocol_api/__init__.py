@@ -547,7 +547,16 @@ class InstrumentContext:
         return {"has_tip": self.has_tip, "working_volume": self._capacity(), "max_volume": self.max_volume,
                 "min_volume": self.min_volume, "channels": self.channels, "name": self.name, "model": self.model,
                 "tip_length": self._tip.parent.tip_length if self._tip is not None else 0.0,
-                "current_volume": self._volume, "available_volume": self._capacity() - self._volume}
+                "current_volume": self._volume, "available_volume": self._capacity() - self._volume,
+                "pipette_id": "labmate-twin-" + self._mount}
+
+    @property
+    def _implementation(self):
+        return _InstrumentImpl(self)
+
+    @property
+    def _last_tip_picked_up_from(self):
+        return self._tip
 
     def _capacity(self):
         if self._tip is not None:
@@ -685,8 +694,11 @@ class InstrumentContext:
 
     def _plan(self, name, volume, source, dest, kw):
         unknown = set(kw) - _TRANSFER_KEYS
-        if unknown:
-            _unsupported("%s(%s=)" % (name, sorted(unknown)[0]))
+        if unknown:  # the Opentrons API takes **kwargs and ignores these too
+            self._ctx._note("warning: %s(%s) ignored: not keywords of the Opentrons API"
+                            % (name, ", ".join(k + "=" for k in sorted(unknown))))
+            print("line %d: warning: %s(%s) ignored: not keywords of the Opentrons API"
+                  % (_caller_line(), name, ", ".join(k + "=" for k in sorted(unknown))), file=sys.stderr)
         new_tip = kw.get("new_tip", "once")
         src, dst = _flat(source, name), _flat(dest, name)
         args = {"source": [w._ref for w in src], "dest": [w._ref for w in dst], "new_tip": str(new_tip).lower()}
@@ -739,6 +751,80 @@ class InstrumentContext:
 
     def __getattr__(self, name):
         _refuse("InstrumentContext", name)
+
+
+class _HWPipette:
+    """A pipette of the hardware controller, as protocols reach it for its config."""
+
+    def __init__(self, ctx, mount):
+        self._ctx, self._mount = ctx, mount
+
+    def update_config_item(self, key, value):
+        self._ctx._note("hardware: %s pipette %s = %r (no effect on the twin's liquid)" % (self._mount, key, value))
+
+    def __getattr__(self, name):
+        _refuse("hardware pipette", name)
+
+
+class _Attached(dict):
+    def __init__(self, ctx):
+        super().__init__()
+        self._ctx = ctx
+
+    def __getitem__(self, mount):
+        m = str(mount.value if isinstance(mount, Mount) else mount).lower()
+        if m not in self._ctx._instruments:
+            raise KeyError("no pipette on the %s mount" % m)
+        return _HWPipette(self._ctx, m)
+
+
+class _Hardware:
+    """ctx._hw_manager.hardware: what protocols reach of the robot's hardware controller."""
+
+    is_simulator = True
+
+    def __init__(self, ctx):
+        self._ctx = ctx
+        self._attached_instruments = _Attached(ctx)
+        self.hardware = self
+
+    def set_lights(self, button=None, rails=None):
+        if rails is not None:
+            self._ctx.set_rail_lights(rails)
+
+    def get_lights(self):
+        return {"button": True, "rails": self._ctx._rail_lights}
+
+    def get_pipette(self, mount):
+        m = str(mount.value if isinstance(mount, Mount) else mount).lower()
+        return self._ctx._instruments[m].hw_pipette
+
+    def get_hardware(self):
+        return self
+
+    @property
+    def _hw_manager(self):
+        return self
+
+    def __getattr__(self, name):
+        _refuse("hardware", name)
+
+
+class _InstrumentImpl:
+    """pipette._implementation: its mount."""
+
+    def __init__(self, pip):
+        self._pip = pip
+
+    def get_mount(self):
+        return Mount(self._pip._mount)
+
+    @property
+    def _hw_manager(self):
+        return _Hardware(self._pip._ctx)
+
+    def __getattr__(self, name):
+        _refuse("InstrumentContext._implementation", name)
 
 
 class _MaxSpeeds(dict):
@@ -836,6 +922,14 @@ class ProtocolContext:
     @property
     def api_version(self):
         return self._level
+
+    @property
+    def _hw_manager(self):
+        return _Hardware(self)
+
+    @property
+    def _implementation(self):
+        return _Hardware(self)
 
     @property
     def loaded_labwares(self):

@@ -116,6 +116,9 @@ func run(ctx context.Context, code, ws string, keep bool, opts *Options) (*Repor
 	}
 	rep := &Report{}
 	note := func(c bench.Command, ev *bench.Event, err error) {
+		if err == nil && (c.Name == "protocol" || c.Name == "params") {
+			return // how the protocol runs, not what it does
+		}
 		e := Entry{Command: c, Event: ev}
 		if err != nil {
 			e.Error = err.Error()

@@ -58,9 +58,19 @@ class OutOfTipsError(CommandError):
     """No tip left in a pipette's tip racks."""
 
 
+_OURS = {}  # code file name → whether it is this package's
+
+
+def _ours(name):
+    v = _OURS.get(name)
+    if v is None:
+        v = _OURS[name] = os.path.abspath(name).startswith(_PKG + os.sep)
+    return v
+
+
 def _caller_line():
     f = sys._getframe(1)
-    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(_PKG + os.sep):
+    while f is not None and _ours(f.f_code.co_filename):
         f = f.f_back
     return f.f_lineno if f is not None else 0
 

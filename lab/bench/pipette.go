@@ -220,11 +220,12 @@ func (p *pipette) nextTips(from *spot) (reach, error) {
 				if !started && lw == from.lw && i == from.w {
 					started = true
 				}
-				if t := lw.tips[i]; !started || t == nil || t.used {
+				// A protocol run takes a returned tip again, as the Opentrons API does.
+				if t := lw.tips[i]; !started || t == nil || t.used && !p.lenient {
 					continue
 				}
 				r, err := p.reachWell(lw, i)
-				if err != nil || !fresh(lw, r) {
+				if err != nil || !fresh(lw, r, p.lenient) {
 					continue
 				}
 				return r, nil
@@ -285,12 +286,12 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	return r, nil
 }
 
-func fresh(lw *labware, r reach) bool {
+func fresh(lw *labware, r reach, returned bool) bool {
 	for _, i := range r.wells[:r.n] {
 		if i < 0 {
 			return false
 		}
-		if t := lw.tips[i]; t == nil || t.used {
+		if t := lw.tips[i]; t == nil || t.used && !returned {
 			return false
 		}
 	}

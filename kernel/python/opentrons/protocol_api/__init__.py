@@ -849,7 +849,10 @@ class _Deck(dict):
         self._ctx = ctx
 
     def __getitem__(self, slot):
-        return self._ctx._labware.get(int(str(slot)), self._ctx._modules.get(int(str(slot))))
+        n = int(str(slot))
+        if n == 12:
+            return self._ctx.fixed_trash
+        return self._ctx._labware.get(n, self._ctx._modules.get(n))
 
     def __contains__(self, slot):
         return self[slot] is not None
@@ -1409,3 +1412,6 @@ def _get_values(ctx, *names):
         raise KeyError("line %d: get_values: no value for %s (give a fields.json beside the protocol or --param NAME=VALUE)"
                        % (_caller_line(), ", ".join(repr(n) for n in missing)))
     return [params[n] for n in names]
+
+
+from . import labware, contexts  # noqa: E402  (protocol_api.labware.OutOfTipsError, as in Opentrons)

@@ -32,6 +32,7 @@ var (
 	protocolsSample = flag.Int("protocols-sample", 0, "run a fixed random sample of this many protocols (0: all)")
 	protocolsReport = flag.String("protocols-report", "", "write one line per protocol (ok, seconds, commands, failure) to this file")
 	protocolsMin    = flag.Float64("protocols-min", 0.9, "the fraction that must simulate to the end")
+	protocolsPar    = flag.Int("protocols-parallel", 2, "protocols simulated at once")
 )
 
 type libResult struct {
@@ -83,8 +84,18 @@ func TestProtocolLibrary(t *testing.T) {
 	}
 	start := starter(t)
 	results := make([]libResult, len(files))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done *os.File // the results as they come: a run cut short still tells
+	)
+	if *protocolsReport != "" {
+		if done, err = os.Create(*protocolsReport + ".partial"); err != nil {
+			t.Fatal(err)
+		}
+		defer done.Close()
+	}
+	sem := make(chan struct{}, max(*protocolsPar, 1))
 	for i, f := range files {
 		wg.Add(1)
 		go func() {
@@ -92,6 +103,12 @@ func TestProtocolLibrary(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			results[i] = runLibrary(start, f)
+			if done != nil {
+				mu.Lock()
+				r := results[i]
+				fmt.Fprintf(done, "%s\t%v\t%.2f\t%d\t%s\n", r.file, r.ok, r.seconds, r.commands, strings.ReplaceAll(r.failure, "\n", " "))
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()

@@ -438,6 +438,9 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 	if err != nil {
 		return err
 	}
+	if r.off > 0 {
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s are off %s", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
+	}
 	if err := volume(a.Volume, true); err != nil {
 		return err
 	}
@@ -511,6 +514,9 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 	r, err := p.reachLiquid(d, a.Well)
 	if err != nil {
 		return err
+	}
+	if r.off > 0 {
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s are off %s: what they hold is lost", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
 	}
 	all := blowOut || a.Volume == 0
 	if !blowOut {

@@ -86,6 +86,16 @@ func celsius(c float64, lo, hi float64) error {
 	return nil
 }
 
+// setCelsius checks a temperature; in a protocol run, one outside the module's range within
+// 0–110 °C is a warning (the module holds what it can).
+func (d *Deck) setCelsius(ev *Event, c, lo, hi float64) error {
+	if d.lenient() && c >= 0 && c <= 110 && (c < lo || c > hi) {
+		warn(ev, fmt.Sprintf("%g °C is outside the module's %g–%g °C", c, lo, hi))
+		return nil
+	}
+	return celsius(c, lo, hi)
+}
+
 // doOT2Module carries out a temperature, magnetic or thermocycler module's command.
 func (d *Deck) doOT2Module(ev *Event, name string, a *Args) (bool, error) {
 	var kind string
@@ -108,7 +118,7 @@ func (d *Deck) doOT2Module(ev *Event, name string, a *Args) (bool, error) {
 	s := m.ot2
 	switch name {
 	case "temp_set":
-		if err := celsius(a.Celsius, 4, 95); err != nil {
+		if err := d.setCelsius(ev, a.Celsius, 4, 95); err != nil {
 			return true, err
 		}
 		if a.Wait {
@@ -137,14 +147,14 @@ func (d *Deck) doOT2Module(ev *Event, name string, a *Args) (bool, error) {
 		s.LidOpen = a.Mode == "open"
 		ev.Seconds = tcLidSeconds
 	case "tc_set_lid":
-		if err := celsius(a.Celsius, 37, 110); err != nil {
+		if err := d.setCelsius(ev, a.Celsius, 37, 110); err != nil {
 			return true, err
 		}
 		ev.Seconds = ramp(temp(s.LidTemp), a.Celsius, tcLidRate, tcLidRate)
 		c := a.Celsius
 		s.LidTemp = &c
 	case "tc_set_block":
-		if err := celsius(a.Celsius, 4, 99); err != nil {
+		if err := d.setCelsius(ev, a.Celsius, 4, 99); err != nil {
 			return true, err
 		}
 		ev.Seconds = ramp(temp(s.Temp), a.Celsius, tcBlockHeat, tcBlockCool) + max(a.Seconds, 0)
@@ -154,7 +164,7 @@ func (d *Deck) doOT2Module(ev *Event, name string, a *Args) (bool, error) {
 		reps := max(a.Repetitions, 1)
 		for range reps {
 			for _, st := range a.Profile {
-				if err := celsius(st.Celsius, 4, 99); err != nil {
+				if err := d.setCelsius(ev, st.Celsius, 4, 99); err != nil {
 					return true, err
 				}
 				ev.Seconds += ramp(temp(s.Temp), st.Celsius, tcBlockHeat, tcBlockCool) + max(st.Seconds, 0)

@@ -168,6 +168,7 @@ type reach struct {
 	wells  [8]int // by channel
 	n      int    // channels
 	shared bool   // all channels in one well
+	off    int    // a protocol run's: channels beyond the labware
 }
 
 func (p *pipette) reach(d *Deck, ref string) (reach, error) {
@@ -193,7 +194,7 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 		r.n = len(col) - lw.def.row[i] // a partial pick-up: the channels over the rack
 		copy(r.wells[:], col[lw.def.row[i]:])
 		return r, nil
-	case len(col) > r.n || p.lenient && len(col) != r.n && len(col) != 1 && len(col) > 1:
+	case len(col) > r.n || p.lenient && len(col) != 1 && (len(col) != r.n || lw.def.row[i] != 0):
 		return p.reachByGeometry(lw, i, r)
 	case len(col) == 1:
 		r.shared = true
@@ -255,6 +256,12 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	all := true
 	for k := range r.n {
 		y := at.Y - 9*float64(k)
+		if (y < 0 || y > def.Dimensions.Y) && p.lenient && lw.tips == nil {
+			r.wells[k] = -1 // off the labware: what it holds goes nowhere
+			r.off++
+			all = false
+			continue
+		}
 		if y < 0 || y > def.Dimensions.Y {
 			return r, fail(ErrChannels, "%s has %d channels: addressing %s puts channel %d off %s", p.model.name, r.n, lw.wellName(i), k+1, lw.describe())
 		}

@@ -25,6 +25,7 @@ import (
 //	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again
 //	starting_tip     mount, well: where the pipette's next tip is looked for from
 //	set_tip_racks    mount, tip_racks: the pipette's tip racks from now on
+//	unload_labware   slot: the labware taken off the deck (del protocol.deck[slot])
 //
 // Every command takes time on the protocol clock (Event.Start, Event.Seconds): moves, tips,
 // liquid at the flow rate (args flow_rate, µL/s, else the model's default), delays and the
@@ -88,7 +89,7 @@ type ModuleEvent struct {
 	Seconds float64 `json:"seconds,omitempty"` // how long it took (a ramp, a hold, a profile)
 }
 
-var protocolCommands = []string{"air_gap", "note", "params", "protocol", "reset_tipracks", "set_tip_racks", "starting_tip"}
+var protocolCommands = []string{"air_gap", "note", "params", "protocol", "reset_tipracks", "set_tip_racks", "starting_tip", "unload_labware"}
 
 // doProtocol carries out a protocol command; ok is false for a name that is none.
 func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) {
@@ -137,6 +138,19 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 		if d.prun != nil {
 			delete(d.prun.start, p)
 		}
+		return true, nil
+	case "unload_labware":
+		n, err := strconv.Atoi(a.Slot)
+		if err != nil || n < 1 || n > deckSlots || d.slots[n-1] == nil {
+			return true, fail(ErrSlot, "no labware in slot %q to take off the deck", a.Slot)
+		}
+		lw := d.slots[n-1]
+		for name, l := range d.byName {
+			if l == lw {
+				delete(d.byName, name)
+			}
+		}
+		d.slots[n-1] = nil
 		return true, nil
 	case "set_tip_racks":
 		p, err := d.pipette(a.Mount)

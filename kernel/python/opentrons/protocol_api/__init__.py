@@ -164,10 +164,38 @@ _SLOTS = {1: (0.0, 0.0), 2: (132.5, 0.0), 3: (265.0, 0.0), 4: (0.0, 90.5), 5: (1
           12: (265.0, 271.5)}
 
 
+class _WellImpl:
+    """well._impl, well._core and well.geometry: the well's geometry as Opentrons' internals
+    have it (_depth, _width, _length, _diameter, max_volume), and what a Well subclass takes."""
+
+    def __init__(self, well):
+        self._well = well
+        self._depth, self._diameter = well.depth, well.diameter
+        self._width, self._length = well.width, well.length
+        self.max_volume = well.max_volume
+
+    def bottom(self, z=0.0):
+        return self._well.bottom(z).point
+
+    def top(self, z=0.0):
+        return self._well.top(z).point
+
+    def center(self):
+        return self._well.center().point
+
+    def __getattr__(self, name):
+        _refuse("Well geometry", name)
+
+
 class Well:
     """A well of labware, with its geometry from the definition (mm, µL)."""
 
-    def __init__(self, labware, name, geo):
+    def __init__(self, labware, name=None, geo=None, *args, **kw):
+        if isinstance(labware, _WellImpl):  # a subclass of Well made from well._impl
+            src = labware._well
+            self.parent, self.well_name, self._ref = src.parent, src.well_name, src._ref
+            self._geo, self._has_tip = src._geo, src._has_tip
+            return
         self.parent, self.well_name = labware, name
         self._ref = labware._name + "/" + name
         self._geo = {(k.lower() if k in ("X", "Y", "Z") else k): v for k, v in (geo or {}).items()}
@@ -176,6 +204,13 @@ class Well:
     @property
     def display_name(self):
         return "%s of %s on %s" % (self.well_name, self.parent._display, self.parent._slot)
+
+    @property
+    def _impl(self):
+        return _WellImpl(self)
+
+    _core = _impl
+    geometry = _impl
 
     @property
     def api_version(self):
@@ -640,6 +675,13 @@ class InstrumentContext:
         return float(getattr(self.flow_rate, kind)) * float(rate)
 
     def aspirate(self, volume=None, location=None, rate=1.0):
+        w = _well_of(location) if location is not None else self._where
+        if isinstance(location, Location) and w is None or isinstance(w, Well) and w._ref == "trash":
+            # air, at a place that is no well (or the trash's): the tip takes air
+            v = float(volume) if volume else max(self._capacity() - self._volume, 0.0)
+            print("line %d: warning: aspirating %g µL at %r, which is no well: the tip takes air" % (_caller_line(), v, location),
+                  file=sys.stderr)
+            return self.air_gap(v)
         well = self._at(location, "aspirate")
         v = float(volume) if volume else max(self._capacity() - self._volume, 0.0)
         self._do("aspirate", {"volume": v, "well": well._ref, "flow_rate": self._flow("aspirate", rate)})
@@ -856,6 +898,13 @@ class _Deck(dict):
 
     def __contains__(self, slot):
         return self[slot] is not None
+
+    def __delitem__(self, slot):
+        n = int(str(slot))
+        if n not in self._ctx._labware:
+            raise KeyError(slot)
+        self._ctx._bench.do("unload_labware", {"slot": str(n)})
+        del self._ctx._labware[n]
 
     def position_for(self, slot):
         x, y = _SLOTS[int(str(slot))]

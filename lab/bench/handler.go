@@ -439,7 +439,7 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 		return err
 	}
 	if r.off > 0 {
-		warn(ev, fmt.Sprintf("%d of the %d channels at %s are off %s", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s reach no well of %s", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
 	}
 	if err := volume(a.Volume, true); err != nil {
 		return err
@@ -516,7 +516,7 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 		return err
 	}
 	if r.off > 0 {
-		warn(ev, fmt.Sprintf("%d of the %d channels at %s are off %s: what they hold is lost", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s reach no well of %s: what they hold is lost", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
 	}
 	all := blowOut || a.Volume == 0
 	if !blowOut {

@@ -168,7 +168,7 @@ type reach struct {
 	wells  [8]int // by channel
 	n      int    // channels
 	shared bool   // all channels in one well
-	off    int    // a protocol run's: channels beyond the labware
+	off    int    // channels that reach no well (between tubes, beyond the labware)
 }
 
 func (p *pipette) reach(d *Deck, ref string) (reach, error) {
@@ -279,6 +279,9 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 				r.wells[k] = j
 				break
 			}
+		}
+		if r.wells[k] < 0 {
+			r.off++
 		}
 		all = all && r.wells[k] == i
 	}

@@ -33,6 +33,9 @@ func (d *Deck) plan(name string, a *Args) ([]step, error) {
 	if len(a.Source) == 0 || len(a.Dest) == 0 {
 		return nil, fail(ErrBadArgs, "%s needs source and dest wells", name)
 	}
+	if d.lenient() && (name == "distribute" && len(a.Source) > 1 || name == "consolidate" && len(a.Dest) > 1) {
+		name = "transfer" // well to well, as the Opentrons API plans a distribute of several sources
+	}
 	if d.lenient() && a.Volume == 0 && !slices.ContainsFunc(a.Volumes, func(v float64) bool { return v != 0 }) {
 		return nil, nil // nothing to move: the robot does nothing either
 	}

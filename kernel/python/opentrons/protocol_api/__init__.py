@@ -191,8 +191,8 @@ class Well:
     """A well of labware, with its geometry from the definition (mm, µL)."""
 
     def __init__(self, labware, name=None, geo=None, *args, **kw):
-        if isinstance(labware, _WellImpl):  # a subclass of Well made from well._impl
-            src = labware._well
+        if isinstance(labware, _WellImpl) or isinstance(name, _WellImpl):  # a Well subclass made from well._impl
+            src = (labware if isinstance(labware, _WellImpl) else name)._well
             self.parent, self.well_name, self._ref = src.parent, src.well_name, src._ref
             self._geo, self._has_tip = src._geo, src._has_tip
             return
@@ -525,7 +525,7 @@ class InstrumentContext:
     def __init__(self, ctx, name, mount, tip_racks):
         channels, vmin, vmax, flow, flow26 = _PIPETTES[name]
         self._ctx, self.name, self._mount = ctx, name, mount
-        self.channels, self.min_volume, self.max_volume = channels, float(vmin), float(vmax)
+        self.channels, self.min_volume, self.max_volume = channels, vmin, vmax  # numbers as the specs have them
         f = flow26 if flow26 and ctx._minor >= 6 else flow
         self.flow_rate = _Rates(*f)
         self.speed = _Rates(*(x / 10.0 for x in f))

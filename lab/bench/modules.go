@@ -185,6 +185,11 @@ func (d *Deck) loadModule(ev *Event, a *Args) error {
 	if lw := d.slots[n-1]; lw != nil {
 		return fail(ErrSlot, "slot %d is occupied by %s", n, lw.describe())
 	}
+	if m := d.modules[n]; m != nil && m.model == a.Module && d.lenient() {
+		s := m.state() // loaded again: the same module, as the Opentrons API gives it
+		ev.Module = &s
+		return nil
+	}
 	if m := d.modules[n]; m != nil {
 		return fail(ErrSlot, "slot %d holds a %s already", n, m.model)
 	}

@@ -15,13 +15,15 @@ func newLabCmd() *cobra.Command {
 		Use:   "lab",
 		Short: "Simulate and run Opentrons-style protocols on the liquid-handler bench twin",
 		Long: `A protocol is a Python file written for the Opentrons Protocol API v2 (metadata =
-{"apiLevel": "2.x"} and def run(protocol):). It runs unmodified in a sandboxed Python kernel
-within the subset the bench twin models (load_labware, load_instrument, define_liquid and
-well.load_liquid, pick_up_tip, drop_tip, return_tip, aspirate, dispense, mix, blow_out,
-transfer, distribute, consolidate, wells by plate["A1"], rows(), columns(), load_module of
-the heater-shaker and the plate reader, delay); anything else (air_gap, touch_tip, a
-thermocycler, …) is refused by name. Every command is carried out by the
-twin with its protocol line, and the volume of each well it touched is telemetry
+{"apiLevel": "2.x"} and def run(protocol):, OT-2 API levels 2.0–2.15). It runs unmodified in a
+sandboxed Python kernel on the bench twin: Opentrons' standard labware by name and version,
+custom labware from a labware/ folder beside the protocol, --labware DIR or
+load_labware_from_definition, GEN1 and GEN2 single- and 8-channel pipettes, the temperature,
+magnetic, thermocycler, heater-shaker and plate-reader modules, get_values from a fields.json
+beside the protocol or --param NAME=VALUE. A name of the API the twin does not model is an
+error naming it and the protocol line. Liquid the protocol never declares (define_liquid,
+load_liquid) is taken as loaded by hand, tracked and reported. Every command is carried out
+by the twin with its protocol line, and the volume of each well it touched is telemetry
 vol_LABWARE_WELL (tips picked up: tips_used) that --watch constraints can bound.
 
 An Octave protocol (a .m file) is a script of the same commands as Octave functions, the
@@ -32,8 +34,8 @@ res.wells.A1, plate.rows{1}); modules: hs = load_module ("heaterShakerModuleV1",
 set_and_wait_for_temperature (hs, 90), delay (0, 60), r = read (reader, plate), a = analyze
 (well). It may be written as Opentrons' def run(protocol): a function run (protocol), which
 is then called with protocol.load_labware, protocol.load_instrument, protocol.load_module, …
-as fields. Opentrons names the twin does not model (air_gap, touch_tip, …) are refused by
-name.
+as fields. Opentrons names the Octave functions do not model (air_gap, touch_tip, …) are
+refused by name.
 
 In a session, protocol = labmate.bench() is the same bench as a ProtocolContext, and the
 Octave functions work on it too.`,

@@ -27,6 +27,8 @@ type protocolFlags struct {
 	hotfix   string
 	timeout  time.Duration
 	approve  string
+	params   []string
+	labware  []string
 	sf       sandboxFlags
 }
 
@@ -37,7 +39,41 @@ func (f *protocolFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.hotfix, "hotfix", string(protocol.HotfixOnError), "when perception interrupts the protocol: off, on_error or on_warning")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 5*time.Minute, "wall-clock limit for the protocol")
 	cmd.Flags().StringVar(&f.approve, "approve", "ask", "commands on a backend that moves a real instrument: ask (before each) or never (refuse them); the twin is never asked")
+	cmd.Flags().StringArrayVar(&f.params, "param", nil, "a value get_values returns, NAME=VALUE (JSON or text; repeatable; over a fields.json beside the protocol)")
+	cmd.Flags().StringArrayVar(&f.labware, "labware", nil, "a folder of custom labware definitions (*.json) load_labware knows by load name (repeatable; a labware/ folder beside the protocol is read too)")
 	f.sf.add(cmd)
+}
+
+// beside reads the protocol's parameters and custom labware: a fields.json and labware/ beside
+// the file, the --labware folders and the --param values over them.
+func (f *protocolFlags) beside(file string) (bench.Params, []*bench.Labware, error) {
+	var params bench.Params
+	var defs []*bench.Labware
+	if file != "-" {
+		var err error
+		if params, defs, _, err = benchrun.Beside(file); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, dir := range f.labware {
+		more, _, err := benchrun.ReadLabware(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(more) == 0 {
+			return nil, nil, fmt.Errorf("--labware %s: no labware definitions (*.json) there", dir)
+		}
+		defs = append(defs, more...)
+	}
+	for _, p := range f.params {
+		if params == nil {
+			params = bench.Params{}
+		}
+		if err := benchrun.ParseParam(params, p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return params, defs, nil
 }
 
 // run runs the protocol file on a fresh twin, or on the bench of workspace ws when ws is not
@@ -59,6 +95,10 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	if err != nil {
 		return err
 	}
+	params, defs, err := f.beside(file)
+	if err != nil {
+		return err
+	}
 	sb, err := f.sf.open()
 	if err != nil {
 		return err
@@ -66,7 +106,7 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: lang, Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
-		Timeout: f.timeout, Log: cmd.ErrOrStderr()}
+		Timeout: f.timeout, Log: cmd.ErrOrStderr(), Params: params, Labware: defs}
 	var rep *benchrun.Report
 	if ws == "" {
 		rep, err = benchrun.Simulate(ctx, code, opts)

@@ -259,6 +259,11 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 			}
 		}},
 
+		// A Protocol Library-style protocol: get_values from the fields.json beside it (24
+		// samples: 1 + 24 tips), or from --param (8 samples: 1 + 8 tips).
+		{match: `lab simulate examples/bench/pcr_setup/pcr_setup.ot2.apiv2.py$`, want: []string{"tips used: tips 25", "protocol time:", "mm/A1 384"}},
+		{match: `lab simulate examples/bench/pcr_setup/pcr_setup.ot2.apiv2.py --param num_samples=8 --json`, want: []string{`"tips": 9`, `"pcr/H1": 20`}},
+
 		// The benchmarks in their quick form (the full runs take minutes to hours of model
 		// calls; make bench-campaign runs the game in full): one seed of three turns, one task.
 		{match: `eval campaign`, rewrite: func(st *readmeState, cmd string) string {

@@ -191,7 +191,17 @@ def _run_protocol():
     run = ns.get("run")
     if not callable(run):
         raise ValueError("an Opentrons protocol defines run(protocol)")
-    run(bench())
+    ctx = bench()
+    ctx._set_level(level)
+    run(ctx)
+
+
+def _get_values(*names):
+    """The Protocol Library's get_values: the protocol's parameters from the bench (a
+    fields.json beside the protocol, or --param NAME=VALUE)."""
+    from opentrons import protocol_api
+
+    return protocol_api._get_values(bench(), *names)
 
 
 labmate = types.ModuleType("labmate", "labmate's helpers inside a kernel.")
@@ -201,7 +211,7 @@ labmate._run_protocol = _run_protocol
 labmate._save_state = _save_state
 labmate._load_state = _load_state
 sys.modules["labmate"] = labmate
-ns = {"__name__": "__main__", "__builtins__": builtins, "labmate": labmate}
+ns = {"__name__": "__main__", "__builtins__": builtins, "labmate": labmate, "get_values": _get_values}
 
 
 def _mark(tag, status, line, msg):

@@ -73,7 +73,7 @@ hs = protocol.load_module("heaterShakerModuleV1", 4)
 hs.set_and_wait_for_temperature(60)
 print("temperature", hs.current_temperature)
 try:
-    protocol.load_module("thermocyclerModuleV2", 5)
+    protocol.load_module("flexStackerModuleV1", 5)
 except protocol_api.UnsupportedError as e:
     print("unsupported:", e)`})
 	if res.Res == nil || res.Res.Status != "ok" {
@@ -81,7 +81,7 @@ except protocol_api.UnsupportedError as e:
 	}
 	out := res.Output()
 	for _, want := range []string{"refused: bench: line 7: read_plate dyes (reader in slot 7): the plate reader in slot 7 is not initialized",
-		"peak True", "temperature 60", "unsupported: ProtocolContext.load_module is not supported by labmate's bench twin for 'thermocyclerModuleV2'"} {
+		"peak True", "temperature 60", "load_module('flexStackerModuleV1') is not modelled by labmate's bench twin"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -13,10 +13,12 @@ package python
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os/exec"
+	"path"
 	"strings"
 
 	"github.com/labmate/labmate/kernel"
@@ -29,21 +31,34 @@ const Binary = "/usr/bin/python3"
 //go:embed driver.py
 var driver string
 
-// The Opentrons Protocol API on labmate's bench (see opentrons/protocol_api.py), importable in
-// every cell; labmate.bench() is the session's ProtocolContext.
-var (
-	//go:embed opentrons/__init__.py
-	opentronsInit string
-	//go:embed opentrons/protocol_api.py
-	opentronsAPI string
-)
+// The Opentrons Protocol API on labmate's bench (see opentrons/protocol_api/__init__.py),
+// importable in every cell; labmate.bench() is the session's ProtocolContext.
+//
+//go:embed all:opentrons
+var opentronsFiles embed.FS
+
+// files are the kernel's files: the driver and the opentrons package under lib/.
+func files() map[string]string {
+	out := map[string]string{"labmate_driver.py": driver}
+	err := fs.WalkDir(opentronsFiles, "opentrons", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || path.Ext(p) != ".py" {
+			return err
+		}
+		b, err := opentronsFiles.ReadFile(p)
+		out["lib/"+p] = string(b)
+		return err
+	})
+	if err != nil {
+		panic(err) // the embedded files are read at build time
+	}
+	return out
+}
 
 var dialect = &engine.Dialect{
-	Name: "python",
-	Ext:  ".py",
-	Files: map[string]string{"labmate_driver.py": driver,
-		"lib/opentrons/__init__.py": opentronsInit, "lib/opentrons/protocol_api.py": opentronsAPI},
-	Env: []string{"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"},
+	Name:  "python",
+	Ext:   ".py",
+	Files: files(),
+	Env:   []string{"PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8"},
 	Argv: func(rt string) []string {
 		return []string{Binary, "-u", "-s", rt + "/labmate_driver.py"}
 	},

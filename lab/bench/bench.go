@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 )
 
@@ -52,9 +53,15 @@ type Labware struct {
 		Format    string  `json:"format"`
 		IsTiprack bool    `json:"isTiprack"`
 		TipLength float64 `json:"tipLength,omitempty"`
-		LoadName  string  `json:"loadName"`
+		// TipOverlap is how far a tip goes onto the nozzle (mm).
+		TipOverlap float64 `json:"tipOverlap,omitempty"`
+		// MagneticEngageHeight is where the magnetic module engages under it (mm).
+		MagneticEngageHeight float64 `json:"magneticModuleEngageHeight,omitempty"`
+		LoadName             string  `json:"loadName"`
 	} `json:"parameters"`
-	SchemaVersion int `json:"schemaVersion"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Namespace     string `json:"namespace,omitempty"`
+	Version       int    `json:"version,omitempty"`
 }
 
 // LabwareMetadata is a definition's metadata.
@@ -107,8 +114,8 @@ func ParseLabware(b []byte) (*Labware, error) {
 			switch {
 			case w == nil:
 				return nil, fmt.Errorf("bench: labware %q: ordering column %d names well %q that wells does not define", name, c+1, id)
-			case w.TotalLiquidVolume <= 0 || w.Depth <= 0:
-				return nil, fmt.Errorf("bench: labware %q: well %s: totalLiquidVolume %g µL and depth %g mm must be positive", name, id, w.TotalLiquidVolume, w.Depth)
+			case w.TotalLiquidVolume < 0 || w.Depth < 0 || math.IsNaN(w.TotalLiquidVolume) || math.IsNaN(w.Depth):
+				return nil, fmt.Errorf("bench: labware %q: well %s: totalLiquidVolume %g µL and depth %g mm must not be negative", name, id, w.TotalLiquidVolume, w.Depth)
 			case w.Shape != "circular" && w.Shape != "rectangular":
 				return nil, fmt.Errorf("bench: labware %q: well %s: shape %q (circular or rectangular)", name, id, w.Shape)
 			case w.Area() <= 0:

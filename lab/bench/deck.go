@@ -20,7 +20,7 @@ const (
 	trashName = "trash"
 )
 
-//go:embed labware/*.json
+//go:embed labware/*.json labware/opentrons
 var builtinFiles embed.FS
 
 // definition is a parsed labware definition with the well layout the deck addresses by.
@@ -51,15 +51,24 @@ func newDefinition(lw *Labware) *definition {
 	return d
 }
 
-// builtin parses the embedded definitions once; they are checked by the tests, so a failure is
-// a broken build.
+// builtin parses the embedded definitions once: labmate's own (labware/*.json) and Opentrons'
+// standard definitions (labware/opentrons/LOADNAME/VERSION.json, Apache-2.0; see
+// labware/opentrons/NOTICE). A load name without a version is its version 1 (or its only
+// one); they are checked by the tests, so a failure is a broken build.
 var builtin = sync.OnceValue(func() map[string]*definition {
+	defs := make(map[string]*definition)
+	for name, vs := range builtinVersions() {
+		v := slices.Min(slices.Collect(maps.Keys(vs)))
+		defs[name] = vs[v]
+	}
 	files, err := builtinFiles.ReadDir("labware")
 	if err != nil {
 		panic(err)
 	}
-	defs := make(map[string]*definition, len(files))
 	for _, f := range files {
+		if f.IsDir() || path.Ext(f.Name()) != ".json" {
+			continue
+		}
 		b, err := builtinFiles.ReadFile(path.Join("labware", f.Name()))
 		if err != nil {
 			panic(err)
@@ -71,6 +80,43 @@ var builtin = sync.OnceValue(func() map[string]*definition {
 		defs[lw.Parameters.LoadName] = newDefinition(lw)
 	}
 	return defs
+})
+
+// builtinVersions is Opentrons' standard definitions by load name and version.
+var builtinVersions = sync.OnceValue(func() map[string]map[int]*definition {
+	out := make(map[string]map[int]*definition)
+	dirs, err := builtinFiles.ReadDir("labware/opentrons")
+	if err != nil {
+		panic(err)
+	}
+	for _, dir := range dirs {
+		if !dir.IsDir() {
+			continue
+		}
+		files, err := builtinFiles.ReadDir(path.Join("labware/opentrons", dir.Name()))
+		if err != nil {
+			panic(err)
+		}
+		for _, f := range files {
+			v, err := strconv.Atoi(strings.TrimSuffix(f.Name(), ".json"))
+			if err != nil {
+				continue
+			}
+			b, err := builtinFiles.ReadFile(path.Join("labware/opentrons", dir.Name(), f.Name()))
+			if err != nil {
+				panic(err)
+			}
+			lw, err := ParseLabware(b)
+			if err != nil {
+				panic(fmt.Sprintf("bench: embedded labware/opentrons/%s/%s: %v", dir.Name(), f.Name(), err))
+			}
+			if out[dir.Name()] == nil {
+				out[dir.Name()] = map[int]*definition{}
+			}
+			out[dir.Name()][v] = newDefinition(lw)
+		}
+	}
+	return out
 })
 
 // labware is a definition loaded in a slot, with the state of its wells and, for a tip rack,
@@ -105,6 +151,11 @@ type Deck struct {
 	undo     []func()        // while a mix or a transfer runs: how to take back each change, in order
 	equip    *equipment      // the modules' instruments; nil: the default equipment
 	modules  map[int]*module // by slot
+	// A protocol run's (protocol.go): its state, parameters, clock (s) and module timeline.
+	prun     *protocolRun
+	params   Params
+	clock    float64
+	timeline []ModuleEvent
 }
 
 // NewDeck returns an empty deck that knows the built-in labware definitions.
@@ -142,9 +193,9 @@ func (d *Deck) LoadLabware(loadName, slot, label string) error {
 }
 
 func (d *Deck) loadLabware(a *Args) error {
-	def, ok := d.defs[a.LoadName]
-	if !ok {
-		return fail(ErrUnknownLabware, "unknown load name %q (known: %s)", a.LoadName, strings.Join(d.LoadNames(), ", "))
+	def, err := d.definitionFor(a)
+	if err != nil {
+		return err
 	}
 	n, err := strconv.Atoi(a.Slot)
 	if err != nil || n < 1 || n > deckSlots {
@@ -177,6 +228,40 @@ func (d *Deck) loadLabware(a *Args) error {
 		d.byName[a.Label] = lw
 	}
 	return nil
+}
+
+// definitionFor is the definition a load_labware names: an inline definition, a version of a
+// standard one, or the deck's definition of the load name.
+func (d *Deck) definitionFor(a *Args) (*definition, error) {
+	if len(a.Definition) > 0 {
+		lw, err := ParseLabware(a.Definition)
+		if err != nil {
+			return nil, fail(ErrBadArgs, "%v", err)
+		}
+		if a.LoadName != "" && a.LoadName != lw.Parameters.LoadName {
+			return nil, fail(ErrBadArgs, "load name %q and a definition of %q", a.LoadName, lw.Parameters.LoadName)
+		}
+		a.LoadName = lw.Parameters.LoadName
+		def := newDefinition(lw)
+		d.defs[a.LoadName] = def
+		return def, nil
+	}
+	if a.Version > 0 {
+		if def := builtinVersions()[a.LoadName][a.Version]; def != nil {
+			return def, nil
+		}
+		if def, ok := d.defs[a.LoadName]; ok && def.lw.Version == a.Version {
+			return def, nil
+		}
+		if vs := builtinVersions()[a.LoadName]; vs != nil {
+			return nil, fail(ErrUnknownLabware, "%s has no version %d (versions: %v)", a.LoadName, a.Version, slices.Sorted(maps.Keys(vs)))
+		}
+	}
+	def, ok := d.defs[a.LoadName]
+	if !ok {
+		return nil, fail(ErrUnknownLabware, "unknown load name %q: not one of Opentrons' standard definitions nor a custom one given (the protocol's labware/ folder, --labware DIR, or load_labware_from_definition)", a.LoadName)
+	}
+	return def, nil
 }
 
 // labware finds loaded labware by label or slot number.

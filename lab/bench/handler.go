@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -100,6 +101,24 @@ type Args struct {
 	Minutes     float64   `json:"minutes,omitempty"`
 	Mode        string    `json:"mode,omitempty"`
 	Wavelengths []float64 `json:"wavelengths,omitempty"`
+	// A protocol run's (protocol.go, modules_ot2.go).
+	Definition json.RawMessage `json:"definition,omitempty"` // load_labware: the labware's own definition
+	Version    int             `json:"version,omitempty"`    // load_labware: a standard definition's version
+	APILevel   string          `json:"api_level,omitempty"`
+	FlowRate   float64         `json:"flow_rate,omitempty"` // µL/s, for the clock
+	Text       string          `json:"text,omitempty"`
+	Seconds    float64         `json:"seconds,omitempty"`
+	Height     *float64        `json:"height,omitempty"`
+	Profile    []ProfileStep   `json:"profile,omitempty"`
+	Wait       bool            `json:"wait,omitempty"`
+	// transfer, distribute and consolidate's options, as Opentrons' keywords.
+	MixBefore  []float64 `json:"mix_before,omitempty"` // repetitions, volume
+	MixAfter   []float64 `json:"mix_after,omitempty"`
+	AirGap     float64   `json:"air_gap,omitempty"`
+	TouchTip   bool      `json:"touch_tip,omitempty"`
+	BlowOut    string    `json:"blow_out,omitempty"` // "", trash, source well, destination well
+	Disposal   *float64  `json:"disposal_volume,omitempty"`
+	ReturnTips bool      `json:"return_tips,omitempty"` // trash=False
 }
 
 // Event is what a command did: its steps as the robot performs them and the warnings a
@@ -122,6 +141,12 @@ type Event struct {
 	// What a deck command found loaded.
 	Labware []LabwareReply `json:"labware,omitempty"`
 	Modules []ModuleState  `json:"modules,omitempty"`
+	// A protocol run's: its parameters (params), a note's text, and when on the protocol
+	// clock the command started and how long it took (s).
+	Params  Params  `json:"params,omitempty"`
+	Text    string  `json:"text,omitempty"`
+	Start   float64 `json:"start_s,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // Step is one movement of a pipette: pick_up_tip, aspirate, dispense, blow_out, drop_tip,
@@ -214,6 +239,16 @@ func (d *Deck) Do(cmd Command) (*Event, error) {
 		return nil, ce
 	}
 	d.noteVolumes(ev)
+	if d.prun != nil { // the protocol clock
+		ev.Start = d.clock
+		ev.Seconds += d.timeOf(ev, cmd.Name, &cmd.Args)
+		d.clock += ev.Seconds
+	} else {
+		ev.Seconds = 0
+	}
+	if m := ev.Module; m != nil {
+		d.timeline = append(d.timeline, ModuleEvent{At: ev.Start, Slot: m.Slot, Model: m.Model, What: describe(cmd.Name, &cmd.Args), Seconds: ev.Seconds})
+	}
 	return ev, nil
 }
 
@@ -256,6 +291,9 @@ func (d *Deck) do(ev *Event, name string, a *Args) error {
 	case "pick_up_tip":
 		return d.pickUpTip(ev, a)
 	case "drop_tip":
+		if a.Well != "" && a.Well != trashName {
+			return d.returnTip(ev, a)
+		}
 		return d.dropTip(ev, a)
 	case "return_tip":
 		return d.returnTip(ev, a)
@@ -275,7 +313,13 @@ func (d *Deck) do(ev *Event, name string, a *Args) error {
 	if ok, err := d.doModule(ev, name, a); ok {
 		return err
 	}
-	known := slices.Sorted(slices.Values(append(slices.Clone(commands), moduleCommands...)))
+	if ok, err := d.doProtocol(ev, name, a); ok {
+		return err
+	}
+	if ok, err := d.doOT2Module(ev, name, a); ok {
+		return err
+	}
+	known := slices.Sorted(slices.Values(slices.Concat(commands, moduleCommands, protocolCommands, ot2ModuleCommands)))
 	return fail(ErrUnknownCommand, "unknown command %q (known: %s)", name, strings.Join(known, ", "))
 }
 
@@ -323,7 +367,7 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 		}
 	}
 	w := &lw.wells[i]
-	if err := fits(lw, i, w.Volume, a.Volume); err != nil {
+	if err := d.fits(ev, lw, i, w.Volume, a.Volume); err != nil {
 		return err
 	}
 	add := Contents{Volume: a.Volume, Species: make(map[string]float64, len(a.Concentrations))}
@@ -332,13 +376,21 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 	}
 	addTo(w, &add)
 	addTo(&d.loaded, &add)
+	if d.prun != nil {
+		d.prun.declared[spot{lw, i}] = true
+	}
 	ev.Steps = append(ev.Steps, Step{Action: "load_liquid", Well: lw.wellName(i), Volume: a.Volume})
 	return nil
 }
 
-// fits checks that v µL more fit in a well holding have µL.
-func fits(lw *labware, i int, have, v float64) error {
+// fits checks that v µL more fit in a well holding have µL; in a protocol run, filling it over
+// is a warning (the robot does it; the well overflows).
+func (d *Deck) fits(ev *Event, lw *labware, i int, have, v float64) error {
 	limit := lw.def.lw.Wells[lw.def.names[i]].TotalLiquidVolume
+	if have+v > limit+volTol && d.lenient() && ev != nil {
+		d.warnOnce(ev, "over "+lw.wellName(i), fmt.Sprintf("%s is filled to %s µL, over its capacity of %s µL", lw.wellName(i), µl(have+v), µl(limit)))
+		return nil
+	}
 	if have+v > limit+volTol {
 		return fail(ErrOverflow, "%s would hold %s µL, over its capacity of %s µL (it holds %s µL)", lw.wellName(i), µl(have+v), µl(limit), µl(have))
 	}
@@ -379,9 +431,15 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 	if p.tips[0] == nil {
 		return p.noTip()
 	}
+	if a.Well == trashName {
+		return fail(ErrBadArgs, "the fixed trash is not a source of liquid")
+	}
 	r, err := p.reachLiquid(d, a.Well)
 	if err != nil {
 		return err
+	}
+	if r.off > 0 {
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s reach no well of %s", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
 	}
 	if err := volume(a.Volume, true); err != nil {
 		return err
@@ -389,36 +447,55 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 	capacity := p.capacity()
 	v := a.Volume
 	if v == 0 {
-		v = capacity - p.tips[0].c.Volume
+		v = capacity - p.tips[0].c.Volume - p.tips[0].air
 	}
-	if err := p.inRange(v); err != nil {
+	if err := d.inRange(ev, p, v); err != nil {
 		return err
 	}
 	for _, t := range p.tips {
-		if t.c.Volume+v > capacity+volTol {
-			return fail(ErrTipFull, "the tip (%s) holds %s µL; %s µL more exceeds its capacity of %s µL", t.origin(), µl(t.c.Volume), µl(v), µl(capacity))
+		if t.c.Volume+t.air+v > capacity+volTol {
+			return fail(ErrTipFull, "the tip (%s) holds %s µL; %s µL more exceeds its capacity of %s µL", t.origin(), µl(t.c.Volume+t.air), µl(v), µl(capacity))
 		}
 	}
 	need := v * r.perWell()
 	for _, i := range r.wells[:r.n] {
-		if have := r.lw.wells[i].Volume; need > have+volTol {
+		if i < 0 {
+			continue
+		}
+		if have := r.lw.wells[i].Volume; need > have+volTol && !d.assumeLoaded(ev, r.lw, i, need) && !d.overAspirate(ev, r.lw, i, need) {
 			return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
 		}
 	}
 	var moved float64
 	for k, t := range p.tips {
+		if r.wells[k] < 0 {
+			continue
+		}
 		w := &r.lw.wells[r.wells[k]]
 		d.keepTip(t)
 		d.keepContents(w)
 		d.enter(ev, p, t, r.lw, r.wells[k], false)
 		moved += move(w, &t.c, v)
+		if d.prun != nil && d.prun.declared[spot{r.lw, r.wells[k]}] {
+			t.known = true
+		}
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "aspirate", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: r.n, Volume: moved})
 	return nil
 }
 
+// inRange checks a volume against the pipette's range; in a protocol run, below the minimum
+// is a warning (the robot does it, inaccurately).
+func (d *Deck) inRange(ev *Event, p *pipette, v float64) error {
+	if v < p.model.min-volTol && d.lenient() {
+		warn(ev, fmt.Sprintf("%s µL is below the minimum volume of %s (%s µL): the volume will be inaccurate", µl(v), p.model.name, µl(p.model.min)))
+		return nil
+	}
+	return p.inRange(v)
+}
+
 // dispense moves liquid from the tips into a well; blow-out expels all of it, into the trash
-// when no well is named.
+// when no well is named. Air in the tip (air_gap) goes out first.
 func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 	p, err := d.pipette(a.Mount)
 	if err != nil {
@@ -430,13 +507,16 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 	action := "dispense"
 	if blowOut {
 		action = "blow_out"
-		if a.Well == "" {
-			return d.blowOutTrash(ev, p)
-		}
+	}
+	if a.Well == trashName || blowOut && a.Well == "" {
+		return d.blowOutTrash(ev, p, action, a.Volume)
 	}
 	r, err := p.reachLiquid(d, a.Well)
 	if err != nil {
 		return err
+	}
+	if r.off > 0 {
+		warn(ev, fmt.Sprintf("%d of the %d channels at %s reach no well of %s: what they hold is lost", r.off, r.n, r.lw.wellName(r.at), r.lw.describe()))
 	}
 	all := blowOut || a.Volume == 0
 	if !blowOut {
@@ -445,12 +525,16 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 		}
 	}
 	if !all {
-		if err := p.inRange(a.Volume); err != nil {
+		if err := d.inRange(ev, p, a.Volume); err != nil {
 			return err
 		}
 		for _, t := range p.tips {
-			if a.Volume > t.c.Volume+volTol {
-				return fail(ErrTipShort, "the tip (%s) holds %s µL, less than the %s µL to dispense", t.origin(), µl(t.c.Volume), µl(a.Volume))
+			if a.Volume > t.c.Volume+t.air+volTol && d.lenient() {
+				warn(ev, fmt.Sprintf("dispensing %s µL from a tip (%s) holding %s µL: it dispenses what it holds", µl(a.Volume), t.origin(), µl(t.c.Volume+t.air)))
+				break
+			}
+			if a.Volume > t.c.Volume+t.air+volTol {
+				return fail(ErrTipShort, "the tip (%s) holds %s µL, less than the %s µL to dispense", t.origin(), µl(t.c.Volume+t.air), µl(a.Volume))
 			}
 		}
 	}
@@ -458,44 +542,67 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 		if all {
 			return t.c.Volume
 		}
-		return min(a.Volume, t.c.Volume)
+		return min(max(a.Volume-t.air, 0), t.c.Volume)
 	}
 	if r.shared {
 		var in float64
 		for _, t := range p.tips {
 			in += out(t)
 		}
-		if err := fits(r.lw, r.at, r.lw.wells[r.at].Volume, in); err != nil {
+		if err := d.fits(ev, r.lw, r.at, r.lw.wells[r.at].Volume, in); err != nil {
 			return err
 		}
 	} else {
 		for k, t := range p.tips {
-			i := r.wells[k]
-			if err := fits(r.lw, i, r.lw.wells[i].Volume, out(t)); err != nil {
-				return err
+			if i := r.wells[k]; i >= 0 {
+				if err := d.fits(ev, r.lw, i, r.lw.wells[i].Volume, out(t)); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	var moved float64
 	for k, t := range p.tips {
-		w := &r.lw.wells[r.wells[k]]
 		d.keepTip(t)
+		v := out(t)
+		if all {
+			t.air = 0
+		} else {
+			t.air = max(t.air-a.Volume, 0)
+		}
+		if r.wells[k] < 0 {
+			d.keepTrash()
+			move(&t.c, &d.trash, v) // between wells: lost
+			continue
+		}
+		w := &r.lw.wells[r.wells[k]]
 		d.keepContents(w)
 		d.enter(ev, p, t, r.lw, r.wells[k], true)
-		moved += move(&t.c, w, out(t))
+		moved += move(&t.c, w, v)
+		if t.known && v > 0 {
+			d.prun.declared[spot{r.lw, r.wells[k]}] = true // declared liquid keeps the well exact
+		}
 	}
 	ev.Steps = append(ev.Steps, Step{Action: action, Mount: p.mount, Well: r.lw.wellName(r.at), Channels: r.n, Volume: moved})
 	return nil
 }
 
-func (d *Deck) blowOutTrash(ev *Event, p *pipette) error {
+// blowOutTrash expels the tips into the fixed trash: all they hold, or v µL each.
+func (d *Deck) blowOutTrash(ev *Event, p *pipette, action string, v float64) error {
 	d.keepTrash()
 	var moved float64
 	for _, t := range p.tips {
 		d.keepTip(t)
-		moved += move(&t.c, &d.trash, t.c.Volume)
+		out := t.c.Volume
+		if v > 0 && action == "dispense" {
+			out = min(max(v-t.air, 0), t.c.Volume)
+			t.air = max(t.air-v, 0)
+		} else {
+			t.air = 0
+		}
+		moved += move(&t.c, &d.trash, out)
 	}
-	ev.Steps = append(ev.Steps, Step{Action: "blow_out", Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: moved})
+	ev.Steps = append(ev.Steps, Step{Action: action, Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: moved})
 	return nil
 }
 
@@ -635,8 +742,16 @@ func describe(name string, a *Args) string {
 		if a.NewTip != "" {
 			b.WriteString(", new tip " + a.NewTip)
 		}
+	case "air_gap":
+		volumeWords(&b, a)
+	case "note":
+		return name + ": " + a.Text
+	case "protocol":
+		return "protocol (API " + a.APILevel + ")"
+	case "starting_tip":
+		b.WriteString(" " + a.Well)
 	default:
-		if slices.Contains(moduleCommands, name) {
+		if slices.Contains(moduleCommands, name) || slices.Contains(ot2ModuleCommands, name) {
 			describeModule(&b, name, a)
 			return b.String()
 		}

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 )
 
@@ -32,11 +33,24 @@ func (d *Deck) plan(name string, a *Args) ([]step, error) {
 	if len(a.Source) == 0 || len(a.Dest) == 0 {
 		return nil, fail(ErrBadArgs, "%s needs source and dest wells", name)
 	}
-	capacity, err := working(p, policy)
+	if d.lenient() && (name == "distribute" && len(a.Source) > 1 || name == "consolidate" && len(a.Dest) > 1) {
+		name = "transfer" // well to well, as the Opentrons API plans a distribute of several sources
+	}
+	if d.lenient() && a.Volume == 0 && !slices.ContainsFunc(a.Volumes, func(v float64) bool { return v != 0 }) {
+		return nil, nil // nothing to move: the robot does nothing either
+	}
+	capacity, err := working(p, policy, d.startingTip(p))
 	if err != nil {
 		return nil, err
 	}
-	b := planner{mount: a.Mount}
+	if a.AirGap < 0 || math.IsNaN(a.AirGap) {
+		return nil, fail(ErrBadArgs, "air_gap %v µL is not a volume", a.AirGap)
+	}
+	if a.AirGap >= capacity {
+		return nil, fail(ErrBadArgs, "an air gap of %s µL leaves no room in a %s µL tip", µl(a.AirGap), µl(capacity))
+	}
+	capacity -= a.AirGap
+	b := planner{mount: a.Mount, a: a}
 	perLoad := policy == "always" && name == "transfer" // distribute and consolidate take one tip for all
 	once := policy != "never" && !perLoad
 	if once {
@@ -46,7 +60,11 @@ func (d *Deck) plan(name string, a *Args) ([]step, error) {
 	case "transfer":
 		err = b.transfer(a, capacity, perLoad)
 	case "distribute":
-		err = b.distribute(a, capacity, p.model.min)
+		disposal := p.model.min
+		if a.Disposal != nil {
+			disposal = *a.Disposal
+		}
+		err = b.distribute(a, capacity, disposal)
 	default:
 		err = b.consolidate(a, capacity)
 	}
@@ -54,7 +72,7 @@ func (d *Deck) plan(name string, a *Args) ([]step, error) {
 		return nil, err
 	}
 	if once {
-		b.add("drop_tip", Args{})
+		b.drop()
 	}
 	return b.steps, nil
 }
@@ -83,14 +101,14 @@ func planMix(p *pipette, a *Args) ([]step, error) {
 
 // working is the most one aspirate of a transfer takes: the capacity of the tip it uses (the
 // attached one for new_tip never, else the next unused one).
-func working(p *pipette, policy string) (float64, error) {
+func working(p *pipette, policy string, from *spot) (float64, error) {
 	if policy == "never" {
 		if p.tips[0] == nil {
 			return 0, p.noTip()
 		}
 		return p.capacity(), nil
 	}
-	r, err := p.nextTips()
+	r, err := p.nextTips(from)
 	if err != nil {
 		return 0, err
 	}
@@ -99,7 +117,50 @@ func working(p *pipette, policy string) (float64, error) {
 
 type planner struct {
 	mount string
+	a     *Args // the options: mix_before, mix_after, air_gap, blow_out, return_tips
 	steps []step
+}
+
+// drop discards the tip, or returns it (trash=False).
+func (b *planner) drop() {
+	if b.a != nil && b.a.ReturnTips {
+		b.add("return_tip", Args{})
+		return
+	}
+	b.add("drop_tip", Args{})
+}
+
+// mix is a mix option's aspirates and dispenses in a well.
+func (b *planner) mix(opt []float64, well string) {
+	if len(opt) != 2 || opt[0] < 1 || opt[1] <= 0 {
+		return
+	}
+	for range int(opt[0]) {
+		b.add("aspirate", Args{Volume: opt[1], Well: well})
+		b.add("dispense", Args{Volume: opt[1], Well: well})
+	}
+}
+
+// airGap takes the option's air gap into the tip.
+func (b *planner) airGap() float64 {
+	if b.a == nil || b.a.AirGap <= 0 {
+		return 0
+	}
+	b.add("air_gap", Args{Volume: b.a.AirGap})
+	return b.a.AirGap
+}
+
+// blowOut blows out where the option says: the trash, the source or the destination well.
+func (b *planner) blowOut(src, dst string) {
+	switch b.a.BlowOut {
+	case "":
+	case "source well":
+		b.add("blow_out", Args{Well: src})
+	case "destination well":
+		b.add("blow_out", Args{Well: dst})
+	default:
+		b.add("blow_out", Args{})
+	}
 }
 
 func (b *planner) add(name string, a Args) {
@@ -174,10 +235,14 @@ func (b *planner) transfer(a *Args, capacity float64, always bool) error {
 			if always {
 				b.add("pick_up_tip", Args{})
 			}
+			b.mix(a.MixBefore, l.well)
 			b.add("aspirate", Args{Volume: l.v, Well: l.well})
-			b.add("dispense", Args{Volume: l.v, Well: to})
+			ag := b.airGap()
+			b.add("dispense", Args{Volume: l.v + ag, Well: to})
+			b.mix(a.MixAfter, to)
+			b.blowOut(l.well, to)
 			if always {
-				b.add("drop_tip", Args{})
+				b.drop()
 			}
 		}
 	}
@@ -203,11 +268,21 @@ func (b *planner) distribute(a *Args, capacity, disposal float64) error {
 		parts = split(v, most, a.Dest[i], parts)
 	}
 	for g := range groups(parts, most) {
+		b.mix(a.MixBefore, a.Source[0])
 		b.add("aspirate", Args{Volume: sum(g) + disposal, Well: a.Source[0]})
-		for _, p := range g {
-			b.add("dispense", Args{Volume: p.v, Well: p.well})
+		for k, p := range g {
+			ag := 0.0
+			if k == 0 {
+				ag = b.airGap()
+			}
+			b.add("dispense", Args{Volume: p.v + ag, Well: p.well})
 		}
-		b.add("blow_out", Args{})
+		switch {
+		case b.a.BlowOut == "source well":
+			b.add("blow_out", Args{Well: a.Source[0]})
+		case disposal > 0 || b.a.BlowOut != "":
+			b.add("blow_out", Args{})
+		}
 	}
 	return nil
 }
@@ -230,7 +305,10 @@ func (b *planner) consolidate(a *Args, capacity float64) error {
 		for _, p := range g {
 			b.add("aspirate", Args{Volume: p.v, Well: p.well})
 		}
-		b.add("dispense", Args{Volume: sum(g), Well: a.Dest[0]})
+		ag := b.airGap()
+		b.add("dispense", Args{Volume: sum(g) + ag, Well: a.Dest[0]})
+		b.mix(a.MixAfter, a.Dest[0])
+		b.blowOut(a.Dest[0], a.Dest[0])
 	}
 	return nil
 }
@@ -299,7 +377,7 @@ func (d *Deck) keepTip(t *tip) {
 func (d *Deck) keepTips(p *pipette) {
 	if d.undo != nil {
 		old := slices.Clone(p.tips)
-		d.undo = append(d.undo, func() { copy(p.tips, old) })
+		d.undo = append(d.undo, func() { p.tips = old })
 	}
 }
 

@@ -274,7 +274,7 @@ func (d *Deck) Clone() *Deck {
 		if p == nil {
 			continue
 		}
-		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips))}
+		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips)), lenient: p.lenient}
 		for _, lw := range p.racks {
 			n.racks = append(n.racks, m[lw])
 		}
@@ -286,5 +286,13 @@ func (d *Deck) Clone() *Deck {
 		c.pipettes[i] = n
 	}
 	d.cloneModules(c)
+	pm := make(map[*pipette]*pipette)
+	for i, p := range d.pipettes {
+		if p != nil {
+			pm[p] = c.pipettes[i]
+		}
+	}
+	c.prun = d.prun.clone(m, pm)
+	c.params, c.clock, c.timeline = maps.Clone(d.params), d.clock, slices.Clone(d.timeline)
 	return c
 }

@@ -106,6 +106,7 @@ type module struct {
 	hs    *HeaterShaker // heater-shakers
 	held  time.Duration // heater-shakers: the time held at the current temperature
 	waves []float64     // plate readers: the wavelengths initialize set
+	ot2   *ot2State     // temperature, magnetic and thermocycler modules
 }
 
 // ModuleState is a loaded module, in events and snapshots.
@@ -120,6 +121,12 @@ type ModuleState struct {
 	HeldMinutes float64 `json:"held_min,omitempty"`
 	// Plate readers: the wavelengths they read (nm), once initialized.
 	Wavelengths []float64 `json:"wavelengths_nm,omitempty"`
+	// Temperature modules and thermocyclers: the target reached (nil: off); thermocyclers:
+	// the lid's temperature and position; magnetic modules: the magnet's height when engaged.
+	Target    *float64 `json:"target_c,omitempty"`
+	LidTarget *float64 `json:"lid_target_c,omitempty"`
+	LidOpen   bool     `json:"lid_open,omitempty"`
+	MagnetMM  *float64 `json:"magnet_mm,omitempty"`
 }
 
 func (m *module) state() ModuleState {
@@ -129,6 +136,9 @@ func (m *module) state() ModuleState {
 		s.Temperature, s.Shake, s.Latched = m.hs.temperature(), m.hs.rpm, m.hs.latchOK
 		m.hs.mu.Unlock()
 		s.HeldMinutes = m.held.Minutes()
+	}
+	if o := m.ot2; o != nil {
+		s.Target, s.LidTarget, s.LidOpen, s.MagnetMM = o.Temp, o.LidTemp, o.LidOpen, o.Magnet
 	}
 	return s
 }
@@ -175,6 +185,11 @@ func (d *Deck) loadModule(ev *Event, a *Args) error {
 	if lw := d.slots[n-1]; lw != nil {
 		return fail(ErrSlot, "slot %d is occupied by %s", n, lw.describe())
 	}
+	if m := d.modules[n]; m != nil && m.model == a.Module && d.lenient() {
+		s := m.state() // loaded again: the same module, as the Opentrons API gives it
+		ev.Module = &s
+		return nil
+	}
 	if m := d.modules[n]; m != nil {
 		return fail(ErrSlot, "slot %d holds a %s already", n, m.model)
 	}
@@ -187,7 +202,11 @@ func (d *Deck) loadModule(ev *Event, a *Args) error {
 		}
 	case AbsorbanceReader:
 	default:
-		return fail(ErrModule, "unknown module %q (known: %s, %s)", a.Module, HeaterShakerModule, AbsorbanceReader)
+		if !isOT2Module(a.Module) {
+			return fail(ErrModule, "unknown module %q (known: %s, %s, %s, %s, %s, %s, %s, %s)", a.Module, HeaterShakerModule, AbsorbanceReader,
+				TemperatureModuleV1, TemperatureModuleV2, MagneticModuleV1, MagneticModuleV2, ThermocyclerModuleV1, ThermocyclerModuleV2)
+		}
+		m.ot2 = &ot2State{LidOpen: true}
 	}
 	if d.modules == nil {
 		d.modules = map[int]*module{}
@@ -389,6 +408,10 @@ func (d *Deck) cloneModules(c *Deck) {
 		}
 		k := *m
 		k.waves = slices.Clone(m.waves)
+		if m.ot2 != nil {
+			o := *m.ot2
+			k.ot2 = &o
+		}
 		if m.hs != nil {
 			k.hs = m.hs.clone()
 		}
@@ -422,8 +445,19 @@ func describeModule(b *strings.Builder, name string, a *Args) {
 	switch name {
 	case "load_module":
 		fmt.Fprintf(b, " %s in slot %s", a.Module, a.Slot)
-	case "hs_set_temperature":
+	case "hs_set_temperature", "temp_set", "tc_set_lid":
 		fmt.Fprintf(b, " %g °C (slot %s)", a.Celsius, a.Slot)
+	case "tc_set_block":
+		fmt.Fprintf(b, " %g °C, hold %g s (slot %s)", a.Celsius, a.Seconds, a.Slot)
+	case "tc_profile":
+		fmt.Fprintf(b, " %d steps × %d (slot %s)", len(a.Profile), max(a.Repetitions, 1), a.Slot)
+	case "tc_lid", "tc_deactivate":
+		fmt.Fprintf(b, " %s (slot %s)", a.Mode, a.Slot)
+	case "mag_engage":
+		if a.Height != nil {
+			fmt.Fprintf(b, " %g mm", *a.Height)
+		}
+		fmt.Fprintf(b, " (slot %s)", a.Slot)
 	case "hs_set_shake_speed":
 		fmt.Fprintf(b, " %d rpm (slot %s)", a.RPM, a.Slot)
 	case "reader_initialize":

@@ -1,35 +1,57 @@
 package bench
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 )
 
-// model is a pipette model: its channels and its volume range in µL (Opentrons' pipette
-// name specs).
+// model is a pipette model: its channels, its volume range in µL and its default flow rates
+// in µL/s (aspirate, dispense, blow-out; before and from API level 2.6, where GEN2 single-channel
+// defaults doubled) — Opentrons' pipette name specs (shared-data/pipette, Apache-2.0).
 type model struct {
 	name     string
 	channels int
 	min, max float64
+	gen      string
+	flow     [3]float64 // API 2.0–2.5
+	flow26   [3]float64 // API 2.6 and later; zero: as flow
 }
 
 var models = map[string]model{
-	"p20_single_gen2":   {"p20_single_gen2", 1, 1, 20},
-	"p300_single_gen2":  {"p300_single_gen2", 1, 20, 300},
-	"p1000_single_gen2": {"p1000_single_gen2", 1, 100, 1000},
-	"p20_multi_gen2":    {"p20_multi_gen2", 8, 1, 20},
-	"p300_multi_gen2":   {"p300_multi_gen2", 8, 20, 300},
+	"p10_single":        {"p10_single", 1, 1, 10, "GEN1", [3]float64{5, 10, 1000}, [3]float64{}},
+	"p10_multi":         {"p10_multi", 8, 1, 10, "GEN1", [3]float64{5, 10, 1000}, [3]float64{}},
+	"p50_single":        {"p50_single", 1, 5, 50, "GEN1", [3]float64{25, 50, 1000}, [3]float64{}},
+	"p50_multi":         {"p50_multi", 8, 5, 50, "GEN1", [3]float64{25, 50, 1000}, [3]float64{}},
+	"p300_single":       {"p300_single", 1, 30, 300, "GEN1", [3]float64{150, 300, 1000}, [3]float64{}},
+	"p300_multi":        {"p300_multi", 8, 30, 300, "GEN1", [3]float64{150, 300, 1000}, [3]float64{}},
+	"p1000_single":      {"p1000_single", 1, 100, 1000, "GEN1", [3]float64{500, 1000, 1000}, [3]float64{}},
+	"p20_single_gen2":   {"p20_single_gen2", 1, 1, 20, "GEN2", [3]float64{3.78, 3.78, 3.78}, [3]float64{7.56, 7.56, 7.56}},
+	"p300_single_gen2":  {"p300_single_gen2", 1, 20, 300, "GEN2", [3]float64{46.43, 46.43, 46.43}, [3]float64{92.86, 92.86, 92.86}},
+	"p1000_single_gen2": {"p1000_single_gen2", 1, 100, 1000, "GEN2", [3]float64{137.35, 137.35, 137.35}, [3]float64{274.7, 274.7, 274.7}},
+	"p20_multi_gen2":    {"p20_multi_gen2", 8, 1, 20, "GEN2", [3]float64{7.6, 7.6, 7.6}, [3]float64{}},
+	"p300_multi_gen2":   {"p300_multi_gen2", 8, 20, 300, "GEN2", [3]float64{94, 94, 94}, [3]float64{}},
+}
+
+// flowRates are the model's default aspirate, dispense and blow-out flow rates at an API level
+// (2.6 and later when level is 0).
+func (m model) flowRates(minor int) [3]float64 {
+	if m.flow26[0] > 0 && (minor == 0 || minor >= 6) {
+		return m.flow26
+	}
+	return m.flow
 }
 
 var mounts = [2]string{"left", "right"}
 
 // pipette is an instrument on a mount.
 type pipette struct {
-	model model
-	mount string
-	racks []*labware // where pick_up_tip takes the next unused tip
-	tips  []*tip     // by channel; all nil without tips
+	model   model
+	mount   string
+	lenient bool       // a protocol run's: partial tip pick-ups, channels between tubes
+	racks   []*labware // where pick_up_tip takes the next unused tip
+	tips    []*tip     // by channel; all nil without tips
 }
 
 func (p *pipette) describe() string { return "the " + p.mount + " pipette (" + p.model.name + ")" }
@@ -64,6 +86,8 @@ type tip struct {
 	well    int     // its place in the rack
 	volume  float64 // what it holds when full, µL
 	c       Contents
+	air     float64         // µL of air (air_gap) below the liquid
+	known   bool            // holds liquid of a well load_liquid declared (a protocol run)
 	used    bool            // picked up at least once
 	touched []spot          // wells it entered, each once, in order
 	species map[string]spot // each species it touched and the first well it touched it in
@@ -108,7 +132,7 @@ func (d *Deck) loadInstrument(a *Args) error {
 	if p := d.pipettes[i]; p != nil {
 		return fail(ErrInstrument, "the %s mount already holds %s", a.Mount, p.model.name)
 	}
-	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels)}
+	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels), lenient: d.prun != nil}
 	for _, name := range a.TipRacks {
 		lw, err := d.labware(name)
 		if err != nil {
@@ -144,6 +168,7 @@ type reach struct {
 	wells  [8]int // by channel
 	n      int    // channels
 	shared bool   // all channels in one well
+	off    int    // channels that reach no well (between tubes, beyond the labware)
 }
 
 func (p *pipette) reach(d *Deck, ref string) (reach, error) {
@@ -160,8 +185,17 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 		r.wells[0] = i
 		return r, nil
 	}
+	if t := p.tips[0]; t != nil && len(p.tips) < r.n {
+		r.n = len(p.tips) // fewer tips than channels: the channels with tips
+	}
 	col := lw.def.cols[lw.def.col[i]]
 	switch {
+	case p.lenient && lw.tips != nil && len(col) == r.n && lw.def.row[i] != 0:
+		r.n = len(col) - lw.def.row[i] // a partial pick-up: the channels over the rack
+		copy(r.wells[:], col[lw.def.row[i]:])
+		return r, nil
+	case len(col) > r.n || p.lenient && len(col) != 1 && (len(col) != r.n || lw.def.row[i] != 0):
+		return p.reachByGeometry(lw, i, r)
 	case len(col) == 1:
 		r.shared = true
 		for k := range r.n {
@@ -179,15 +213,20 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 
 // nextTips finds the first unused tip (for 8 channels: the first column of 8 unused tips) in
 // the pipette's tip racks.
-func (p *pipette) nextTips() (reach, error) {
+func (p *pipette) nextTips(from *spot) (reach, error) {
+	started := from == nil
 	for _, lw := range p.racks {
 		for _, col := range lw.def.cols {
 			for _, i := range col {
-				if t := lw.tips[i]; t == nil || t.used {
+				if !started && lw == from.lw && i == from.w {
+					started = true
+				}
+				// A protocol run takes a returned tip again, as the Opentrons API does.
+				if t := lw.tips[i]; !started || t == nil || t.used && !p.lenient {
 					continue
 				}
 				r, err := p.reachWell(lw, i)
-				if err != nil || !fresh(lw, r) {
+				if err != nil || !fresh(lw, r, p.lenient) {
 					continue
 				}
 				return r, nil
@@ -208,13 +247,77 @@ func (p *pipette) nextTips() (reach, error) {
 	return reach{}, fail(ErrNoTipLeft, "no %s left in the tip racks (%s) of %s", what, strings.Join(names, ", "), p.describe())
 }
 
-func fresh(lw *labware, r reach) bool {
+// reachByGeometry finds the well under each channel (9 mm apart, channel 1 at the addressed
+// well): a 384-well plate's every other row, a tube rack's tubes, a trough. A channel beyond
+// the labware is an error; one between wells reaches none (-1).
+func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
+	def := lw.def.lw
+	at := def.Wells[lw.def.names[i]]
+	all := true
+	for k := range r.n {
+		y := at.Y - 9*float64(k)
+		if (y < 0 || y > def.Dimensions.Y) && p.lenient && lw.tips == nil {
+			r.wells[k] = -1 // off the labware: what it holds goes nowhere
+			r.off++
+			all = false
+			continue
+		}
+		if y < 0 || y > def.Dimensions.Y {
+			return r, fail(ErrChannels, "%s has %d channels: addressing %s puts channel %d off %s", p.model.name, r.n, lw.wellName(i), k+1, lw.describe())
+		}
+		r.wells[k] = -1
+		for j, name := range lw.def.names {
+			w := def.Wells[name]
+			dx, dy := at.X-w.X, y-w.Y
+			in := false
+			if w.Shape == "circular" {
+				in = dx*dx+dy*dy <= w.Diameter*w.Diameter/4
+			} else {
+				in = 2*dx <= w.XDim && -2*dx <= w.XDim && 2*dy <= w.YDim && -2*dy <= w.YDim
+			}
+			if in {
+				r.wells[k] = j
+				break
+			}
+		}
+		if r.wells[k] < 0 {
+			r.off++
+		}
+		all = all && r.wells[k] == i
+	}
+	r.shared = all
+	if lw.tips != nil {
+		for k := range r.n {
+			if r.wells[k] < 0 {
+				return r, fail(ErrChannels, "%s has %d channels: channel %d finds no tip at %s", p.model.name, r.n, k+1, lw.wellName(i))
+			}
+		}
+	}
+	return r, nil
+}
+
+func fresh(lw *labware, r reach, returned bool) bool {
 	for _, i := range r.wells[:r.n] {
-		if t := lw.tips[i]; t == nil || t.used {
+		if i < 0 {
+			return false
+		}
+		if t := lw.tips[i]; t == nil || t.used && !returned {
 			return false
 		}
 	}
 	return true
+}
+
+// startingTip is where the pipette's next tip is looked for from (starting_tip), nil: its first
+// rack's first well.
+func (d *Deck) startingTip(p *pipette) *spot {
+	if d.prun == nil {
+		return nil
+	}
+	if s, ok := d.prun.start[p]; ok {
+		return &s
+	}
+	return nil
 }
 
 func (d *Deck) pickUpTip(ev *Event, a *Args) error {
@@ -227,7 +330,7 @@ func (d *Deck) pickUpTip(ev *Event, a *Args) error {
 	}
 	var r reach
 	if a.Well == "" {
-		r, err = p.nextTips()
+		r, err = p.nextTips(d.startingTip(p))
 	} else {
 		r, err = p.reach(d, a.Well)
 	}
@@ -238,11 +341,20 @@ func (d *Deck) pickUpTip(ev *Event, a *Args) error {
 		return fail(ErrNoTipLeft, "%s is not a tip rack", r.lw.describe())
 	}
 	for _, i := range r.wells[:r.n] {
-		if r.lw.tips[i] == nil {
-			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(i))
+		if i >= 0 && r.lw.tips[i] == nil && p.lenient {
+			warn(ev, fmt.Sprintf("%s holds no tip (the twin has it used): taken as put back by hand", r.lw.wellName(i)))
+			d.keepRack(r.lw, i)
+			r.lw.tips[i] = &tip{rack: r.lw, well: i, volume: r.lw.def.lw.Wells[r.lw.def.names[i]].TotalLiquidVolume, used: true}
+		}
+		if i < 0 || r.lw.tips[i] == nil {
+			return fail(ErrNoTipLeft, "%s holds no tip", r.lw.wellName(max(i, r.at)))
 		}
 	}
 	d.keepTips(p)
+	if r.n < len(p.tips) {
+		p.tips = make([]*tip, r.n)
+		warn(ev, fmt.Sprintf("%s picks up %d tips with its %d channels", p.describe(), r.n, p.model.channels))
+	}
 	for k, i := range r.wells[:r.n] {
 		d.keepRack(r.lw, i)
 		t := r.lw.tips[i]
@@ -269,14 +381,17 @@ func (d *Deck) dropTip(ev *Event, a *Args) error {
 	for k, t := range p.tips {
 		d.keepTip(t)
 		v += move(&t.c, &d.trash, t.c.Volume)
+		t.air = 0
 		p.tips[k] = nil
 		d.tipsOut++
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "drop_tip", Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: v})
+	p.tips = make([]*tip, p.model.channels)
 	return nil
 }
 
-// returnTip puts the tips back where they came from, with what they hold; they count as used.
+// returnTip puts the tips back where they came from, or into the empty places of a tip rack a
+// names (drop_tip(location)), with what they hold; they count as used.
 func (d *Deck) returnTip(ev *Event, a *Args) error {
 	p, err := d.pipette(a.Mount)
 	if err != nil {
@@ -286,11 +401,41 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 		return p.noTip()
 	}
 	at := p.tips[0].origin()
+	if a.Well != "" {
+		r, err := p.reach(d, a.Well)
+		if err != nil {
+			return err
+		}
+		if r.lw.tips == nil {
+			return fail(ErrBadArgs, "%s is not a tip rack: drop tips into the trash or a tip rack", r.lw.describe())
+		}
+		for _, i := range r.wells[:r.n] {
+			if (i < 0 || r.lw.tips[i] != nil) && p.lenient {
+				warn(ev, fmt.Sprintf("%s holds a tip already: the tips go to the trash", r.lw.wellName(max(i, r.at))))
+				return d.dropTip(ev, &Args{Mount: a.Mount})
+			}
+			if i < 0 || r.lw.tips[i] != nil {
+				return fail(ErrBadArgs, "%s holds a tip already", r.lw.wellName(max(i, r.at)))
+			}
+		}
+		d.keepTips(p)
+		for k, t := range p.tips {
+			i := r.wells[k]
+			d.keepRack(r.lw, i)
+			d.keepTip(t)
+			t.rack, t.well = r.lw, i
+			r.lw.tips[i], p.tips[k] = t, nil
+		}
+		ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: len(p.tips)})
+		p.tips = make([]*tip, p.model.channels)
+		return nil
+	}
 	d.keepTips(p)
 	for k, t := range p.tips {
 		d.keepRack(t.rack, t.well)
 		t.rack.tips[t.well], p.tips[k] = t, nil
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: at, Channels: len(p.tips)})
+	p.tips = make([]*tip, p.model.channels)
 	return nil
 }

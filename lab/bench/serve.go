@@ -35,6 +35,7 @@ type LabwareReply struct {
 	DisplayName string     `json:"display_name"`
 	Ordering    [][]string `json:"ordering"` // wells by column
 	IsTiprack   bool       `json:"is_tiprack"`
+	Definition  *Labware   `json:"definition,omitempty"` // the geometry: wells, dimensions, parameters
 }
 
 // ReplyError is a refused command or a line that is not one.
@@ -110,7 +111,7 @@ func answer(ctx context.Context, b Backend, line []byte) *Reply {
 			return &Reply{Error: &ReplyError{Message: err.Error(), Line: cmd.Line}}
 		}
 		rep.Labware = &LabwareReply{Name: name, LoadName: lw.Parameters.LoadName, DisplayName: lw.Metadata.DisplayName,
-			Ordering: lw.Ordering, IsTiprack: lw.Parameters.IsTiprack}
+			Ordering: lw.Ordering, IsTiprack: lw.Parameters.IsTiprack, Definition: lw}
 	}
 	return rep
 }

@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/labmate/labmate/lab/bench"
@@ -51,6 +53,84 @@ type Summary struct {
 	Verdicts  []string          `json:"verdicts,omitempty"`
 	PlateMaps map[string]string `json:"plate_maps"`
 	Bench     *bench.Snapshot   `json:"bench"`
+	Protocol  *ProtocolSummary  `json:"protocol,omitempty"`
+}
+
+// ProtocolSummary is what an Opentrons protocol's run left, in numbers: the protocol time,
+// the volume of every well holding liquid ("labware/well" → µL), the tips used per rack, the
+// liquid assumed loaded by hand (user-loaded unknowns, µL per well) and the modules' timeline.
+type ProtocolSummary struct {
+	Seconds    float64             `json:"seconds"`
+	Wells      map[string]float64  `json:"wells_ul"`
+	TipsUsed   map[string]int      `json:"tips_used"`
+	UserLoaded map[string]float64  `json:"user_loaded_ul,omitempty"`
+	Modules    []bench.ModuleEvent `json:"modules,omitempty"`
+}
+
+// Protocol summarises a protocol run on d; nil when no protocol ran there.
+func Protocol(d *bench.Deck) *ProtocolSummary {
+	if !d.RanProtocol() {
+		return nil
+	}
+	p := &ProtocolSummary{Seconds: d.Clock(), Wells: map[string]float64{}, TipsUsed: d.TipsUsed(), UserLoaded: d.UserLoaded(), Modules: d.Timeline()}
+	for _, lw := range d.Snapshot().Labware {
+		for w, c := range lw.Wells {
+			p.Wells[lw.Name+"/"+w] = c.Volume
+		}
+	}
+	return p
+}
+
+// Duration writes seconds as "1 h 2 min 3.4 s".
+func Duration(s float64) string {
+	h := int(s / 3600)
+	m := int((s - float64(h)*3600) / 60)
+	sec := s - float64(h)*3600 - float64(m)*60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%d h %d min %.0f s", h, m, sec)
+	case m > 0:
+		return fmt.Sprintf("%d min %.1f s", m, sec)
+	}
+	return fmt.Sprintf("%.1f s", sec)
+}
+
+func (p *ProtocolSummary) text(b *strings.Builder) {
+	fmt.Fprintf(b, "\nprotocol time: %s\n", Duration(p.Seconds))
+	racks := slices.Sorted(maps.Keys(p.TipsUsed))
+	if len(racks) > 0 {
+		b.WriteString("tips used:")
+		for _, r := range racks {
+			fmt.Fprintf(b, " %s %d", r, p.TipsUsed[r])
+		}
+		b.WriteString("\n")
+	}
+	if len(p.UserLoaded) > 0 {
+		wells := slices.Sorted(maps.Keys(p.UserLoaded))
+		var total float64
+		for _, w := range wells {
+			total += p.UserLoaded[w]
+		}
+		fmt.Fprintf(b, "user-loaded (liquid the protocol never declared, assumed put there by hand): %d wells, %.6g µL:", len(wells), total)
+		for i, w := range wells {
+			if i == 24 {
+				fmt.Fprintf(b, " …")
+				break
+			}
+			fmt.Fprintf(b, " %s %.6g", w, p.UserLoaded[w])
+		}
+		b.WriteString("\n")
+	}
+	if len(p.Modules) > 0 {
+		b.WriteString("modules:\n")
+		for _, m := range p.Modules {
+			fmt.Fprintf(b, "  %10s  slot %d %s: %s", Duration(m.At), m.Slot, m.Model, m.What)
+			if m.Seconds > 0 {
+				fmt.Fprintf(b, " (%s)", Duration(m.Seconds))
+			}
+			b.WriteString("\n")
+		}
+	}
 }
 
 // Summary returns the report for JSON.
@@ -60,7 +140,7 @@ func (r *Report) Summary() (*Summary, error) {
 		return nil, err
 	}
 	s := &Summary{OK: r.Failure == "", Commands: r.Entries, Failure: r.Failure, Verdicts: r.Verdicts,
-		PlateMaps: make(map[string]string, len(maps)), Bench: r.Deck.Snapshot()}
+		PlateMaps: make(map[string]string, len(maps)), Bench: r.Deck.Snapshot(), Protocol: Protocol(r.Deck)}
 	if s.Commands == nil {
 		s.Commands = []Entry{}
 	}
@@ -94,6 +174,9 @@ func (r *Report) Text() (string, error) {
 	}
 	for _, m := range maps {
 		b.WriteString("\n" + m.Map)
+	}
+	if p := Protocol(r.Deck); p != nil {
+		p.text(&b)
 	}
 	for _, v := range r.Verdicts {
 		b.WriteString("\nperception: " + v + "\n")

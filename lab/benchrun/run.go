@@ -51,6 +51,12 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives the operation's messages as text (nil: none).
 	Log io.Writer
+	// Params are the protocol's parameters, what get_values returns (a fields.json beside the
+	// protocol, --param NAME=VALUE).
+	Params bench.Params
+	// Labware are custom labware definitions (files) load_labware knows by load name, before
+	// the standard ones.
+	Labware []*bench.Labware
 }
 
 // Entry is one command the protocol sent and what came of it.
@@ -110,13 +116,30 @@ func run(ctx context.Context, code, ws string, keep bool, opts *Options) (*Repor
 	}
 	rep := &Report{}
 	note := func(c bench.Command, ev *bench.Event, err error) {
+		if err == nil && (c.Name == "protocol" || c.Name == "params") {
+			return // how the protocol runs, not what it does
+		}
 		e := Entry{Command: c, Event: ev}
 		if err != nil {
 			e.Error = err.Error()
 		}
 		rep.Entries = append(rep.Entries, e)
 	}
-	srv, err := Serve(ctx, ws, &ServeOptions{Keep: keep, Approve: opts.Approve, Note: note})
+	sopts := &ServeOptions{Keep: keep, Approve: opts.Approve, Note: note}
+	if opts.Params != nil || len(opts.Labware) > 0 {
+		d := bench.NewDeck()
+		if keep {
+			if d, err = Open(ctx, ws); err != nil {
+				return nil, err
+			}
+		}
+		for _, lw := range opts.Labware {
+			d.AddDefinition(lw)
+		}
+		d.SetParams(opts.Params)
+		sopts.Deck = d
+	}
+	srv, err := Serve(ctx, ws, sopts)
 	if err != nil {
 		return nil, err
 	}

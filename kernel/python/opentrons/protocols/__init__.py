@@ -1,0 +1,1 @@
+"""opentrons.protocols on labmate's bench twin: api_support.types.APIVersion."""

@@ -38,7 +38,7 @@ const (
 	RoleFinite
 )
 
-var roleNames = [...]string{"unknown", "residual", "loss", "conserved", "controlled", "physical range (> 0)", "probability [0, 1]", "finite (log-likelihood)"}
+var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity"}
 
 func (r Role) String() string {
 	if int(r) < len(roleNames) {
@@ -149,7 +149,7 @@ var (
 		"(e-e0)/|e0|", "|de/e0|", "rel_energy_error", "rel_energy_err", "relative_energy_error", "energy_rel_error", "energy_relerr", "rel_energy_drift",
 		"energy_drift_rel", "rel_drift", "relative_drift", "e_err_rel", "rel_e_err"}
 	// totalEnergies are conserved under a conservative integrator.
-	totalEnergies = []string{"e_tot", "etot", "e_total", "etotal", "total_energy", "totalenergy", "toteng", "energy", "e", "h", "hamiltonian", "energy_tot",
+	totalEnergies = []string{"e_tot", "etot", "e_total", "etotal", "total_energy", "totalenergy", "toteng", "energy", "hamiltonian", "energy_tot",
 		"energy_total", "e_sys", "h_tot", "en", "ener"}
 	conservedTotals = []string{"total_mass", "mass_total", "m_tot", "mtot", "total_charge", "charge_total", "q_tot", "qtot", "total_particles", "n_total",
 		"norm_psi", "total_probability", "sum_p", "sum(p)", "prob_sum", "psum"}

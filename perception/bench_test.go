@@ -80,7 +80,7 @@ func roleStream(n int) []*protocol.Observation {
 			name string
 			v    float64
 		}{
-			{"||F||", math.Exp(-x/2000) * (1 + 0.3*math.Sin(x))},
+			{"||F||", math.Exp(-x/20) * (1 + 0.3*math.Sin(x))},
 			{"dE/E0", 1e-4 * math.Sin(x/10)},
 			{"loss", 0.3 + math.Exp(-x/500) + 0.05*math.Sin(x/3)},
 			{"logL", -1000 + 10*math.Sin(x/7)},

@@ -120,7 +120,7 @@
 //     1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.
 //   - stall (residuals): over the last 25 samples at most a fifth were new bests, the best
 //     improved less than twofold, the residual turned back at least every fourth step and its
-//     median is three times its best or more — it wanders instead of converging: Error. A
+//     median is 1.5 times its best or more — it wanders instead of converging: Error. A
 //     residual at its rounding floor (eight decades below its largest value), a plateau at
 //     its best and a slow but steady residual stay Normal.
 //   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|)

@@ -313,6 +313,9 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 	if n := l.tdampSteps(); n > 0 && n < 100 {
 		fix = fmt.Sprintf("Tdamp is %s timesteps: LAMMPS recommends about 100 timesteps, raise it to %s; ", num(n), num(100*l.dt())) + fix
 	}
+	if v < 1e-3*target && th.style != "langevin" {
+		fix = "a Nose-Hoover or rescaling thermostat cannot heat atoms at rest: give them velocities first (velocity all create " + num(target) + " SEED); " + fix
+	}
 	m.raise(detSetpoint, finding{state: protocol.Error,
 		message: fmt.Sprintf("LAMMPS: Temp %s is far from the thermostat's target %s for %d thermo rows (since step %s): a %s",
 			num(v), num(target), r.offRows, num(r.offFrom), sr.role.describe()),

@@ -12,8 +12,9 @@ import (
 // quantity judges a series against its role over the whole run (see Role):
 //
 //   - stall (a residual): over the last ResidualStall (25) samples the residual set at most
-//     a fifth of them as new bests and its best improved less than twofold, while the median
-//     of those samples is at least three times the best: it bounces far above what it once
+//     a fifth of them as new bests, none in the last half, and its best improved less than
+//     twofold, while the median
+//     of those samples is at least 1.5 times the best: it bounces far above what it once
 //     reached instead of falling toward its tolerance — a Newton iteration wandering without
 //     converging, a fixed point that cycles —, turning back at least every fourth step (a
 //     hump that rises and then falls, the transient growth of a non-normal iteration, is
@@ -42,7 +43,7 @@ type quantity struct {
 }
 
 const (
-	stallMedian    = 0.477 // log10 3: the median this far above the best bounces
+	stallMedian    = 0.176 // log10 1.5: the median this far above the best bounces
 	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
@@ -125,14 +126,14 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	if then-d.best >= stallImprove || d.best < st.maxLog-stallFloor {
 		return finding{}, false
 	}
-	news := 0
+	news, last := 0, 0
 	for k := d.n - n; k < d.n; k++ {
 		if st.bests[k%divRing] < st.bests[(k-1)%divRing] {
-			news++
+			news, last = news+1, k
 		}
 	}
-	if news*5 > n {
-		return finding{}, false
+	if news*5 > n || last >= d.n-n/2 {
+		return finding{}, false // progressing: new bests, or one in the last half of the window
 	}
 	turns, prev := 0, 0.0 // direction changes: wandering, not a hump that rises and falls
 	for k := d.n - n + 1; k < d.n; k++ {

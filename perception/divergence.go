@@ -146,7 +146,7 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 		st.level = 2
 		return finding{
 			state: protocol.Error,
-			message: fmt.Sprintf("%s diverges: |%s| grew ×%s over %d samples to %s, %s× its best %s; a %s should fall",
+			message: fmt.Sprintf("%s diverges: |%s| grew ×%s over %d samples to %s, %s× its best %s; it is a %s",
 				sr.label(), sr.name, num(g.factor), g.span, num(mag), num(math.Pow(10, lg-st.best)), num(math.Pow(10, st.best)), sr.role.describe()),
 			evidence: fmt.Sprintf("|%s| = %s, ×%s in %d samples", sr.label(), num(mag), num(g.factor), g.span),
 			severity: 0.9, role: sr.roleText(),

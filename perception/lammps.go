@@ -70,6 +70,7 @@ type lammpsRun struct {
 	haveStep    bool
 	offRows     int     // rows in a row with Temp far from the thermostat's target
 	offFrom     float64 // the step the stretch began
+	coldRows    int     // rows in a row below a thousandth of the target
 	setFired    bool
 }
 
@@ -272,12 +273,16 @@ func lammpsMessage(line string) string {
 
 func percent(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 
+// setpointColdRows is how many rows of a temperature at a thousandth of its target suffice.
+const setpointColdRows = 5
+
 // lammpsSetpoint judges the thermostatted temperature against the thermostat's target: the
 // target at this step (Tstart → Tstop along the run when its length and the Step column are
 // known; the nearer end of the ramp otherwise), and Temp more than SetpointDeviation (50%)
 // away from it for SetpointRows (15) thermo rows in a row, spanning at least five Tdamp (the
 // thermostat's own relaxation time: a run started far from its target gets there in a few) →
-// Error. A small system's temperature fluctuates by tens of percent, a heating ramp lags its
+// Error; for 5 rows when Temp is below a thousandth of the target all along (atoms at rest,
+// which a Nose-Hoover thermostat cannot heat). A small system's temperature fluctuates by tens of percent, a heating ramp lags its
 // target by a little; a temperature at 10⁻³⁰ K under a 300 K thermostat, or at ten times the
 // target, for a whole stretch of the run, is not held by the thermostat at all.
 func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
@@ -304,8 +309,17 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 		r.offFrom = r.step
 	}
 	r.offRows++
+	if v >= 1e-3*target {
+		r.coldRows = 0
+	} else {
+		r.coldRows++ // at rest: no thermostat leaves atoms at a thousandth of its target
+	}
 	need := 5 * l.tdampSteps()
-	if r.offRows < m.th.SetpointRows || (r.haveStep && r.step-r.offFrom < need) {
+	rows := m.th.SetpointRows
+	if r.coldRows == r.offRows {
+		rows = min(rows, setpointColdRows)
+	}
+	if r.offRows < rows || (r.haveStep && r.step-r.offFrom < need) {
 		return
 	}
 	r.setFired = true
@@ -317,7 +331,7 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 		fix = "a Nose-Hoover or rescaling thermostat cannot heat atoms at rest: give them velocities first (velocity all create " + num(target) + " SEED); " + fix
 	}
 	m.raise(detSetpoint, finding{state: protocol.Error,
-		message: fmt.Sprintf("LAMMPS: Temp %s is far from the thermostat's target %s for %d thermo rows (since step %s): a %s",
+		message: fmt.Sprintf("LAMMPS: Temp %s is far from the thermostat's target %s for %d thermo rows (since step %s); it is a %s",
 			num(v), num(target), r.offRows, num(r.offFrom), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, target %s", sr.label(), num(v), num(target)), severity: 0.9,
 		role: sr.roleText(), correction: fix})

@@ -70,7 +70,7 @@ func (nonFinite) sample(t time.Time, sr *series, s *protocol.Sample, finite bool
 	}
 	ev := nonFiniteEvidence(s)
 	if sr.role.role != RoleUnknown && len(s.Values) == 0 {
-		return finding{state: protocol.Error, message: sr.label() + " turned non-finite after finite values: " + ev + "; a " + sr.role.describe(),
+		return finding{state: protocol.Error, message: sr.label() + " turned non-finite after finite values: " + ev + "; it is a " + sr.role.describe(),
 			evidence: ev, severity: 1, role: sr.roleText()}, true
 	}
 	if !hasNaN(s) {

@@ -160,8 +160,8 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	best := math.Pow(10, d.best)
 	return finding{
 		state: protocol.Error,
-		message: fmt.Sprintf("%s is not converging: a %s, it has not improved on its best %s in %d samples, and wanders around %s (now %s)",
-			sr.label(), sr.role.describe(), num(best), n, num(math.Pow(10, med)), num(v)),
+		message: fmt.Sprintf("%s is not converging: it has not improved on its best %s in %d samples, and wanders around %s (now %s); it is a %s",
+			sr.label(), num(best), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(best), n, num(math.Pow(10, med))),
 		severity: 0.8, role: sr.roleText(),
 	}, true
@@ -222,8 +222,8 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	}
 	return finding{
 		state: protocol.Error,
-		message: fmt.Sprintf("%s is not conserved: a %s, it %s (tolerance %s), and the drift keeps growing (%s in the first half of the run)",
-			sr.label(), sr.role.describe(), what, percent(q.drift), percent(early)),
+		message: fmt.Sprintf("%s is not conserved: it %s (tolerance %s), and the drift keeps growing (%s in the first half of the run); it is a %s",
+			sr.label(), what, percent(q.drift), percent(early), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), percent(drift)),
 		severity: 0.9, role: sr.roleText(),
 	}, true
@@ -257,7 +257,7 @@ func (q *quantity) outOfRange(sr *series, v float64) (finding, bool) {
 	}
 	return finding{
 		state:    protocol.Error,
-		message:  fmt.Sprintf("%s is %s: %s, a %s", sr.label(), what, num(v), sr.role.describe()),
+		message:  fmt.Sprintf("%s is %s: %s; it is a %s", sr.label(), what, num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s", sr.label(), num(v)),
 		severity: 0.9, role: sr.roleText(),
 	}, true

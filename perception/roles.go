@@ -55,12 +55,12 @@ type roleInfo struct {
 	tol      float64 // residual: the tolerance it should reach (0: unknown)
 }
 
-// describe names the role and its evidence: "residual (its name ||F|| is a residual's norm)".
+// describe names the role and its evidence: `residual (its name "||F||" is the norm of …)`.
 func (ri *roleInfo) describe() string {
 	if ri.why == "" {
 		return ri.role.String()
 	}
-	return ri.role.String() + ", " + ri.why
+	return ri.role.String() + " (" + ri.why + ")"
 }
 
 // runContext is what a Monitor knows about the run beyond the stream: from the cell's code.

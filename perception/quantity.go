@@ -28,8 +28,9 @@ import (
 //     half of the run: a secular drift (explicit Euler's energy growing step after step), not
 //     the bounded oscillation of a symplectic integrator's energy error, which reaches its
 //     amplitude in the first period and keeps it.
-//   - range: an absolute temperature below zero, or a probability outside [0, 1] (one that
-//     started inside it), two samples in a row.
+//   - range: an absolute temperature below zero, a probability outside [0, 1] (one that
+//     started inside it), or an amount (a population, a stock, a mass, a concentration)
+//     below zero by more than 10⁻⁴ of its largest magnitude, two samples in a row.
 //
 // Growth (divergence) and non-finite values are judged by their own detectors, with the
 // role lowering their bars; a controlled quantity (LAMMPS' thermostatted temperature) by
@@ -52,6 +53,9 @@ const (
 	driftSecular   = 1.5   // drift now over the first half's largest
 	rangeRun       = 2     // samples in a row out of range
 	rangeTolerance = 1e-9
+	// amountTolerance is how far below zero, relative to its largest magnitude, an amount
+	// must go to be negative rather than rounded.
+	amountTolerance = 1e-4
 )
 
 // quantityState is one series' state for the role rules.
@@ -69,7 +73,8 @@ type quantityState struct {
 	dPending  int
 	over      int // samples in a row beyond the tolerance
 
-	outside  int  // range: samples in a row outside
+	outside  int // range: samples in a row outside
+	maxAbs   float64
 	inside   bool // range: every sample so far was inside (a probability)
 	reported bool
 }
@@ -95,7 +100,7 @@ func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 			st.reported = true
 			m.raise(detDrift, m.corrected(sr, detDrift, f))
 		}
-	case RolePositive, RoleProbability:
+	case RolePositive, RoleProbability, RoleNonNegative:
 		if f, ok := q.outOfRange(sr, v); ok {
 			st.reported = true
 			m.raise(detRange, m.corrected(sr, detRange, f))
@@ -233,13 +238,20 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 func (q *quantity) outOfRange(sr *series, v float64) (finding, bool) {
 	st := &sr.qty
 	lo, hi, what := 0.0, math.Inf(1), "below zero"
+	tol := rangeTolerance * max(1, abs(lo))
+	if sr.role.role == RoleNonNegative {
+		// A solver's rounding leaves an amount a hair below zero (ode45 on stiff kinetics:
+		// -1e-12 of its scale); an explicit step that overshoots leaves it visibly negative.
+		st.maxAbs = max(st.maxAbs, abs(v))
+		tol = amountTolerance * st.maxAbs
+	}
 	if sr.role.role == RoleProbability {
 		hi, what = 1, "outside [0, 1]"
 		if st.n == 1 {
 			st.inside = true
 		}
 	}
-	out := v < lo-rangeTolerance*max(1, abs(lo)) || v > hi+rangeTolerance
+	out := v < lo-tol || v > hi+rangeTolerance
 	if sr.role.role == RoleProbability && !st.inside {
 		return finding{}, false
 	}

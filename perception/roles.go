@@ -36,9 +36,12 @@ const (
 	RoleProbability
 	// RoleFinite must stay finite: a log-likelihood, a log-probability, an ELBO.
 	RoleFinite
+	// RoleNonNegative is an amount that cannot be negative: a population, a stock, a mass, a
+	// concentration, a density, a height of liquid.
+	RoleNonNegative
 )
 
-var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity"}
+var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity", "non-negative amount"}
 
 func (r Role) String() string {
 	if int(r) < len(roleNames) {
@@ -158,6 +161,9 @@ var (
 		"logz", "log_z", "ll", "loglik_chain", "log_lik_total"}
 	probabilityNames = []string{"prob", "probability", "p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio",
 		"acceptance_ratio", "frac", "fraction", "survival", "survival_prob", "p_survive", "p_success", "success_rate", "occupancy", "occupation"}
+	amountNames = []string{"population", "pop", "stock", "inventory", "biomass", "prey", "predator", "predators", "density", "mass", "amount",
+		"concentration", "conc", "height", "water_level", "volume", "susceptible", "infected", "recovered", "infectious", "exposed",
+		"n_particles", "particles", "count", "moles", "mol", "substrate", "product", "reactant", "cells", "bacteria", "fish", "stock_level"}
 	kelvinNames = []string{"t_k", "temp_k", "temperature_k", "tk", "kelvin", "t_kelvin"}
 )
 
@@ -190,6 +196,8 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleFinite, why: "its name " + q + " is a log-likelihood, which must stay finite"}
 	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob"):
 		return roleInfo{role: RoleProbability, why: "its name " + q + " is a probability or fraction, which lies in [0, 1]"}
+	case in(amountNames) || isAmount(base):
+		return roleInfo{role: RoleNonNegative, why: "its name " + q + " is an amount, which cannot be negative"}
 	case in(kelvinNames) || unit == "k" || unit == "kelvin":
 		return roleInfo{role: RolePositive, why: "its name " + q + " is an absolute temperature, which is positive"}
 	case p.lammps && name == "Temp":
@@ -239,6 +247,31 @@ func isRelativeDrift(base string) bool {
 	num, den = strings.Trim(num, "|()"), strings.Trim(den, "|()")
 	for _, q := range []string{"e", "h", "energy", "etot", "e_tot"} {
 		if (num == "d"+q || num == "delta_"+q || num == q+"-"+q+"0" || num == q+"-"+q+"_0") && (den == q+"0" || den == q+"_0" || den == q) {
+			return true
+		}
+	}
+	return false
+}
+
+// isAmount: a concentration or population named with a species: conc_A, c_A is not (LAMMPS
+// computes are c_*), A_conc, pop_1, N_prey.
+func isAmount(base string) bool {
+	for _, p := range []string{"conc_", "concentration_", "pop_", "population_", "mass_", "density_", "stock_", "n_"} {
+		if strings.HasPrefix(base, p) && len(base) > len(p) && !strings.Contains(base[len(p):], "err") {
+			return p != "n_" || in1(base[2:], "prey", "predator", "cells", "infected", "susceptible", "particles", "atoms", "molecules")
+		}
+	}
+	for _, s := range []string{"_conc", "_concentration", "_population", "_mass", "_density", "_stock"} {
+		if strings.HasSuffix(base, s) && len(base) > len(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func in1(s string, list ...string) bool {
+	for _, x := range list {
+		if s == x {
 			return true
 		}
 	}

@@ -67,7 +67,8 @@
 //   - controlled quantity — tracks a setpoint the code declares: LAMMPS' Temp under a
 //     thermostat on all atoms (`fix … nvt/npt temp Tstart Tstop Tdamp`, langevin,
 //     temp/berendsen, temp/csvr, temp/rescale), the target ramping from Tstart to Tstop along
-//     the run.
+//     the run; and a process value printed on one line with its reference (`temperature=…
+//     setpoint=…`, `T_reactor=… T_reactor_set=…`, a table with y and ref columns).
 //   - positive quantity (an absolute temperature: T[K], T_K, LAMMPS' Temp), probability
 //     (prob, acceptance_rate, fraction: [0, 1]), finite quantity (a log-likelihood: logL,
 //     loglik, lnL, log_prob, elbo).
@@ -127,7 +128,12 @@
 //     for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
 //     first half of the run — secular, not the bounded error of a symplectic scheme: Error.
 //   - setpoint (controlled quantities): LAMMPS' Temp more than 50% from its thermostat's
-//     target for 15 thermo rows in a row spanning five Tdamp: Error.
+//     target for 15 thermo rows in a row spanning five Tdamp (5 rows when it is below a
+//     thousandth of the target: atoms at rest): Error. A process value printed with its
+//     reference whose gap has not closed for 30 samples after the setpoint last changed,
+//     staying above 20% of the step and 10% of the setpoint all along (an actuator at its
+//     limit, a missing integral term): Error. A loop still settling, a noisy process held at
+//     its setpoint and a slow, steady approach stay Normal.
 //   - range: an absolute temperature below zero, a probability (that started in [0, 1])
 //     outside [0, 1], two samples in a row: Error.
 //   - oscillation: a series whose swings grow steadily by 1.2× or more, three times in a row,
@@ -211,7 +217,8 @@
 //     `err` or `x`, or a total energy without a word about the integrator, has no role, and
 //     slow growth of a series of unknown role is an Error only ten decades above its start.
 //   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is not
-//     read; nor is a controller's reference outside LAMMPS.
+//     read; a controller's reference is paired with its process value only when both are
+//     printed on one line, and a ramping setpoint is not judged.
 //
 // # Escalation
 //

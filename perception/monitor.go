@@ -126,6 +126,7 @@ type Monitor struct {
 	nf    nonFinite
 	div   divergence
 	qty   quantity
+	ctl   control
 	osc   oscillation
 	stag  stagnation
 	res   resources
@@ -424,6 +425,9 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	}
 	if sr.role.role != RoleUnknown && len(s.Values) == 0 {
 		m.judgeRole(t, sr, s.Value)
+	}
+	if (sr.setpoint || sr.process || m.ctl.stem != "") && len(s.Values) == 0 && s.Source != protocol.FromHelper {
+		m.controlSample(t, sr, s.Value)
 	}
 	if f, ok := m.osc.sample(sr, v); ok {
 		m.raise(detOscillation, f)

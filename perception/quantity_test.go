@@ -325,3 +325,65 @@ func TestQEStall(t *testing.T) {
 		t.Errorf("a converging SCF: %+v", e)
 	}
 }
+
+func TestControllerReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	loop := func(n int, setpoint func(i int) float64, y func(i int, sp float64) float64, format string) []*protocol.Observation {
+		var lines []string
+		for i := range n {
+			sp := setpoint(i)
+			lines = append(lines, fmt.Sprintf(format, float64(i)*0.1, y(i, sp), sp))
+		}
+		return linesAt(0.05, lines...)
+	}
+	const pv = "t=%.1f temperature=%.4f setpoint=%.1f"
+	for _, c := range []struct {
+		name string
+		obs  []*protocol.Observation
+		want string
+	}{
+		{"actuator saturated: stuck at 60 for a setpoint of 80", loop(200, func(int) float64 { return 80 }, func(i int, _ float64) float64 {
+			return 20 + 40*(1-math.Exp(-float64(i)/10)) + 0.05*r.Float64()
+		}, pv), DetectorSetpoint},
+		{"stem pairing: T and T_set, T first", loop(200, func(int) float64 { return 350 }, func(i int, _ float64) float64 {
+			return 300 + 10*(1-math.Exp(-float64(i)/5)) + 0.05*r.Float64()
+		}, "time=%.1f T_reactor=%.3f T_reactor_set=%.1f"), DetectorSetpoint},
+		{"a good loop settles", loop(200, func(int) float64 { return 80 }, func(i int, _ float64) float64 {
+			return 80 - 60*math.Exp(-float64(i)/8)*math.Cos(float64(i)/4) + 0.05*r.Float64()
+		}, pv), ""},
+		{"a slow but steady approach", loop(300, func(int) float64 { return 80 }, func(i int, _ float64) float64 {
+			return 80 - 60*math.Exp(-float64(i)/150)
+		}, pv), ""},
+		{"a P-only offset of 8%", loop(200, func(int) float64 { return 80 }, func(i int, _ float64) float64 {
+			return 20 + 53.6*(1-math.Exp(-float64(i)/10)) + 0.05*r.Float64()
+		}, pv), ""},
+		{"noise around the setpoint", loop(300, func(int) float64 { return 21 }, func(int, float64) float64 { return 21 + r.NormFloat64() }, pv), ""},
+		{"setpoint steps, each settled", loop(300, func(i int) float64 { return 40 + 20*float64(i/60) }, func(i int, sp float64) float64 {
+			return sp - 20*math.Exp(-float64(i%60)/6) + 0.05*r.Float64()
+		}, pv), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMonitor(t, nil)
+			got := ""
+			for _, o := range c.obs {
+				if v := m.Observe(o); v != nil && v.State == protocol.Error {
+					got = v.Detector
+					t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
+					break
+				}
+				for _, s := range parsePairsForTest(o.Line) {
+					if v := m.Observe(&protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s}); v != nil && v.State == protocol.Error {
+						got = v.Detector
+						t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
+					}
+				}
+				if got != "" {
+					break
+				}
+			}
+			if got != c.want {
+				t.Errorf("first Error by %q, want %q", got, c.want)
+			}
+		})
+	}
+}

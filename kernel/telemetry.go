@@ -13,7 +13,8 @@ import (
 // included). A name is a word (`x`, `E_tot`, `c_msd[4]`, `f(x)`) and may carry the
 // punctuation scientists print: norms and ratios such as `||F||`, `|r|`, `dE/E0`. A number
 // is decimal, with an optional exponent, or non-finite in any spelling: nan, NaN, -nan, inf,
-// -Inf, Infinity. A line without '=' or ':' that is made only of two or more `name number` pairs,
+// -Inf, Infinity. A quoted key is a name too: JSON's `{"logZ": -Infinity}`, a Python dict's
+// `{'loss': 0.5}`. A line without '=' or ':' that is made only of two or more `name number` pairs,
 // separated by blanks, '|', ',' or ';' — `epoch 8 | loss nan`, `epoch 8 loss 0.31`,
 // `iter 12, residual 3e-5` — gives a sample per pair too. When a line also carries `t` or
 // `time`, that value becomes the simulation time of the other samples on the line:
@@ -237,11 +238,19 @@ func hasSep(s string) bool {
 // pairAt tries to read `name <sep> number` at i (i must start a word); next is where to go on.
 func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	// Find the start of a word that is preceded by a separator (or the line start).
-	for i < len(s) && !((isNameStart(s[i]) || s[i] == '|') && (i == 0 || isBoundary(s[i-1]))) {
+	for i < len(s) && !((isNameStart(s[i]) || s[i] == '|' || s[i] == '"' || s[i] == '\'') && (i == 0 || isBoundary(s[i-1]))) {
 		i++
 	}
 	if i >= len(s) {
 		return "", 0, i, false
+	}
+	if q := s[i]; q == '"' || q == '\'' { // a quoted key: JSON's "logZ": -Infinity, a dict's 'loss': 0.5
+		end := strings.IndexByte(s[i+1:], q)
+		if end <= 0 || !isName(s[i+1:i+1+end]) {
+			return "", 0, i + 1, false
+		}
+		name = s[i+1 : i+1+end]
+		return valueAt(s, name, i+2+end)
 	}
 	j := i + 1
 	for j < len(s) && isNameChar(s[j]) {
@@ -260,7 +269,11 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	} else if s[i] == '|' {
 		return "", 0, j, false
 	}
-	name = s[i:j]
+	return valueAt(s, s[i:j], j)
+}
+
+// valueAt reads `<sep> number` after a name that ends at j.
+func valueAt(s, name string, j int) (string, float64, int, bool) {
 	k := skipSpaces(s, j)
 	if k >= len(s) || (s[k] != '=' && s[k] != ':') {
 		return "", 0, j, false
@@ -270,7 +283,7 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	}
 	k = skipSpaces(s, k+1)
 	e := k
-	for e < len(s) && !isBoundary(s[e]) {
+	for e < len(s) && !isBoundary(s[e]) && s[e] != '}' && s[e] != ']' {
 		e++
 	}
 	if e == k {
@@ -279,7 +292,7 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	if !isNumberLike(s[k:e]) {
 		return "", 0, e, false // ParseFloat's error would allocate
 	}
-	v, ok = parseValue(s[k:e])
+	v, ok := parseValue(s[k:e])
 	if !ok {
 		return "", 0, e, false
 	}
@@ -296,5 +309,5 @@ func skipSpaces(s string, i int) int {
 func isNameStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isNameChar(c byte) bool  { return isNameStart(c) || (c >= '0' && c <= '9') }
 func isBoundary(c byte) bool {
-	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '['
+	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '[' || c == '{'
 }

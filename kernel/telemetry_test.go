@@ -59,6 +59,9 @@ func TestParseSamples(t *testing.T) {
 		{"Temp = -nan", []*protocol.Sample{s("Temp", math.NaN(), nil)}},
 		{"E = NaN, H = Infinity", []*protocol.Sample{s("E", math.NaN(), nil), s("H", math.Inf(1), nil)}},
 		{"|x = 3", nil},
+		{`{"step": 40, "logZ": -Infinity, "note": "underflow"}`, []*protocol.Sample{s("step", 40, nil), s("logZ", math.Inf(-1), nil)}},
+		{"{'loss': 0.5, 'acc': 0.9}", []*protocol.Sample{s("loss", 0.5, nil), s("acc", 0.9, nil)}},
+		{"print('x = 3')", nil},
 		{"a|b = 3", nil},
 	} {
 		got := kernel.ParseSamples(c.line)

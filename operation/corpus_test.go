@@ -27,6 +27,7 @@ import (
 var (
 	compare   = flag.Bool("corpus.compare", false, "also run every faulty corpus program to completion (hot-fix off) and report the wall-time ratio")
 	corpusRun = flag.String("corpus.run", "", "run only the corpus programs whose file name matches this regular expression (the size checks are skipped)")
+	corpusDir = flag.String("corpus.dir", "", "run only the programs of this corpus folder: corpus or blind (the size checks are skipped)")
 )
 
 // corpusDirs are the labelled corpora TestCorpus runs: the one the detectors were built
@@ -300,7 +301,7 @@ func TestCorpus(t *testing.T) {
 	var progs []*program
 	skipped := map[string]int{}
 	for _, p := range all {
-		if filter != nil && !filter.MatchString(p.name) {
+		if filter != nil && !filter.MatchString(p.name) || *corpusDir != "" && p.corpus != *corpusDir {
 			continue
 		}
 		missing := ""
@@ -404,7 +405,7 @@ func TestCorpus(t *testing.T) {
 	t.Logf("together: %d programs; %v", total.faulty+total.healthy, &total)
 	t.Logf("faulty corpus wall time with hot-fix %v vs %v declared run-to-completion: ratio %.3f",
 		total.hotfixWall.Round(time.Millisecond), total.fullRuntime, total.hotfixWall.Seconds()/max(total.fullRuntime.Seconds(), 1e-9))
-	if filter == nil {
+	if filter == nil && *corpusDir == "" {
 		minProgs := 85
 		if len(skipped) > 0 {
 			minProgs = 40

@@ -143,10 +143,41 @@ func normEnd(s string, i int) int {
 	for k < len(s) && s[k] == '|' {
 		k++
 	}
-	if k-j != b || (k < len(s) && strings.IndexByte(" \t=:,;", s[k]) < 0) {
+	if k-j != b {
+		return i
+	}
+	if k < len(s) && s[k] == '_' { // a subscript: ||F||_2, |r|_inf
+		e := k + 1
+		for e < len(s) && (s[e] >= '0' && s[e] <= '9' || s[e]|0x20 >= 'a' && s[e]|0x20 <= 'z') {
+			e++
+		}
+		if e > k+1 {
+			k = e
+		}
+	}
+	if k < len(s) && strings.IndexByte(" \t=:,;", s[k]) < 0 {
 		return i
 	}
 	return k
+}
+
+// normClosed: a name that starts with a bar ends with one, or with a subscript after it
+// (||F||_2, |r|_inf).
+func normClosed(s string) bool {
+	j := strings.LastIndexByte(s, '|')
+	rest := s[j+1:]
+	if rest == "" {
+		return true
+	}
+	if rest[0] != '_' || len(rest) == 1 {
+		return false
+	}
+	for i := 1; i < len(rest); i++ {
+		if c := rest[i]; !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // isName reports whether s names a series: a word (letters, digits, "_" and "."), or a word
@@ -186,7 +217,7 @@ func isName(s string) bool {
 		}
 	}
 	last := s[len(s)-1]
-	return letter && bars%2 == 0 && round == 0 && square == 0 && last != '.' && last != '/' && (s[0] != '|' || last == '|')
+	return letter && bars%2 == 0 && round == 0 && square == 0 && last != '.' && last != '/' && (s[0] != '|' || normClosed(s))
 }
 
 // isNameByte: a byte a name may hold (see isName).

@@ -59,6 +59,8 @@ func TestParseSamples(t *testing.T) {
 		{"Temp = -nan", []*protocol.Sample{s("Temp", math.NaN(), nil)}},
 		{"E = NaN, H = Infinity", []*protocol.Sample{s("E", math.NaN(), nil), s("H", math.Inf(1), nil)}},
 		{"|x = 3", nil},
+		{"it 3 ||F||_2 = 0.5, |r|_inf: 2e-3", []*protocol.Sample{s("||F||_2", 0.5, nil), s("|r|_inf", 2e-3, nil)}},
+		{"k 3 ||F||_2 0.5", []*protocol.Sample{s("k", 3, nil), s("||F||_2", 0.5, nil)}},
 		{`{"step": 40, "logZ": -Infinity, "note": "underflow"}`, []*protocol.Sample{s("step", 40, nil), s("logZ", math.Inf(-1), nil)}},
 		{"{'loss': 0.5, 'acc': 0.9}", []*protocol.Sample{s("loss", 0.5, nil), s("acc", 0.9, nil)}},
 		{"print('x = 3')", nil},

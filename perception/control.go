@@ -14,7 +14,7 @@ import (
 // level and level_sp) or a usual process-value name (y, pv, temperature, level, speed,
 // position, pressure, output). A controller's job is to bring the process value to the
 // setpoint; after a setpoint change the gap |y − r| may take its time to close, overshoot and
-// ring, but it keeps closing. It is an Error when, for 30 paired samples in a row after the
+// ring, but it keeps closing. It is an Error when, for 20 paired samples in a row after the
 // setpoint last changed, the gap has not fallen below 95% of its smallest value since the
 // change while staying, all along, above 20% of the step (the gap when the setpoint was set)
 // and above 10% of |r|: the process value is stuck away from its setpoint — an actuator at its
@@ -42,7 +42,7 @@ type control struct {
 }
 
 const (
-	controlStall   = 30   // paired samples without the gap closing
+	controlStall   = 20   // paired samples without the gap closing
 	controlOfStep  = 0.2  // the gap must stay above this share of the step …
 	controlOfSet   = 0.1  // … and of |r|
 	controlClosing = 0.95 // a gap below this share of its smallest value is closing

@@ -29,7 +29,9 @@ import (
 //
 // What the growth means depends on the series' role (see Role). A residual or a loss that
 // grows exponentially to 100 times the best value it reached (and over 12 samples or more)
-// has diverged: an Error. Any other series is an Error once |x| is also 10¹⁰ times its
+// has diverged: an Error. So has the norm of a simulation's state (`max|u|`, `||u||`) that
+// grows exponentially, along a straight line over 24 samples or more, to 1000 times its first
+// value: a stable scheme keeps it bounded (transient growth turns over). Any other series is an Error once |x| is also 10¹⁰ times its
 // initial scale (its first non-zero magnitude, or 1 if that was smaller — values that stay
 // below 10¹⁰ never count): the run has left any plausible range and is still accelerating
 // away, at whatever rate it got there. Before that it is a Warning once |x| is 10³ times the
@@ -56,6 +58,7 @@ const (
 	divergenceGrowth     = 10.0 // decades above the initial scale for an Error
 	divergenceOverBest   = 2.0  // residual or loss: decades above its best for an Error
 	divergenceRoleMin    = 12   // residual or loss: samples the growth must span
+	divergenceBoundedMin = 24   // a state norm: samples the growth must span
 	divergenceUpShare    = 85   // percent of the steps that must rise (short windows)
 	divergenceLongShare  = 70   // … in windows over 16 points
 	divergenceR2         = 0.9  // least R² of the line in windows over 16 points
@@ -69,6 +72,7 @@ type divergenceState struct {
 	ring   [divRing]float64
 	n      int     // samples seen
 	scale  float64 // log10 of the initial scale
+	first  float64 // log10 of the first non-zero magnitude
 	scaled bool
 	best   float64 // the lowest log10|x| so far
 	level  int     // 1 Warning, 2 Error already reported
@@ -126,7 +130,7 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 	if mag > 0 {
 		lg = math.Log10(mag)
 		if !st.scaled {
-			st.scale, st.scaled = max(lg, 0), true
+			st.scale, st.first, st.scaled = max(lg, 0), lg, true
 		}
 	}
 	st.record(lg)
@@ -134,7 +138,8 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 		return finding{}, false
 	}
 	falls := sr.role.role == RoleResidual || sr.role.role == RoleLoss
-	if lg-st.scale < divergenceRise && (!falls || lg-st.best < divergenceOverBest) {
+	bounded := sr.role.role == RoleBounded
+	if lg-st.scale < divergenceRise && (!falls || lg-st.best < divergenceOverBest) && (!bounded || lg-st.first < divergenceRise) {
 		return finding{}, false // still near its initial scale and its best: nothing to judge
 	}
 	g, ok := d.grows(st, falls)
@@ -148,6 +153,15 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 			state: protocol.Error,
 			message: fmt.Sprintf("%s diverges: |%s| grew ×%s over %d samples to %s, %s× its best %s; it is a %s",
 				sr.label(), sr.name, num(g.factor), g.span, num(mag), num(math.Pow(10, lg-st.best)), num(math.Pow(10, st.best)), sr.role.describe()),
+			evidence: fmt.Sprintf("|%s| = %s, ×%s in %d samples", sr.label(), num(mag), num(g.factor), g.span),
+			severity: 0.9, role: sr.roleText(),
+		}, true
+	case bounded && lg-st.first >= divergenceRise && g.span >= divergenceBoundedMin:
+		st.level = 2
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s diverges: |%s| grew ×%s over %d samples to %s, %s× its start; it is a %s",
+				sr.label(), sr.name, num(g.factor), g.span, num(mag), num(math.Pow(10, lg-st.first)), sr.role.describe()),
 			evidence: fmt.Sprintf("|%s| = %s, ×%s in %d samples", sr.label(), num(mag), num(g.factor), g.span),
 			severity: 0.9, role: sr.roleText(),
 		}, true

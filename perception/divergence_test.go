@@ -166,6 +166,7 @@ func TestDivergenceRoles(t *testing.T) {
 		{"loss", []emitted{{32, protocol.Error, DetectorDivergence}}},
 		{"||F||", []emitted{{32, protocol.Error, DetectorDivergence}}},
 		{"y", []emitted{{44, protocol.Warning, DetectorDivergence}, {137, protocol.Error, DetectorDivergence}}},
+		{"max|u|", []emitted{{44, protocol.Error, DetectorDivergence}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := feed(newMonitor(t, nil), seriesObs(c.name, 0.05, slow))
@@ -189,7 +190,7 @@ func TestDivergenceRoles(t *testing.T) {
 		transient[i] = 1e-3 * (1 + 400*tt*tt*tt*math.Exp(-tt))
 	}
 	for name, vs := range map[string][]float64{"loss spike": spike, "transient": transient} {
-		for _, series := range []string{"loss", "res", "y"} {
+		for _, series := range []string{"loss", "res", "y", "|x|", "max|u|"} {
 			if got := feed(newMonitor(t, nil), seriesObs(series, 0.05, vs)); len(got) > 0 && got[len(got)-1].State == protocol.Error {
 				t.Errorf("%s named %s: %v", name, series, got)
 			}

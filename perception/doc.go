@@ -130,7 +130,7 @@
 //   - setpoint (controlled quantities): LAMMPS' Temp more than 50% from its thermostat's
 //     target for 15 thermo rows in a row spanning five Tdamp (5 rows when it is below a
 //     thousandth of the target: atoms at rest): Error. A process value printed with its
-//     reference whose gap has not closed for 30 samples after the setpoint last changed,
+//     reference whose gap has not closed for 20 samples after the setpoint last changed,
 //     staying above 20% of the step and 10% of the setpoint all along (an actuator at its
 //     limit, a missing integral term): Error. A loop still settling, a noisy process held at
 //     its setpoint and a slow, steady approach stay Normal.

@@ -21,7 +21,9 @@ import (
 //     not wandering; steady growth is the divergence detector's). A residual that has already fallen eight decades
 //     from its largest value is at its rounding floor and is not judged; a plateau at its
 //     best (a long flat stretch before a drop) has its median at the best and stays Normal;
-//     a slow but steady residual sets a new best at every step.
+//     a slow but steady residual sets a new best at every step. A residual that repeats the
+//     same value 25 times in a row, above its rounding floor, has stalled too (a restarted
+//     Krylov solver that makes no progress).
 //   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
 //     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
 //     row, from the 20th sample on, while it is also 1.5 times the largest drift of the first
@@ -48,6 +50,7 @@ const (
 	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
+	residualFrozen = 24    // a residual repeating its value this many times more has stalled
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
@@ -64,6 +67,8 @@ type quantityState struct {
 	bests    [divRing]float64 // running best log10|x| at each recent sample (residual)
 	maxLog   float64
 	negative bool // a residual took a negative value: not a norm, not judged for stalls
+	last     float64
+	repeats  int // a residual: samples in a row equal to the one before
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -123,6 +128,21 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	}
 	i := (d.n - 1) % divRing // divergence recorded this sample already
 	st.bests[i] = d.best
+	if v == st.last && v != 0 {
+		st.repeats++
+	} else {
+		st.repeats = 0
+	}
+	st.last = v
+	if st.repeats >= residualFrozen && !st.negative && d.best >= st.maxLog-stallFloor {
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s is not converging: it repeated %s for %d samples in a row, %s below its largest value; it is a %s",
+				sr.label(), num(v), st.repeats+1, percent(1-v/math.Pow(10, st.maxLog)), sr.role.describe()),
+			evidence: fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
+			severity: 0.8, role: sr.roleText(),
+		}, true
+	}
 	n := q.stall
 	if st.negative || d.n < n+5 || n >= divRing {
 		return finding{}, false

@@ -40,7 +40,13 @@ func TestNameRoles(t *testing.T) {
 		{"T[K]", runContext{}, generic, RolePositive},
 		{"Temp", runContext{}, lmp, RolePositive},
 		// Not roles: a norm of the state, an error estimate, a PID error, a step size.
-		{"|x|", runContext{}, generic, RoleUnknown},
+		{"|x|", runContext{}, generic, RoleBounded},
+		{"max|u|", runContext{}, generic, RoleBounded},
+		{"||F||_2", runContext{}, generic, RoleResidual},
+		{"min(p)", runContext{}, generic, RoleProbability},
+		{"E", readContext("% Morse oscillator, explicit Euler"), generic, RoleConserved},
+		{"E", readContext("% damped Morse oscillator"), generic, RoleUnknown},
+		{"x", runContext{}, generic, RoleUnknown},
 		{"abs_err", runContext{}, generic, RoleUnknown},
 		{"err", runContext{}, generic, RoleUnknown},
 		{"h", symplectic, generic, RoleUnknown},
@@ -97,6 +103,8 @@ func TestStall(t *testing.T) {
 		{"slow steady convergence", "residual", slow, ""},
 		{"noisy loss at its floor", "loss", noisy, ""},
 		{"noisy residual-free error estimate", "abs_err", noisy, ""},
+		{"restarted solver repeating its residual", "res_norm", append(geometric(1, 0.5, 10), geometric(0.00195, 1, 40)...), DetectorStall},
+		{"converged residual printed again", "res_norm", append(geometric(1, 0.01, 9), geometric(1e-16, 1, 40)...), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newMonitor(t, nil)

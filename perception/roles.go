@@ -39,9 +39,13 @@ const (
 	// RoleNonNegative is an amount that cannot be negative: a population, a stock, a mass, a
 	// concentration, a density, a height of liquid.
 	RoleNonNegative
+	// RoleBounded is the norm of a simulation's state (`max|u|`, `||u||`, `|x|`): a stable
+	// scheme keeps it bounded, so sustained exponential growth of three decades is an
+	// instability.
+	RoleBounded
 )
 
-var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity", "non-negative amount"}
+var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity", "non-negative amount", "bounded state norm"}
 
 func (r Role) String() string {
 	if int(r) < len(roleNames) {
@@ -68,15 +72,18 @@ func (ri *roleInfo) describe() string {
 
 // runContext is what a Monitor knows about the run beyond the stream: from the cell's code.
 type runContext struct {
-	conservative bool // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
-	dissipative  bool // the code names damping, friction, a thermostat or forcing
+	dynamics     string // the code integrates a mechanical system: orbit, oscillator, pendulum…
+	conservative bool   // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
+	dissipative  bool   // the code names damping, friction, a thermostat or forcing
 	integrator   string
 }
 
 // conservativeWords and dissipativeWords are looked up in the lowercased code.
 var (
 	conservativeWords = []string{"verlet", "leapfrog", "leap-frog", "leap_frog", "symplectic", "hamiltonian", "nve", "energy conserv", "conserves energy", "conserved energy"}
-	dissipativeWords  = []string{"damp", "friction", "drag", "dissipat", "viscous", "viscosity", "langevin", "thermostat", "forcing", "forced", "driven", "nvt", "npt", "heat"}
+	dissipativeWords  = []string{"damp", "friction", "drag", "dissipat", "viscous", "viscosity", "langevin", "thermostat", "forcing", "forced", "driven", "nvt", "npt", "heat",
+		"decay", "relax", "resist", "absorb", "brake", "pump", "inject", "source term"}
+	dynamicsWords = []string{"orbit", "kepler", "planet", "oscillat", "pendulum", "morse", "spring", "molecular dynamics", "n-body", "nbody", "hamilton", "trajectory", "anharmonic"}
 )
 
 // readContext scans the cell's code once, at New.
@@ -98,6 +105,15 @@ func readContext(code string) runContext {
 			break
 		}
 	}
+	for _, w := range dynamicsWords {
+		if strings.Contains(lc, w) {
+			c.dynamics = w
+			if w == "oscillat" {
+				c.dynamics = "oscillator"
+			}
+			break
+		}
+	}
 	if !c.conservative && strings.Contains(lc, "euler") && !c.dissipative {
 		c.integrator = "euler"
 	}
@@ -109,6 +125,9 @@ func readContext(code string) runContext {
 func normName(name string) (base string, norm bool, unit string) {
 	s := strings.ToLower(strings.TrimSpace(name))
 	if strings.HasPrefix(s, "|") {
+		if j := strings.LastIndexByte(s, '|'); j > 0 {
+			s = s[:j+1] // drop a subscript: ||F||_2, |r|_inf
+		}
 		t := strings.Trim(s, "|")
 		if t != "" && len(s)-len(t) >= 2 {
 			s, norm = t, true
@@ -117,7 +136,7 @@ func normName(name string) (base string, norm bool, unit string) {
 	for _, br := range [][2]string{{"[", "]"}, {"(", ")"}} {
 		if i := strings.LastIndex(s, br[0]); i > 0 && strings.HasSuffix(s, br[1]) {
 			u := s[i+1 : len(s)-1]
-			if u != "" && !isDigits(u) {
+			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") {
 				unit, s = u, s[:i]
 			}
 		}
@@ -164,6 +183,11 @@ var (
 	amountNames = []string{"population", "pop", "stock", "inventory", "biomass", "prey", "predator", "predators", "density", "mass", "amount",
 		"concentration", "conc", "height", "water_level", "volume", "susceptible", "infected", "recovered", "infectious", "exposed",
 		"n_particles", "particles", "count", "moles", "mol", "substrate", "product", "reactant", "cells", "bacteria", "fish", "stock_level"}
+	// stateNames are state variables whose norm a stable scheme keeps bounded; stateNorms are
+	// such norms written as one word.
+	stateNames = []string{"u", "x", "y", "v", "psi", "phi", "q", "state", "sol", "solution", "field", "e_field", "amplitude", "w", "z"}
+	stateNorms = []string{"max|u|", "max_u", "umax", "u_max", "maxabs_u", "max_abs_u", "norm_u", "unorm", "u_norm", "max|x|", "xmax", "norm_x",
+		"max(abs(u))", "max|psi|", "max_amplitude", "amplitude_max"}
 	kelvinNames = []string{"t_k", "temp_k", "temperature_k", "tk", "kelvin", "t_kelvin"}
 )
 
@@ -194,16 +218,20 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleConserved, why: "its name " + q + " is a conserved total"}
 	case in(finiteNames) || strings.Contains(base, "loglik") || strings.Contains(base, "log_lik") || strings.Contains(base, "likelihood"):
 		return roleInfo{role: RoleFinite, why: "its name " + q + " is a log-likelihood, which must stay finite"}
-	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob"):
+	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
 		return roleInfo{role: RoleProbability, why: "its name " + q + " is a probability or fraction, which lies in [0, 1]"}
 	case in(amountNames) || isAmount(base):
 		return roleInfo{role: RoleNonNegative, why: "its name " + q + " is an amount, which cannot be negative"}
 	case in(kelvinNames) || unit == "k" || unit == "kelvin":
 		return roleInfo{role: RolePositive, why: "its name " + q + " is an absolute temperature, which is positive"}
+	case norm && in(stateNames) || in(stateNorms):
+		return roleInfo{role: RoleBounded, why: "its name " + q + " is the norm of a simulation's state, which a stable scheme keeps bounded"}
 	case p.lammps && name == "Temp":
 		return roleInfo{role: RolePositive, why: "LAMMPS' Temp is an absolute temperature, which is positive"}
 	case !p.lammps && !p.qe && ctx.conservative && !ctx.dissipative && (in(totalEnergies) || isUnitSuffixed(base, totalEnergies)):
 		return roleInfo{role: RoleConserved, why: "its name " + q + " is the total energy and the code uses a conservative integrator (" + ctx.integrator + ")"}
+	case !p.lammps && !p.qe && ctx.dynamics != "" && !ctx.dissipative && (in(totalEnergies) || base == "e" || isUnitSuffixed(base, totalEnergies)):
+		return roleInfo{role: RoleConserved, why: "its name " + q + " is the total energy of a " + ctx.dynamics + " with no damping, forcing or thermostat in the code"}
 	}
 	return roleInfo{}
 }
@@ -276,4 +304,20 @@ func in1(s string, list ...string) bool {
 		}
 	}
 	return false
+}
+
+// isProbability: the smallest or largest entry of a probability vector, or one of its
+// entries: min(p), p_min, pmin, p0, p_3, p[3].
+func isProbability(base string) bool {
+	if in1(base, "min(p)", "max(p)", "p_min", "pmin", "min_p", "minp", "p_max", "pmax", "max_p", "min_prob", "prob_min", "minprob") {
+		return true
+	}
+	if strings.HasPrefix(base, "p[") && strings.HasSuffix(base, "]") {
+		return true
+	}
+	rest, ok := strings.CutPrefix(base, "p_")
+	if !ok {
+		rest, ok = strings.CutPrefix(base, "p")
+	}
+	return ok && isDigits(rest)
 }

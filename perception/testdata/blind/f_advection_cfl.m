@@ -21,6 +21,6 @@ for pass = 1:2
     u = u - C * (u - circshift(u, 1));
     printf('step %3d  t = %.3f  max|u| = %.4e  mass = %.6f\n', n, n * dt, max(abs(u)), sum(u) * dx);
     fflush(stdout);
-    pause(0.1);
+    pause(0.08);
   end
 end

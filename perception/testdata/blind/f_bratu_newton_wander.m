@@ -16,7 +16,7 @@ for lambda = [2 4]
     r = norm(F) * sqrt(h);
     printf('iter %3d   |r| = %.4e   max(u) = %.4f\n', it, r, max(u));
     fflush(stdout);
-    pause(0.11);
+    pause(0.1);
     if r < 1e-10
       printf('converged in %d iterations\n', it);
       break;

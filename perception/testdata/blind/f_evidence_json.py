@@ -38,4 +38,4 @@ for k in range(1, len(betas)):
     ok = np.log(rng.uniform(size=N)) < betas[k] * (loglike(prop) - loglike(theta))
     ok &= np.all(np.abs(prop) < 10, axis=1)
     theta[ok] = prop[ok]
-    time.sleep(0.2)
+    time.sleep(0.17)

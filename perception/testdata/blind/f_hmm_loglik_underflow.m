@@ -26,6 +26,6 @@ for t = 2:T
     end
     printf('%8d   loglik = %g   P(open) = %.4f\n', t, ll, popen);
     fflush(stdout);
-    pause(0.15);
+    pause(0.12);
   end
 end

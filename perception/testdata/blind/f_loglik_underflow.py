@@ -34,4 +34,4 @@ for batch in range(1, 61):
         labmate.log("onset", 1)
         onset = True
     print(f"{batch:4d} {len(x):5d}   {mu:8.4f}   logL = {cur:.6g}   accept = {acc / 100:.2f}", flush=True)
-    time.sleep(0.2)
+    time.sleep(0.17)

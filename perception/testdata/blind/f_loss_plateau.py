@@ -37,4 +37,4 @@ for epoch in range(1, 101):
         labmate.log("onset", 1)
         onset = True
     print(f"epoch {epoch:3d}  loss = {loss:.6f}  acc = {acc:.3f}", flush=True)
-    time.sleep(0.11)
+    time.sleep(0.1)

@@ -16,9 +16,9 @@ def run(dt, steps, label, every):
             labmate.log("onset", 1)
         if n % every == 0:
             print(f"t = {n * dt:7.3f} us   p_trap = {p: .5f}   p_free = {1 - p: .5f}", flush=True)
-            time.sleep(0.1)
+            time.sleep(0.085)
     return p
 
 
-run(0.02, 200, "reference run", 10)
-run(0.2, 100, "production run", 1)
+p_ref = run(0.02, 200, "reference run", 10)
+p_prod = run(0.2, 100, "production run", 1)

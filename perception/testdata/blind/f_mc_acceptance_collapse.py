@@ -1,13 +1,13 @@
 # label: faulty
 # fault: stagnation
 # runtime: 12
-# what: Metropolis Monte Carlo of a 2-D Lennard-Jones fluid (64 particles, T* = 1.0) with a step-size "adaptation" whose sign is inverted (it enlarges the step when acceptance is low instead of shrinking it): acceptance starts near 0.5, the step grows each sweep, acceptance collapses from 0.5 to 0.000-0.03 within 15 sweeps (the step reaches 1e14 box lengths) and the chain is effectively frozen: E/N barely moves for 65 sweeps while the sampler keeps running.
+# what: Metropolis Monte Carlo of a 2-D Lennard-Jones fluid (36 particles, T* = 1.0) with a step-size "adaptation" whose sign is inverted (it enlarges the step when acceptance is low instead of shrinking it): acceptance starts near 0.5, the step grows each sweep, acceptance collapses from 0.5 to 0.000-0.03 within 15 sweeps (the step reaches 1e14 box lengths) and the chain is effectively frozen: E/N barely moves for 65 sweeps while the sampler keeps running.
 import time
 import numpy as np
 
 rng = np.random.default_rng(12)
-N, L, T = 64, 10.0, 1.0
-g = np.arange(8) * (L / 8) + 0.6
+N, L, T = 36, 7.5, 1.0
+g = np.arange(6) * (L / 6) + 0.6
 pos = np.array([(x, y) for x in g for y in g])
 
 
@@ -29,7 +29,7 @@ step = 0.2
 E = total(pos)
 onset = False
 print("sweep  acc_rate  step      E/N", flush=True)
-for sweep in range(1, 81):
+for sweep in range(1, 71):
     acc = 0
     for i in range(N):
         trial = (pos[i] + step * rng.uniform(-1, 1, 2)) % L

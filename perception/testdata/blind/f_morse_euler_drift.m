@@ -20,6 +20,6 @@ for n = 1:6000
     Et = 0.5 * m * v^2 + V(r);
     printf('%6d %9.3f %9.4f  E_tot = %.6f\n', n, n * dt, r, Et);
     fflush(stdout);
-    pause(0.09);
+    pause(0.08);
   end
 end

@@ -20,7 +20,7 @@ for H = [80 120]
     if mod(m, 2) == 0
       printf('year %6.2f   stock = %.5g t   harvest = %d t/yr\n', m / 12, N, H);
       fflush(stdout);
-      pause(0.05);
+      pause(0.042);
     end
   end
 end

@@ -13,7 +13,7 @@ def solve(c, x, label, maxit):
         J = np.array([[2 * x[0], -1.0], [-0.5, 1.0]])
         nf = np.linalg.norm(F)
         print(f"it {it:3d}  ||F|| = {nf:.3e}  x = {x[0]: .5f}  y = {x[1]: .5f}", flush=True)
-        time.sleep(0.11)
+        time.sleep(0.1)
         if nf < 1e-10:
             print(f"converged in {it} iterations", flush=True)
             return x
@@ -22,6 +22,6 @@ def solve(c, x, label, maxit):
     return x
 
 
-solve(0.5, np.array([0.5, 1.0]), "c = 0.5 (feasible)", 40)
+x1 = solve(0.5, np.array([0.5, 1.0]), "c = 0.5 (feasible)", 40)
 labmate.log("onset", 1)
-solve(2.0, np.array([0.5, 1.0]), "c = 2.0", 90)
+x2 = solve(2.0, np.array([0.5, 1.0]), "c = 2.0", 90)

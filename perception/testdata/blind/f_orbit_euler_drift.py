@@ -21,4 +21,4 @@ for step in range(1, 4001):
     if step % 40 == 0:
         E = 0.5 * v @ v - GM / np.linalg.norm(r)
         print(f"t = {t:6.2f} yr   r = {np.linalg.norm(r):.4f} AU   dE/E0 = {(E - E0) / abs(E0):+.4e}", flush=True)
-        time.sleep(0.12)
+        time.sleep(0.1)

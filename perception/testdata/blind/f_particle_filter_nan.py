@@ -27,4 +27,4 @@ for k in range(1, 81):
     print(f"{k:4d}  z = {z:8.3f}  x_est = {x_est:8.3f}  ESS = {ess:6.1f}", flush=True)
     idx = np.searchsorted(np.cumsum(w), rng.uniform(size=N) * w.sum()) if np.all(np.isfinite(w)) else np.arange(N)
     particles = np.full(N, np.nan) if not np.isfinite(x_est) else particles[np.minimum(idx, N - 1)]
-    time.sleep(0.15)
+    time.sleep(0.12)

@@ -24,6 +24,6 @@ for k = 0:1300
   if mod(k, 10) == 0
     printf('t = %6.1f s   reference = %.2f L/min   flow = %.3f L/min   pump = %5.1f %%\n', t, ref, ym, u);
     fflush(stdout);
-    pause(0.1);
+    pause(0.075);
   end
 end

@@ -12,7 +12,7 @@ dt = 1.0
 T, integ = Tamb, 0.0
 setpoint = 60.0
 print("PI furnace control: Kp = 4.0, Ki = 0.08, heater limited to 0..100 %", flush=True)
-for k in range(0, 1300):
+for k in range(0, 1100):
     t = k * dt
     if k == 300:
         setpoint = 180.0

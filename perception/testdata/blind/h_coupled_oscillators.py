@@ -8,7 +8,7 @@ import numpy as np
 w0, k = 2 * np.pi, 2.0
 x = np.array([0.1, 0.0])
 v = np.zeros(2)
-dt = 0.002
+dt = 0.004
 
 
 def acc(x):
@@ -25,12 +25,12 @@ def energies(x, v):
 e1, e2, E0 = energies(x, v)
 a = acc(x)
 print(f"coupled pendula, velocity Verlet, dt = {dt}", flush=True)
-for n in range(1, 30001):
+for n in range(1, 15001):
     v += 0.5 * dt * a
     x += dt * v
     a = acc(x)
     v += 0.5 * dt * a
-    if n % 500 == 0:
+    if n % 250 == 0:
         e1, e2, et = energies(x, v)
         print(f"t = {n * dt:6.2f}   E1 = {e1 / E0:.4f}   E2 = {e2 / E0:.4f}   E_tot = {et / E0:.6f}", flush=True)
         time.sleep(0.05)

@@ -21,13 +21,13 @@ def loglik(th):
 th = np.array([1.6, 0.8])
 cur = loglik(th)
 print("block   Vmax     Km       logL          acc_rate", flush=True)
-for block in range(1, 81):
+for block in range(1, 61):
     acc = 0
-    for _ in range(50):
+    for _ in range(40):
         prop = th + np.array([0.004, 0.004]) * rng.standard_normal(2)
         new = loglik(prop)
         if np.log(rng.uniform()) < new - cur:
             th, cur = prop, new
             acc += 1
-    print(f"{block:5d}   {th[0]:.4f}   {th[1]:.4f}   logL = {cur:.2f}   acc_rate = {acc / 50:.2f}", flush=True)
+    print(f"{block:5d}   {th[0]:.4f}   {th[1]:.4f}   logL = {cur:.2f}   acc_rate = {acc / 40:.2f}", flush=True)
     time.sleep(0.04)

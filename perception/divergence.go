@@ -206,6 +206,9 @@ func (d *divergence) grows(st *divergenceState, falls bool) (growth, bool) {
 		if k > st.n || k > divRing {
 			continue
 		}
+		if st.ring[(st.n-1)%divRing]-st.ring[(st.n-k)%divRing] < minRise {
+			continue // too little rise to fit: the cheap common case
+		}
 		x := d.scan[:k]
 		for i := range k {
 			x[i] = st.ring[(st.n-k+i)%divRing]
@@ -214,6 +217,9 @@ func (d *divergence) grows(st *divergenceState, falls bool) (growth, bool) {
 	}
 	if st.stride > 1 && st.nLong >= 16 {
 		for _, k := range [...]int{16, st.nLong} {
+			if st.long[st.nLong-1]-st.long[st.nLong-k] < minRise {
+				continue
+			}
 			x := d.scan[:k]
 			copy(x, st.long[st.nLong-k:st.nLong])
 			try(x, st.stride)

@@ -60,18 +60,22 @@
 //   - loss — should fall, noisily and with no tolerance: loss, train_loss, cost, objective,
 //     nll, mse; and a series declared with `--watch 'x decreasing'`.
 //   - conserved quantity — should stay put: a relative error of an invariant (`dE/E0`,
-//     rel_energy_error); a total energy (E_tot, Etot, energy, hamiltonian) when the code names
-//     a conservative integrator (Verlet, leapfrog, symplectic, NVE, Hamiltonian) and no
-//     damping, friction, thermostat or forcing; total mass or charge; LAMMPS' TotEng under
-//     `fix nve` alone.
+//     rel_energy_error); a total energy (E_tot, Etot, energy, E, hamiltonian) when the code
+//     names a conservative integrator (Verlet, leapfrog, symplectic, NVE, Hamiltonian) or
+//     mechanical dynamics (an orbit, an oscillator, a pendulum, a Morse potential) and no
+//     damping, friction, thermostat, decay or forcing; total mass or charge, sum(p); LAMMPS'
+//     TotEng under `fix nve` alone.
 //   - controlled quantity — tracks a setpoint the code declares: LAMMPS' Temp under a
 //     thermostat on all atoms (`fix … nvt/npt temp Tstart Tstop Tdamp`, langevin,
 //     temp/berendsen, temp/csvr, temp/rescale), the target ramping from Tstart to Tstop along
 //     the run; and a process value printed on one line with its reference (`temperature=…
 //     setpoint=…`, `T_reactor=… T_reactor_set=…`, a table with y and ref columns).
-//   - positive quantity (an absolute temperature: T[K], T_K, LAMMPS' Temp), probability
-//     (prob, acceptance_rate, fraction: [0, 1]), finite quantity (a log-likelihood: logL,
-//     loglik, lnL, log_prob, elbo).
+//   - positive quantity (an absolute temperature: T[K], T_K, LAMMPS' Temp), non-negative
+//     amount (population, stock, mass, concentration, conc_A, prey), probability (prob,
+//     acceptance_rate, fraction, min(p), p_min, p3: [0, 1]), finite quantity (a
+//     log-likelihood: logL, loglik, lnL, log_prob, logZ, elbo).
+//   - bounded state norm — the norm of a simulation's state (`max|u|`, `||u||`, `|x|`,
+//     umax): a stable scheme keeps it bounded.
 //   - unknown — everything else (`|x|`, `err`, `abs_err`, a PID's error, a printed result):
 //     only the shape rules apply, with their highest bars.
 //
@@ -115,7 +119,8 @@
 //   - divergence: sustained exponential growth at any rate — log|x| climbing along a straight
 //     line, with consistent, non-slowing steps, over the last 8, 16, 32 or 64 samples or the
 //     whole run thinned to 32 points, by three decades (two for a residual or a loss): a
-//     residual or a loss is an Error once it is 100 times its best; any other series is a
+//     residual or a loss is an Error once it is 100 times its best, a bounded state norm once
+//     it is 1000 times its first value over 24 samples or more; any other series is a
 //     Warning once it is 10³ times its initial scale and an Error at 10¹⁰ times. No absolute
 //     bound by default (divergence_bound sets one). A --watch bound on the series (`N <
 //     1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.

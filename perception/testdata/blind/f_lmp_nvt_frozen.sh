@@ -2,12 +2,12 @@
 # fault: constraint
 # requires: lmp
 # runtime: 10
-# what: LAMMPS "equilibration at 300 K" of a perfect copper crystal (500 atoms, EAM) with fix nvt temp 300 300 0.1, but the velocity command was left out: every atom sits at a lattice site where the forces cancel exactly, and a Nose-Hoover thermostat only rescales velocities, so it cannot create motion from zero: Temp stays at 0 K, 300 K below its declared setpoint, for all 3000 steps (the pressure, -1.5 kbar, and the energy never change either).
+# what: LAMMPS "equilibration at 300 K" of a perfect copper crystal (256 atoms, EAM) with fix nvt temp 300 300 0.1, but the velocity command was left out: every atom sits at a lattice site where the forces cancel, and a Nose-Hoover thermostat only rescales velocities, so it cannot create motion from zero: Temp reads 0, then ~1e-26 K, rising by about a decade every 250 steps as the thermostat amplifies round-off noise, and is still below 1e-7 K after 3000 steps: some 300 K below its declared setpoint for the whole run (the energy and the pressure, -0.03 bar, do not change).
 cat > in.eq <<'IN'
 units metal
 atom_style atomic
 lattice fcc 3.615
-region box block 0 5 0 5 0 5
+region box block 0 4 0 4 0 4
 create_box 1 box
 create_atoms 1 box
 pair_style eam

@@ -18,6 +18,6 @@ timestep 0.002
 thermo 25
 thermo_style custom step temp press vol etotal
 thermo_modify flush yes
-run 3000
+run 2000
 IN
 lmp -in in.npt

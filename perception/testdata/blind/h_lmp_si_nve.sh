@@ -19,6 +19,6 @@ timestep 0.001
 thermo 25
 thermo_style custom step temp pe ke etotal press
 thermo_modify flush yes
-run 3000
+run 2000
 IN
 lmp -in in.si

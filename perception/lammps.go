@@ -39,7 +39,10 @@ import (
 //     timestep conserves the energy to 10⁻⁴ of the kinetic energy or better (copper at 1 fs);
 //     a timestep near the stability limit shifts it by a few percent at the start and then
 //     holds it (copper at 20 fs: 7%, a Warning); a drift of a quarter of the kinetic energy
-//     and growing means the trajectory is no longer the system's (copper at 28–30 fs).
+//     and growing means the trajectory is no longer the system's (copper at 28–30 fs). A
+//     secular drift is an Error sooner: 5% of the kinetic energy for 10 rows in a row, from
+//     the 20th row, and 1.5 times the largest drift of the first half of the run (a drift
+//     that keeps growing, not a shift that holds).
 //
 // Minimizations (`Setting up cg style minimization`) are judged by none of the three rules.
 type lammps struct {
@@ -65,6 +68,8 @@ type lammpsRun struct {
 	eMol     float64
 	fired    [3]bool // temperature, energy, drift Error reported
 	drifting bool    // drift Warning reported
+	shares   thinned // |TotEng − TotEng₀| / kinetic energy over the run
+	over     int     // rows in a row with the share at NVEDrift/5 or more
 
 	step, step0 float64 // the Step column: now, and at the run's first row
 	haveStep    bool
@@ -242,7 +247,20 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 		}
 		drift := abs(v - r.e0)
 		share := drift / r.keMx
+		r.shares.add(share)
+		if share >= m.th.NVEDrift/5 {
+			r.over++
+		} else {
+			r.over = 0
+		}
 		switch {
+		case share >= m.th.NVEDrift/5 && r.over >= driftRun && r.shares.n >= driftMinN && share >= driftSecular*r.shares.firstHalfMax():
+			r.fired[2] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message: fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng (conserved: the input integrates with fix nve alone) drifted by %s (%s of the kinetic energy %s), and the drift keeps growing (%s in the first half of the run)",
+					num(drift), percent(share), num(r.keMx), percent(r.shares.firstHalfMax())),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.9,
+				role: sr.label() + ": conserved, the input integrates with fix nve and nothing that adds or removes energy", correction: l.stepCorrection()})
 		case share >= m.th.NVEDrift:
 			r.fired[2] = true
 			m.raise(detProfile, finding{state: protocol.Error,

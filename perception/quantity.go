@@ -84,6 +84,46 @@ type quantityState struct {
 	reported bool
 }
 
+// thinned keeps a series over the whole run in at most divLong points: when full, pairs of
+// points merge into their maximum and the stride doubles.
+type thinned struct {
+	v       [divLong]float64
+	n       int // samples seen
+	k       int // points held
+	stride  int
+	pending int
+}
+
+func (t *thinned) add(x float64) {
+	t.n++
+	if t.stride == 0 {
+		t.stride = 1
+	}
+	t.pending++
+	if t.pending < t.stride {
+		t.v[t.k-1] = max(t.v[t.k-1], x)
+		return
+	}
+	t.pending = 0
+	if t.k == divLong {
+		for i := range divLong / 2 {
+			t.v[i] = max(t.v[2*i], t.v[2*i+1])
+		}
+		t.k, t.stride = divLong/2, 2*t.stride
+	}
+	t.v[t.k] = x
+	t.k++
+}
+
+// firstHalfMax is the largest value of the first half of the run so far.
+func (t *thinned) firstHalfMax() float64 {
+	m := 0.0
+	for _, x := range t.v[:t.k/2] {
+		m = max(m, x)
+	}
+	return m
+}
+
 // judgeRole applies the role rules to one finite scalar sample of sr.
 func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 	q, st := &m.qty, &sr.qty

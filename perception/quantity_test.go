@@ -395,3 +395,34 @@ func TestControllerReference(t *testing.T) {
 		})
 	}
 }
+
+// TestLAMMPSNVESecularDrift: under fix nve, a total energy drifting steadily by 9% of the
+// kinetic energy is an Error; one that shifts by 7% at the start and then holds (a timestep
+// near the stability limit) stays a Warning.
+func TestLAMMPSNVESecularDrift(t *testing.T) {
+	code := "units metal\ntimestep 0.005\nvelocity all create 300 1\nfix 1 all nve\nthermo 100\nrun 20000\n"
+	table := func(tot func(i int) float64) []string {
+		lines := []string{"Step Temp E_pair E_mol TotEng Press"}
+		for i := range 120 {
+			lines = append(lines, fmt.Sprintf("%d %.3f %.4f 0 %.4f 100", i*100, 150+3*math.Sin(float64(i)), -906.0+0.2*math.Sin(float64(i)), tot(i)))
+		}
+		return lines
+	}
+	ke := 10.0 // E_tot - E_pair ≈ 10 eV of kinetic energy
+	for _, c := range []struct {
+		name string
+		tot  func(i int) float64
+		want protocol.VerdictState
+	}{
+		{"steady drift to 9%", func(i int) float64 { return -896 + 0.09*ke*float64(i)/119 }, protocol.Error},
+		{"a 7% shift that holds", func(i int) float64 { return -896 + 0.07*ke*(1-math.Exp(-float64(i)/3)) }, protocol.Warning},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
+			feed(m, linesAt(0.05, table(c.tot)...))
+			if v := m.Verdict(); v.State != c.want {
+				t.Errorf("verdict %+v, want %s", v, c.want)
+			}
+		})
+	}
+}

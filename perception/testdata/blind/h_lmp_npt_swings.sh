@@ -1,7 +1,7 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 4
+# runtime: 37
 # what: LAMMPS NPT of a small copper crystal (256 atoms, EAM) at 300 K and 0 bar with a 1 ps barostat, started hot (600 K): the instantaneous pressure of such a small box swings by +-17,000 bar in the first picosecond and keeps fluctuating by several thousand bar around zero for the rest of the run, while the volume settles at 3066 A^3 and the temperature around 290 K; large pressure swings are normal for NPT of 256 atoms.
 cat > in.npt <<'IN'
 units metal

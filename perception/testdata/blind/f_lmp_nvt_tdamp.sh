@@ -1,7 +1,7 @@
 # label: faulty
 # fault: constraint
 # requires: lmp
-# runtime: 67
+# runtime: 10
 # what: LAMMPS NVT of a copper crystal (256 atoms, EAM) meant to be held at 600 K, started from 50 K, with the thermostat damping time typed as if in femtoseconds (fix nvt temp 600 600 100.0 in metal units: Tdamp = 100 ps, 50,000 timesteps instead of ~50-100): the Nose-Hoover thermostat is so weak that the temperature (which halves to ~25 K in the first 100 fs, as the kinetic energy shares itself with the potential) stays at 21-32 K for the whole 3000-step run, some 575 K below its declared 600 K setpoint throughout.
 cat > in.nvt <<'IN'
 units metal

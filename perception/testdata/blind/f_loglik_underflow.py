@@ -1,6 +1,6 @@
 # label: faulty
 # fault: nan
-# runtime: 15
+# runtime: 13
 # what: sequential Bayesian estimate of a gauge's calibration offset from batches of 20 repeated length readings (Gaussian noise, sigma = 3 um) with a Metropolis sampler whose likelihood is computed as log(prod(p_i)) instead of sum(log p_i): fine for the first batches, but once about 300 readings are in, the product underflows to 0.0 and logL = -inf; from then on every Metropolis ratio is -inf - (-inf) = nan, nothing is accepted, and the chain prints logL = -inf, accept = 0.00 and a frozen offset for 45 more batches.
 import time
 import warnings

@@ -1,6 +1,6 @@
 % label: faulty
 % fault: divergence
-% runtime: 13
+% runtime: 14
 % what: first-order upwind advection of a square pulse around a periodic channel: the coarse-grid run (Courant number 0.55) is stable and diffusive, but the refined run halves dx and keeps dt, so the Courant number is 1.1: the sawtooth mode is amplified by |1 - 2C| = 1.2 per step and max|u| grows steadily (1.19x per step) from 1 to ~5e6 over 100 printed steps with no sudden jump, while the total mass (exactly conserved by the scheme) stays at its initial value.
 c = 1.0; L = 1.0; dt = 0.011;
 for pass = 1:2

@@ -1,6 +1,6 @@
 % label: faulty
 % fault: stagnation
-% runtime: 13
+% runtime: 15
 % what: Newton's method for the steady temperature of a self-heating slab (the Frank-Kamenetskii / Bratu problem -u'' = lambda exp(u), u(0) = u(1) = 0, 60 nodes): for lambda = 2 it converges in a few iterations, but lambda = 4 is beyond the critical value 3.51 where no steady state exists (thermal runaway); Newton then never converges: the residual |r| wanders up and down, mostly between 1 and 20 with excursions to 5e2 and, near the end, 1e6, for 90 iterations, with no downward trend, while the solver keeps going.
 n = 60; h = 1 / (n + 1);
 e = ones(n, 1);

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: nan
-# runtime: 12
+# runtime: 15
 # what: annealed importance sampling of the evidence of a sharply peaked 2-D likelihood (a spectral line fit), logging one JSON record per temperature rung with json.dumps: the weights are averaged as log(mean(exp(logw))) without the log-sum-exp shift; once the rungs get cold the log-weights fall below -745, exp underflows to 0 and log_Z becomes -Infinity, and the next normalisation 0/0 makes ess and the posterior mean NaN for the remaining 40 rungs.
 import json
 import time

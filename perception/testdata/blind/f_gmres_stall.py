@@ -1,6 +1,6 @@
 # label: faulty
 # fault: stagnation
-# runtime: 12
+# runtime: 13
 # what: implicit time step of periodic 1-D advection (upwind, Courant number 1.1, almost no diffusion) solved with restarted GMRES(4): the operator's eigenvalues circle the origin, so restarted GMRES stagnates: |r| drops to 1.5e-2 within a few cycles and then sits there, unchanged to four digits, for 75 cycles while the solver keeps iterating toward rtol 1e-10.
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 % label: faulty
 % fault: nan
-% runtime: 13
+% runtime: 12
 % what: log-likelihood of an ion-channel recording (two-state hidden Markov model, open/closed, Gaussian current noise) by the forward algorithm without scaling, printed as the recording is processed in blocks of 25 samples: the unnormalised forward variables shrink by ~0.25 per sample and underflow to exactly 0 after about 540 samples, so loglik = log(sum(alpha)) becomes -Inf and stays -Inf for the remaining 70% of the recording, with the open probability P(open) turning NaN (0/0).
 rand('seed', 3); randn('seed', 3);
 P = [0.95 0.05; 0.10 0.90];

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: divergence
-# runtime: 12
+# runtime: 14
 # what: Jacobi iteration for the steady temperatures of a 40-node conduction network: it converges on the well-conditioned network, then the second network has strong lateral links (off-diagonal sums larger than the diagonal), the Jacobi iteration matrix has spectral radius ~1.25 and res_norm grows steadily by that factor per sweep, from 1 to ~1e8, with no jump.
 import time
 import numpy as np

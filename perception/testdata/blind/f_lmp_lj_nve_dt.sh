@@ -1,8 +1,8 @@
 # label: faulty
 # fault: drift
 # requires: lmp
-# runtime: 10
-# what: LAMMPS NVE of a Lennard-Jones liquid (256 atoms, rho* = 0.8442, started at T* = 1.5) with a timestep of 0.024 tau, almost five times the usual 0.005, thermo_style one: the total energy TotEng, which NVE conserves, drifts upward steadily from -4.54, by 0.1 per 600 steps at first and then faster (-3.50 at step 3550, a drift as large as the kinetic energy), while the temperature creeps from 0.72 to 1.1; nothing jumps until the liquid flies apart and LAMMPS stops near step 3700 with "ERROR: Lost atoms".
+# runtime: 22
+# what: LAMMPS NVE of a Lennard-Jones liquid (256 atoms, rho* = 0.8442, started at T* = 1.5) with a timestep of 0.024 tau, almost five times the usual 0.005, thermo_style one: the total energy TotEng, which NVE conserves, drifts upward steadily and ever faster: -4.53 at step 0, -4.42 at 1200, -4.13 at 2400, -3.45 at 3600 (a drift as large as the kinetic energy), while the temperature creeps from 0.72 to 1.1; nothing jumps until the liquid flies apart and LAMMPS stops near step 3700 with "ERROR: Lost atoms".
 cat > in.lj <<'IN'
 units lj
 atom_style atomic

@@ -1,8 +1,8 @@
 # label: faulty
 # fault: drift
 # requires: lmp
-# runtime: 7
-# what: LAMMPS NVE of a 216-atom silicon crystal (Tersoff) started at 1200 K with a 10 fs timestep, ten times the usual 1 fs: the temperature looks plausible (~600 K, slowly creeping up), but the total energy TotEng, which NVE must conserve, drifts upward steadily: +0.6 eV after 500 steps, +4.7 eV (28% of the kinetic energy) after 3000, then faster, until atoms overlap and LAMMPS stops near step 4300 with "ERROR: Lost atoms".
+# runtime: 8
+# what: LAMMPS NVE of a 216-atom silicon crystal (Tersoff) started at 1200 K with a 10 fs timestep, ten times the usual 1 fs: the temperature looks plausible (~600 K, slowly creeping up), but the total energy TotEng, which NVE must conserve, drifts upward steadily: from -966.8 eV at step 0 to -963.5 after 500 steps, -961.2 after 2000 and -958.7 after 3000 (8 eV, half the kinetic energy), then faster, until atoms overlap and LAMMPS stops near step 4300 with "ERROR: Lost atoms".
 cat > in.si <<'IN'
 units metal
 atom_style atomic

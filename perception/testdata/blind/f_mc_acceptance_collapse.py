@@ -1,6 +1,6 @@
 # label: faulty
 # fault: stagnation
-# runtime: 12
+# runtime: 14
 # what: Metropolis Monte Carlo of a 2-D Lennard-Jones fluid (36 particles, T* = 1.0) with a step-size "adaptation" whose sign is inverted (it enlarges the step when acceptance is low instead of shrinking it): acceptance starts near 0.5, the step grows each sweep, acceptance collapses from 0.5 to 0.000-0.03 within 15 sweeps (the step reaches 1e14 box lengths) and the chain is effectively frozen: E/N barely moves for 65 sweeps while the sampler keeps running.
 import time
 import numpy as np

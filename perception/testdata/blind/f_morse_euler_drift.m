@@ -1,6 +1,6 @@
 % label: faulty
 % fault: drift
-% runtime: 13
+% runtime: 15
 % what: vibration of a diatomic molecule on a Morse potential (reduced units, D = 1, a = 1, starting at 20% of the dissociation energy) integrated with explicit (forward) Euler at 1/500 of the period: the printed total energy E_tot, which must be conserved, climbs steadily period after period (+25% after 4 periods, +120% after 13), so the molecule gradually heats toward dissociation; the bond length oscillates normally throughout and nothing jumps.
 D = 1.0; a = 1.0; m = 1.0; re = 1.0;
 V = @(r) D * (1 - exp(-a * (r - re))).^2;

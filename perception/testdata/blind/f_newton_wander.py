@@ -1,6 +1,6 @@
 # label: faulty
 # fault: stagnation
-# runtime: 12
+# runtime: 13
 # what: Newton's method for the steady state of a two-species reaction model whose parameters admit no real steady state (the nullclines y = x^2 + 2 and y = 1 + 0.5 x never meet): after a good solve of a feasible case, ||F|| wanders chaotically between about 1 and a few hundred for 90 iterations and never falls toward the tolerance 1e-10.
 import time
 import numpy as np

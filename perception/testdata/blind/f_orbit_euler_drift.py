@@ -1,6 +1,6 @@
 # label: faulty
 # fault: drift
-# runtime: 12
+# runtime: 13
 # what: a comet-like orbit (eccentricity 0.3) integrated with explicit Euler at 400 steps per orbit, printing the relative energy error dE/E0 every 40 steps: Euler is not symplectic, the orbit spirals outwards and dE/E0 drifts steadily upward, +18% after the first orbit and about +57% after ten; nothing else looks dramatic (r stays within 1-3 AU).
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: nan
-# runtime: 12
+# runtime: 15
 # what: bootstrap particle filter tracking a drifting oven temperature from a noisy thermocouple, with likelihood weights exp(-0.5 (z - x)^2 / R) computed without the log-sum-exp shift: it tracks well for 15 s of data, then the thermocouple reading jumps by 40 K (a connector fault) far outside the particle cloud, every weight underflows to 0, the normalisation gives 0/0 and x_est, ESS and all particles become nan, and the filter goes on printing nan for 50 more steps.
 import time
 import warnings

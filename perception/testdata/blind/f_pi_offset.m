@@ -1,6 +1,6 @@
 % label: faulty
 % fault: constraint
-% runtime: 13
+% runtime: 12
 % what: flow control of a dosing pump (first-order plant, gain 0.08 L/min per % of pump speed, 3 s lag) by a PI controller written with the integral time Ti: a good tuning (Ti = 4 s) brings the flow to 4.85 of its 5.0 L/min reference within 30 s, then a "retune" sets Ti = Inf to "switch off the integral" for a test and is never undone: the controller is proportional-only with Kp = 0.5, and the flow settles at 1.67 L/min, a third of its declared reference of 5.0 L/min, for the remaining 100 s of the run.
 K = 0.8; tau = 3.0; dt = 0.1;
 ref = 5.0; y = 0; integ = 0;

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: constraint
-# runtime: 13
+# runtime: 16
 # what: PI temperature control of a small furnace (first-order, 90 s time constant) whose heater saturates at 100%: it holds 60 C well, then the setpoint is raised to 180 C, which needs more power than the heater has: T levels off near 130 C, 50 K below the declared setpoint, for the rest of the run while the integral winds up and u stays pinned at 100%.
 import time
 import numpy as np

@@ -2,8 +2,8 @@
 # fault: scf
 # requires: pw.x
 # onset-line: iteration # +4 
-# runtime: 12
-# what: Quantum ESPRESSO SCF of an isolated aluminium atom in a 10-bohr box with a small smearing (degauss = 5e-4 Ry) and undamped-history linear mixing (mixing_beta = 0.3, mixing_ndim = 1): after 1.4e-4 Ry at iteration 3 the estimated scf accuracy stalls, alternating between ~1e-5 and ~2e-3 Ry from one iteration to the next for about 30 iterations with no net progress, then creeps up to 2-3e-2 Ry and stays there until electron_maxstep (100) ends the run with "convergence NOT achieved".
+# runtime: 36
+# what: Quantum ESPRESSO SCF of an isolated aluminium atom in a 10-bohr box with a small smearing (degauss = 5e-4 Ry) and undamped-history linear mixing (mixing_beta = 0.3, mixing_ndim = 1): after 1.4e-4 Ry at iteration 3 the estimated scf accuracy stalls, alternating between ~1e-5 and ~2e-3 Ry from one iteration to the next for about 30 iterations with no net progress, then creeps up to 2-3e-2 Ry and stays there until electron_maxstep (200) ends the run with "convergence NOT achieved".
 cat > al_atom.in <<'IN'
 &control
   calculation = 'scf', prefix = 'al_atom', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
@@ -13,7 +13,7 @@ cat > al_atom.in <<'IN'
   occupations = 'smearing', smearing = 'gaussian', degauss = 0.0005
 /
 &electrons
-  mixing_beta = 0.3, mixing_ndim = 1, electron_maxstep = 100, conv_thr = 1e-8
+  mixing_beta = 0.3, mixing_ndim = 1, electron_maxstep = 200, conv_thr = 1e-8
 /
 ATOMIC_SPECIES
 Al 26.98 Al.pz-vbc.UPF

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 3
+# runtime: 2
 # what: branch and bound for a 0/1 knapsack (30 items, strongly correlated: value = weight + 10), printing the incumbent and the bound after every batch of nodes: it starts from incumbent = -inf and gap = inf (no feasible solution yet), then the incumbent rises, the upper bound falls and the gap closes to 0; printed infinities at the start are normal.
 import time
 import heapq

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 4
+# runtime: 8
 # what: two identical pendula (small angles) coupled by a weak spring, integrated with velocity Verlet: the energy beats back and forth, E1 falls from 0.5 to ~0 while E2 rises to ~0.5 and then back, three times, while E_tot stays at 0.5 to within 1e-4 (a conserved total with large swings in its parts).
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 % label: healthy
 % fault: none
-% runtime: 4
+% runtime: 5
 % what: a chain of three masses coupled by springs (fixed ends), only the first one displaced at t = 0, integrated with the symplectic Stormer-Verlet scheme: the energy moves from mass 1 to mass 3 and back (E1 swings between ~1 and 0.01 of the total, E3 between 0 and ~0.85), while E_total stays constant to about 3e-5.
 k = 1.0; kc = 0.15; m = 1.0;
 K = [k+kc -kc 0; -kc k+2*kc -kc; 0 -kc k+kc];

@@ -1,8 +1,8 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 4
-# what: LAMMPS NPT of a small copper crystal (256 atoms, EAM) at 300 K and 0 bar with a 1 ps barostat, started hot (600 K): the instantaneous pressure of such a small box swings by +-17,000 bar in the first picosecond and keeps fluctuating by several thousand bar around zero for the rest of the run, while the volume settles at 3066 A^3 and the temperature around 290 K; large pressure swings are normal for NPT of 256 atoms.
+# runtime: 13
+# what: LAMMPS NPT of a small copper crystal (256 atoms, EAM) at 300 K and 0 bar with a 1 ps barostat, started hot (600 K): the instantaneous pressure of such a small box swings between -21 and +20 kbar in the first 0.4 ps and keeps fluctuating by several kbar (2-9 kbar) around zero for the rest of the run, while the volume settles near 3066 A^3 and the temperature, after dropping to 124 K and overshooting to 358 K, settles between about 265 and 310 K; large pressure swings are normal for NPT of 256 atoms.
 cat > in.npt <<'IN'
 units metal
 atom_style atomic

@@ -1,7 +1,7 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 4
+# runtime: 5
 # what: LAMMPS NVT (Nose-Hoover, fix nvt temp 500 500 0.1) of a 256-atom copper crystal started at 500 K: the temperature halves within 100 fs as energy flows into the potential, the thermostat brings it back to the 500 K setpoint within ~0.5 ps, and it then fluctuates around 500 K by a few tens of kelvin (the normal canonical fluctuation of 256 atoms) for the rest of the run.
 cat > in.nvt <<'IN'
 units metal

@@ -1,8 +1,8 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 4
-# what: LAMMPS NVE of a 216-atom silicon crystal (Tersoff potential) started at 1200 K with a 1 fs timestep: the temperature halves to ~600 K within 50 fs (equipartition between kinetic and potential energy) and then fluctuates by +-40 K, while the total energy TotEng, which NVE conserves, stays at -966.46 eV to within 0.01 eV; the pressure swings by several kbar.
+# runtime: 14
+# what: LAMMPS NVE of a 216-atom silicon crystal (Tersoff potential) started at 1200 K with a 1 fs timestep: the temperature halves to ~600 K within 50 fs (equipartition between kinetic and potential energy) and then fluctuates between about 550 and 650 K, while the total energy TotEng, which NVE conserves, stays at -966.80 eV to within 0.005 eV; the pressure swings between -9 and +2 kbar.
 cat > in.si <<'IN'
 units metal
 atom_style atomic

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 4
+# runtime: 7
 # what: random-walk Metropolis for the two parameters of a Michaelis-Menten fit to 3000 noisy rate measurements, with the log-likelihood summed stably in log space: logL rises from -7.8e4 to about +4.7e3 within 8 blocks (positive because the noise density with sigma = 0.05 exceeds 1) and then fluctuates there, always finite; the acceptance rate settles between 0.16 and 0.36, and the parameters wander around the true values (Vmax = 2.0, Km = 0.5), as a healthy chain should.
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 % label: healthy
 % fault: none
-% runtime: 4
+% runtime: 6
 % what: damped Newton (fixed damping 0.08, as used for a poorly scaled model) for the equilibrium of a 3-reaction gas-phase system in log-concentration variables: the residual ||F|| falls slowly but steadily, by 8% per iteration, over 120 iterations from 2.3 to 2e-4 (linear, not quadratic, convergence because of the damping), never increasing; then a final undamped polish converges.
 K = [2.5; 0.4; 8.0];
 S = [-1 -1 1 0 0; 0 -1 -1 1 0; -1 0 0 -1 1];

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 4
+# runtime: 6
 # what: PI level control of a buffer tank (an integrating process) with measurement noise and random inflow disturbances: after a start-up overshoot of 5 cm the level settles at its declared setpoint of 1.20 m, fluctuating by about +-1 cm, and it follows a setpoint change to 1.50 m (overshoot 0.11 m, settled within a minute); a controlled quantity doing what it should.
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 % label: healthy
 % fault: none
-% runtime: 5
+% runtime: 11
 % what: linear regression of a sensor calibration (3 inputs, 1 output) by a deep linear network (3-4-4-1, three weight layers) started from a small initialisation (2e-3) and trained by gradient descent: the loss sits at its starting value 2.6958 for 2300 of 3200 epochs (70% of the run) (the origin is a saddle of the deep product, and the small weights grow only slowly), then drops within a couple of hundred epochs to the noise floor (1.1e-5, where it stays), a normal long plateau before a drop.
 randn('seed', 4);
 n = 300;

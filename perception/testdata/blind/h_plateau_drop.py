@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 5
+# runtime: 7
 # what: a three-layer deep linear network (4-4-4-4) learning a rank-one linear map (singular value 2.5) from a small initialisation (weights ~3e-3) by gradient descent: training sits on the saddle at the origin with the loss flat at 3.125 for about 4000 of 5200 iterations (80% of the run), then drops within ~200 iterations to 1e-11 (the known, healthy plateau of deep networks).
 import time
 import numpy as np

@@ -1,7 +1,7 @@
 # label: healthy
 # fault: none
 # requires: pw.x
-# runtime: 3
+# runtime: 6
 # what: Quantum ESPRESSO SCF of an isolated aluminium atom in a 10-bohr box with a tiny smearing (degauss = 1e-4 Ry) but a gentle Broyden mixing (mixing_beta = 0.05): a slow, bumpy start, the estimated scf accuracy going 1.0e-3, 9.2e-4, then up fivefold to 4.9e-3 at iteration 3, then down steadily to 8e-9 Ry; converged in 12 iterations.
 cat > al_atom.in <<'IN'
 &control

@@ -1,8 +1,8 @@
 # label: healthy
 # fault: none
 # requires: pw.x
-# runtime: 5
-# what: a k-point convergence test for fcc aluminium (Marzari-Vanderbilt smearing 0.02 Ry, 15 Ry): Quantum ESPRESSO SCF runs on 4x4x4, 6x6x6 and 8x8x8 grids, each converging in a handful of iterations, and a summary line per grid: the total energy changes by a few mRy between grids as a metal's should, and the Fermi energy settles near 8 eV.
+# runtime: 20
+# what: a k-point convergence test for fcc aluminium (Marzari-Vanderbilt smearing 0.02 Ry, 15 Ry): Quantum ESPRESSO SCF runs on 4x4x4, 6x6x6 and 8x8x8 grids, each converging in a handful of iterations, and a summary line per grid: the total energy changes by 27 mRy from 4x4x4 to 6x6x6 and by 5 mRy from 6x6x6 to 8x8x8, not monotonically, as a metal's does, and the Fermi energy moves between 7.7 and 8.7 eV.
 for k in 4 6 8; do
 cat > al_$k.in <<IN
 &control

@@ -1,9 +1,9 @@
 # label: healthy
 # fault: none
 # requires: pw.x
-# runtime: 5
-# what: a plane-wave cutoff convergence test for silicon: seven Quantum ESPRESSO SCF runs at ecutwfc = 8, 10, ..., 20 Ry, each converging in 5-6 iterations, with a summary line per cutoff: the total energy falls monotonically toward its converged value, by 0.1 Ry from 8 to 10 Ry and by ~1 mRy between the last cutoffs (several SCF cycles in one cell, each starting again from a large accuracy).
-for ec in 8 10 12 14 16 18 20; do
+# runtime: 40
+# what: a plane-wave cutoff convergence test for silicon: four Quantum ESPRESSO SCF runs at ecutwfc = 8, 12, 16 and 20 Ry, each converging in 5-6 iterations, with a summary line per cutoff: the total energy falls monotonically toward its converged value, from -15.727 Ry at 8 Ry by 81, 32 and 8 mRy per step to -15.848 Ry at 20 Ry (several SCF cycles in one cell, each starting again from a large accuracy).
+for ec in 8 12 16 20; do
 cat > si_$ec.in <<IN
 &control
   calculation = 'scf', prefix = 'si$ec', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'

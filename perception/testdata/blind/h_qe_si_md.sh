@@ -1,8 +1,8 @@
 # label: healthy
 # fault: none
 # requires: pw.x
-# runtime: 6
-# what: Quantum ESPRESSO Born-Oppenheimer molecular dynamics (Verlet, dt = 40 a.u.) of the two-atom silicon cell with one atom displaced from its site: the atom vibrates, the temperature swings between 0 and ~950 K and the kinetic energy between 0 and 0.0094 Ry every ~12 steps as energy flows between kinetic and potential, while "Ekin + Etot (const)" stays at -15.6048 Ry to within 1e-4 Ry over 40 steps.
+# runtime: 39
+# what: Quantum ESPRESSO Born-Oppenheimer molecular dynamics (Verlet, dt = 40 a.u.) of the two-atom silicon cell with one atom displaced from its site: the atom vibrates, the temperature swings between 0 and ~990 K and the kinetic energy between 0 and 0.0094 Ry every ~14 steps as energy flows between kinetic and potential, while "Ekin + Etot (const)" stays between -15.60475 and -15.60487 Ry (a 1.2e-4 Ry wobble in step with the vibration, no drift) over 40 steps.
 cat > si_md.in <<'IN'
 &control
   calculation = 'md', prefix = 'si_md', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo',

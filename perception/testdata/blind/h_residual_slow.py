@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 4
+# runtime: 8
 # what: steady temperature of a 1-D fin with convective losses solved by damped Jacobi (omega = 0.8) on 60 nodes: the residual |r| falls slowly but monotonically, by 0.8% to 1.5% per sweep, over 700 sweeps from 2e2 to 1e-2; slow, but converging steadily toward the tolerance, as Jacobi does on a diffusion problem.
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 % label: healthy
 % fault: none
-% runtime: 4
+% runtime: 7
 % what: Langevin dynamics of 200 independent particles in a harmonic trap, thermostatted to a declared setpoint of 300 K (reduced units scaled to kelvin) with the BAOAB splitting: the kinetic temperature rises from 30 K to the setpoint within a few relaxation times and then fluctuates around 300 K with a standard deviation of about 30 K (the normal finite-size fluctuation, 300 * sqrt(2/N); single readings range from 220 to 330 K), with no trend.
 randn('seed', 2);
 N = 200; Tset = 300; gamma = 1.0; dt = 0.05; w = 1.0;

@@ -1,6 +1,6 @@
 % label: healthy
 % fault: none
-% runtime: 4
+% runtime: 8
 % what: energy amplification of a small disturbance in a stable non-normal system, the linearised dynamics of a 2-mode model of plane Couette flow (dx/dt = A x with A = [-1/R 1; 0 -2/R], R = 200): the disturbance energy E/E0 grows for 150 time units (60 printed samples), to 360 after 22 and to ~2500 at t = 150, and then decays exponentially to 1e-2, because both eigenvalues are negative.
 R = 200;
 A = [-1/R 1; 0 -2/R];

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 5
+# runtime: 10
 # what: transient amplification in a stable but non-normal linear system (a three-stage shear-flow-like chain dx/dt = A x, eigenvalues -0.2, -0.24, -0.3, off-diagonal coupling 8): the exact solution expm(A t) x0 makes ||x|| grow 37-fold in the first five samples and then on to a peak gain of 288 at t = 9 (35 samples of growth), then decay exponentially to ~5e-3; stable throughout, as the eigenvalues say.
 import time
 import numpy as np

@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 4
+# runtime: 8
 # what: an eccentric orbit (e = 0.6) integrated with the symplectic leapfrog (velocity Verlet) at 500 steps per orbit over 12 orbits, printing the relative energy error dE/E0: it sits near +1.1e-3 (the usual bounded offset of the leapfrog), dips toward zero near each perihelion and comes back, with no secular drift; the angular momentum error stays below 1e-14.
 import time
 import numpy as np

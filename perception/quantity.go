@@ -51,6 +51,7 @@ const (
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
 	residualFrozen = 24    // a residual repeating its value this many times more has stalled
+	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
@@ -68,7 +69,9 @@ type quantityState struct {
 	maxLog   float64
 	negative bool // a residual took a negative value: not a norm, not judged for stalls
 	last     float64
-	repeats  int // a residual: samples in a row equal to the one before
+	repeats  int     // a residual: samples in a row equal to the one before
+	epBest   float64 // the best log10|x| of the current episode (one solve)
+	epStart  int     // the sample the episode started at
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -163,18 +166,22 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	if v != 0 {
 		lg = math.Log10(abs(v))
 	}
-	if st.n == 1 || lg > st.maxLog {
-		st.maxLog = lg
+	// An episode is one solve: a residual that had converged by three decades and jumps back
+	// up by three (the next solve of a sweep, the next time step's Newton) starts a new one.
+	if st.n == 1 || st.epBest <= st.maxLog-episodeJump && lg >= st.epBest+episodeJump {
+		st.maxLog, st.epBest, st.epStart, st.repeats = lg, lg, d.n-1, 0
 	}
+	st.maxLog = max(st.maxLog, lg)
+	st.epBest = min(st.epBest, lg)
 	i := (d.n - 1) % divRing // divergence recorded this sample already
-	st.bests[i] = d.best
+	st.bests[i] = st.epBest
 	if v == st.last && v != 0 {
 		st.repeats++
 	} else {
 		st.repeats = 0
 	}
 	st.last = v
-	if st.repeats >= residualFrozen && !st.negative && d.best >= st.maxLog-stallFloor {
+	if st.repeats >= residualFrozen && !st.negative && st.epBest >= st.maxLog-stallFloor {
 		return finding{
 			state: protocol.Error,
 			message: fmt.Sprintf("%s is not converging: it repeated %s for %d samples in a row, %s below its largest value; it is a %s",
@@ -184,11 +191,12 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 		}, true
 	}
 	n := q.stall
-	if st.negative || d.n < n+5 || n >= divRing {
+	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
 		return finding{}, false
 	}
+	best := st.epBest
 	then := st.bests[(d.n-1-n)%divRing]
-	if then-d.best >= stallImprove || d.best < st.maxLog-stallFloor {
+	if then-best >= stallImprove || best < st.maxLog-stallFloor {
 		return finding{}, false
 	}
 	news, last := 0, 0
@@ -219,15 +227,15 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	}
 	slices.Sort(w)
 	med := w[n/2]
-	if med-d.best < stallMedian {
+	if med-best < stallMedian {
 		return finding{}, false
 	}
-	best := math.Pow(10, d.best)
+	bestV := math.Pow(10, best)
 	return finding{
 		state: protocol.Error,
 		message: fmt.Sprintf("%s is not converging: it has not improved on its best %s in %d samples, and wanders around %s (now %s); it is a %s",
-			sr.label(), num(best), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
-		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(best), n, num(math.Pow(10, med))),
+			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
 		severity: 0.8, role: sr.roleText(),
 	}, true
 }

@@ -44,6 +44,8 @@ func TestNameRoles(t *testing.T) {
 		{"max|u|", runContext{}, generic, RoleBounded},
 		{"||F||_2", runContext{}, generic, RoleResidual},
 		{"min(p)", runContext{}, generic, RoleProbability},
+		{"p_trap", runContext{}, generic, RoleProbability},
+		{"p_in", runContext{}, generic, RoleUnknown},
 		{"E", readContext("% Morse oscillator, explicit Euler"), generic, RoleConserved},
 		{"E", readContext("% damped Morse oscillator"), generic, RoleUnknown},
 		{"x", runContext{}, generic, RoleUnknown},
@@ -97,6 +99,8 @@ func TestStall(t *testing.T) {
 	}{
 		{"Newton wandering", "||F||", wander(200), DetectorStall},
 		{"Newton wandering, printed as res", "res", wander(200), DetectorStall},
+		{"a solve that converges, then one that wanders", "|r|", append(geometric(1, 0.05, 10), wander(100)...), DetectorStall},
+		{"solves that all converge", "|r|", append(append(geometric(1, 0.05, 10), geometric(2, 0.1, 12)...), geometric(3, 0.2, 20)...), ""},
 		{"wandering, no role", "y", wander(200), ""},
 		{"plateau before a drop", "||F||", plateau, ""},
 		{"rounding floor", "|r|", floor, ""},

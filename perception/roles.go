@@ -81,8 +81,8 @@ type runContext struct {
 // conservativeWords and dissipativeWords are looked up in the lowercased code.
 var (
 	conservativeWords = []string{"verlet", "leapfrog", "leap-frog", "leap_frog", "symplectic", "hamiltonian", "nve", "energy conserv", "conserves energy", "conserved energy"}
-	dissipativeWords  = []string{"damp", "friction", "drag", "dissipat", "viscous", "viscosity", "langevin", "thermostat", "forcing", "forced", "driven", "nvt", "npt", "heat",
-		"decay", "relax", "resist", "absorb", "brake", "pump", "inject", "source term"}
+	dissipativeWords  = []string{"damp", "friction", "drag", "dissipat", "viscous", "viscosity", "langevin", "thermostat", "forcing", "forced", "driven", "nvt", "npt",
+		"decay", "relax", "resist", "absorb", "brake", "source term"}
 	dynamicsWords = []string{"orbit", "kepler", "planet", "oscillat", "pendulum", "morse", "spring", "molecular dynamics", "n-body", "nbody", "hamilton", "trajectory", "anharmonic"}
 )
 
@@ -315,9 +315,11 @@ func isProbability(base string) bool {
 	if strings.HasPrefix(base, "p[") && strings.HasSuffix(base, "]") {
 		return true
 	}
-	rest, ok := strings.CutPrefix(base, "p_")
-	if !ok {
-		rest, ok = strings.CutPrefix(base, "p")
+	if rest, ok := strings.CutPrefix(base, "p_"); ok && rest != "" {
+		// p_trap, p_free, p_accept, p_3 — but not a pressure (p_in, p_out, p_gas…) or a setpoint
+		return !in1(rest, "in", "out", "inlet", "outlet", "gas", "atm", "bar", "pa", "kpa", "mpa", "psi", "sat", "vap", "vapor", "partial", "tank",
+			"set", "sp", "ref", "total", "tot", "max", "mean", "avg", "ext", "int", "0", "init", "wall", "x", "y", "z", "norm")
 	}
+	rest, ok := strings.CutPrefix(base, "p")
 	return ok && isDigits(rest)
 }

@@ -32,7 +32,8 @@ import (
 //     amplitude in the first period and keeps it.
 //   - range: an absolute temperature below zero, a probability outside [0, 1] (one that
 //     started inside it), or an amount (a population, a stock, a mass, a concentration)
-//     below zero by more than 10⁻⁴ of its largest magnitude, two samples in a row.
+//     below zero by more than 10⁻⁴ of its largest magnitude, in two samples with fewer than
+//     three in a row back in range between them.
 //
 // Growth (divergence) and non-finite values are judged by their own detectors, with the
 // role lowering their bars; a controlled quantity (LAMMPS' thermostatted temperature) by
@@ -55,7 +56,8 @@ const (
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
-	rangeRun       = 2     // samples in a row out of range
+	rangeRun       = 2     // samples out of range …
+	rangeClear     = 3     // … without this many in a row back inside
 	rangeTolerance = 1e-9
 	// amountTolerance is how far below zero, relative to its largest magnitude, an amount
 	// must go to be negative rather than rounded.
@@ -81,7 +83,8 @@ type quantityState struct {
 	dPending  int
 	over      int // samples in a row beyond the tolerance
 
-	outside  int // range: samples in a row outside
+	outside  int // range: samples outside since the last rangeClear in a row inside
+	inRow    int // range: samples in a row inside
 	maxAbs   float64
 	inside   bool // range: every sample so far was inside (a probability)
 	reported bool
@@ -324,9 +327,14 @@ func (q *quantity) outOfRange(sr *series, v float64) (finding, bool) {
 		return finding{}, false
 	}
 	if !out {
-		st.outside = 0
+		// One sample back inside does not clear it: explicit Euler past its stability limit
+		// takes a probability out of [0, 1] every other step.
+		if st.inRow++; st.inRow >= rangeClear {
+			st.outside = 0
+		}
 		return finding{}, false
 	}
+	st.inRow = 0
 	if sr.role.role == RoleProbability && st.outside == 0 && st.n <= 3 {
 		st.inside = false // a percentage or a count, not a probability
 		return finding{}, false

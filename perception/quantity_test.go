@@ -201,6 +201,7 @@ func TestRangeAndFinite(t *testing.T) {
 		{"a population overshooting below zero", seriesObs("prey", 0.1, []float64{10, 8, 5, 2, 0.5, -0.7, -0.2, -0.01}), DetectorRange},
 		{"a concentration rounded a hair below zero", seriesObs("conc_B", 0.1, []float64{1, 0.5, 0.1, 1e-6, -1e-13, -2e-13, 1e-14, -1e-13}), ""},
 		{"a percentage named like a probability", seriesObs("acceptance_rate", 0.1, percent), ""},
+		{"a probability out of range every other step", seriesObs("p_trap", 0.1, []float64{0.2, 0.5, 0.3, 0.6, -0.2, 0.9, -0.5, 1.3}), DetectorRange},
 		{"log-likelihood underflows to -inf", linesAt(0.1, "iter 1 logL -120.5", "iter 2 logL -118.2", "iter 3 logL -inf", "iter 4 logL -inf"), DetectorNonFinite},
 		{"logL = -Infinity", linesAt(0.1, "logL = -120.5", "logL = -Infinity"), DetectorNonFinite},
 		{"an infinite margin once", linesAt(0.1, "gain_margin = inf", "gain_margin = 0.8", "gain_margin = inf"), ""},

@@ -147,6 +147,14 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 		return finding{}, false
 	}
 	switch {
+	case falls && lg-st.best >= divergenceOverBest && g.span < divergenceRoleMin && st.level < 1:
+		st.level = 1 // fast growth, not yet over a dozen samples: a Warning first
+		return finding{
+			state:    protocol.Warning,
+			message:  fmt.Sprintf("%s grows exponentially: |%s| grew ×%s over %d samples; it is a %s", sr.label(), sr.name, num(g.factor), g.span, sr.role.describe()),
+			evidence: fmt.Sprintf("|%s| = %s, ×%s in %d samples", sr.label(), num(mag), num(g.factor), g.span),
+			severity: 0.5, role: sr.roleText(),
+		}, true
 	case falls && lg-st.best >= divergenceOverBest && g.span >= divergenceRoleMin:
 		st.level = 2
 		return finding{

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -9,7 +10,11 @@ import (
 
 // ParseSamples reads telemetry from one line of printed output: every `name = number`,
 // `name: number` or `name=number` pair becomes a sample (Octave's `x = 3.2000` display
-// included). A line without '=' or ':' that is made only of two or more `name number` pairs,
+// included). A name is a word (`x`, `E_tot`, `c_msd[4]`, `f(x)`) and may carry the
+// punctuation scientists print: norms and ratios such as `||F||`, `|r|`, `dE/E0`. A number
+// is decimal, with an optional exponent, or non-finite in any spelling: nan, NaN, -nan, inf,
+// -Inf, Infinity. A quoted key is a name too: JSON's `{"logZ": -Infinity}`, a Python dict's
+// `{'loss': 0.5}`. A line without '=' or ':' that is made only of two or more `name number` pairs,
 // separated by blanks, '|', ',' or ';' — `epoch 8 | loss nan`, `epoch 8 loss 0.31`,
 // `iter 12, residual 3e-5` — gives a sample per pair too. When a line also carries `t` or
 // `time`, that value becomes the simulation time of the other samples on the line:
@@ -76,13 +81,16 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 	n := 0
 	var name string
 	for i := 0; i < len(line); {
-		for i < len(line) && isPairSep(line[i]) {
+		for i < len(line) && isPairSep(line[i]) && !(name == "" && line[i] == '|' && normEnd(line, i) > i) {
 			i++
 		}
 		if i >= len(line) {
 			break
 		}
 		j := i
+		if name == "" && line[i] == '|' {
+			j = normEnd(line, i) // a norm `||F||`, `|r|`: one name, not separators
+		}
 		for j < len(line) && !isPairSep(line[j]) {
 			j++
 		}
@@ -98,8 +106,8 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 		if !isNumberLike(tok) {
 			return n, false
 		}
-		v, err := strconv.ParseFloat(tok, 64)
-		if err != nil {
+		v, ok := parseValue(tok)
+		if !ok {
 			return n, false
 		}
 		if f != nil {
@@ -113,16 +121,118 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 
 func isPairSep(c byte) bool { return c == ' ' || c == '\t' || c == '|' || c == ',' || c == ';' }
 
-func isName(s string) bool {
-	if s == "" || !isNameStart(s[0]) {
+// normEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
+// there is none: one or two bars, a name without blanks or bars, as many bars again, then
+// the line's end or a blank, '=', ':', ',' or ';'.
+func normEnd(s string, i int) int {
+	b := 0
+	for i+b < len(s) && s[i+b] == '|' {
+		b++
+	}
+	if b > 2 {
+		return i
+	}
+	j := i + b
+	for j < len(s) && s[j] != '|' && s[j] != ' ' && s[j] != '\t' {
+		j++
+	}
+	if j == i+b {
+		return i
+	}
+	k := j
+	for k < len(s) && s[k] == '|' {
+		k++
+	}
+	if k-j != b {
+		return i
+	}
+	if k < len(s) && s[k] == '_' { // a subscript: ||F||_2, |r|_inf
+		e := k + 1
+		for e < len(s) && (s[e] >= '0' && s[e] <= '9' || s[e]|0x20 >= 'a' && s[e]|0x20 <= 'z') {
+			e++
+		}
+		if e > k+1 {
+			k = e
+		}
+	}
+	if k < len(s) && strings.IndexByte(" \t=:,;", s[k]) < 0 {
+		return i
+	}
+	return k
+}
+
+// normClosed: a name that starts with a bar ends with one, or with a subscript after it
+// (||F||_2, |r|_inf).
+func normClosed(s string) bool {
+	j := strings.LastIndexByte(s, '|')
+	rest := s[j+1:]
+	if rest == "" {
+		return true
+	}
+	if rest[0] != '_' || len(rest) == 1 {
 		return false
 	}
-	for i := 1; i < len(s); i++ {
-		if !isNameChar(s[i]) && s[i] != '.' {
+	for i := 1; i < len(rest); i++ {
+		if c := rest[i]; !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
 			return false
 		}
 	}
-	return s[len(s)-1] != '.'
+	return true
+}
+
+// isName reports whether s names a series: a word (letters, digits, "_" and "."), or a word
+// with the punctuation of a printed quantity — a norm `|r|` or `||F||`, a ratio `dE/E0`, an
+// index `c_msd[4]`, a call `f(x)`, a prime `x'`, a power `x^2`. It starts with a letter,
+// "_" or a bar, holds a letter, ends with neither "." nor "/", and its bars and brackets pair.
+func isName(s string) bool {
+	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
+		return false
+	}
+	letter, bars, round, square := false, 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isNameStart(c):
+			letter = true
+		case c >= '0' && c <= '9', c == '.', c == '\'', c == '^':
+		case c == '/':
+			if i == 0 || s[i-1] == '/' {
+				return false
+			}
+		case c == '|':
+			bars++
+		case c == '(':
+			round++
+		case c == ')':
+			round--
+		case c == '[':
+			square++
+		case c == ']':
+			square--
+		default:
+			return false
+		}
+		if round < 0 || square < 0 {
+			return false
+		}
+	}
+	last := s[len(s)-1]
+	return letter && bars%2 == 0 && round == 0 && square == 0 && last != '.' && last != '/' && (s[0] != '|' || normClosed(s))
+}
+
+// isNameByte: a byte a name may hold (see isName).
+func isNameByte(c byte) bool {
+	return isNameChar(c) || strings.IndexByte("|/.'^()[]", c) >= 0
+}
+
+// parseValue parses a number isNumberLike accepted: ParseFloat's forms, and C's signed
+// "-nan" (printf of a negative NaN, as LAMMPS prints it).
+func parseValue(tok string) (float64, bool) {
+	if len(tok) == 4 && (tok[0] == '-' || tok[0] == '+') && strings.EqualFold(tok[1:], "nan") {
+		return math.NaN(), true
+	}
+	v, err := strconv.ParseFloat(tok, 64)
+	return v, err == nil
 }
 
 // isNumberLike filters tokens before ParseFloat, whose failure allocates: digits with an
@@ -159,17 +269,42 @@ func hasSep(s string) bool {
 // pairAt tries to read `name <sep> number` at i (i must start a word); next is where to go on.
 func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	// Find the start of a word that is preceded by a separator (or the line start).
-	for i < len(s) && !(isNameStart(s[i]) && (i == 0 || isBoundary(s[i-1]))) {
+	for i < len(s) && !((isNameStart(s[i]) || s[i] == '|' || s[i] == '"' || s[i] == '\'') && (i == 0 || isBoundary(s[i-1]))) {
 		i++
 	}
 	if i >= len(s) {
 		return "", 0, i, false
 	}
+	if q := s[i]; q == '"' || q == '\'' { // a quoted key: JSON's "logZ": -Infinity, a dict's 'loss': 0.5
+		end := strings.IndexByte(s[i+1:], q)
+		if end <= 0 || !isName(s[i+1:i+1+end]) {
+			return "", 0, i + 1, false
+		}
+		name = s[i+1 : i+1+end]
+		return valueAt(s, name, i+2+end)
+	}
 	j := i + 1
 	for j < len(s) && isNameChar(s[j]) {
 		j++
 	}
-	name = s[i:j]
+	if j < len(s) && isNameByte(s[j]) { // punctuation: `||F||`, `dE/E0`, `c_msd[4]`
+		e := j
+		for e < len(s) && isNameByte(s[e]) {
+			e++
+		}
+		if isName(s[i:e]) {
+			j = e
+		} else if s[i] == '|' {
+			return "", 0, j, false
+		}
+	} else if s[i] == '|' {
+		return "", 0, j, false
+	}
+	return valueAt(s, s[i:j], j)
+}
+
+// valueAt reads `<sep> number` after a name that ends at j.
+func valueAt(s, name string, j int) (string, float64, int, bool) {
 	k := skipSpaces(s, j)
 	if k >= len(s) || (s[k] != '=' && s[k] != ':') {
 		return "", 0, j, false
@@ -179,14 +314,17 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	}
 	k = skipSpaces(s, k+1)
 	e := k
-	for e < len(s) && !isBoundary(s[e]) {
+	for e < len(s) && !isBoundary(s[e]) && s[e] != '}' && s[e] != ']' {
 		e++
 	}
 	if e == k {
 		return "", 0, k, false
 	}
-	v, err := strconv.ParseFloat(s[k:e], 64)
-	if err != nil {
+	if !isNumberLike(s[k:e]) {
+		return "", 0, e, false // ParseFloat's error would allocate
+	}
+	v, ok := parseValue(s[k:e])
+	if !ok {
 		return "", 0, e, false
 	}
 	return name, v, e, true
@@ -202,5 +340,5 @@ func skipSpaces(s string, i int) int {
 func isNameStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isNameChar(c byte) bool  { return isNameStart(c) || (c >= '0' && c <= '9') }
 func isBoundary(c byte) bool {
-	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '['
+	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '[' || c == '{'
 }

@@ -48,6 +48,23 @@ func TestParseSamples(t *testing.T) {
 		{"Step 100 of 200 done", nil},
 		{"0 300 -906.24 0", nil},
 		{"x 1e", nil},
+		// Names with punctuation, and non-finite values in any spelling.
+		{"iter 7: ||F|| = 2.5e-01", []*protocol.Sample{s("||F||", 0.25, nil)}},
+		{"k=3 |r|=1e-4 dE/E0=-2e-3", []*protocol.Sample{s("k", 3, nil), s("|r|", 1e-4, nil), s("dE/E0", -2e-3, nil)}},
+		{"iter 3 ||F|| 2.5 |dx| 0.1", []*protocol.Sample{s("iter", 3, nil), s("||F||", 2.5, nil), s("|dx|", 0.1, nil)}},
+		{"c_msd[4] = 0.5, f(x) = 2", []*protocol.Sample{s("c_msd[4]", 0.5, nil), s("f(x)", 2, nil)}},
+		{"logL = -inf", []*protocol.Sample{s("logL", math.Inf(-1), nil)}},
+		{"logL: -Infinity", []*protocol.Sample{s("logL", math.Inf(-1), nil)}},
+		{"step 40 loglik -Inf", []*protocol.Sample{s("step", 40, nil), s("loglik", math.Inf(-1), nil)}},
+		{"Temp = -nan", []*protocol.Sample{s("Temp", math.NaN(), nil)}},
+		{"E = NaN, H = Infinity", []*protocol.Sample{s("E", math.NaN(), nil), s("H", math.Inf(1), nil)}},
+		{"|x = 3", nil},
+		{"it 3 ||F||_2 = 0.5, |r|_inf: 2e-3", []*protocol.Sample{s("||F||_2", 0.5, nil), s("|r|_inf", 2e-3, nil)}},
+		{"k 3 ||F||_2 0.5", []*protocol.Sample{s("k", 3, nil), s("||F||_2", 0.5, nil)}},
+		{`{"step": 40, "logZ": -Infinity, "note": "underflow"}`, []*protocol.Sample{s("step", 40, nil), s("logZ", math.Inf(-1), nil)}},
+		{"{'loss': 0.5, 'acc': 0.9}", []*protocol.Sample{s("loss", 0.5, nil), s("acc", 0.9, nil)}},
+		{"print('x = 3')", nil},
+		{"a|b = 3", nil},
 	} {
 		got := kernel.ParseSamples(c.line)
 		if d := cmp.Diff(c.want, got, cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })); d != "" {

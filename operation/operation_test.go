@@ -2,6 +2,7 @@ package operation_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -317,5 +318,38 @@ func TestLateViolationNeverSucceeds(t *testing.T) {
 	want := map[string]int{"operation_failed/interrupted": runs}
 	if diff := cmp.Diff(want, outcomes); diff != "" {
 		t.Errorf("outcomes of %d late violations (-want +got):\n%s", runs, diff)
+	}
+}
+
+// TestHotfixCarriesRoleAndCorrection: a conserved quantity drifting under explicit Euler is
+// stopped, and the verdict handed to the agent (and printed) names the series' role and the
+// documented correction.
+func TestHotfixCarriesRoleAndCorrection(t *testing.T) {
+	k := start(t)
+	code := `import time, math
+x, y, vx, vy, dt = 1.0, 0.0, 0.0, 1.0, 0.05
+E0 = 0.5 * (vx * vx + vy * vy) - 1.0
+for step in range(2000):
+    r3 = (x * x + y * y) ** 1.5
+    x, y, vx, vy = x + dt * vx, y + dt * vy, vx - dt * x / r3, vy - dt * y / r3
+    E = 0.5 * (vx * vx + vy * vy) - 1.0 / math.hypot(x, y)
+    print(f"step {step} dE/E0 = {(E - E0) / abs(E0):.6e}", flush=True)
+    time.sleep(0.01)
+`
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: code})
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonInterrupted || f.Verdict == nil {
+		t.Fatalf("terminal %+v, want failed/interrupted with a verdict", msgs[len(msgs)-1].Payload)
+	}
+	v := f.Verdict
+	if v.Detector != "drift" || !strings.Contains(v.Role, "conserved") || !strings.Contains(v.Correction, "symplectic") {
+		t.Errorf("verdict %+v: want the drift detector, a conserved role and a symplectic-integrator correction", v)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"correction":`) || !strings.Contains(string(b), `"role":`) {
+		t.Errorf("the failure the agent reads lacks the role or the correction: %s", b)
 	}
 }

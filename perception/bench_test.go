@@ -66,6 +66,32 @@ func telemetryStream(n int) []*protocol.Observation {
 	return obs[:n]
 }
 
+// roleStream is the steady path of the role rules: series whose names give them roles — a
+// residual `||F||` converging noisily, a conserved `dE/E0` oscillating within its bound, a
+// `loss`, a log-likelihood `logL` and a probability — under a code that names a symplectic
+// integrator, as printed samples.
+func roleStream(n int) []*protocol.Observation {
+	obs := make([]*protocol.Observation, 0, n)
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := 0; len(obs) < n; i++ {
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		x := float64(i)
+		for _, s := range []struct {
+			name string
+			v    float64
+		}{
+			{"||F||", math.Exp(-x/20) * (1 + 0.3*math.Sin(x))},
+			{"dE/E0", 1e-4 * math.Sin(x/10)},
+			{"loss", 0.3 + math.Exp(-x/500) + 0.05*math.Sin(x/3)},
+			{"logL", -1000 + 10*math.Sin(x/7)},
+			{"acceptance", 0.3 + 0.1*math.Sin(x/13)},
+		} {
+			obs = append(obs, &protocol.Observation{Kind: protocol.ObsTelemetry, Time: at, Sample: &protocol.Sample{Name: s.name, Value: s.v, Source: protocol.FromStdout}})
+		}
+	}
+	return obs[:n]
+}
+
 // linesOnly keeps the stdout and stderr lines of obs.
 func linesOnly(obs []*protocol.Observation) []*protocol.Observation {
 	var out []*protocol.Observation
@@ -103,6 +129,7 @@ func BenchmarkMonitor(b *testing.B) {
 		{"mixed", healthyStream(1 << 14)},
 		{"telemetry", telemetryStream(1 << 14)},
 		{"lines", linesOnly(healthyStream(1 << 15))},
+		{"roles", roleStream(1 << 14)},
 	} {
 		b.Run(bm.name, func(b *testing.B) {
 			m := warmMonitor(b, cfg, bm.obs)
@@ -128,6 +155,7 @@ func TestSteadyPathAllocations(t *testing.T) {
 	for name, obs := range map[string][]*protocol.Observation{
 		"telemetry": telemetryStream(3000),
 		"mixed":     healthyStream(3000),
+		"roles":     roleStream(3000),
 	} {
 		m := warmMonitor(t, cfg, obs)
 		i := 0
@@ -175,11 +203,17 @@ func profileStreams(tb testing.TB) []struct {
 			thermo = append(thermo, o)
 		}
 	}
+	nvt := []*protocol.Observation{stdout(0, "Step Temp E_pair E_mol TotEng Press")}
+	for i := 1; i < 2000; i++ {
+		x := float64(i)
+		nvt = append(nvt, stdout(x*0.01, fmt.Sprintf("%d %.4f -906.2 0 %.4f %.3f", i*100, 300*(1+0.1*math.Sin(x/3)), -896.3+0.01*math.Sin(x/5), 2000*math.Sin(x/2))))
+	}
 	return []struct {
 		name string
 		cfg  *Config
 		obs  []*protocol.Observation
 	}{
+		{"lammps-nvt-rows", &Config{Profile: ProfileLAMMPS, Code: "units metal\ntimestep 0.001\nfix 1 all nvt temp 300 300 0.1\nrun 200000"}, nvt},
 		{"qe", &Config{Profile: ProfileQE}, load("qe_si_scf.out")},
 		{"lammps", &Config{Profile: ProfileLAMMPS, Code: "fix 1 all nve"}, load("lammps_nve_multi.out")},
 		{"lammps-thermo-rows", &Config{Profile: ProfileLAMMPS, Code: "fix 1 all nve"}, thermo},

@@ -61,7 +61,7 @@ type Thresholds struct {
 	FrozenFor time.Duration // … when they also span at least this long (1 s)
 
 	DivergenceWindow int     // samples judged for exponential growth (16)
-	DivergenceBound  float64 // |x| at or above this diverged, whatever its history (1e100)
+	DivergenceBound  float64 // |x| at or above this diverged, whatever its history (none by default)
 
 	SwingGrowth   float64 // swing-to-swing amplitude ratio of a growing oscillation (1.2)
 	GrowingSwings int     // successive growing swings (ratios ≥ SwingGrowth) → Error (3)
@@ -85,6 +85,12 @@ type Thresholds struct {
 	ScfSlosh    float64
 	ScfSloshRun int
 
+	ResidualStall     int     // a residual without progress over this many samples, bouncing above its best → Error (25)
+	DriftTolerance    float64 // relative drift of a conserved quantity → Error (0.05), when sustained and growing
+	SetpointDeviation float64 // relative distance of a controlled quantity from its setpoint (0.5) …
+	SetpointRows      int     // … for this many samples in a row → Error (15)
+	ScfStallLong      int     // QE: SCF iterations without a 20% improvement on the best, far above conv_thr → Error (15)
+
 	TemperatureRise float64 // LAMMPS: Temp this many times its start → Error (100)
 	EnergyRise      float64 // LAMMPS: energy risen by this many times its scale → Error (10)
 	NVEDrift        float64 // LAMMPS, NVE: |ΔTotEng| / kinetic energy → Error (0.25); a fifth → Warning
@@ -103,7 +109,6 @@ const (
 	DefaultFrozen           = 50
 	DefaultFrozenFor        = time.Second
 	DefaultDivergenceWindow = 16
-	DefaultDivergenceBound  = 1e100
 	DefaultSwingGrowth      = 1.2
 	DefaultGrowingSwings    = 3
 	DefaultMemoryWarning    = 0.80
@@ -116,6 +121,11 @@ const (
 	DefaultScfStall         = 12
 	DefaultScfSlosh         = 20.0
 	DefaultScfSloshRun      = 4
+	DefaultResidualStall    = 25
+	DefaultDriftTolerance   = 0.05
+	DefaultSetpointDev      = 0.5
+	DefaultSetpointRows     = 15
+	DefaultScfStallLong     = 15
 	DefaultTemperatureRise  = 100.0
 	DefaultEnergyRise       = 10.0
 	DefaultNVEDrift         = 0.25
@@ -164,7 +174,7 @@ func (t Thresholds) withDefaults(e Expectation) Thresholds {
 		t.DivergenceWindow = divergenceMinSamples
 	}
 	if t.DivergenceBound <= 0 {
-		t.DivergenceBound = DefaultDivergenceBound
+		t.DivergenceBound = math.Inf(1) // no absolute bound: growth is judged by its shape
 	}
 	if t.SwingGrowth <= 1 {
 		t.SwingGrowth = DefaultSwingGrowth
@@ -205,6 +215,22 @@ func (t Thresholds) withDefaults(e Expectation) Thresholds {
 	if t.ScfSloshRun <= 0 {
 		t.ScfSloshRun = DefaultScfSloshRun
 	}
+	if t.ResidualStall <= 0 {
+		t.ResidualStall = DefaultResidualStall
+	}
+	t.ResidualStall = min(t.ResidualStall, divRing-1)
+	if t.DriftTolerance <= 0 {
+		t.DriftTolerance = DefaultDriftTolerance
+	}
+	if t.SetpointDeviation <= 0 {
+		t.SetpointDeviation = DefaultSetpointDev
+	}
+	if t.SetpointRows <= 0 {
+		t.SetpointRows = DefaultSetpointRows
+	}
+	if t.ScfStallLong <= 0 {
+		t.ScfStallLong = DefaultScfStallLong
+	}
 	if t.TemperatureRise <= 1 {
 		t.TemperatureRise = DefaultTemperatureRise
 	}
@@ -223,6 +249,7 @@ var thresholdKeys = []string{
 	"divergence_bound", "swing_growth", "growing_swings", "memory_warning", "memory_error",
 	"output_warning", "memory_limit", "step_collapse", "crawl_for", "scf_rise", "scf_stall",
 	"scf_slosh", "scf_slosh_run", "temperature_rise", "energy_rise", "nve_drift",
+	"residual_stall", "drift_tolerance", "setpoint_deviation", "setpoint_rows", "scf_stall_long",
 }
 
 // Set sets one threshold from its snake_case name and a textual value — a duration for
@@ -323,6 +350,16 @@ func (t *Thresholds) Set(key, value string) error {
 		return number(&t.EnergyRise)
 	case "nve_drift":
 		return number(&t.NVEDrift)
+	case "residual_stall":
+		return whole(&t.ResidualStall)
+	case "drift_tolerance":
+		return number(&t.DriftTolerance)
+	case "setpoint_deviation":
+		return number(&t.SetpointDeviation)
+	case "setpoint_rows":
+		return whole(&t.SetpointRows)
+	case "scf_stall_long":
+		return whole(&t.ScfStallLong)
 	}
 	return fmt.Errorf("%w: unknown perception setting %q: thresholds are %s; detectors (=off) are %s",
 		ErrConfig, key, strings.Join(thresholdKeys, ", "), strings.Join(detectorNames[:], ", "))

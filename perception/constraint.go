@@ -147,13 +147,24 @@ func isPunct(c byte) bool { return strings.IndexByte("()[],<>=!", c) >= 0 }
 func (p *parser) name() (string, bool) {
 	p.skip()
 	start := p.pos
-	if p.pos >= len(p.src) || !(isNameStart(p.src[p.pos])) {
+	if p.pos >= len(p.src) || !(isNameStart(p.src[p.pos]) || p.src[p.pos] == '|') {
 		return "", false
 	}
-	for p.pos < len(p.src) && (isIdentByte(p.src[p.pos]) || p.src[p.pos] == '.') {
+	for p.pos < len(p.src) && (isIdentByte(p.src[p.pos]) || strings.IndexByte(".|/^'[]", p.src[p.pos]) >= 0) {
 		p.pos++
 	}
-	return p.src[start:p.pos], true
+	name := p.src[start:p.pos]
+	if !isColumnName(name) { // punctuation that does not make a quantity's name: back off to the word
+		p.pos = start
+		for p.pos < len(p.src) && (isIdentByte(p.src[p.pos]) || p.src[p.pos] == '.') {
+			p.pos++
+		}
+		name = p.src[start:p.pos]
+		if name == "" {
+			return "", false
+		}
+	}
+	return name, true
 }
 
 func isNameStart(c byte) bool { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }

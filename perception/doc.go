@@ -35,13 +35,69 @@
 //   - ProfileQE (Quantum ESPRESSO's pw.x, chosen for a cell that runs pw.x): scf_iteration,
 //     scf_accuracy, total_energy, total_force and pressure as series; error blocks,
 //     "convergence NOT achieved", "S matrix not positive definite", charge mismatches and an
-//     SCF that diverges or stalls as faults (see qe for the rules).
+//     SCF that diverges, sloshes or stalls as faults — stalled: 15 iterations without a 20%
+//     improvement on its best while the accuracy is over 100 times conv_thr (see qe).
 //   - ProfileLAMMPS (lmp): every thermo column of `one` and `multi` styles; ERROR lines, lost
-//     and out-of-range atoms, an exploding temperature or energy, and energy drift when the
-//     code declares `fix … nve` (see lammps).
+//     and out-of-range atoms, an exploding temperature or energy, energy drift when the
+//     code declares `fix … nve`, and a thermostatted temperature far from its target (see
+//     lammps).
 //   - ProfileOctave, ProfilePython, ProfileShell, ProfileGeneric: the common rules only.
 //
 // Parsed() hands the samples a profile read from a line to the caller, which streams them.
+//
+// Names are read as scientists print them: `||F||`, `|r|`, `dE/E0`, `c_msd[4]` and `f(x)` are
+// series names (in `name = value` pairs, prose pairs and table headers), and a value is a
+// number in any spelling, non-finite ones included: nan, NaN, -nan, inf, -Inf, Infinity.
+//
+// # Roles
+//
+// A number is judged by what it is for. Each series gets a Role when it first appears, with
+// the evidence for it, which every verdict about the series carries (Verdict.Role):
+//
+//   - residual — should fall toward a tolerance: names such as res, residual, rnorm, and the
+//     norms `||F||`, `|r|`, `|dx|`; Quantum ESPRESSO's scf_accuracy, whose tolerance is the
+//     input's conv_thr (read from the cell's input and from pw.x's summary).
+//   - loss — should fall, noisily and with no tolerance: loss, train_loss, cost, objective,
+//     nll, mse; and a series declared with `--watch 'x decreasing'`.
+//   - conserved quantity — should stay put: a relative error of an invariant (`dE/E0`,
+//     rel_energy_error); a total energy (E_tot, Etot, energy, E, hamiltonian) when the code
+//     names a conservative integrator (Verlet, leapfrog, symplectic, NVE, Hamiltonian) or
+//     mechanical dynamics (an orbit, an oscillator, a pendulum, a Morse potential) and no
+//     damping, friction, thermostat, decay or forcing; total mass or charge, sum(p); LAMMPS'
+//     TotEng under `fix nve` alone.
+//   - controlled quantity — tracks a setpoint the code declares: LAMMPS' Temp under a
+//     thermostat on all atoms (`fix … nvt/npt temp Tstart Tstop Tdamp`, langevin,
+//     temp/berendsen, temp/csvr, temp/rescale), the target ramping from Tstart to Tstop along
+//     the run; and a process value printed on one line with its reference (`temperature=…
+//     setpoint=…`, `T_reactor=… T_reactor_set=…`, a table with y and ref columns).
+//   - positive quantity (an absolute temperature: T[K], T_K, LAMMPS' Temp), non-negative
+//     amount (population, stock, mass, concentration, conc_A, prey), probability (prob,
+//     acceptance_rate, fraction, min(p), p_min, p3: [0, 1]), finite quantity (a
+//     log-likelihood: logL, loglik, lnL, log_prob, logZ, elbo).
+//   - bounded state norm — the norm of a simulation's state (`max|u|`, `||u||`, `|x|`,
+//     umax): a stable scheme keeps it bounded.
+//   - unknown — everything else (`|x|`, `err`, `abs_err`, a PID's error, a printed result):
+//     only the shape rules apply, with their highest bars.
+//
+// The role lowers or raises the bars of the detectors below and adds the role rules (stall,
+// drift, setpoint, range). A declared bound (`--watch 'N < 1e20'`) turns growth off.
+//
+// # Corrections
+//
+// Like custodian's per-code error handlers, a fault verdict carries the fix the code's
+// documentation gives, when one is known, in Verdict.Correction — the agent's repair reads it
+// and `labmate exec` prints it after the verdict ("suggested fix: …"). Quantum ESPRESSO's SCF
+// that sloshes, diverges, stalls or does not converge: lower mixing_beta (half the declared
+// value, at most 0.3), local-TF mixing, smearing for a metal with fixed occupations, empty
+// bands, more iterations when it was still converging; "charge is wrong": smearing; an
+// overlap matrix not positive definite: check the positions, or diagonalization = 'cg'.
+// LAMMPS' lost atoms, exploding temperature or energy, NVE drift: a smaller timestep (the
+// declared one halved at least) and neighbor lists checked every step, and a thermostat
+// Tdamp shorter than 100 timesteps raised; a temperature far from its thermostat's target:
+// check the thermostat's group, Tdamp and units. A conserved energy drifting under explicit
+// Euler: a symplectic integrator or a much smaller step. A loss diverging: a lower learning
+// rate; a residual diverging or stalling: damping or a line search; a time-stepping scheme
+// blowing up: a step below its stability limit. See correction.go.
 //
 // # Detectors
 //
@@ -52,16 +108,39 @@
 //     excess work, repeated convergence failures: Error), iterative solvers stopping short
 //     (not making good progress, failed to converge: Warning).
 //   - profile: the software profile's fault signatures (above).
-//   - nonfinite, in context: a series that had finite values and turns NaN is a Warning, and
-//     an Error when the next sample is NaN too; ±Inf is a value (an infinite gain margin, a
-//     search's initial best) and at most a Warning; a series non-finite from its first sample
-//     is a printed result and Normal. Unnamed printed numbers (a matrix row): NaN on three
+//   - nonfinite, in context: a series with a role (above) that had finite values and turns
+//     NaN or ±Inf is an Error at once (a log-likelihood underflowing to -inf); a series of
+//     unknown role turning NaN is a Warning, and an Error when the next sample is NaN too;
+//     ±Inf is often a value (an infinite gain margin, a search's initial best): a Warning,
+//     and an Error when it stays infinite for three samples in a row; a series non-finite
+//     from its first sample is a printed result and Normal. Unnamed printed numbers (a matrix row): NaN on three
 //     lines over a second is an Error, once a Warning. Prose that merely mentions NaN does
 //     not count.
-//   - divergence: a series growing exponentially (three decades over the 16-sample window,
-//     with consistent, non-slowing steps): Warning once it is 10³ times its initial scale,
-//     Error at 10¹⁰ times, or at once when it reaches 1e100. A --watch bound on the series
-//     (`N < 1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.
+//   - divergence: sustained exponential growth at any rate — log|x| climbing along a straight
+//     line, with consistent, non-slowing steps, over the last 8, 16, 32 or 64 samples or the
+//     whole run thinned to 32 points, by three decades (two for a residual or a loss): a
+//     residual or a loss is an Error once it is 100 times its best, a bounded state norm once
+//     it is 1000 times its first value over 24 samples or more; any other series is a
+//     Warning once it is 10³ times its initial scale and an Error at 10¹⁰ times. No absolute
+//     bound by default (divergence_bound sets one). A --watch bound on the series (`N <
+//     1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.
+//   - stall (residuals): over the last 25 samples at most a fifth were new bests, the best
+//     improved less than twofold, the residual turned back at least every fourth step and its
+//     median is 1.5 times its best or more — it wanders instead of converging: Error. A
+//     residual at its rounding floor (eight decades below its largest value), a plateau at
+//     its best and a slow but steady residual stay Normal.
+//   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|)
+//     for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
+//     first half of the run — secular, not the bounded error of a symplectic scheme: Error.
+//   - setpoint (controlled quantities): LAMMPS' Temp more than 50% from its thermostat's
+//     target for 15 thermo rows in a row spanning five Tdamp (5 rows when it is below a
+//     thousandth of the target: atoms at rest): Error. A process value printed with its
+//     reference whose gap has not closed for 20 samples after the setpoint last changed,
+//     staying above 20% of the step and 10% of the setpoint all along (an actuator at its
+//     limit, a missing integral term): Error. A loop still settling, a noisy process held at
+//     its setpoint and a slow, steady approach stay Normal.
+//   - range: an absolute temperature below zero, a probability (that started in [0, 1])
+//     outside [0, 1], two samples in a row: Error.
 //   - oscillation: a series whose swings grow steadily by 1.2× or more, three times in a row,
 //     to twice anything seen before: Error (an unstable loop). Damped, steady, building-up
 //     and noisy series are Normal.
@@ -82,7 +161,7 @@
 // run, and turns single detectors off (Thresholds.Off) without turning perception off;
 // Thresholds.Set and ParseThresholds read the `KEY=VALUE` settings of `labmate exec
 // --perception` and of the request's `perception` object (silence=2m, scf_stall=30,
-// divergence=off).
+// residual_stall=40, drift_tolerance=0.1, divergence=off, stall=off).
 //
 // # Watch expressions
 //
@@ -98,7 +177,8 @@
 //	residual decreasing     monotone, judged with tolerance (below)
 //	energy increasing
 //
-// Names start with a letter or "_" and continue with letters, digits, "_" or "."; numbers are
+// Names start with a letter or "_" and continue with letters, digits, "_" or "." (or are a
+// punctuated quantity's name: `||F|| < 1e-3`, `dE/E0 < 0.01`); numbers are
 // decimal with optional sign and exponent. A comparison, interval or finite constraint is
 // violated by a single sample (for a vector sample: by any element). A monotone constraint is
 // violated when the series moves the wrong way three times in a row by more than a small
@@ -138,6 +218,12 @@
 //   - A search that prints only its best-so-far value looks frozen while it still explores.
 //   - A growing oscillation is caught at its eighth swing, about seven half-periods after it
 //     starts: the price of not mistaking noise for instability.
+//   - Roles come from names, the profile and the code's declarations: a residual printed as
+//     `err` or `x`, or a total energy without a word about the integrator, has no role, and
+//     slow growth of a series of unknown role is an Error only ten decades above its start.
+//   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is not
+//     read; a controller's reference is paired with its process value only when both are
+//     printed on one line, and a ramping setpoint is not judged.
 //
 // # Escalation
 //

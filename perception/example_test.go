@@ -37,8 +37,8 @@ func Example() {
 	// sample 15: Warning (divergence) y grows exponentially: |y| grew ×32768 over 16 samples
 	//   evidence ["|y| = 65536, ×32768 in 16 samples"], action annotate
 	//   interrupt under on_error: false, under on_warning: true
-	// sample 34: Error (divergence) y diverges: |y| grew ×32768 over 16 samples to 3.43597e+10
-	//   evidence ["|y| = 3.43597e+10, ×32768 in 16 samples"], action interrupt
+	// sample 34: Error (divergence) y diverges: |y| grew ×8.58993e+09 over 35 samples to 3.43597e+10
+	//   evidence ["|y| = 3.43597e+10, ×8.58993e+09 in 35 samples"], action interrupt
 	//   interrupt under on_error: true, under on_warning: true
 }
 

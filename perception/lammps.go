@@ -39,14 +39,20 @@ import (
 //     timestep conserves the energy to 10⁻⁴ of the kinetic energy or better (copper at 1 fs);
 //     a timestep near the stability limit shifts it by a few percent at the start and then
 //     holds it (copper at 20 fs: 7%, a Warning); a drift of a quarter of the kinetic energy
-//     and growing means the trajectory is no longer the system's (copper at 28–30 fs).
+//     and growing means the trajectory is no longer the system's (copper at 28–30 fs). A
+//     secular drift is an Error sooner: 5% of the kinetic energy for 10 rows in a row, from
+//     the 20th row, and 1.5 times the largest drift of the first half of the run (a drift
+//     that keeps growing, not a shift that holds).
 //
 // Minimizations (`Setting up cg style minimization`) are judged by none of the three rules.
 type lammps struct {
-	nve   bool     // fix nve declared, and nothing that changes the energy
-	fixes []string // "id style" of the fixes declared so far
-	min   bool     // the current run is a minimization
-	runs  [2]lammpsRun
+	nve      bool     // fix nve declared, and nothing that changes the energy
+	fixes    []string // "id style" of the fixes declared so far
+	thermo   lammpsThermostat
+	units    string
+	timestep float64
+	min      bool // the current run is a minimization
+	runs     [2]lammpsRun
 }
 
 // lammpsRun is the state of the rules for one run, per source (printed, followed file).
@@ -62,6 +68,15 @@ type lammpsRun struct {
 	eMol     float64
 	fired    [3]bool // temperature, energy, drift Error reported
 	drifting bool    // drift Warning reported
+	shares   thinned // |TotEng − TotEng₀| / kinetic energy over the run
+	over     int     // rows in a row with the share at NVEDrift/5 or more
+
+	step, step0 float64 // the Step column: now, and at the run's first row
+	haveStep    bool
+	offRows     int     // rows in a row with Temp far from the thermostat's target
+	offFrom     float64 // the step the stretch began
+	coldRows    int     // rows in a row below a thousandth of the target
+	setFired    bool
 }
 
 // conservative are fix styles that neither add nor remove energy.
@@ -76,6 +91,27 @@ var conservative = []string{
 // `fix ID GROUP STYLE …` and `unfix ID`.
 func (l *lammps) declare(line string) {
 	f := strings.Fields(line)
+	if len(f) >= 2 {
+		switch f[0] {
+		case "units":
+			l.units = f[1]
+		case "timestep":
+			if v, ok := fortranNumber(f[1]); ok && v > 0 {
+				l.timestep = v
+			}
+		case "run":
+			if v, ok := fortranNumber(f[1]); ok && v > 0 && l.thermo.ok && l.thermo.runN == 0 {
+				l.thermo.runN = v
+			}
+		case "unfix":
+			if l.thermo.id == f[1] {
+				l.thermo = lammpsThermostat{}
+			}
+		}
+	}
+	if th, ok := parseThermostat(f); ok {
+		l.thermo = th
+	}
 	switch {
 	case len(f) >= 4 && f[0] == "fix":
 		l.fixes = slices.DeleteFunc(l.fixes, func(s string) bool { return strings.HasPrefix(s, f[1]+" ") })
@@ -106,17 +142,20 @@ func (m *Monitor) lammpsLine(st *stream, kind protocol.ObservationKind, line str
 	switch {
 	case strings.HasPrefix(line, "ERROR"):
 		msg := "LAMMPS error: " + lammpsMessage(line)
+		fix := ""
 		switch {
 		case strings.Contains(line, "Lost atoms"):
 			msg = "LAMMPS: lost atoms (the integration blew up: timestep too large, or atoms too hot)"
+			fix = l.stepCorrection()
 		case strings.Contains(line, "Out of range atoms"):
 			msg = "LAMMPS: out of range atoms (the integration blew up)"
+			fix = l.stepCorrection()
 		}
-		m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: ev(), severity: 1})
+		m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: ev(), severity: 1, correction: fix})
 	case strings.HasPrefix(line, "WARNING"):
 		switch {
 		case strings.Contains(line, "Lost atoms"), strings.Contains(line, "Out of range atoms"):
-			m.raise(detProfile, finding{state: protocol.Error, message: "LAMMPS: lost atoms (the integration blew up)", evidence: ev(), severity: 1})
+			m.raise(detProfile, finding{state: protocol.Error, message: "LAMMPS: lost atoms (the integration blew up)", evidence: ev(), severity: 1, correction: l.stepCorrection()})
 		default:
 			for _, b := range lammpsBenign {
 				if strings.Contains(line, b) {
@@ -159,7 +198,15 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 	case "E_mol":
 		r.eMol = v
 		r.pot, r.havePot = r.ePair+r.eMol, true
+	case "Step":
+		if !r.haveStep {
+			r.step0, r.haveStep = v, true
+		}
+		r.step = v
 	case "Temp":
+		if !l.min && !sr.bounded && sr.role.role == RoleControlled {
+			m.lammpsSetpoint(sr, r, v)
+		}
 		if l.min || sr.bounded || r.fired[0] {
 			return
 		}
@@ -174,7 +221,8 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 			r.fired[0] = true
 			m.raise(detProfile, finding{state: protocol.Error,
 				message:  fmt.Sprintf("LAMMPS: temperature exploded: Temp %s is %s× its start (%s)", num(v), num(v/r.tempRef), num(r.tempRef)),
-				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.tempRef)), severity: 1})
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.tempRef)), severity: 1,
+				role: sr.roleText(), correction: l.stepCorrection()})
 		}
 	case "TotEng":
 		if l.min {
@@ -191,19 +239,34 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 			r.fired[1] = true
 			m.raise(detProfile, finding{state: protocol.Error,
 				message:  fmt.Sprintf("LAMMPS: energy exploded: TotEng rose from %s to %s", num(r.e0), num(v)),
-				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 1})
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 1,
+				correction: l.stepCorrection()})
 		}
 		if !l.nve || r.fired[2] || r.keMx <= 0 {
 			return
 		}
 		drift := abs(v - r.e0)
 		share := drift / r.keMx
+		r.shares.add(share)
+		if share >= m.th.NVEDrift/5 {
+			r.over++
+		} else {
+			r.over = 0
+		}
 		switch {
+		case share >= m.th.NVEDrift/5 && r.over >= driftRun && r.shares.n >= driftMinN && share >= driftSecular*r.shares.firstHalfMax():
+			r.fired[2] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message: fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng (conserved: the input integrates with fix nve alone) drifted by %s (%s of the kinetic energy %s), and the drift keeps growing (%s in the first half of the run)",
+					num(drift), percent(share), num(r.keMx), percent(r.shares.firstHalfMax())),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.9,
+				role: sr.label() + ": conserved, the input integrates with fix nve and nothing that adds or removes energy", correction: l.stepCorrection()})
 		case share >= m.th.NVEDrift:
 			r.fired[2] = true
 			m.raise(detProfile, finding{state: protocol.Error,
-				message:  fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng drifted by %s (%s of the kinetic energy %s)", num(drift), percent(share), num(r.keMx)),
-				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.9})
+				message:  fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng (conserved: the input integrates with fix nve alone) drifted by %s (%s of the kinetic energy %s)", num(drift), percent(share), num(r.keMx)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.e0)), severity: 0.9,
+				role: sr.label() + ": conserved, the input integrates with fix nve and nothing that adds or removes energy", correction: l.stepCorrection()})
 		case share >= m.th.NVEDrift/5 && !r.drifting:
 			r.drifting = true
 			m.raise(detProfile, finding{state: protocol.Warning,
@@ -227,3 +290,67 @@ func lammpsMessage(line string) string {
 }
 
 func percent(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+// setpointColdRows is how many rows of a temperature at a thousandth of its target suffice.
+const setpointColdRows = 5
+
+// lammpsSetpoint judges the thermostatted temperature against the thermostat's target: the
+// target at this step (Tstart → Tstop along the run when its length and the Step column are
+// known; the nearer end of the ramp otherwise), and Temp more than SetpointDeviation (50%)
+// away from it for SetpointRows (15) thermo rows in a row, spanning at least five Tdamp (the
+// thermostat's own relaxation time: a run started far from its target gets there in a few) →
+// Error; for 5 rows when Temp is below a thousandth of the target all along (atoms at rest,
+// which a Nose-Hoover thermostat cannot heat). A small system's temperature fluctuates by tens of percent, a heating ramp lags its
+// target by a little; a temperature at 10⁻³⁰ K under a 300 K thermostat, or at ten times the
+// target, for a whole stretch of the run, is not held by the thermostat at all.
+func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
+	l := &m.lmp
+	th := &l.thermo
+	if r.setFired {
+		return
+	}
+	target := th.tstart
+	switch {
+	case th.tstop == th.tstart:
+	case th.runN > 0 && r.haveStep:
+		frac := min(max((r.step-r.step0)/th.runN, 0), 1)
+		target = th.tstart + frac*(th.tstop-th.tstart)
+	default:
+		lo, hi := min(th.tstart, th.tstop), max(th.tstart, th.tstop)
+		target = min(max(v, lo), hi)
+	}
+	if dev := abs(v-target) / target; dev <= m.th.SetpointDeviation || !(v == v) {
+		r.offRows = 0
+		return
+	}
+	if r.offRows == 0 {
+		r.offFrom = r.step
+	}
+	r.offRows++
+	if v >= 1e-3*target {
+		r.coldRows = 0
+	} else {
+		r.coldRows++ // at rest: no thermostat leaves atoms at a thousandth of its target
+	}
+	need := 5 * l.tdampSteps()
+	rows := m.th.SetpointRows
+	if r.coldRows == r.offRows {
+		rows = min(rows, setpointColdRows)
+	}
+	if r.offRows < rows || (r.haveStep && r.step-r.offFrom < need) {
+		return
+	}
+	r.setFired = true
+	fix := "check that the thermostat acts on the atoms measured (its group), that Tdamp (" + num(th.tdmp) + ") is in the units' time and that nothing else (fix setforce, a frozen group, a velocity rescale) fights it"
+	if n := l.tdampSteps(); n > 0 && n < 100 {
+		fix = fmt.Sprintf("Tdamp is %s timesteps: LAMMPS recommends about 100 timesteps, raise it to %s; ", num(n), num(100*l.dt())) + fix
+	}
+	if v < 1e-3*target && th.style != "langevin" {
+		fix = "a Nose-Hoover or rescaling thermostat cannot heat atoms at rest: give them velocities first (velocity all create " + num(target) + " SEED); " + fix
+	}
+	m.raise(detSetpoint, finding{state: protocol.Error,
+		message: fmt.Sprintf("LAMMPS: Temp %s is far from the thermostat's target %s for %d thermo rows (since step %s); it is a %s",
+			num(v), num(target), r.offRows, num(r.offFrom), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, target %s", sr.label(), num(v), num(target)), severity: 0.9,
+		role: sr.roleText(), correction: fix})
+}

@@ -19,6 +19,17 @@ const (
 	DetectorOscillation = "oscillation"
 	DetectorStagnation  = "stagnation"
 	DetectorResources   = "resources"
+	// DetectorStall reports a residual that stopped improving on its best while it bounces
+	// far above it (see Role).
+	DetectorStall = "stall"
+	// DetectorDrift reports a conserved quantity drifting away from its start.
+	DetectorDrift = "drift"
+	// DetectorSetpoint reports a controlled quantity far from the setpoint the code declares
+	// for a sustained stretch.
+	DetectorSetpoint = "setpoint"
+	// DetectorRange reports a quantity outside its physical range: a negative absolute
+	// temperature, a probability outside [0, 1].
+	DetectorRange = "range"
 	// DetectorProfile reports a software profile's fault signatures (Quantum ESPRESSO's error
 	// blocks and SCF, LAMMPS' errors and explosions); the message names the software.
 	DetectorProfile = "profile"
@@ -37,12 +48,17 @@ const (
 	detStagnation
 	detResources
 	detProfile
+	detStall
+	detDrift
+	detSetpoint
+	detRange
 	numDetectors
 )
 
 var detectorNames = [numDetectors]string{
 	DetectorLanguage, DetectorNonFinite, DetectorConstraint, DetectorDivergence,
 	DetectorOscillation, DetectorStagnation, DetectorResources, DetectorProfile,
+	DetectorStall, DetectorDrift, DetectorSetpoint, DetectorRange,
 }
 
 // Evidence bounds: a verdict carries at most maxEvidence items of at most maxEvidenceLen bytes.
@@ -62,18 +78,22 @@ const (
 
 // finding is one detector's report.
 type finding struct {
-	state    protocol.VerdictState
-	message  string
-	evidence string
-	severity float64
+	state      protocol.VerdictState
+	message    string
+	evidence   string
+	severity   float64
+	role       string // the series' role and why (Verdict.Role)
+	correction string // the documented fix (Verdict.Correction)
 }
 
 // slot is one detector's current state within the Monitor.
 type slot struct {
-	state    protocol.VerdictState
-	message  string
-	severity float64
-	evidence []string
+	state      protocol.VerdictState
+	message    string
+	severity   float64
+	evidence   []string
+	role       string
+	correction string
 }
 
 // Monitor judges the observation stream of one operation. It is pure (no I/O, no clock of
@@ -87,6 +107,8 @@ type Monitor struct {
 	series map[seriesKey]*series
 
 	prof  profile
+	ctx   runContext
+	qeIn  qeInput
 	lmp   lammps
 	out   stream             // stdout
 	errs  stream             // stderr: fault signatures only
@@ -103,6 +125,8 @@ type Monitor struct {
 	lang  language
 	nf    nonFinite
 	div   divergence
+	qty   quantity
+	ctl   control
 	osc   oscillation
 	stag  stagnation
 	res   resources
@@ -142,6 +166,9 @@ func New(cfg *Config) (*Monitor, error) {
 		byName: make(map[string][]*Constraint),
 		series: make(map[seriesKey]*series),
 		div:    divergence{window: th.DivergenceWindow, bound: th.DivergenceBound},
+		qty:    quantity{stall: th.ResidualStall, drift: th.DriftTolerance, deviation: th.SetpointDeviation, rows: th.SetpointRows},
+		ctx:    readContext(cfg.Code),
+		qeIn:   readQEInput(cfg.Code),
 		osc:    oscillation{growth: th.SwingGrowth, swings: th.GrowingSwings},
 		stag: stagnation{
 			batch:     cfg.Expect.Batch,
@@ -378,7 +405,7 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	}
 	v, norm, finite := sampleValues(s)
 	if f, ok := m.nf.sample(t, sr, s, finite); ok {
-		m.raise(detNonFinite, f)
+		m.raise(detNonFinite, m.corrected(sr, detNonFinite, f))
 	}
 	for i := range sr.cons {
 		if f, ok := sr.cons[i].check(s, norm); ok {
@@ -393,8 +420,14 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	}
 	if !sr.bounded { // a declared bound replaces the divergence detector
 		if f, ok := m.div.sample(sr, norm); ok {
-			m.raise(detDivergence, f)
+			m.raise(detDivergence, m.corrected(sr, detDivergence, f))
 		}
+	}
+	if sr.role.role != RoleUnknown && len(s.Values) == 0 {
+		m.judgeRole(t, sr, s.Value)
+	}
+	if (sr.setpoint || sr.process || m.ctl.stem != "") && len(s.Values) == 0 && s.Source != protocol.FromHelper {
+		m.controlSample(t, sr, s.Value)
 	}
 	if f, ok := m.osc.sample(sr, v); ok {
 		m.raise(detOscillation, f)
@@ -417,7 +450,8 @@ func (m *Monitor) lookup(s *protocol.Sample) *series {
 	if len(m.series) >= maxSeries && len(cons) == 0 {
 		return nil
 	}
-	sr := newSeries(s.Name, s.Source, m.th.DivergenceWindow, cons)
+	sr := newSeries(s.Name, s.Source, cons)
+	sr.role = m.roleFor(s.Name, cons)
 	m.series[k] = sr
 	return sr
 }
@@ -432,6 +466,7 @@ func (m *Monitor) raise(d detector, f finding) {
 	switch r, cur := rank(f.state), rank(sl.state); {
 	case r > cur:
 		sl.state, sl.message, sl.severity = f.state, f.message, f.severity
+		sl.role, sl.correction = f.role, f.correction
 		sl.evidence = append(sl.evidence[:0], truncate(f.evidence))
 		m.dirty = true
 	case r == cur && r > 0:
@@ -503,12 +538,14 @@ func (m *Monitor) resolve() *protocol.Verdict {
 func (m *Monitor) build(d detector) protocol.Verdict {
 	sl := &m.slots[d]
 	return protocol.Verdict{
-		State:    sl.state,
-		Detector: detectorNames[d],
-		Message:  sl.message,
-		Evidence: append([]string(nil), sl.evidence...),
-		Severity: clampSeverity(sl.state, sl.severity),
-		Action:   actionFor(sl.state),
+		State:      sl.state,
+		Detector:   detectorNames[d],
+		Message:    sl.message,
+		Evidence:   append([]string(nil), sl.evidence...),
+		Severity:   clampSeverity(sl.state, sl.severity),
+		Action:     actionFor(sl.state),
+		Role:       sl.role,
+		Correction: sl.correction,
 	}
 }
 

@@ -20,10 +20,12 @@ import (
 // legitimate answer: margin's crossover frequency `Wcg = NaN` for the one design whose phase
 // never reaches −180°.) ±Inf is a value more often than a fault — Octave's margin gives
 // `Gm = Inf` for an infinite gain margin, a search starts from `best = inf`, a limit is
-// unbounded — so it is never an Error here: a Warning when a finite series turns infinite;
-// a series that overflows on its way up is the divergence detector's (it reaches 1e100 first),
-// and the Inf − Inf that follows is NaN. A series that is non-finite from its first sample is
-// a printed result and stays Normal.
+// unbounded — so a finite series turning infinite is a Warning, and an Error only when it
+// stays infinite for three samples in a row. A series whose role is known (see Role: a
+// residual, a loss, a conserved or controlled quantity, a log-likelihood) has no such excuse:
+// its first NaN or ±Inf after finite values is an Error — a log-likelihood that underflowed
+// to -inf mid-run, whatever the spelling (-inf, -Inf, -Infinity). A series that is non-finite
+// from its first sample is a printed result and stays Normal.
 //
 // Printed numbers that belong to no series — a matrix row, a numpy array, a dict value —
 // are judged as one anonymous series: the first line with a NaN or Inf is a Warning, NaN on
@@ -45,10 +47,13 @@ type nonFinite struct {
 type nonFiniteState struct {
 	finite bool // a finite sample was seen
 	nans   int  // NaN samples in a row since
+	infs   int  // ±Inf samples in a row since
 }
 
 // The anonymous rule: NaN on this many lines spread over at least this long.
 const (
+	// nonFiniteInfRun is how many ±Inf samples in a row, after finite ones, make an Error.
+	nonFiniteInfRun = 3
 	nonFiniteRepeat = 3
 	nonFiniteSpread = time.Second
 )
@@ -57,17 +62,26 @@ const (
 func (nonFinite) sample(t time.Time, sr *series, s *protocol.Sample, finite bool) (finding, bool) {
 	st := &sr.nf
 	if finite {
-		st.finite, st.nans = true, 0
+		st.finite, st.nans, st.infs = true, 0, 0
 		return finding{}, false
 	}
 	if !st.finite {
 		return finding{}, false // a printed result: margin's Gm = Inf, Wcg = NaN
 	}
 	ev := nonFiniteEvidence(s)
+	if sr.role.role != RoleUnknown && len(s.Values) == 0 {
+		return finding{state: protocol.Error, message: sr.label() + " turned non-finite after finite values: " + ev + "; it is a " + sr.role.describe(),
+			evidence: ev, severity: 1, role: sr.roleText()}, true
+	}
 	if !hasNaN(s) {
 		st.nans = 0
+		st.infs++
+		if st.infs >= nonFiniteInfRun {
+			return finding{state: protocol.Error, message: fmt.Sprintf("%s stays infinite after finite values (%d samples in a row): %s", sr.label(), st.infs, ev), evidence: ev, severity: 0.9}, true
+		}
 		return finding{state: protocol.Warning, message: sr.label() + " turned infinite after finite values: " + ev, evidence: ev, severity: 0.4}, true
 	}
+	st.infs = 0
 	st.nans++
 	if st.nans == 1 {
 		return finding{state: protocol.Warning, message: sr.label() + " turned NaN after finite values: " + ev, evidence: ev, severity: 0.5}, true

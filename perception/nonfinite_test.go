@@ -143,19 +143,19 @@ func TestNonFinitePrintedAnonymous(t *testing.T) {
 func TestNonFiniteStream(t *testing.T) {
 	m := newMonitor(t, nil)
 	obs := []*protocol.Observation{
-		stdout(0, "t=2.22 prey=0.01 predator=3.1 growth_rate=-0.5"),
-		printed(0, "predator", 3.1),
+		stdout(0, "t=2.22 prey=0.01 phase=3.1 growth_rate=-0.5"),
+		printed(0, "phase", 3.1),
 		stdout(0.1, "NaN count: 0"),
-		stdout(0.2, "t=2.24 prey=0 predator=NaN growth_rate=NaN"),
-		printed(0.2, "predator", math.NaN()),
-		stdout(0.3, "t=2.26 prey=0 predator=NaN growth_rate=NaN"),
-		printed(0.3, "predator", math.NaN()),
+		stdout(0.2, "t=2.24 prey=0 phase=NaN growth_rate=NaN"),
+		printed(0.2, "phase", math.NaN()),
+		stdout(0.3, "t=2.26 prey=0 phase=NaN growth_rate=NaN"),
+		printed(0.3, "phase", math.NaN()),
 	}
 	got := feed(m, obs)
 	if diff := cmp.Diff([]emitted{{4, protocol.Warning, DetectorNonFinite}, {6, protocol.Error, DetectorNonFinite}}, got); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
-	want := []string{"predator = NaN"}
+	want := []string{"phase = NaN"}
 	if diff := cmp.Diff(want, m.Verdict().Evidence); diff != "" {
 		t.Errorf("evidence mismatch (-want +got):\n%s", diff)
 	}

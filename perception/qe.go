@@ -54,6 +54,8 @@ type qe struct {
 	bestAt   int
 	above    int  // consecutive accuracies ScfSlosh times the best or more
 	reported bool // the SCF rule fired in this cycle
+	sig      float64
+	sigAt    int // the last accuracy 20% below the best before it (a real improvement)
 }
 
 // qeLine reads one line; samples go to emit, faults to report.
@@ -83,6 +85,8 @@ func (m *Monitor) qeLine(st *stream, kind protocol.ObservationKind, line string)
 		return
 	}
 	switch {
+	case strings.HasPrefix(t, "convergence threshold"), strings.HasPrefix(t, "mixing beta"):
+		m.qeIn.qeSummary(t)
 	case strings.HasPrefix(t, "iteration #"):
 		n, ok := firstNumber(t[len("iteration #"):])
 		if !ok {
@@ -125,11 +129,14 @@ func (m *Monitor) qeLine(st *stream, kind protocol.ObservationKind, line string)
 		}
 	case strings.Contains(t, "convergence NOT achieved"):
 		q.cycle = false
-		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: SCF convergence NOT achieved", evidence: string(kind) + ": " + line, severity: 1})
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: SCF convergence NOT achieved", evidence: string(kind) + ": " + line, severity: 1,
+			correction: m.qeIn.scfCorrection(q.n > 0 && q.n-q.bestAt <= 1)})
 	case strings.Contains(t, "S matrix not positive definite"), strings.Contains(t, "problems computing cholesky"):
-		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: overlap matrix not positive definite (atoms too close, or a bad basis)", evidence: string(kind) + ": " + line, severity: 1})
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: overlap matrix not positive definite (atoms too close, or a bad basis)", evidence: string(kind) + ": " + line, severity: 1,
+			correction: "check the atomic positions and the cell for atoms too close; or use diagonalization = 'cg'"})
 	case strings.Contains(t, "charge is wrong"):
-		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: charge is wrong", evidence: string(kind) + ": " + line, severity: 1})
+		m.raise(detProfile, finding{state: protocol.Error, message: "Quantum ESPRESSO: charge is wrong", evidence: string(kind) + ": " + line, severity: 1,
+			correction: "a metal needs smearing: occupations = 'smearing', smearing = 'mv', degauss = 0.02"})
 	case strings.HasPrefix(t, "WARNING: integrated charge"), strings.Contains(t, "starting and expected charges differ"), strings.Contains(t, "imaginary charge"):
 		m.raise(detProfile, finding{state: protocol.Warning, message: "Quantum ESPRESSO: charge mismatch", evidence: string(kind) + ": " + line, severity: 0.5})
 	case strings.HasPrefix(t, "negative rho"), strings.HasPrefix(t, "Check: negative starting charge"), strings.HasPrefix(t, "Check: negative core charge"):
@@ -146,10 +153,15 @@ func (m *Monitor) qeError(q *qe, msg string, kind protocol.ObservationKind, line
 	if msg != "" {
 		text += ": " + msg
 	}
-	if strings.Contains(msg, "charge is wrong") {
+	fix := ""
+	switch {
+	case strings.Contains(msg, "charge is wrong"):
 		text += " (a metal needs smearing, or the electron count is wrong)"
+		fix = "a metal needs smearing: occupations = 'smearing', smearing = 'mv', degauss = 0.02"
+	case strings.Contains(msg, "cholesky"), strings.Contains(msg, "S matrix"):
+		fix = "check the atomic positions and the cell for atoms too close; or use diagonalization = 'cg'"
 	}
-	m.raise(detProfile, finding{state: protocol.Error, message: text, evidence: string(kind) + ": " + q.errLine, severity: 1})
+	m.raise(detProfile, finding{state: protocol.Error, message: text, evidence: string(kind) + ": " + q.errLine, severity: 1, correction: fix})
 	if msg != "" {
 		m.raise(detProfile, finding{state: protocol.Error, evidence: string(kind) + ": " + line, severity: 1})
 	}
@@ -161,6 +173,9 @@ func (m *Monitor) qeAccuracy(q *qe, v float64, kind protocol.ObservationKind, li
 	q.n++
 	if q.n == 1 || v < q.best {
 		q.best, q.bestAt = v, q.n
+	}
+	if q.n == 1 || v < 0.8*q.sig {
+		q.sig, q.sigAt = v, q.n
 	}
 	if q.reported || q.best <= 0 {
 		return
@@ -178,11 +193,16 @@ func (m *Monitor) qeAccuracy(q *qe, v float64, kind protocol.ObservationKind, li
 		msg = fmt.Sprintf("Quantum ESPRESSO: SCF sloshing: estimated scf accuracy %s× its best (%s Ry at iteration %d) or more for %d iterations in a row, now %s Ry", num(m.th.ScfSlosh), num(q.best), q.bestAt, q.above, num(v))
 	case q.n-q.bestAt >= m.th.ScfStall && v > 10*q.best:
 		msg = fmt.Sprintf("Quantum ESPRESSO: SCF not converging: no improvement on %s Ry (iteration %d) in %d iterations, now %s Ry", num(q.best), q.bestAt, q.n-q.bestAt, num(v))
+	case q.n-q.sigAt >= m.th.ScfStallLong && v > 100*m.qeIn.convThr:
+		msg = fmt.Sprintf("Quantum ESPRESSO: SCF stalled: the estimated scf accuracy has not improved by 20%% on %s Ry (iteration %d) in %d iterations, now %s Ry, %s× conv_thr (%s Ry)",
+			num(q.sig), q.sigAt, q.n-q.sigAt, num(v), num(v/m.qeIn.convThr), num(m.qeIn.convThr))
 	default:
 		return
 	}
 	q.reported = true
-	m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: string(kind) + ": " + strings.TrimSpace(line), severity: 0.9})
+	m.raise(detProfile, finding{state: protocol.Error, message: msg, evidence: string(kind) + ": " + strings.TrimSpace(line), severity: 0.9,
+		role:       "scf_accuracy (printed): residual, Quantum ESPRESSO's estimated scf accuracy, which must fall below conv_thr = " + num(m.qeIn.convThr) + " Ry",
+		correction: m.qeIn.scfCorrection(false)})
 }
 
 // firstNumber parses the first number token of s (blank-separated), skipping words.

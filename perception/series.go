@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/labmate/labmate/protocol"
 )
@@ -23,16 +24,23 @@ type series struct {
 	src     protocol.SampleSource
 	bounded bool // a watch expression bounds it from above
 	isStep  bool // its name is an integrator's step size
-	nf      nonFiniteState
-	div     divergenceState
-	osc     oscillationState
-	stag    freezeState
-	crawl   crawlState
-	cons    []constraintState
+	lower   string
+	// setpoint: the series is a printed reference; process: it has a usual process-value name
+	setpoint, process bool
+	role              roleInfo
+	nf                nonFiniteState
+	div               divergenceState
+	qty               quantityState
+	osc               oscillationState
+	stag              freezeState
+	crawl             crawlState
+	cons              []constraintState
 }
 
-func newSeries(name string, src protocol.SampleSource, window int, cons []*Constraint) *series {
-	s := &series{name: name, src: src, div: divergenceState{ring: make([]float64, window)}, isStep: slices.Contains(stepNames, name)}
+func newSeries(name string, src protocol.SampleSource, cons []*Constraint) *series {
+	s := &series{name: name, src: src, isStep: slices.Contains(stepNames, name), lower: strings.ToLower(name)}
+	_, s.setpoint = isSetpoint(name)
+	s.process = slices.Contains(processNames, s.lower)
 	if len(cons) > 0 {
 		s.cons = make([]constraintState, len(cons))
 		for i, c := range cons {
@@ -52,6 +60,14 @@ func (s *series) label() string {
 		return s.name + " (file)"
 	}
 	return s.name
+}
+
+// roleText names the series' role and why it was assigned, for a verdict; "" when unknown.
+func (s *series) roleText() string {
+	if s.role.role == RoleUnknown {
+		return ""
+	}
+	return s.label() + ": " + s.role.describe()
 }
 
 // sampleValues returns the sample's scalar (its Value: the first element of a vector), its

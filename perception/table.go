@@ -110,14 +110,91 @@ func fields(line string, sep byte, out *[maxColumns]string) (n int, ok bool) {
 	return n, true
 }
 
-// separator guesses how a line separates its fields.
+// separator guesses how a line separates its fields. Bars of a norm (`||F||`, `|r|`) are part
+// of a column name, not separators.
 func separator(line string) byte {
 	for _, c := range []byte{'|', ',', ';', '\t'} {
-		if strings.IndexByte(line, c) >= 0 {
+		if i := strings.IndexByte(line, c); i >= 0 && (c != '|' || hasSeparatorBar(line, i)) {
 			return c
 		}
 	}
 	return ' '
+}
+
+// hasSeparatorBar reports whether line holds, from its first bar at i, a bar that is not
+// part of a norm token.
+func hasSeparatorBar(line string, i int) bool {
+	for i < len(line) {
+		if line[i] != '|' {
+			i++
+			continue
+		}
+		if (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') && normEnd(line, i) > i {
+			i = normEnd(line, i)
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// normEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
+// there is none: one or two bars, a name without blanks or bars, as many bars again, then
+// the line's end, a blank, '=', ':', ',' or ';'.
+func normEnd(s string, i int) int {
+	b := 0
+	for i+b < len(s) && s[i+b] == '|' {
+		b++
+	}
+	if b > 2 {
+		return i
+	}
+	j := i + b
+	for j < len(s) && s[j] != '|' && s[j] != ' ' && s[j] != '\t' {
+		j++
+	}
+	if j == i+b || !isNameStart(s[i+b]) {
+		return i
+	}
+	k := j
+	for k < len(s) && s[k] == '|' {
+		k++
+	}
+	if k-j != b {
+		return i
+	}
+	if k < len(s) && s[k] == '_' { // a subscript: ||F||_2, |r|_inf
+		e := k + 1
+		for e < len(s) && (s[e] >= '0' && s[e] <= '9' || s[e]|0x20 >= 'a' && s[e]|0x20 <= 'z') {
+			e++
+		}
+		if e > k+1 {
+			k = e
+		}
+	}
+	if k < len(s) && strings.IndexByte(" \t=:,;", s[k]) < 0 {
+		return i
+	}
+	return k
+}
+
+// normClosed: a name that starts with a bar ends with one, or with a subscript after it
+// (||F||_2, |r|_inf).
+func normClosed(s string) bool {
+	j := strings.LastIndexByte(s, '|')
+	rest := s[j+1:]
+	if rest == "" {
+		return true
+	}
+	if rest[0] != '_' || len(rest) == 1 {
+		return false
+	}
+	for i := 1; i < len(rest); i++ {
+		if c := rest[i]; !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // isRule: a blank line or one drawn with - = + | : only.
@@ -130,18 +207,58 @@ func isRule(line string) bool {
 	return true
 }
 
-// isColumnName: a letter or "_", then letters, digits, "_", "." or a bracketed index.
+// isColumnName: a letter or "_", then letters, digits, "_", "." or a bracketed index; or a
+// printed quantity with punctuation, as the kernel reads names (see isQuantityName).
 func isColumnName(s string) bool {
-	if s == "" || !isNameStart(s[0]) {
+	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
 		return false
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		if !isIdentByte(c) && c != '.' && c != '[' && c != ']' {
+			return isQuantityName(s)
+		}
+	}
+	return s[0] != '|'
+}
+
+// isQuantityName reports whether s names a printed quantity with punctuation: a norm `|r|`
+// or `||F||`, a ratio `dE/E0`, a call `f(x)`, a prime, a power. It starts with a letter, "_"
+// or a bar, holds a letter, ends with neither "." nor "/", and its bars and brackets pair.
+func isQuantityName(s string) bool {
+	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
+		return false
+	}
+	letter, bars, round, square := false, 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isNameStart(c):
+			letter = true
+		case c >= '0' && c <= '9', c == '.', c == '\'', c == '^':
+		case c == '/':
+			if i == 0 || s[i-1] == '/' {
+				return false
+			}
+		case c == '|':
+			bars++
+		case c == '(':
+			round++
+		case c == ')':
+			round--
+		case c == '[':
+			square++
+		case c == ']':
+			square--
+		default:
+			return false
+		}
+		if round < 0 || square < 0 {
 			return false
 		}
 	}
-	return true
+	last := s[len(s)-1]
+	return letter && bars%2 == 0 && round == 0 && square == 0 && last != '.' && last != '/' && (s[0] != '|' || normClosed(s))
 }
 
 // tableRow is one row's values, in header order.

@@ -49,6 +49,8 @@ func TestTables(t *testing.T) {
 			[]string{"x=1@0.1", "v=-2@0.1", "x=0.9@0.2", "v=-2.1@0.2"}},
 		{"Fortran exponents", []string{"iter resid", "1 1.5D-03"}, []string{"iter=1", "resid=0.0015"}},
 		{"LAMMPS names", []string{"Step c_msd[4] v_T", "100 0.25 1.5"}, []string{"Step=100", "c_msd[4]=0.25", "v_T=1.5"}},
+		{"norms and ratios", []string{"iter  ||F||  |dx|  dE/E0", "1  2.5e-1  0.1  -inf"}, []string{"iter=1", "||F||=0.25", "|dx|=0.1", "dE/E0=-Inf"}},
+		{"pipes and norms", []string{"| k | |r| |", "| 1 | 0.5 |"}, nil},
 		// Not tables.
 		{"words then a different count", []string{"Results summary", "1 2 3"}, nil},
 		{"words, prose, numbers", []string{"iter residual", "starting the solver", "1 0.5"}, nil},
@@ -78,9 +80,15 @@ func TestTableVerdicts(t *testing.T) {
 	lines = append(lines, "6,nan", "7,nan")
 	m := newMonitor(t, nil)
 	got := feed(m, linesAt(0.1, lines...))
-	want := []emitted{{7, protocol.Warning, DetectorNonFinite}, {8, protocol.Error, DetectorNonFinite}}
+	want := []emitted{{7, protocol.Error, DetectorNonFinite}} // a loss: its first NaN is an Error
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("NaN column (-want +got):\n%s", diff)
+	}
+	lines[0] = "epoch,value"
+	got = feed(newMonitor(t, nil), linesAt(0.1, lines...))
+	want = []emitted{{7, protocol.Warning, DetectorNonFinite}, {8, protocol.Error, DetectorNonFinite}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("NaN column of no role (-want +got):\n%s", diff)
 	}
 	lines = []string{"step N"}
 	for i := range 40 {

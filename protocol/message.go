@@ -406,6 +406,13 @@ type Verdict struct {
 	Evidence []string     `json:"evidence,omitempty"`
 	Severity float64      `json:"severity"`
 	Action   Action       `json:"action"`
+	// Role names the role of the series the verdict is about and why it was assigned
+	// ("||F|| (printed): residual, its name says …"); empty when no series' role mattered.
+	Role string `json:"role,omitempty"`
+	// Correction is the fix the code's documentation suggests for this fault ("lower
+	// mixing_beta …", "reduce the timestep …"), for the agent's repair and for a human; empty
+	// when none is known.
+	Correction string `json:"correction,omitempty"`
 }
 
 // VerdictState is Normal, Warning or Error.

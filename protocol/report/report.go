@@ -72,5 +72,9 @@ func verdictText(v *protocol.Verdict) string {
 	if v.State == protocol.Normal {
 		return "back to normal"
 	}
-	return v.Detector + ": " + v.Message
+	s := v.Detector + ": " + v.Message
+	if v.Correction != "" {
+		s += "; suggested fix: " + v.Correction
+	}
+	return s
 }

@@ -34,3 +34,16 @@ func TestText(t *testing.T) {
 	}
 
 }
+
+// TestVerdictCorrection: a verdict's suggested correction is printed with it.
+func TestVerdictCorrection(t *testing.T) {
+	var out, errb strings.Builder
+	r := report.NewText(&out, &errb, protocol.HotfixOnError, func(rel string) string { return rel })
+	v := &protocol.Verdict{State: protocol.Error, Detector: "drift", Message: "dE/E0 is not conserved", Correction: "use a symplectic integrator"}
+	if err := r.Message(protocol.TypeProgress, &protocol.Progress{Verdict: v}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "labmate: [Error] drift: dE/E0 is not conserved; suggested fix: use a symplectic integrator\n"; !strings.HasPrefix(errb.String(), want) {
+		t.Errorf("stderr = %q, want %q", errb.String(), want)
+	}
+}

@@ -1,0 +1,374 @@
+package perception
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// quantity judges a series against its role over the whole run (see Role):
+//
+//   - stall (a residual): over the last ResidualStall (25) samples the residual set at most
+//     a fifth of them as new bests, none in the last half, and its best improved less than
+//     twofold, while the median
+//     of those samples is at least 1.5 times the best: it bounces far above what it once
+//     reached instead of falling toward its tolerance — a Newton iteration wandering without
+//     converging, a fixed point that cycles —, turning back at least every fourth step (a
+//     hump that rises and then falls, the transient growth of a non-normal iteration, is
+//     not wandering; steady growth is the divergence detector's). A residual that has already fallen eight decades
+//     from its largest value is at its rounding floor and is not judged; a plateau at its
+//     best (a long flat stretch before a drop) has its median at the best and stays Normal;
+//     a slow but steady residual sets a new best at every step. A residual that repeats the
+//     same value 25 times in a row, above its rounding floor, has stalled too (a restarted
+//     Krylov solver that makes no progress).
+//   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
+//     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
+//     row, from the 20th sample on, while it is also 1.5 times the largest drift of the first
+//     half of the run: a secular drift (explicit Euler's energy growing step after step), not
+//     the bounded oscillation of a symplectic integrator's energy error, which reaches its
+//     amplitude in the first period and keeps it.
+//   - range: an absolute temperature below zero, a probability outside [0, 1] (one that
+//     started inside it), or an amount (a population, a stock, a mass, a concentration)
+//     below zero by more than 10⁻⁴ of its largest magnitude, in two samples with fewer than
+//     three in a row back in range between them.
+//
+// Growth (divergence) and non-finite values are judged by their own detectors, with the
+// role lowering their bars; a controlled quantity (LAMMPS' thermostatted temperature) by
+// the LAMMPS rules.
+type quantity struct {
+	stall     int     // samples without progress that make a residual stalled (25)
+	drift     float64 // relative drift of a conserved quantity → Error (0.05)
+	deviation float64 // relative distance from a setpoint (0.5) …
+	rows      int     // … for this many samples in a row → Error (15)
+	scan      [divRing]float64
+}
+
+const (
+	stallMedian    = 0.176 // log10 1.5: the median this far above the best bounces
+	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
+	stallFloor     = 8.0   // decades below its largest value: a rounding floor
+	stallTurns     = 4     // at least one step in this many turns back: it wanders
+	residualFrozen = 24    // a residual repeating its value this many times more has stalled
+	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
+	driftMinN      = 20    // samples before drift is judged
+	driftRun       = 10    // samples in a row beyond the tolerance
+	driftSecular   = 1.5   // drift now over the first half's largest
+	rangeRun       = 2     // samples out of range …
+	rangeClear     = 3     // … without this many in a row back inside
+	rangeTolerance = 1e-9
+	// amountTolerance is how far below zero, relative to its largest magnitude, an amount
+	// must go to be negative rather than rounded.
+	amountTolerance = 1e-4
+)
+
+// quantityState is one series' state for the role rules.
+type quantityState struct {
+	n        int
+	bests    [divRing]float64 // running best log10|x| at each recent sample (residual)
+	maxLog   float64
+	negative bool // a residual took a negative value: not a norm, not judged for stalls
+	last     float64
+	repeats  int     // a residual: samples in a row equal to the one before
+	epBest   float64 // the best log10|x| of the current episode (one solve)
+	epStart  int     // the sample the episode started at
+
+	x0, scale float64 // conserved: the start and the scale of the relative drift
+	have0     bool
+	drifts    [divLong]float64 // the drift, thinned over the whole run
+	nDrift    int
+	dStride   int
+	dPending  int
+	over      int // samples in a row beyond the tolerance
+
+	outside  int // range: samples outside since the last rangeClear in a row inside
+	inRow    int // range: samples in a row inside
+	maxAbs   float64
+	inside   bool // range: every sample so far was inside (a probability)
+	reported bool
+}
+
+// thinned keeps a series over the whole run in at most divLong points: when full, pairs of
+// points merge into their maximum and the stride doubles.
+type thinned struct {
+	v       [divLong]float64
+	n       int // samples seen
+	k       int // points held
+	stride  int
+	pending int
+}
+
+func (t *thinned) add(x float64) {
+	t.n++
+	if t.stride == 0 {
+		t.stride = 1
+	}
+	t.pending++
+	if t.pending < t.stride {
+		t.v[t.k-1] = max(t.v[t.k-1], x)
+		return
+	}
+	t.pending = 0
+	if t.k == divLong {
+		for i := range divLong / 2 {
+			t.v[i] = max(t.v[2*i], t.v[2*i+1])
+		}
+		t.k, t.stride = divLong/2, 2*t.stride
+	}
+	t.v[t.k] = x
+	t.k++
+}
+
+// firstHalfMax is the largest value of the first half of the run so far.
+func (t *thinned) firstHalfMax() float64 {
+	m := 0.0
+	for _, x := range t.v[:t.k/2] {
+		m = max(m, x)
+	}
+	return m
+}
+
+// judgeRole applies the role rules to one finite scalar sample of sr.
+func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
+	q, st := &m.qty, &sr.qty
+	if st.reported {
+		return
+	}
+	st.n++
+	switch sr.role.role {
+	case RoleResidual:
+		if m.prof.qe && sr.name == "scf_accuracy" {
+			return // judged per SCF cycle by the Quantum ESPRESSO rules
+		}
+		if f, ok := q.stalled(sr, v); ok {
+			st.reported = true
+			m.raise(detStall, m.corrected(sr, detStall, f))
+		}
+	case RoleConserved:
+		if f, ok := q.drifting(sr, v); ok {
+			st.reported = true
+			m.raise(detDrift, m.corrected(sr, detDrift, f))
+		}
+	case RolePositive, RoleProbability, RoleNonNegative:
+		if f, ok := q.outOfRange(sr, v); ok {
+			st.reported = true
+			m.raise(detRange, m.corrected(sr, detRange, f))
+		}
+	}
+}
+
+// stalled is the residual rule.
+func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
+	st, d := &sr.qty, &sr.div
+	if v < 0 {
+		st.negative = true
+	}
+	lg := float64(log10Zero)
+	if v != 0 {
+		lg = math.Log10(abs(v))
+	}
+	// An episode is one solve: a residual that had converged by three decades and jumps back
+	// up by three (the next solve of a sweep, the next time step's Newton) starts a new one.
+	if st.n == 1 || st.epBest <= st.maxLog-episodeJump && lg >= st.epBest+episodeJump {
+		st.maxLog, st.epBest, st.epStart, st.repeats = lg, lg, d.n-1, 0
+	}
+	st.maxLog = max(st.maxLog, lg)
+	st.epBest = min(st.epBest, lg)
+	i := (d.n - 1) % divRing // divergence recorded this sample already
+	st.bests[i] = st.epBest
+	if v == st.last && v != 0 {
+		st.repeats++
+	} else {
+		st.repeats = 0
+	}
+	st.last = v
+	if st.repeats >= residualFrozen && !st.negative && st.epBest >= st.maxLog-stallFloor {
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s is not converging: it repeated %s for %d samples in a row, %s below its largest value; it is a %s",
+				sr.label(), num(v), st.repeats+1, percent(1-v/math.Pow(10, st.maxLog)), sr.role.describe()),
+			evidence: fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
+			severity: 0.8, role: sr.roleText(),
+		}, true
+	}
+	n := q.stall
+	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
+		return finding{}, false
+	}
+	best := st.epBest
+	then := st.bests[(d.n-1-n)%divRing]
+	if then-best >= stallImprove || best < st.maxLog-stallFloor {
+		return finding{}, false
+	}
+	news, last := 0, 0
+	for k := d.n - n; k < d.n; k++ {
+		if st.bests[k%divRing] < st.bests[(k-1)%divRing] {
+			news, last = news+1, k
+		}
+	}
+	if news*5 > n || last >= d.n-n/2 {
+		return finding{}, false // progressing: new bests, or one in the last half of the window
+	}
+	turns, prev := 0, 0.0 // direction changes: wandering, not a hump that rises and falls
+	for k := d.n - n + 1; k < d.n; k++ {
+		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
+		if step*prev < 0 {
+			turns++
+		}
+		if step != 0 {
+			prev = step
+		}
+	}
+	if turns*stallTurns < n {
+		return finding{}, false
+	}
+	w := q.scan[:n]
+	for k := range n {
+		w[k] = d.ring[(d.n-n+k)%divRing]
+	}
+	slices.Sort(w)
+	med := w[n/2]
+	if med-best < stallMedian {
+		return finding{}, false
+	}
+	bestV := math.Pow(10, best)
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not converging: it has not improved on its best %s in %d samples, and wanders around %s (now %s); it is a %s",
+			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
+		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// drifting is the conserved-quantity rule.
+func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	if !st.have0 {
+		st.x0, st.have0 = v, true
+		st.scale = abs(v)
+		return finding{}, false
+	}
+	var drift float64
+	switch {
+	case sr.role.relative:
+		drift = abs(v)
+	case st.scale > 0:
+		drift = abs(v-st.x0) / st.scale
+	default:
+		st.x0, st.scale = v, abs(v) // a zero start: measure from the first non-zero value
+		return finding{}, false
+	}
+	// The drift over the whole run, thinned like the divergence's long view.
+	if st.dStride == 0 {
+		st.dStride = 1
+	}
+	st.dPending++
+	if st.dPending >= st.dStride {
+		st.dPending = 0
+		if st.nDrift == divLong {
+			for i := range divLong / 2 {
+				st.drifts[i] = max(st.drifts[2*i], st.drifts[2*i+1])
+			}
+			st.nDrift, st.dStride = divLong/2, 2*st.dStride
+		}
+		st.drifts[st.nDrift] = drift
+		st.nDrift++
+	}
+	if drift < q.drift {
+		st.over = 0
+		return finding{}, false
+	}
+	st.over++
+	if st.n < driftMinN || st.over < driftRun {
+		return finding{}, false
+	}
+	early := 0.0
+	for _, x := range st.drifts[:st.nDrift/2] {
+		early = max(early, x)
+	}
+	if drift < driftSecular*early {
+		return finding{}, false // bounded: the drift was as large in the first half
+	}
+	what := fmt.Sprintf("drifted by %s from its start %s", percent(drift), num(st.x0))
+	if sr.role.relative {
+		what = "reached " + num(v)
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not conserved: it %s (tolerance %s), and the drift keeps growing (%s in the first half of the run); it is a %s",
+			sr.label(), what, percent(q.drift), percent(early), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), percent(drift)),
+		severity: 0.9, role: sr.roleText(),
+	}, true
+}
+
+// outOfRange is the physical-range rule.
+func (q *quantity) outOfRange(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	lo, hi, what := 0.0, math.Inf(1), "below zero"
+	tol := rangeTolerance * max(1, abs(lo))
+	if sr.role.role == RoleNonNegative {
+		// A solver's rounding leaves an amount a hair below zero (ode45 on stiff kinetics:
+		// -1e-12 of its scale); an explicit step that overshoots leaves it visibly negative.
+		st.maxAbs = max(st.maxAbs, abs(v))
+		tol = amountTolerance * st.maxAbs
+	}
+	if sr.role.role == RoleProbability {
+		hi, what = 1, "outside [0, 1]"
+		if st.n == 1 {
+			st.inside = true
+		}
+	}
+	out := v < lo-tol || v > hi+rangeTolerance
+	if sr.role.role == RoleProbability && !st.inside {
+		return finding{}, false
+	}
+	if !out {
+		// One sample back inside does not clear it: explicit Euler past its stability limit
+		// takes a probability out of [0, 1] every other step.
+		if st.inRow++; st.inRow >= rangeClear {
+			st.outside = 0
+		}
+		return finding{}, false
+	}
+	st.inRow = 0
+	if sr.role.role == RoleProbability && st.outside == 0 && st.n <= 3 {
+		st.inside = false // a percentage or a count, not a probability
+		return finding{}, false
+	}
+	st.outside++
+	if st.outside < rangeRun {
+		return finding{}, false
+	}
+	return finding{
+		state:    protocol.Error,
+		message:  fmt.Sprintf("%s is %s: %s; it is a %s", sr.label(), what, num(v), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s", sr.label(), num(v)),
+		severity: 0.9, role: sr.roleText(),
+	}, true
+}
+
+// roleFor assigns a new series its role: from a watch constraint on it, the software
+// profile and the code's declarations, and its name.
+func (m *Monitor) roleFor(name string, cons []*Constraint) roleInfo {
+	if m.prof.lammps && name == "Temp" {
+		if th := &m.lmp.thermo; th.ok && th.group == "all" {
+			return roleInfo{role: RoleControlled, why: th.describe()}
+		}
+	}
+	ri := nameRole(name, &m.ctx, &m.prof)
+	if ri.role == RoleResidual && m.prof.qe && name == "scf_accuracy" {
+		ri.tol = m.qeIn.convThr
+	}
+	if ri.role == RoleUnknown {
+		for _, c := range cons {
+			if c.kind == decreasing {
+				return roleInfo{role: RoleLoss, why: "--watch " + c.Expr + " declares that it falls"}
+			}
+		}
+	}
+	return ri
+}

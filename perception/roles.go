@@ -1,0 +1,325 @@
+package perception
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Role is what a telemetry series is for: what a scientist watching the stream expects it to
+// do. The numeric detectors judge a series against its role and the whole run, not only
+// against the shape of its last few numbers.
+type Role uint8
+
+// Roles.
+const (
+	// RoleUnknown: nothing is known about the series; only shape-based rules apply, with the
+	// highest bars (a printed result may grow, settle or wander as it likes).
+	RoleUnknown Role = iota
+	// RoleResidual should fall toward a tolerance: a nonlinear or linear solver's residual
+	// (`||F||`, `|r|`, `res`, `residual`), an update norm (`|dx|`), Quantum ESPRESSO's
+	// estimated scf accuracy. Growth is judged with a low bar, and a residual that stops
+	// improving on its best while it bounces far above it has stalled.
+	RoleResidual
+	// RoleLoss should fall, but noisily and with no tolerance to reach: a training loss, a
+	// cost, an objective. Sustained growth is judged with a low bar; plateaus are normal.
+	RoleLoss
+	// RoleConserved should stay put: the relative energy error of an integrator (`dE/E0`),
+	// the total energy under a conservative (NVE, symplectic, Hamiltonian) integrator. It is
+	// judged by its relative drift.
+	RoleConserved
+	// RoleControlled tracks a setpoint the code declares: LAMMPS' thermostat target (`fix …
+	// nvt temp 300 300 0.1`). It is judged by a sustained distance from that setpoint.
+	RoleControlled
+	// RolePositive is a physical quantity that cannot be negative: an absolute temperature.
+	RolePositive
+	// RoleProbability lies in [0, 1]: a probability, an acceptance rate, a fraction.
+	RoleProbability
+	// RoleFinite must stay finite: a log-likelihood, a log-probability, an ELBO.
+	RoleFinite
+	// RoleNonNegative is an amount that cannot be negative: a population, a stock, a mass, a
+	// concentration, a density, a height of liquid.
+	RoleNonNegative
+	// RoleBounded is the norm of a simulation's state (`max|u|`, `||u||`, `|x|`): a stable
+	// scheme keeps it bounded, so sustained exponential growth of three decades is an
+	// instability.
+	RoleBounded
+)
+
+var roleNames = [...]string{"unknown", "residual", "loss", "conserved quantity", "controlled quantity", "positive quantity", "probability", "finite quantity", "non-negative amount", "bounded state norm"}
+
+func (r Role) String() string {
+	if int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return "role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// roleInfo is a series' role with the evidence for it.
+type roleInfo struct {
+	role     Role
+	why      string  // why the role was assigned, for the verdict
+	relative bool    // conserved: the series is already a relative error (dE/E0)
+	tol      float64 // residual: the tolerance it should reach (0: unknown)
+}
+
+// describe names the role and its evidence: `residual (its name "||F||" is the norm of …)`.
+func (ri *roleInfo) describe() string {
+	if ri.why == "" {
+		return ri.role.String()
+	}
+	return ri.role.String() + " (" + ri.why + ")"
+}
+
+// runContext is what a Monitor knows about the run beyond the stream: from the cell's code.
+type runContext struct {
+	dynamics     string // the code integrates a mechanical system: orbit, oscillator, pendulum…
+	conservative bool   // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
+	dissipative  bool   // the code names damping, friction, a thermostat or forcing
+	integrator   string
+}
+
+// conservativeWords and dissipativeWords are looked up in the lowercased code.
+var (
+	conservativeWords = []string{"verlet", "leapfrog", "leap-frog", "leap_frog", "symplectic", "hamiltonian", "nve", "energy conserv", "conserves energy", "conserved energy"}
+	dissipativeWords  = []string{"damp", "friction", "drag", "dissipat", "viscous", "viscosity", "langevin", "thermostat", "forcing", "forced", "driven", "nvt", "npt",
+		"decay", "relax", "resist", "absorb", "brake", "source term"}
+	dynamicsWords = []string{"orbit", "kepler", "planet", "oscillat", "pendulum", "morse", "spring", "molecular dynamics", "n-body", "nbody", "hamilton", "trajectory", "anharmonic"}
+)
+
+// readContext scans the cell's code once, at New.
+func readContext(code string) runContext {
+	if code == "" {
+		return runContext{}
+	}
+	lc := strings.ToLower(code)
+	var c runContext
+	for _, w := range conservativeWords {
+		if strings.Contains(lc, w) {
+			c.conservative, c.integrator = true, w
+			break
+		}
+	}
+	for _, w := range dissipativeWords {
+		if strings.Contains(lc, w) {
+			c.dissipative = true
+			break
+		}
+	}
+	for _, w := range dynamicsWords {
+		if strings.Contains(lc, w) {
+			c.dynamics = w
+			if w == "oscillat" {
+				c.dynamics = "oscillator"
+			}
+			break
+		}
+	}
+	if !c.conservative && strings.Contains(lc, "euler") && !c.dissipative {
+		c.integrator = "euler"
+	}
+	return c
+}
+
+// normName lowercases a series name and strips norm bars and unit suffixes in brackets:
+// "||F||" → "f" (norm), "T[K]" → "t" (unit "k"), "E_tot" → "e_tot".
+func normName(name string) (base string, norm bool, unit string) {
+	s := strings.ToLower(strings.TrimSpace(name))
+	if strings.HasPrefix(s, "|") {
+		if j := strings.LastIndexByte(s, '|'); j > 0 {
+			s = s[:j+1] // drop a subscript: ||F||_2, |r|_inf
+		}
+		t := strings.Trim(s, "|")
+		if t != "" && len(s)-len(t) >= 2 {
+			s, norm = t, true
+		}
+	}
+	for _, br := range [][2]string{{"[", "]"}, {"(", ")"}} {
+		if i := strings.LastIndex(s, br[0]); i > 0 && strings.HasSuffix(s, br[1]) {
+			u := s[i+1 : len(s)-1]
+			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") {
+				unit, s = u, s[:i]
+			}
+		}
+	}
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "norm(") && strings.HasSuffix(s, ")") {
+		s, norm = s[5:len(s)-1], true
+	}
+	return s, norm, unit
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Name lists for roles (lowercased, norm bars and bracketed units stripped).
+var (
+	residualNames = []string{"res", "resid", "residual", "residue", "rnorm", "resnorm", "res_norm", "resnrm", "norm_res", "residual_norm",
+		"fnorm", "normf", "norm_f", "f_norm", "r_norm", "normr", "norm_r", "relres", "rel_res", "relative_residual", "res_rel",
+		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error"}
+	// normedResiduals are what a norm `|…|` / `||…||` of is a residual: F(x), r, the update.
+	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)"}
+	lossNames       = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
+	lossAffixes     = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
+	// relativeDrifts are already relative errors of a conserved quantity.
+	relativeDrifts = []string{"de/e0", "de/e", "de/e_0", "d_e/e0", "dh/h0", "dh/h", "de_rel", "rel_de", "dee0", "de_e0", "delta_e/e0", "(e-e0)/e0",
+		"(e-e0)/|e0|", "|de/e0|", "rel_energy_error", "rel_energy_err", "relative_energy_error", "energy_rel_error", "energy_relerr", "rel_energy_drift",
+		"energy_drift_rel", "rel_drift", "relative_drift", "e_err_rel", "rel_e_err"}
+	// totalEnergies are conserved under a conservative integrator.
+	totalEnergies = []string{"e_tot", "etot", "e_total", "etotal", "total_energy", "totalenergy", "toteng", "energy", "hamiltonian", "energy_tot",
+		"energy_total", "e_sys", "h_tot", "en", "ener"}
+	conservedTotals = []string{"total_mass", "mass_total", "m_tot", "mtot", "total_charge", "charge_total", "q_tot", "qtot", "total_particles", "n_total",
+		"norm_psi", "total_probability", "sum_p", "sum(p)", "prob_sum", "psum"}
+	finiteNames = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
+		"logp", "log_p", "logprob", "log_prob", "log_post", "logpost", "log_posterior", "logposterior", "lp", "lp__", "elbo", "log_evidence",
+		"logz", "log_z", "ll", "loglik_chain", "log_lik_total"}
+	probabilityNames = []string{"prob", "probability", "p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio",
+		"acceptance_ratio", "frac", "fraction", "survival", "survival_prob", "p_survive", "p_success", "success_rate", "occupancy", "occupation"}
+	amountNames = []string{"population", "pop", "stock", "inventory", "biomass", "prey", "predator", "predators", "density", "mass", "amount",
+		"concentration", "conc", "height", "water_level", "volume", "susceptible", "infected", "recovered", "infectious", "exposed",
+		"n_particles", "particles", "count", "moles", "mol", "substrate", "product", "reactant", "cells", "bacteria", "fish", "stock_level"}
+	// stateNames are state variables whose norm a stable scheme keeps bounded; stateNorms are
+	// such norms written as one word.
+	stateNames = []string{"u", "x", "y", "v", "psi", "phi", "q", "state", "sol", "solution", "field", "e_field", "amplitude", "w", "z"}
+	stateNorms = []string{"max|u|", "max_u", "umax", "u_max", "maxabs_u", "max_abs_u", "norm_u", "unorm", "u_norm", "max|x|", "xmax", "norm_x",
+		"max(abs(u))", "max|psi|", "max_amplitude", "amplitude_max"}
+	kelvinNames = []string{"t_k", "temp_k", "temperature_k", "tk", "kelvin", "t_kelvin"}
+)
+
+// nameRole is the role a series' name (and the run's context) gives it.
+func nameRole(name string, ctx *runContext, p *profile) roleInfo {
+	base, norm, unit := normName(name)
+	in := func(list []string) bool {
+		for _, s := range list {
+			if s == base {
+				return true
+			}
+		}
+		return false
+	}
+	q := strconv.Quote(name)
+	switch {
+	case p.qe && base == "scf_accuracy":
+		return roleInfo{role: RoleResidual, why: "Quantum ESPRESSO's estimated scf accuracy, which must fall below conv_thr"}
+	case norm && in(normedResiduals):
+		return roleInfo{role: RoleResidual, why: "its name " + q + " is the norm of a residual or update, which should fall toward a tolerance"}
+	case in(residualNames) || strings.Contains(base, "residual"):
+		return roleInfo{role: RoleResidual, why: "its name " + q + " says residual, which should fall toward a tolerance"}
+	case in(lossNames) || isAffixed(base, "loss", lossAffixes):
+		return roleInfo{role: RoleLoss, why: "its name " + q + " says loss, which training should lower"}
+	case in(relativeDrifts) || isRelativeDrift(base):
+		return roleInfo{role: RoleConserved, relative: true, why: "its name " + q + " is the relative error of a conserved quantity, which should stay near 0"}
+	case in(conservedTotals):
+		return roleInfo{role: RoleConserved, why: "its name " + q + " is a conserved total"}
+	case in(finiteNames) || strings.Contains(base, "loglik") || strings.Contains(base, "log_lik") || strings.Contains(base, "likelihood"):
+		return roleInfo{role: RoleFinite, why: "its name " + q + " is a log-likelihood, which must stay finite"}
+	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
+		return roleInfo{role: RoleProbability, why: "its name " + q + " is a probability or fraction, which lies in [0, 1]"}
+	case in(amountNames) || isAmount(base):
+		return roleInfo{role: RoleNonNegative, why: "its name " + q + " is an amount, which cannot be negative"}
+	case in(kelvinNames) || unit == "k" || unit == "kelvin":
+		return roleInfo{role: RolePositive, why: "its name " + q + " is an absolute temperature, which is positive"}
+	case norm && in(stateNames) || in(stateNorms):
+		return roleInfo{role: RoleBounded, why: "its name " + q + " is the norm of a simulation's state, which a stable scheme keeps bounded"}
+	case p.lammps && name == "Temp":
+		return roleInfo{role: RolePositive, why: "LAMMPS' Temp is an absolute temperature, which is positive"}
+	case !p.lammps && !p.qe && ctx.conservative && !ctx.dissipative && (in(totalEnergies) || isUnitSuffixed(base, totalEnergies)):
+		return roleInfo{role: RoleConserved, why: "its name " + q + " is the total energy and the code uses a conservative integrator (" + ctx.integrator + ")"}
+	case !p.lammps && !p.qe && ctx.dynamics != "" && !ctx.dissipative && (in(totalEnergies) || base == "e" || isUnitSuffixed(base, totalEnergies)):
+		return roleInfo{role: RoleConserved, why: "its name " + q + " is the total energy of a " + ctx.dynamics + " with no damping, forcing or thermostat in the code"}
+	}
+	return roleInfo{}
+}
+
+// isAffixed: base is word joined with one of affixes by "_": train_loss, loss_val.
+func isAffixed(base, word string, affixes []string) bool {
+	for _, a := range affixes {
+		if base == a+"_"+word || base == word+"_"+a || base == a+word {
+			return true
+		}
+	}
+	return false
+}
+
+// isUnitSuffixed: base is one of names with a unit suffix: energy_j, e_ev, etot_kj.
+func isUnitSuffixed(base string, names []string) bool {
+	i := strings.LastIndexByte(base, '_')
+	if i <= 0 {
+		return false
+	}
+	switch base[i+1:] {
+	case "j", "ev", "kj", "kcal", "ry", "ha", "hartree", "erg", "si":
+	default:
+		return false
+	}
+	for _, n := range names {
+		if n == base[:i] {
+			return true
+		}
+	}
+	return false
+}
+
+// isRelativeDrift recognises dX/X0 forms of an energy or Hamiltonian: "de/e0", "dh/h_0",
+// "|e-e0|/|e0|".
+func isRelativeDrift(base string) bool {
+	num, den, ok := strings.Cut(base, "/")
+	if !ok {
+		return false
+	}
+	num, den = strings.Trim(num, "|()"), strings.Trim(den, "|()")
+	for _, q := range []string{"e", "h", "energy", "etot", "e_tot"} {
+		if (num == "d"+q || num == "delta_"+q || num == q+"-"+q+"0" || num == q+"-"+q+"_0") && (den == q+"0" || den == q+"_0" || den == q) {
+			return true
+		}
+	}
+	return false
+}
+
+// isAmount: a concentration or population named with a species: conc_A, c_A is not (LAMMPS
+// computes are c_*), A_conc, pop_1, N_prey.
+func isAmount(base string) bool {
+	for _, p := range []string{"conc_", "concentration_", "pop_", "population_", "mass_", "density_", "stock_", "n_"} {
+		if strings.HasPrefix(base, p) && len(base) > len(p) && !strings.Contains(base[len(p):], "err") {
+			return p != "n_" || in1(base[2:], "prey", "predator", "cells", "infected", "susceptible", "particles", "atoms", "molecules")
+		}
+	}
+	for _, s := range []string{"_conc", "_concentration", "_population", "_mass", "_density", "_stock"} {
+		if strings.HasSuffix(base, s) && len(base) > len(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func in1(s string, list ...string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// isProbability: the smallest or largest entry of a probability vector, or one of its
+// entries: min(p), p_min, pmin, p0, p_3, p[3].
+func isProbability(base string) bool {
+	if in1(base, "min(p)", "max(p)", "p_min", "pmin", "min_p", "minp", "p_max", "pmax", "max_p", "min_prob", "prob_min", "minprob") {
+		return true
+	}
+	if strings.HasPrefix(base, "p[") && strings.HasSuffix(base, "]") {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(base, "p_"); ok && rest != "" {
+		// p_trap, p_free, p_accept, p_3 — but not a pressure (p_in, p_out, p_gas…) or a setpoint
+		return !in1(rest, "in", "out", "inlet", "outlet", "gas", "atm", "bar", "pa", "kpa", "mpa", "psi", "sat", "vap", "vapor", "partial", "tank",
+			"set", "sp", "ref", "total", "tot", "max", "mean", "avg", "ext", "int", "0", "init", "wall", "x", "y", "z", "norm")
+	}
+	rest, ok := strings.CutPrefix(base, "p")
+	return ok && isDigits(rest)
+}

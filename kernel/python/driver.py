@@ -82,7 +82,7 @@ def _save_state(path):
     with open(path, "wb") as f:
         f.write(_MAGIC)
         for name, value in list(ns.items()):
-            if name.startswith("__") and name.endswith("__") or value is labmate:
+            if name.startswith("__") and name.endswith("__") or value is labmate or value is _get_values:
                 continue
             if isinstance(value, types.ModuleType):
                 if sys.modules.get(value.__name__) is not value:

@@ -135,8 +135,10 @@ and what the user's runs learn goes to the user's namespace, never into the libr
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := isFolder(args[0], "a folder labmate memory export wrote"); err != nil {
-				return err
+			if !builtins {
+				if err := isFolder(args[0], "a folder labmate memory export wrote"); err != nil {
+					return err
+				}
 			}
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
 				if builtins {

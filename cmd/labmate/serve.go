@@ -67,20 +67,18 @@ documentation index like labmate run.
 
 State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
 campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
-session workspaces in DATA/workspaces, and every artifact a cell reports (a figure, a table,
-up to 32 MiB) in DATA/artifacts by its SHA-256, so it outlives the workspace and the server
-(GET /v1/artifacts/SHA256/NAME); --artifacts-max bounds the store, the oldest unpinned files
-evicted first (reading one then says it was evicted for space, and when). Campaign CSVs (POST /v1/campaigns, the MCP
-campaign tools, the dashboard) are uploaded, or named by a path under a --data-root directory;
-no other file on the server can be named.
+session workspaces in DATA/workspaces, and every artifact a cell reports (a figure, a table, up
+to 32 MiB) in DATA/artifacts by its SHA-256, outliving workspace and server (GET
+/v1/artifacts/SHA256/NAME; --artifacts-max bounds it, the oldest unpinned evicted first, with a
+note). Campaign CSVs (POST /v1/campaigns, MCP, the dashboard) are uploaded, or named by a path
+under a --data-root directory; no other file on the server can be named.
 
 Every client needs the server's bearer token (Authorization: Bearer TOKEN). It is --token or
 $LABMATE_TOKEN when given, else a random one (256 bits) kept in DATA/token (mode 0600, reused
 at every start, so clients keep working; a token file other users could read is refused).
-The server prints a ready URL for the dashboard, http://127.0.0.1:7878/?token=…: the page
-keeps the token for its tab (sessionStorage) and takes it out of the address bar.
-labmate exec --server picks the token up from DATA/token. --no-token serves without one,
-on a loopback address only.
+The server prints a ready URL for the dashboard, http://127.0.0.1:7878/?token=…: the page keeps
+the token for its tab (sessionStorage) and takes it out of the address bar. labmate exec
+--server picks the token up from DATA/token. --no-token serves without one, on loopback only.
 
 Against web pages that try to drive the server: the Host header must be a loopback name
 (localhost, *.localhost, 127.0.0.1, [::1]), the host of --addr (an --addr of 0.0.0.0 or [::]

@@ -112,7 +112,10 @@ func TestHostEnvClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, s, id, job.Running, 30*time.Second)
-	t.Cleanup(func() { s.Cancel(ctx(t), id, "done") })
+	t.Cleanup(func() {
+		s.Cancel(ctx(t), id, "done")
+		waitState(t, s, id, job.Cancelled, 30*time.Second) // its recorder is done writing before the TempDir goes
+	})
 	r, err := s.readRecord(id)
 	if err != nil {
 		t.Fatal(err)

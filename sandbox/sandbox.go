@@ -755,6 +755,18 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 	return cmd, nil
 }
 
+// Adopt gives workspace to the host account sandboxed code runs as, when labmate runs as root
+// in ModeBubblewrap (see hostID.adopt): the directory, and the top-level entries root put there
+// since the last time (the whole tree the first time). Otherwise it does nothing. A kernel
+// calls it before each cell, so that what labmate's host side added between cells (an upload,
+// a folder) is writable by the cell.
+func (s *Sandbox) Adopt(workspace string) error {
+	if s.drop == nil {
+		return nil
+	}
+	return s.drop.adopt(workspace)
+}
+
 // limitFiles sets the file-size limit (RLIMIT_FSIZE, soft and hard) of every process in cg to 0
 // (stop: every write to a file fails) or back to the policy's, going over the list again while
 // new processes appear, and says whether it set any. Without CAP_SYS_RESOURCE (which a

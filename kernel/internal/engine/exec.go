@@ -85,9 +85,23 @@ func (k *Kernel) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Ste
 			return
 		}
 		defer os.Remove(path)
+		if a, ok := k.opts.Sandbox.(adopter); ok {
+			// What the host's side put in the workspace since (an upload, a folder) becomes
+			// the sandbox's, so the cell can write it.
+			if err := a.Adopt(k.ws); err != nil {
+				yield(nil, fmt.Errorf("%s kernel: %w", k.d.Name, err))
+				return
+			}
+		}
 		r := &run{k: k, p: p, yield: yield, start: time.Now(), want: k.tag(), budget0: p.overruns}
 		r.loop(ctx, c, path, rehash)
 	}
+}
+
+// adopter is a sandbox that gives a workspace's entries to the identity sandboxed code runs as
+// (sandbox.Sandbox, when labmate runs as root).
+type adopter interface {
+	Adopt(workspace string) error
 }
 
 // emit yields an observation unless the consumer has stopped listening.

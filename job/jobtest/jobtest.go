@@ -366,7 +366,12 @@ func (h *harness) logsFollowFile() {
 		Script: "echo starting\nfor i in 1 2 3 4 5; do echo \"step $i\" >>sub/out.log; sleep 0.3; done\necho finished",
 		Follow: []string{"sub/out.log"},
 	})
+	// Made after the submit, writable by whoever the job runs as (the sandbox's own account
+	// when labmate is root): 0777 whatever the umask.
 	if err := os.MkdirAll(filepath.Join(h.ws, "sub"), 0o777); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(h.ws, "sub"), 0o777); err != nil {
 		h.t.Fatal(err)
 	}
 	lines := h.logs(id, 0, true, h.o.start()+time.Minute)

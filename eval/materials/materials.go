@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -262,20 +261,7 @@ func prepare(s *Setup, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "template.in"), []byte(tmpl), 0o644); err != nil {
 		return err
 	}
-	scripts, err := fs.Sub(skills.FS, SkillName+"/scripts")
-	if err != nil {
-		return err
-	}
-	return fs.WalkDir(scripts, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(scripts, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o755)
-	})
+	return skills.CopyScripts(SkillName, dir)
 }
 
 // runScan runs eos-scan.sh over points and parses its lines.

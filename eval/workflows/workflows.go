@@ -319,18 +319,8 @@ func prepare(skill, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("workflows: %w", err)
 	}
-	scripts, err := fs.Sub(skills.FS, skill+"/scripts")
-	if err != nil {
+	if err := skills.CopyScripts(skill, dir); err != nil {
 		return fmt.Errorf("workflows: %w", err)
 	}
-	return fs.WalkDir(scripts, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(scripts, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o755)
-	})
+	return nil
 }

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // HostUser is the host account whose uid and gid sandboxed code runs as when labmate runs as
@@ -159,4 +162,32 @@ func (id hostID) adopt(ws string) error {
 		return nil
 	}
 	return fs.WalkDir(root.FS(), ".", walk)
+}
+
+// prlimit sets resource of the processes pids to lim as the account h, and says how many it
+// set: how root without CAP_SYS_RESOURCE lowers the limits of the account's processes (the
+// kernel lets an account change its own processes' limits, never raise a hard one). The
+// identity is changed for one OS thread only (raw setresgid/setresuid act on the calling
+// thread, not on the process as Go's own wrappers do), and that thread is never given back to
+// the Go scheduler: it ends with its goroutine. It takes microseconds, where running prlimit(1)
+// through setpriv(1) took milliseconds a process, while the sandbox wrote on.
+func (h hostID) prlimit(pids []int, resource int, lim unix.Rlimit) int {
+	set := make(chan int)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		n := 0
+		defer func() { set <- n }()
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(h.gid), uintptr(h.gid), uintptr(h.gid)); e != 0 {
+			return
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(h.uid), uintptr(h.uid), uintptr(h.uid)); e != 0 {
+			return
+		}
+		for _, pid := range pids {
+			if unix.Prlimit(pid, resource, &lim, nil) == nil {
+				n++
+			}
+		}
+	}()
+	return <-set
 }

@@ -11,10 +11,12 @@ import (
 // often for bigger trees, so that walking costs this process at most 1/quotaCost of a core
 // whatever the number of files; a tree that takes longer than quotaCheap to walk is measured by
 // du(1) inside the sandbox's cgroup, on the sandbox's budget, every quotaMax. Between walks it
-// reads, every quotaMin, how much the sandbox has just written (its dirty page cache, one read
-// of a cgroup file), and measures at once when that could have passed the quota.
+// reads, every quotaMin (quotaFast while it writes fast), how much the sandbox has just written
+// (its dirty page cache, one read of a cgroup file), and measures at once when that could have
+// passed the quota.
 const (
 	quotaMin   = 10 * time.Millisecond
+	quotaFast  = time.Millisecond // how often a sandbox that writes fast is read
 	quotaMax   = 5 * time.Second
 	quotaCost  = 20
 	quotaGrace = time.Second           // a command still writing this long after a breach is killed
@@ -54,11 +56,20 @@ type watchdog struct {
 	done       chan struct{}
 }
 
-// startWatchdog watches root until close. The baseline is measured first, in the watchdog's
-// own goroutine, so that a big workspace does not delay the command's start; what the command
-// writes in the meantime is not counted.
+// startWatchdog watches root until close. It is called before the command starts, and the
+// baseline is measured here when that is cheap (quotaCheap), so that nothing the command writes
+// is taken for the baseline however late the watchdog's goroutine runs. A bigger tree is
+// measured in that goroutine, by the sandbox (measure), so that it does not delay the start;
+// what the command writes before that measure ends is not counted.
 func startWatchdog(w *watchdog) *watchdog {
 	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	w.base = -1
+	if n, ok := allocatedWithin(w.root, w.skip, quotaCheap); ok || w.measure == nil {
+		if !ok {
+			n = allocated(w.root, w.skip)
+		}
+		w.base = n
+	}
 	go w.run()
 	return w
 }
@@ -71,13 +82,13 @@ func (w *watchdog) close() {
 func (w *watchdog) run() {
 	defer close(w.done)
 	var hostCost time.Duration // what the last walk in this process took
-	var ok bool
-	if w.base, ok = allocatedWithin(w.root, w.skip, quotaCheap); !ok && w.measure != nil {
-		w.base, ok = w.measure()
+	if w.base < 0 {
+		// A big tree (startWatchdog could not walk it cheaply): the sandbox measures it.
+		var ok bool
+		if w.base, ok = w.measure(); !ok {
+			w.base = allocated(w.root, w.skip)
+		}
 		hostCost = quotaCheap + 1
-	}
-	if !ok {
-		w.base = allocated(w.root, w.skip)
 	}
 	t := time.NewTicker(quotaMin)
 	defer t.Stop()
@@ -87,6 +98,8 @@ func (w *watchdog) run() {
 	var since time.Time // when the current breach began; zero: none
 	var level int64     // the growth at that moment
 	var stopped bool    // whether writes were stopped then
+	var lastDirty int64 // the sandbox's unwritten page cache at the last tick
+	interval := quotaMin
 	for {
 		select {
 		case <-w.stop:
@@ -103,6 +116,17 @@ func (w *watchdog) run() {
 		// if it could have taken the workspace past its quota.
 		d, known := w.dirty()
 		suspect := known && used+max(d-dirtyAt, 0) > w.limit
+		// A sandbox writing fast is read every quotaFast, so that it cannot go far past its
+		// quota between two reads.
+		want := quotaMin
+		if known && d-lastDirty > w.limit/16 {
+			want = quotaFast
+		}
+		if want != interval {
+			interval = want
+			t.Reset(interval)
+		}
+		lastDirty = d
 		if time.Now().Before(next) && !suspect && since.IsZero() {
 			continue
 		}

@@ -770,8 +770,8 @@ func (s *Sandbox) Adopt(workspace string) error {
 // limitFiles sets the file-size limit (RLIMIT_FSIZE, soft and hard) of every process in cg to 0
 // (stop: every write to a file fails) or back to the policy's, going over the list again while
 // new processes appear, and says whether it set any. Without CAP_SYS_RESOURCE (which a
-// container's root may lack) the limits of the sandbox's account are lowered as that account,
-// through setpriv and prlimit(1), and cannot be raised again.
+// container's root may lack) the limits of the sandbox's account are lowered as that account
+// (hostID.prlimit), and cannot be raised again.
 func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
 	lim := unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}
 	if f := s.fileLimit(); stop || f > 0 {
@@ -782,6 +782,7 @@ func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
 		lim.Max = lim.Cur
 	}
 	done, any := map[int]bool{}, false
+	var denied []int
 	for range 8 {
 		fresh := false
 		for _, pid := range cg.procs() {
@@ -789,12 +790,15 @@ func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
 				continue
 			}
 			done[pid], fresh = true, true
-			err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &lim, nil)
-			if errors.Is(err, unix.EPERM) && stop && s.drop != nil {
-				err = exec.Command(s.setpriv, "--reuid="+strconv.Itoa(s.drop.uid), "--regid="+strconv.Itoa(s.drop.gid), "--clear-groups", "--",
-					s.prlimit, "--pid", strconv.Itoa(pid), "--fsize=0:0").Run()
+			if err := unix.Prlimit(pid, unix.RLIMIT_FSIZE, &lim, nil); err == nil {
+				any = true
+			} else if errors.Is(err, unix.EPERM) && stop && s.drop != nil {
+				denied = append(denied, pid)
 			}
-			any = any || err == nil
+		}
+		if len(denied) > 0 {
+			any = s.drop.prlimit(denied, unix.RLIMIT_FSIZE, lim) > 0 || any
+			denied = denied[:0]
 		}
 		if !fresh {
 			break

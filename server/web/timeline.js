@@ -2,7 +2,7 @@
 // cards of their own) as a line of the story, in order between the cards.
 
 import { $, el, clock, duration } from "./util.js";
-import { state } from "./app.js";
+import { state } from "./api.js";
 
 // runLine adds one event of an agent run to the stream, in order between its operations'
 // cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),

@@ -128,5 +128,25 @@ func TestDashboardChartAbscissa(t *testing.T) {
 	if !strings.Contains(caption, "against t") || regexp.MustCompile(`\d\.\d{6,}`).MatchString(caption) {
 		t.Errorf("the energy chart's caption: %q, want it against t and numbers to four significant digits", caption)
 	}
+	// Overlay: the energy's menu offers x (the position, also against t); choosing it draws both
+	// on the energy's axes, each named in the legend, and none takes it away again.
+	offered := evalString(t, ctx, `[...`+energy+`.querySelectorAll("select.overlay option")].map((o) => o.textContent).join(",")`)
+	if offered != "none,x" {
+		t.Errorf("the energy chart offers %q to overlay, want \"none,x\" (the other series against t)", offered)
+	}
+	choose := func(v string) {
+		t.Helper()
+		evalString(t, ctx, `(() => { const s = `+energy+`.querySelector("select.overlay"); s.value = "`+v+`"; s.dispatchEvent(new Event("change")); return ""; })()`)
+	}
+	choose("x")
+	waitJS(t, ctx, "x is drawn over the energy", energy+`.querySelectorAll("svg polyline.series").length === 2`)
+	got = evalString(t, ctx, `(() => { const s = `+energy+`.querySelector("svg"); return [...s.querySelectorAll("polyline.series")].map((l) => l.dataset.series).join(",") + " | " + `+
+		`[...s.querySelectorAll("text.legend")].map((e) => e.textContent).join(",") + " | " + s.querySelector("text.axis-label.y").textContent + " | " + s.dataset.xmax; })()`)
+	if got != "x,energy | energy,x | energy, x | 5" {
+		t.Errorf("the overlaid chart: %q, want \"x,energy | energy,x | energy, x | 5\" (lines | legend | y label | x span)", got)
+	}
+	screenshot(t, ctx, "chart-overlay.png")
+	choose("")
+	waitJS(t, ctx, "the overlay is taken away", energy+`.querySelectorAll("svg polyline.series").length === 1 && !`+energy+`.querySelector("text.legend")`)
 	screenshot(t, ctx, "chart-damped.png")
 }

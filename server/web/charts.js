@@ -5,10 +5,12 @@
 // line (`epoch 8 loss 0.31`, `iter 12, residual 3e-5`), else the sample's index; the axis is
 // named after it. y is on a log scale when the series is positive and spans more than three
 // decades (residuals), x too when it is a positive abscissa that does. Numbers are printed to
-// four significant digits. The moments perception gave a Warning or an Error are marked at the
-// sample they were about. Redrawn at most once a frame; each point observed after the page
-// loaded is measured from the server's timestamp to the frame that shows it, as a performance
-// entry "chart-point" (performance.getEntriesByName), so the lag is observable.
+// four significant digits. Another series of the operation on the same abscissa can be drawn
+// over a chart (its overlay menu), on the same axes, with a legend. The moments perception gave
+// a Warning or an Error are marked at the sample they were about. Redrawn at most once a frame;
+// each point observed after the page loaded is measured from the server's timestamp to the
+// frame that shows it, as a performance entry "chart-point" (performance.getEntriesByName), so
+// the lag is observable.
 
 import { el } from "./util.js";
 
@@ -53,11 +55,17 @@ export function addSample(c, s, ts, key) {
     svg.setAttribute("aria-label", "telemetry " + s.name);
     fig.dataset.series = s.name;
     fig.hidden = true; // until its second point
-    fig.append(cap, svg);
+    const pick = el("select", "overlay");
+    pick.title = "draw another series of this operation on the same axes";
+    const choose = el("label", "overlay", "overlay ");
+    choose.append(pick);
+    choose.hidden = true; // until there is a series to offer
+    fig.append(cap, svg, choose);
     c.tele.append(fig);
     const step = ch.steps.get(key);
     const by = s.t !== undefined ? "t" : step && step.name !== s.name ? step.name : "";
-    sr = { xs: [], ys: [], ts: [], cap, svg, fig, by };
+    sr = { xs: [], ys: [], ts: [], cap, svg, fig, by, pick, choose, offered: "", overlay: "" };
+    pick.addEventListener("change", () => { sr.overlay = pick.value; schedule(c); });
     ch.series.set(s.name, sr);
   }
   if (sr.xs.length >= MAX_POINTS) {
@@ -94,6 +102,7 @@ function schedule(c) {
     const used = new Set([...ch.series.values()].map((sr) => sr.by));
     for (const [name, sr] of ch.series) {
       if (used.has(name)) { sr.fig.hidden = true; continue; }
+      offer(ch, name, sr, used);
       draw(ch, name, sr);
     }
     const now = performance.timeOrigin + performance.now();
@@ -161,14 +170,30 @@ function scale(vs, allowLog, from0, n) {
   return { f, lo, hi, log, ticks, label: (v) => (log ? "1e" + v : fmtTick(v)) };
 }
 
+// offer lists, in a chart's overlay menu, the other series of its operation that share its
+// abscissa (so that their points line up): the related series a scientist compares on one pair
+// of axes, a training loss with its validation loss, a temperature with its target.
+function offer(ch, name, sr, used) {
+  const names = [...ch.series].filter(([n, o]) => n !== name && !used.has(n) && o.by === sr.by && o.ys.length >= 2).map(([n]) => n);
+  const key = names.join("\n");
+  if (key === sr.offered) return;
+  sr.offered = key;
+  sr.pick.replaceChildren(el("option", "", "none"), ...names.map((n) => { const o = el("option", "", n); o.value = n; return o; }));
+  sr.pick.firstChild.value = "";
+  if (!names.includes(sr.overlay)) sr.overlay = "";
+  sr.pick.value = sr.overlay;
+  sr.choose.hidden = names.length === 0;
+}
+
 function draw(ch, name, sr) {
   const ys = sr.ys;
   // One point is no curve: a series shows from its second sample (a plate read once, at many
   // wavelengths, is its spectra in the bench view instead of a chart per well and wavelength).
   sr.fig.hidden = ys.length < 2;
   if (sr.fig.hidden) return;
-  const ysc = scale(ys, true, false, 5);
-  const xsc = scale(sr.xs, sr.by !== "", true, 6);
+  const other = sr.overlay ? ch.series.get(sr.overlay) : null;
+  const ysc = scale(other ? ys.concat(other.ys) : ys, true, false, 5);
+  const xsc = scale(other ? sr.xs.concat(other.xs) : sr.xs, sr.by !== "", true, 6);
   const g = { W, H, L: 50, R: 10, T: 6, B: 30 };
   g.x = (x) => g.L + ((x - xsc.lo) / (xsc.hi - xsc.lo)) * (W - g.L - g.R);
   g.y = (y) => H - g.B - ((y - ysc.lo) / (ysc.hi - ysc.lo)) * (H - g.T - g.B);
@@ -176,11 +201,18 @@ function draw(ch, name, sr) {
   const add = svgAdder(sr.svg);
   const xname = sr.by || "sample";
   axes(add, g, ysc.ticks.map((v) => ({ v, label: ysc.label(v) })), xsc.ticks.map((v) => ({ v, label: xsc.label(v) })),
-    name + (ysc.log ? " (log)" : ""), xname + (xsc.log ? " (log)" : ""));
+    (other ? name + ", " + sr.overlay : name) + (ysc.log ? " (log)" : ""), xname + (xsc.log ? " (log)" : ""));
   sr.svg.dataset.xmin = String(Math.min(...sr.xs));
   sr.svg.dataset.xmax = String(Math.max(...sr.xs));
   sr.svg.dataset.x = xname;
-  add("polyline", { class: "series", points: ys.map((y, i) => g.x(xsc.f(sr.xs[i])).toFixed(1) + "," + g.y(ysc.f(y)).toFixed(1)).join(" ") });
+  const line = (o, cls) => add("polyline", { class: cls, points: o.ys.map((y, i) => g.x(xsc.f(o.xs[i])).toFixed(1) + "," + g.y(ysc.f(y)).toFixed(1)).join(" ") });
+  if (other) {
+    line(other, "series overlay").dataset.series = sr.overlay;
+    // The legend: each series' name in its line's colour, at the top right.
+    add("text", { class: "legend", x: W - g.R - 4, y: g.T + 10, "text-anchor": "end" }, name);
+    add("text", { class: "legend overlay", x: W - g.R - 4, y: g.T + 22, "text-anchor": "end" }, sr.overlay);
+  }
+  line(sr, "series").dataset.series = name;
   for (const m of ch.marks) {
     let i = sr.ts.findIndex((t) => t >= m.ts - 1e-6);
     if (i < 0) i = sr.ts.length - 1;
@@ -192,5 +224,6 @@ function draw(ch, name, sr) {
     l.append(t);
   }
   sr.cap.textContent = `${name} = ${fmtNum(ys[ys.length - 1])}  (${ys.length} points against ${xname}` +
-    `${ysc.log ? ", log scale" : ""}; ${fmtNum(Math.min(...ys))} … ${fmtNum(Math.max(...ys))})`;
+    `${ysc.log ? ", log scale" : ""}; ${fmtNum(Math.min(...ys))} … ${fmtNum(Math.max(...ys))})` +
+    (other ? `; with ${sr.overlay} = ${fmtNum(other.ys[other.ys.length - 1])}` : "");
 }

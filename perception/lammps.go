@@ -298,7 +298,8 @@ const setpointColdRows = 5
 // target at this step (Tstart → Tstop along the run when its length and the Step column are
 // known; the nearer end of the ramp otherwise), and Temp more than SetpointDeviation (50%)
 // away from it for SetpointRows (15) thermo rows in a row, spanning at least five Tdamp (the
-// thermostat's own relaxation time: a run started far from its target gets there in a few) →
+// thermostat's own relaxation time: a run started far from its target gets there in a few; a
+// quarter of the run when five Tdamp outlast it, a thermostat too weak to act within it) →
 // Error; for 5 rows when Temp is below a thousandth of the target all along (atoms at rest,
 // which a Nose-Hoover thermostat cannot heat). A small system's temperature fluctuates by tens of percent, a heating ramp lags its
 // target by a little; a temperature at 10⁻³⁰ K under a 300 K thermostat, or at ten times the
@@ -333,6 +334,11 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 		r.coldRows++ // at rest: no thermostat leaves atoms at a thousandth of its target
 	}
 	need := 5 * l.tdampSteps()
+	if th.runN > 0 && need > th.runN {
+		// A thermostat whose five relaxation times outlast the run cannot bring the
+		// temperature to its target within it at all: the excuse lasts a quarter of the run.
+		need = th.runN / 4
+	}
 	rows := m.th.SetpointRows
 	if r.coldRows == r.offRows {
 		rows = min(rows, setpointColdRows)
@@ -342,8 +348,12 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 	}
 	r.setFired = true
 	fix := "check that the thermostat acts on the atoms measured (its group), that Tdamp (" + num(th.tdmp) + ") is in the units' time and that nothing else (fix setforce, a frozen group, a velocity rescale) fights it"
-	if n := l.tdampSteps(); n > 0 && n < 100 {
+	switch n := l.tdampSteps(); {
+	case n > 0 && n < 100:
 		fix = fmt.Sprintf("Tdamp is %s timesteps: LAMMPS recommends about 100 timesteps, raise it to %s; ", num(n), num(100*l.dt())) + fix
+	case n > 0 && th.runN > 0 && 5*n > th.runN:
+		fix = fmt.Sprintf("Tdamp is %s timesteps, so the thermostat needs longer than the whole run (%s steps) to act: LAMMPS recommends about 100 timesteps, lower it to %s (Tdamp is in the units' time: ps in metal units); ",
+			num(n), num(th.runN), num(100*l.dt())) + fix
 	}
 	if v < 1e-3*target && th.style != "langevin" {
 		fix = "a Nose-Hoover or rescaling thermostat cannot heat atoms at rest: give them velocities first (velocity all create " + num(target) + " SEED); " + fix

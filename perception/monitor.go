@@ -107,6 +107,7 @@ type Monitor struct {
 	series map[seriesKey]*series
 
 	prof  profile
+	rd    reader // the code's reader (prof.code); nil for the common profiles
 	ctx   runContext
 	qeIn  qeInput
 	lmp   lammps
@@ -190,10 +191,8 @@ func New(cfg *Config) (*Monitor, error) {
 			m.off[i] = true
 		}
 	}
-	if prof.lammps {
-		for line := range strings.Lines(cfg.Code) {
-			m.lmp.declare(strings.TrimSpace(line))
-		}
+	if c := prof.code; c != nil && c.reader != nil {
+		m.rd = c.reader(m, cfg)
 	}
 	for _, expr := range cfg.Watch {
 		c, err := ParseConstraint(expr)
@@ -301,11 +300,8 @@ func (m *Monitor) text(o *protocol.Observation) {
 		row = true
 		m.emitRow(st)
 	}
-	if m.prof.qe {
-		m.qeLine(st, o.Kind, o.Line)
-	}
-	if m.prof.lammps {
-		m.lammpsLine(st, o.Kind, o.Line)
+	if m.rd != nil {
+		m.rd.line(m, st, o.Kind, o.Line)
 	}
 	if f, ok := m.lang.line(o.Kind, o.Line); ok {
 		m.raise(detLanguage, f)
@@ -473,8 +469,8 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	if sr.isStep {
 		m.crawl(t, sr, s)
 	}
-	if m.prof.lammps {
-		m.lammpsSample(sr, s)
+	if m.rd != nil {
+		m.rd.sample(m, sr, s)
 	}
 }
 

@@ -69,7 +69,7 @@ func TestProfileFor(t *testing.T) {
 			t.Errorf("ParseProfile(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ParseProfile("vasp"); err == nil || !strings.Contains(err.Error(), "qe, lammps") {
+	if _, err := ParseProfile("vasp"); err == nil || !strings.Contains(err.Error(), "qe") || !strings.Contains(err.Error(), "lammps") {
 		t.Errorf("ParseProfile(vasp) = %v, want an error listing the profiles", err)
 	}
 	if _, err := New(&Config{Profile: "vasp"}); err == nil {

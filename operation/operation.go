@@ -120,9 +120,10 @@ type Options struct {
 
 // Exec runs a checked plan in k, watched by the perceive loop it shares with jobs (perceiver).
 // It yields operation_start, one operation_progress per observation — the kernel's, the lines
-// of followed files, and the telemetry perception's profile read from a line — carrying perception's verdict whenever it changes, one per
-// file the cell created or changed in its workspace (an artifact, see artifacts.go) after
-// the cell's end, and exactly one terminal message.
+// of followed files, and the telemetry perception's profile read from a line — carrying
+// perception's verdict whenever it changes, one per file the cell created or changed in its
+// workspace (an artifact, see artifacts.go) after the cell's end, and exactly one terminal
+// message.
 //
 // The verdict decides the outcome: when the Hot-Fix policy acted on an Error (or, under
 // on_warning, a Warning) seen before the cell's end, the terminal message is operation_failed

@@ -1,6 +1,8 @@
 // Package kernel defines a live interpreter session: a Kernel runs code cell by cell, streams
 // every line, telemetry sample and event while the code runs, and can be interrupted without
-// losing its workspace. Implementations live in octave/, python/ and shell/; all of them pass
+// losing its workspace. Its telemetry is what code logs through the helper injected in every
+// kernel (labmate_log, labmate.log), read from a side channel; printed lines are streamed as
+// lines, and perception reads telemetry from them (perception.ParseSamples, its profiles). Implementations live in octave/, python/ and shell/; all of them pass
 // the shared suite in kerneltest/. The Python and Octave kernels are also Snapshotters: they save
 // what their interpreter can serialise of its variables and load it into a later session.
 package kernel

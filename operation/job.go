@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/job"
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/sandbox"
@@ -271,25 +270,20 @@ type jobFollower struct {
 	id    job.ID
 	plan  *JobPlan
 	opts  JobOptions
-	mon   *perception.Monitor
-	esc   *perception.Escalator
+	per   *perceiver // the perceive/Hot-Fix loop, as for a cell; stop cancels the job
 
 	info      protocol.JobInfo
 	started   bool
 	startedAt time.Time
-	trigger   *protocol.Verdict // the verdict that cancelled the job
-	cancelErr error
+	cancelErr error // cancelling the job on the Hot-Fix's verdict failed
 	bytes     int64
 	after     int64 // the last line observed
-	quiet     bool  // replaying: judge, log nothing
 	files     map[string]*fileWatch
 	root      *os.Root
 	lastRes   time.Time // the last resource sample logged
 	listening bool
 	yield     func(*Message, error) bool
 	failed    bool // the log refused a message
-	judgeCtx  context.Context
-	judged    chan *protocol.Verdict
 }
 
 type fileWatch struct {
@@ -312,14 +306,13 @@ func newJobFollower(op *Op, sched job.Scheduler, id job.ID, plan *JobPlan, opts 
 	if f.opts.Poll <= 0 {
 		f.opts.Poll = defaultJobPoll
 	}
-	f.esc = &perception.Escalator{Judge: f.opts.Judge}
 	return f
 }
 
 // emit logs m and yields it; false when the iteration is over (the log refused it, or the
 // consumer stopped).
 func (f *jobFollower) emit(ctx context.Context, m *Message) bool {
-	if f.quiet || f.failed || !f.listening {
+	if f.per != nil && f.per.quiet || f.failed || !f.listening {
 		return !f.failed && f.listening
 	}
 	if err := f.op.append(context.WithoutCancel(ctx), m); err != nil {
@@ -345,52 +338,11 @@ func (f *jobFollower) start(ctx context.Context, now time.Time) bool {
 	if !f.emit(ctx, &Message{protocol.TypeStart, &protocol.StatePayload{State: protocol.Started, Job: &info}}) {
 		return false
 	}
-	return f.observe(ctx, &protocol.Observation{Kind: protocol.ObsEvent, Time: now, Event: &protocol.Event{Name: protocol.EventStarted}}, true)
+	return f.per.observe(&protocol.Observation{Kind: protocol.ObsEvent, Time: now, Event: &protocol.Event{Name: protocol.EventStarted}}, true)
 }
 
-// observe judges o, acts on the verdict and logs o (when log) with the verdict and the
-// telemetry read from it.
-func (f *jobFollower) observe(ctx context.Context, o *protocol.Observation, log bool) bool {
-	v := f.mon.Observe(o)
-	f.hotfix(ctx, v)
-	if f.esc.Should(v, o.Time) && !f.quiet {
-		go judge(f.judgeCtx, f.opts.Judge, f.mon.Window(), v, f.judged)
-	}
-	if log || v != nil {
-		if !f.emit(ctx, &Message{protocol.TypeProgress, &protocol.Progress{Observation: o, Verdict: v}}) {
-			return false
-		}
-	}
-	for _, s := range f.mon.Parsed() { // telemetry the profile read from this line
-		if s.T != nil {
-			t := *s.T
-			s.T = &t
-		}
-		if !f.emit(ctx, &Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: &s}}}) {
-			return false
-		}
-	}
-	if (o.Kind == protocol.ObsStdout || o.Kind == protocol.ObsFile) && o.Line != "" {
-		src := protocol.FromStdout
-		if o.Kind == protocol.ObsFile {
-			src = protocol.FromFile
-		}
-		for _, s := range kernel.ParseSamples(o.Line) { // a kernel parses a cell's printed lines; a job's are parsed here
-			s.Source = src
-			if !f.observe(ctx, &protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s}, true) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// hotfix cancels the job on the first verdict the policy acts on.
-func (f *jobFollower) hotfix(ctx context.Context, v *protocol.Verdict) {
-	if v == nil || f.trigger != nil || !perception.Interrupts(f.plan.Hotfix, v) {
-		return
-	}
-	f.trigger = v
+// cancel is the Hot-Fix's stop for a job: Scheduler.Cancel, with the verdict as the reason.
+func (f *jobFollower) cancel(ctx context.Context, v *protocol.Verdict) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	f.cancelErr = f.sched.Cancel(cctx, f.id, fmt.Sprintf("perception: %s: %s", v.Detector, v.Message))
@@ -419,10 +371,10 @@ func (f *jobFollower) line(ctx context.Context, l *job.Line) bool {
 		}
 	}
 	f.bytes += int64(len(l.Text)) + 1
-	if !f.quiet && !f.start(ctx, t) {
+	if !f.per.quiet && !f.start(ctx, t) {
 		return false
 	}
-	return f.observe(ctx, o, true)
+	return f.per.observe(o, true)
 }
 
 // look measures the job, looks at its followed files and runs the time-based detectors.
@@ -439,7 +391,7 @@ func (f *jobFollower) look(ctx context.Context, now time.Time) bool {
 			if log {
 				f.lastRes = now
 			}
-			if !f.observe(ctx, o, log) {
+			if !f.per.observe(o, log) {
 				return false
 			}
 		}
@@ -459,20 +411,14 @@ func (f *jobFollower) look(ctx context.Context, now time.Time) bool {
 				if log {
 					fw.logged = now
 				}
-				if !f.observe(ctx, o, log) {
+				if !f.per.observe(o, log) {
 					return false
 				}
 			}
 			fw.line = false
 		}
 	}
-	if v := f.mon.Tick(now); v != nil {
-		f.hotfix(ctx, v)
-		if !f.emit(ctx, &Message{protocol.TypeProgress, &protocol.Progress{Verdict: v}}) {
-			return false
-		}
-	}
-	return true
+	return f.per.tick(now)
 }
 
 type lineOrErr struct {
@@ -484,15 +430,15 @@ type lineOrErr struct {
 // log stood.
 func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, yield func(*Message, error) bool) {
 	f.yield, f.listening = yield, true
-	mon, err := perception.New(f.plan.Watch)
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	per, err := newPerceiver(fctx, f.plan.Watch, f.plan.Hotfix, f.opts.Judge,
+		func(v *protocol.Verdict) { f.cancel(ctx, v) }, func(m *Message) bool { return f.emit(ctx, m) })
 	if err != nil { // CheckJob accepted it
 		f.emit(ctx, &Message{protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()}})
 		return
 	}
-	f.mon = mon
-	fctx, stop := context.WithCancel(ctx)
-	defer stop()
-	f.judgeCtx, f.judged = fctx, make(chan *protocol.Verdict, 1)
+	f.per = per
 	// A job's workspace may lie inside another workspace whose code can replace it, or a
 	// directory above it, with a symbolic link: the followed files are read only through a
 	// path without one.
@@ -598,9 +544,8 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 			if st.State == job.Running && !f.start(ctx, time.Now()) {
 				return
 			}
-		case jv := <-f.judged:
-			f.hotfix(ctx, jv)
-			if !f.emit(ctx, &Message{protocol.TypeProgress, &protocol.Progress{Verdict: jv}}) {
+		case jv := <-f.per.judged:
+			if !f.per.verdict(jv) {
 				return
 			}
 		case now := <-tick.C:
@@ -618,20 +563,20 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 // whatever the Hot-Fix would have done about the verdict they give.
 func (f *jobFollower) replay(ctx context.Context, at *JobAttachment) bool {
 	if at.After > 0 {
-		f.quiet = true
+		f.per.quiet = true
 		for l, err := range f.sched.Logs(ctx, f.id, 0, false) {
 			if err != nil || l.Seq > at.After {
 				break
 			}
 			f.line(ctx, l)
 		}
-		f.quiet = false
+		f.per.quiet = false
 	}
 	now := time.Now()
 	if f.started { // the silence clock starts again now: what it did while nobody watched is unknown
-		f.mon.Observe(&protocol.Observation{Kind: protocol.ObsEvent, Time: now, Event: &protocol.Event{Name: protocol.EventRestarted}})
+		f.per.mon.Observe(&protocol.Observation{Kind: protocol.ObsEvent, Time: now, Event: &protocol.Event{Name: protocol.EventRestarted}})
 	}
-	if v := f.mon.Verdict(); v.State != protocol.Normal && (at.Verdict == nil || at.Verdict.State != v.State || at.Verdict.Detector != v.Detector) {
+	if v := f.per.mon.Verdict(); v.State != protocol.Normal && (at.Verdict == nil || at.Verdict.State != v.State || at.Verdict.Detector != v.Detector) {
 		if !f.start(ctx, now) { // a verdict is progress: it follows the start
 			return false
 		}
@@ -676,11 +621,14 @@ func (f *jobFollower) finish(ctx context.Context, st *job.Status) {
 		if st.State == job.Cancelled {
 			ev = protocol.EventInterrupted
 		}
-		if !f.observe(ctx, &protocol.Observation{Kind: protocol.ObsEvent, Time: time.Now(), Event: &protocol.Event{Name: ev, Detail: string(st.State)}}, true) {
+		if !f.per.observe(&protocol.Observation{Kind: protocol.ObsEvent, Time: time.Now(), Event: &protocol.Event{Name: ev, Detail: string(st.State)}}, true) {
+			return
+		}
+		if !f.per.end() {
 			return
 		}
 	}
-	f.emit(ctx, jobTerminal(st, f.trigger, f.cancelErr, f.mon.Verdict(), f.bytes))
+	f.emit(ctx, jobTerminal(st, f.per.trigger, f.cancelErr, f.per.mon.Verdict(), f.bytes))
 }
 
 // jobTerminal reports how the job ended. A job the Hot-Fix cancelled fails as interrupted

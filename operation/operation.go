@@ -118,11 +118,12 @@ type Options struct {
 	Artifacts Keeper
 }
 
-// Exec runs a checked plan in k. It yields operation_start, one operation_progress per
-// observation — the kernel's, the lines of followed files, and the telemetry perception's
-// profile parsed from a line — carrying perception's verdict whenever it changes, one per
-// file the cell created or changed in its workspace (an artifact, see artifacts.go) after
-// the cell's end, and exactly one terminal message.
+// Exec runs a checked plan in k, watched by the perceive loop it shares with jobs (perceiver).
+// It yields operation_start, one operation_progress per observation — the kernel's, the lines
+// of followed files, and the telemetry perception's profile read from a line — carrying
+// perception's verdict whenever it changes, one per file the cell created or changed in its
+// workspace (an artifact, see artifacts.go) after the cell's end, and exactly one terminal
+// message.
 //
 // The verdict decides the outcome: when the Hot-Fix policy acted on an Error (or, under
 // on_warning, a Warning) seen before the cell's end, the terminal message is operation_failed
@@ -138,7 +139,18 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		opts = &Options{}
 	}
 	return func(yield func(*Message) bool) {
-		mon, err := perception.New(p.Watch)
+		var res *protocol.Result
+		listening := true
+		send := func(m *Message) bool {
+			if listening && !yield(m) {
+				listening = false // stop yielding; the kernel finishes the cell (or is interrupted) below
+				k.Interrupt()
+			}
+			return true // the cell runs to its end (or its interrupt) whoever listens
+		}
+		judgeCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		per, err := newPerceiver(judgeCtx, p.Watch, p.Hotfix, opts.Judge, func(*protocol.Verdict) { k.Interrupt() }, send)
 		if err != nil { // Check accepted it: cannot happen, but never run unwatched
 			yield(&Message{protocol.TypeFailed, &protocol.Failed{Reason: protocol.ReasonRejected, Error: err.Error()}})
 			return
@@ -146,55 +158,7 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		if !yield(&Message{protocol.TypeStart, &protocol.StatePayload{State: protocol.Started}}) {
 			return
 		}
-		var trigger *protocol.Verdict // the verdict that made the Hot-Fix interrupt
-		var res *protocol.Result
-		listening := true
-		send := func(m *Message) {
-			if listening && !yield(m) {
-				listening = false // stop yielding; the kernel finishes the cell (or is interrupted) below
-				k.Interrupt()
-			}
-		}
-		hotfix := func(v *protocol.Verdict) {
-			if v != nil && trigger == nil && perception.Interrupts(p.Hotfix, v) {
-				trigger = v
-				k.Interrupt()
-			}
-		}
-		esc := &perception.Escalator{Judge: opts.Judge}
-		judged := make(chan *protocol.Verdict, 1)
-		judgeCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		var observe func(o *protocol.Observation)
-		observe = func(o *protocol.Observation) {
-			v := mon.Observe(o)
-			hotfix(v)
-			if esc.Should(v, o.Time) {
-				go judge(judgeCtx, opts.Judge, mon.Window(), v, judged)
-			}
-			send(&Message{protocol.TypeProgress, &protocol.Progress{Observation: o, Verdict: v}})
-			for _, s := range mon.Parsed() { // telemetry the profile read from this line
-				if s.T != nil {
-					t := *s.T
-					s.T = &t
-				}
-				send(&Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: &s}}})
-			}
-			if o.Kind == protocol.ObsFile && o.Line != "" { // the kernel parses printed lines; file lines are parsed here
-				for _, s := range kernel.ParseSamples(o.Line) {
-					s.Source = protocol.FromFile
-					observe(&protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s})
-				}
-			}
-		}
-		takeJudged := func() {
-			select {
-			case jv := <-judged:
-				hotfix(jv)
-				send(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: jv}})
-			default:
-			}
-		}
+		observe := func(o *protocol.Observation) { per.observe(o, true) }
 		fol := newFollower(k.Info().Workspace, p.Follow)
 		defer fol.close()
 		snap := takeSnapshot(k.Info().Workspace, opts.Artifacts)
@@ -214,33 +178,16 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 			if now := time.Now(); fol.due(now) {
 				fol.poll(now, false, observe)
 			}
-			takeJudged()
+			per.takeJudged()
 		}
 		fol.poll(time.Now(), true, observe) // what the files gained up to the cell's end
-		takeJudged()
-		reportArtifacts(snap, send)
-		if v := mon.End(); v != nil { // a watched series that never appeared
-			send(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: v}})
-		}
+		per.takeJudged()
+		reportArtifacts(snap, func(m *Message) { send(m) })
+		per.end()
 		if !listening {
 			return
 		}
-		yield(terminal(res, trigger, mon.Verdict()))
-	}
-}
-
-// judge asks j about v and hands its verdict back, dropping it when one is still pending.
-func judge(ctx context.Context, j perception.Judge, window []*protocol.Observation, v *protocol.Verdict, out chan<- *protocol.Verdict) {
-	jv, err := j.Judge(ctx, window, v)
-	if err != nil || jv == nil {
-		return // a judge that fails leaves the monitor's verdict standing
-	}
-	if jv.Detector == "" {
-		jv.Detector = "judge"
-	}
-	select {
-	case out <- jv:
-	default:
+		yield(terminal(res, per.trigger, per.mon.Verdict()))
 	}
 }
 

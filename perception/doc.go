@@ -3,8 +3,8 @@
 // stuck iteration, an SCF that sloshes, an MD run that explodes or a violated requirement is
 // stopped at once instead of burning minutes until it ends or times out.
 //
-// A Monitor consumes the Observations a kernel streams for one operation — stdout and stderr
-// lines, lines of followed files, telemetry samples, resource samples, kernel events — and
+// A Monitor consumes the Observations a kernel or a job streams for one operation — stdout and
+// stderr lines, lines of followed files, telemetry samples, resource samples, kernel events — and
 // judges them with small deterministic detectors, in microseconds per observation and without
 // allocating on the steady path. It is pure: no I/O, no goroutines, no clock of its own (every
 // time comes from an Observation or from Tick), so a recorded stream replays to the same
@@ -27,10 +27,12 @@
 //
 // What a run prints depends on the software, so the Monitor reads it through a Profile
 // (Config.Profile; ProfileFor picks one from the cell's kernel and code, `labmate exec
-// --profile` declares one). Every profile reads `name = value` pairs (the kernel parses them),
-// prose pairs (`epoch 8 | loss nan`, the kernel too) and tables with a header — aligned
-// columns, CSV, pipe-separated, pandas frames, LAMMPS' thermo table — as telemetry, one
-// series per column. On top of that:
+// --profile` declares one). Perception is the one place a printed line becomes telemetry:
+// kernels and schedulers send lines, and as telemetry only what code logs through the
+// kernel's helper (labmate_log, a structured side channel). Every profile reads `name = value`
+// pairs and prose pairs (`epoch 8 | loss nan`; ParseSamples) of stdout and followed files, and
+// tables with a header — aligned columns, CSV, pipe-separated, pandas frames, LAMMPS' thermo
+// table — as telemetry, one series per column. On top of that:
 //
 //   - ProfileQE (Quantum ESPRESSO's pw.x, chosen for a cell that runs pw.x): scf_iteration,
 //     scf_accuracy, total_energy, total_force and pressure as series; error blocks,
@@ -44,6 +46,22 @@
 //   - ProfileOctave, ProfilePython, ProfileShell, ProfileGeneric: the common rules only.
 //
 // Parsed() hands the samples a profile read from a line to the caller, which streams them.
+//
+// # Adding a code
+//
+// A code's profile is one file of this package (qe.go, lammps.go; code_test.go holds a
+// complete small one). Its init function calls registerCode with the profile's name, the
+// aliases --profile accepts, runs — whether a word of a cell's or a job's code starts it
+// (`vasp_std`), so that ProfileFor chooses it — and a reader, made for each operation, whose
+// line method reads every line of the run: progress becomes telemetry through m.emit (the
+// Monitor judges each sample with every detector, and hands it on through Parsed), fault
+// signatures become findings through m.raise(detProfile, …) with the line as evidence and,
+// like custodian's handlers, the documented fix as the correction; its sample method adds
+// rules on the samples of any source. Nothing else changes: the CLI, the request's profile
+// field, jobs and cells all go through ParseProfile and ProfileFor. What is shared with the
+// detectors beyond that — a role for a code's series, a correction for a generic detector's
+// verdict (Quantum ESPRESSO's scf_accuracy and conv_thr, LAMMPS' thermostat) — is an addition
+// to roles.go or correction.go, not a requirement.
 //
 // Names are read as scientists print them: `||F||`, `|r|`, `dE/E0`, `c_msd[4]` and `f(x)` are
 // series names (in `name = value` pairs, prose pairs and table headers), and a value is a

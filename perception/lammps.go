@@ -8,13 +8,42 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
+func init() {
+	registerCode(&code{
+		name:    ProfileLAMMPS,
+		aliases: []string{"lmp"},
+		runs:    isLAMMPSCommand,
+		reader: func(m *Monitor, cfg *Config) reader {
+			for line := range strings.Lines(cfg.Code) {
+				m.lmp.declare(strings.TrimSpace(line))
+			}
+			return lammpsReader{}
+		},
+	})
+}
+
+// isLAMMPSCommand: lmp and the names Debian and LAMMPS' own builds give it, and Python's
+// `import lammps` / `from lammps import`.
+func isLAMMPSCommand(w string) bool {
+	return w == "lmp" || w == "lammps" || slices.Contains([]string{"lmp_serial", "lmp_mpi", "lmp_stable", "lmp_openmpi", "lmp_mpich"}, w)
+}
+
+// lammpsReader reads LAMMPS' output; its state is the Monitor's (lmp: the declared fixes,
+// thermostat and timestep, which roles and corrections read too).
+type lammpsReader struct{}
+
+func (lammpsReader) line(m *Monitor, st *stream, kind protocol.ObservationKind, line string) {
+	m.lammpsLine(st, kind, line)
+}
+func (lammpsReader) sample(m *Monitor, sr *series, s *protocol.Sample) { m.lammpsSample(sr, s) }
+
 // lammps reads LAMMPS' screen output and log (the 2021–2024 releases' texts).
 //
 // Telemetry: every column of the thermo table — the header line (`Step Temp E_pair E_mol
 // TotEng Press`, or whatever thermo_style custom asks for) and its rows, until `Loop time of`
 // — through the table reader, which keeps the table standing across WARNING lines;
-// `thermo_style multi` blocks (`TotEng = … KinEng = … Temp = …`) through the kernel's
-// `name = value` parser. Series are named as LAMMPS names them (Temp, TotEng, PotEng, c_msd[4]).
+// `thermo_style multi` blocks (`TotEng = … KinEng = … Temp = …`) through the `name = value`
+// pairs every profile reads. Series are named as LAMMPS names them (Temp, TotEng, PotEng, c_msd[4]).
 //
 // Faults:
 //

@@ -107,6 +107,7 @@ type Monitor struct {
 	series map[seriesKey]*series
 
 	prof  profile
+	rd    reader // the code's reader (prof.code); nil for the common profiles
 	ctx   runContext
 	qeIn  qeInput
 	lmp   lammps
@@ -190,10 +191,8 @@ func New(cfg *Config) (*Monitor, error) {
 			m.off[i] = true
 		}
 	}
-	if prof.lammps {
-		for line := range strings.Lines(cfg.Code) {
-			m.lmp.declare(strings.TrimSpace(line))
-		}
+	if c := prof.code; c != nil && c.reader != nil {
+		m.rd = c.reader(m, cfg)
 	}
 	for _, expr := range cfg.Watch {
 		c, err := ParseConstraint(expr)
@@ -234,6 +233,9 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsStdout, protocol.ObsStderr, protocol.ObsFile:
 		m.stag.activity(o.Time, m)
 		m.text(o)
+		if o.Kind != protocol.ObsStderr && o.Line != "" {
+			return m.linePairs(o)
+		}
 	case protocol.ObsTelemetry:
 		m.stag.activity(o.Time, m)
 		if o.Sample != nil {
@@ -254,10 +256,38 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 }
 
 // Parsed returns the telemetry samples the profile read from the last observed line: table
-// rows, Quantum ESPRESSO's progress lines. They were judged with the line; the caller may
-// stream them as telemetry (the kernel's own `name = value` samples of the line come
-// separately). The slice and its samples are valid until the next Observe.
+// rows, a code's progress lines (Quantum ESPRESSO's SCF, …), then the line's `name = value`
+// and prose pairs (ParseSamples). They were judged with the line; the caller streams them as
+// telemetry. Perception is the one reader of printed text: kernels and schedulers send lines,
+// and only their helpers' structured samples (labmate_log) as telemetry. The slice and its
+// samples are valid until the next Observe.
 func (m *Monitor) Parsed() []protocol.Sample { return m.parsed[:m.np] }
+
+// linePairs reads the `name = value` and prose pairs of a stdout or followed-file line after the
+// profile read it, and judges each as a sample of its own, in order, as if it followed the
+// line: the verdict returned is the last change, the line's own when the pairs change nothing.
+func (m *Monitor) linePairs(o *protocol.Observation) *protocol.Verdict {
+	v := m.resolve()
+	src := protocol.FromStdout
+	if o.Kind == protocol.ObsFile {
+		src = protocol.FromFile
+	}
+	start := m.np
+	t, ok := readPairs(o.Line, func(name string, v float64) { m.keep(name, v, src, nil) })
+	for i := start; i < m.np; i++ {
+		s := &m.parsed[i]
+		if ok {
+			m.parsedT[i] = t
+			s.T = &m.parsedT[i]
+		}
+		m.stag.activity(o.Time, m)
+		m.sample(o.Time, s)
+		if w := m.resolve(); w != nil {
+			v = w
+		}
+	}
+	return v
+}
 
 // text judges one line of stdout, stderr or a followed file.
 func (m *Monitor) text(o *protocol.Observation) {
@@ -270,11 +300,8 @@ func (m *Monitor) text(o *protocol.Observation) {
 		row = true
 		m.emitRow(st)
 	}
-	if m.prof.qe {
-		m.qeLine(st, o.Kind, o.Line)
-	}
-	if m.prof.lammps {
-		m.lammpsLine(st, o.Kind, o.Line)
+	if m.rd != nil {
+		m.rd.line(m, st, o.Kind, o.Line)
 	}
 	if f, ok := m.lang.line(o.Kind, o.Line); ok {
 		m.raise(detLanguage, f)
@@ -326,17 +353,24 @@ func (m *Monitor) emitRow(st *stream) {
 func (m *Monitor) emit(st *stream, name string, v float64) { m.emitT(st, name, v, nil) }
 
 func (m *Monitor) emitT(st *stream, name string, v float64, t *float64) {
+	if s := m.keep(name, v, st.src, t); s != nil {
+		m.sample(m.now, s)
+	}
+}
+
+// keep adds a sample to Parsed; nil past maxParsed.
+func (m *Monitor) keep(name string, v float64, src protocol.SampleSource, t *float64) *protocol.Sample {
 	if m.np == maxParsed {
-		return
+		return nil
 	}
 	s := &m.parsed[m.np]
-	*s = protocol.Sample{Name: name, Value: v, Source: st.src}
+	*s = protocol.Sample{Name: name, Value: v, Source: src}
 	if t != nil {
 		m.parsedT[m.np] = *t
 		s.T = &m.parsedT[m.np]
 	}
 	m.np++
-	m.sample(m.now, s)
+	return s
 }
 
 // Tick runs the time-based detectors (a silent but busy process) at now, when no observation
@@ -435,8 +469,8 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	if sr.isStep {
 		m.crawl(t, sr, s)
 	}
-	if m.prof.lammps {
-		m.lammpsSample(sr, s)
+	if m.rd != nil {
+		m.rd.sample(m, sr, s)
 	}
 }
 

@@ -115,7 +115,7 @@ func nonFiniteEvidence(s *protocol.Sample) string {
 }
 
 // line judges one printed line at t. named says that `name = NaN` pairs on it are samples
-// (stdout and followed files, which the kernel parses) and not anonymous numbers.
+// (stdout and followed files, which ParseSamples reads) and not anonymous numbers.
 func (d *nonFinite) line(t time.Time, kind protocol.ObservationKind, line string, named bool) (finding, bool) {
 	tok, ok := printedNonFinite(line, named)
 	if !ok || d.reported == 2 {
@@ -234,7 +234,7 @@ func valueBefore(s string, i int) int {
 
 // assignedToName reports whether the value starting at i follows `name =` or `name:` with a
 // plain name that starts the line or follows a blank, a comma, a semicolon or an opening
-// bracket: the pairs the kernel parses into samples.
+// bracket: the pairs ParseSamples reads as samples.
 func assignedToName(s string, i int) bool {
 	k := i - 1
 	for k >= 0 && (s[k] == ' ' || s[k] == '\t') {

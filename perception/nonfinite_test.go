@@ -143,19 +143,16 @@ func TestNonFinitePrintedAnonymous(t *testing.T) {
 func TestNonFiniteStream(t *testing.T) {
 	m := newMonitor(t, nil)
 	obs := []*protocol.Observation{
-		stdout(0, "t=2.22 prey=0.01 phase=3.1 growth_rate=-0.5"),
-		printed(0, "phase", 3.1),
+		stdout(0, "t=2.22 prey=0.01 phase=3.1 growth_rate=-0.5"), // read as samples at t=2.22
 		stdout(0.1, "NaN count: 0"),
 		stdout(0.2, "t=2.24 prey=0 phase=NaN growth_rate=NaN"),
-		printed(0.2, "phase", math.NaN()),
 		stdout(0.3, "t=2.26 prey=0 phase=NaN growth_rate=NaN"),
-		printed(0.3, "phase", math.NaN()),
 	}
 	got := feed(m, obs)
-	if diff := cmp.Diff([]emitted{{4, protocol.Warning, DetectorNonFinite}, {6, protocol.Error, DetectorNonFinite}}, got); diff != "" {
+	if diff := cmp.Diff([]emitted{{2, protocol.Warning, DetectorNonFinite}, {3, protocol.Error, DetectorNonFinite}}, got); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
-	want := []string{"phase = NaN"}
+	want := []string{"phase = NaN at t=2.26", "growth_rate = NaN at t=2.26"}
 	if diff := cmp.Diff(want, m.Verdict().Evidence); diff != "" {
 		t.Errorf("evidence mismatch (-want +got):\n%s", diff)
 	}

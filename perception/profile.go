@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/labmate/labmate/protocol"
 )
 
 // Profile names the software whose output a Monitor reads. A profile decides which progress
@@ -34,26 +36,92 @@ const (
 	ProfileLAMMPS Profile = "lammps"
 )
 
-// profileAliases maps what a user may type to a profile.
+// profileAliases maps what a user may type to a profile of the common rules; the codes'
+// names and aliases are in codes.
 var profileAliases = map[string]Profile{
 	"": ProfileGeneric, "generic": ProfileGeneric, "none": ProfileGeneric,
 	"octave": ProfileOctave, "matlab": ProfileOctave,
 	"python": ProfilePython, "scipy": ProfilePython,
 	"shell": ProfileShell, "bash": ProfileShell,
-	"qe": ProfileQE, "pw.x": ProfileQE, "pw": ProfileQE, "espresso": ProfileQE, "quantum-espresso": ProfileQE, "quantum_espresso": ProfileQE,
-	"lammps": ProfileLAMMPS, "lmp": ProfileLAMMPS,
 }
 
-// Profiles lists the profile names ParseProfile accepts as canonical.
+// code is what perception knows of one scientific code's output beyond the common rules: a
+// Profile of its own. Each code is one file that registers it (registerCode, from an init
+// function): qe.go, lammps.go. See "Adding a code" in the package doc.
+type code struct {
+	name    Profile
+	aliases []string // other names ParseProfile accepts (lower case)
+	// runs reports whether a word of a cell's or a job's code starts the code (ProfileFor):
+	// "pw.x", "lmp". Words are split at blanks, quotes, brackets, redirections and slashes.
+	runs func(word string) bool
+	// reader makes the state that reads one operation's output; cfg is the operation's.
+	reader func(m *Monitor, cfg *Config) reader
+}
+
+// reader reads one operation's output for its code, beside the common rules.
+type reader interface {
+	// line reads one line of stdout, stderr (kind) or a followed file: the telemetry it finds
+	// goes to m.emit (the Monitor judges it and hands it on through Parsed), the faults to
+	// m.raise(detProfile, …) with the line as evidence. st is the line's stream: printed
+	// output and each followed file are read apart (st.index).
+	line(m *Monitor, st *stream, kind protocol.ObservationKind, line string)
+	// sample applies the code's rules to one telemetry sample of series sr, after the
+	// common detectors judged it (any source: the helper's, a printed pair, a table row).
+	sample(m *Monitor, sr *series, s *protocol.Sample)
+}
+
+// codes are the registered codes, in registration order.
+var codes []*code
+
+// registerCode adds a code's profile. It panics on a name or alias already taken: two codes
+// cannot share one.
+func registerCode(c *code) {
+	for _, n := range append([]string{string(c.name)}, c.aliases...) {
+		if _, ok := lookupProfile(n); ok {
+			panic("perception: profile " + n + " registered twice")
+		}
+	}
+	codes = append(codes, c)
+}
+
+// lookupProfile resolves a lower-case name or alias.
+func lookupProfile(name string) (Profile, bool) {
+	if p, ok := profileAliases[name]; ok {
+		return p, true
+	}
+	for _, c := range codes {
+		if string(c.name) == name || slices.Contains(c.aliases, name) {
+			return c.name, true
+		}
+	}
+	return "", false
+}
+
+// codeOf is the registered code of p; nil for the common profiles.
+func codeOf(p Profile) *code {
+	for _, c := range codes {
+		if c.name == p {
+			return c
+		}
+	}
+	return nil
+}
+
+// Profiles lists the profile names ParseProfile accepts as canonical: the common ones, then
+// every registered code's.
 func Profiles() []Profile {
-	return []Profile{ProfileGeneric, ProfileOctave, ProfilePython, ProfileShell, ProfileQE, ProfileLAMMPS}
+	out := []Profile{ProfileGeneric, ProfileOctave, ProfilePython, ProfileShell}
+	for _, c := range codes {
+		out = append(out, c.name)
+	}
+	return out
 }
 
 // ParseProfile resolves a profile name or alias (case-insensitive: "qe", "pw.x",
 // "quantum-espresso", "lammps", "lmp", "octave", "python", "shell", "generic"). The error
 // wraps ErrConfig and lists the choices.
 func ParseProfile(s string) (Profile, error) {
-	if p, ok := profileAliases[strings.ToLower(strings.TrimSpace(s))]; ok {
+	if p, ok := lookupProfile(strings.ToLower(strings.TrimSpace(s))); ok {
 		return p, nil
 	}
 	names := make([]string, 0, len(Profiles()))
@@ -63,17 +131,20 @@ func ParseProfile(s string) (Profile, error) {
 	return "", fmt.Errorf("%w: unknown profile %q: choose one of %s", ErrConfig, s, strings.Join(names, ", "))
 }
 
-// ProfileFor chooses the profile from what a cell runs: a cell that starts Quantum ESPRESSO's
-// pw.x (directly, through mpirun, or from Python or Octave as a command) gets ProfileQE, one
-// that starts LAMMPS (lmp, lmp_serial, lmp_mpi…, or Python's lammps module) ProfileLAMMPS —
-// whichever comes first in the code —, any other cell its kernel's profile.
+// ProfileFor chooses the profile from what a cell runs: a cell that starts a registered code
+// (directly, through mpirun, or from Python or Octave as a command) gets its profile —
+// ProfileQE for Quantum ESPRESSO's pw.x, ProfileLAMMPS for LAMMPS (lmp, lmp_serial,
+// lmp_mpi…, or Python's lammps module), whichever comes first in the code —, any other cell
+// its kernel's profile.
 func ProfileFor(kernel, code string) Profile {
-	qe, lmp := commandAt(code, isPWCommand), commandAt(code, isLAMMPSCommand)
-	switch {
-	case qe >= 0 && (lmp < 0 || qe < lmp):
-		return ProfileQE
-	case lmp >= 0:
-		return ProfileLAMMPS
+	best, first := Profile(""), -1
+	for _, c := range codes {
+		if at := commandAt(code, c.runs); at >= 0 && (first < 0 || at < first) {
+			best, first = c.name, at
+		}
+	}
+	if first >= 0 {
+		return best
 	}
 	switch kernel {
 	case "octave":
@@ -117,17 +188,10 @@ func isCommandSep(c byte) bool {
 	return strings.IndexByte(" \t\r\n'\"`()[]{},;|&<>/=", c) >= 0
 }
 
-func isPWCommand(w string) bool { return w == "pw.x" }
-
-// isLAMMPSCommand: lmp and the names Debian and LAMMPS' own builds give it, and Python's
-// `import lammps` / `from lammps import`.
-func isLAMMPSCommand(w string) bool {
-	return w == "lmp" || w == "lammps" || slices.Contains([]string{"lmp_serial", "lmp_mpi", "lmp_stable", "lmp_openmpi", "lmp_mpich"}, w)
-}
-
 // profile is what a Profile switches on in a Monitor.
 type profile struct {
 	name   Profile
+	code   *code // nil for the common profiles
 	qe     bool
 	lammps bool
 }
@@ -140,5 +204,5 @@ func newProfile(p Profile) (profile, error) {
 	if err != nil {
 		return profile{}, err
 	}
-	return profile{name: p, qe: p == ProfileQE, lammps: p == ProfileLAMMPS}, nil
+	return profile{name: p, code: codeOf(p), qe: p == ProfileQE, lammps: p == ProfileLAMMPS}, nil
 }

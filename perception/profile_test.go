@@ -69,7 +69,7 @@ func TestProfileFor(t *testing.T) {
 			t.Errorf("ParseProfile(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := ParseProfile("vasp"); err == nil || !strings.Contains(err.Error(), "qe, lammps") {
+	if _, err := ParseProfile("vasp"); err == nil || !strings.Contains(err.Error(), "qe") || !strings.Contains(err.Error(), "lammps") {
 		t.Errorf("ParseProfile(vasp) = %v, want an error listing the profiles", err)
 	}
 	if _, err := New(&Config{Profile: "vasp"}); err == nil {
@@ -91,8 +91,15 @@ func TestQuantumEspresso(t *testing.T) {
 			"total_force":   {0},
 			"pressure":      {47.47},
 		}
-		if diff := cmp.Diff(want, r.series); diff != "" {
+		got := map[string][]float64{} // the profile's series (the pairs pw.x prints come too: ecut, beta, energy…)
+		for name := range want {
+			got[name] = r.series[name]
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("series (-want +got):\n%s", diff)
+		}
+		if n := len(r.series["energy"]); n != 7 {
+			t.Errorf("%d values of energy read from the `total energy = … Ry` pairs, want 7", n)
 		}
 	})
 	t.Run("charge sloshing", func(t *testing.T) {
@@ -125,8 +132,14 @@ func TestQuantumEspresso(t *testing.T) {
 		})
 	}
 	t.Run("generic profile is blind to QE", func(t *testing.T) {
-		if r := replay(t, nil, "qe_al_sloshing.out"); r.verdicts != nil || len(r.series) != 0 {
-			t.Errorf("generic profile: verdicts %v, series %v", r.verdicts, r.series)
+		r := replay(t, nil, "qe_al_sloshing.out")
+		if r.verdicts != nil {
+			t.Errorf("generic profile: verdicts %v", r.verdicts)
+		}
+		for _, name := range []string{"scf_iteration", "scf_accuracy", "total_energy", "total_force", "pressure"} {
+			if r.series[name] != nil {
+				t.Errorf("generic profile read the QE series %s: %v", name, r.series[name])
+			}
 		}
 	})
 }
@@ -187,9 +200,11 @@ func TestLAMMPS(t *testing.T) {
 		if r.verdicts != nil {
 			t.Errorf("verdicts %v on a healthy NVE run", r.verdicts)
 		}
-		for _, col := range []string{"Step", "Temp", "E_pair", "E_mol", "TotEng", "Press"} {
-			if n := len(r.series[col]); n != 11 {
-				t.Errorf("%s: %d rows read, want 11", col, n)
+		// 11 rows of the `one` table; Temp, TotEng and Press also from the two `multi` blocks'
+		// `name = value` pairs.
+		for col, want := range map[string]int{"Step": 11, "Temp": 13, "E_pair": 11, "E_mol": 11, "TotEng": 13, "Press": 13} {
+			if n := len(r.series[col]); n != want {
+				t.Errorf("%s: %d values read, want %d", col, n, want)
 			}
 		}
 		if got := r.series["Temp"][0]; got != 300 {

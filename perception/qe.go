@@ -7,10 +7,28 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
+func init() {
+	registerCode(&code{
+		name:    ProfileQE,
+		aliases: []string{"pw.x", "pw", "espresso", "quantum-espresso", "quantum_espresso"},
+		runs:    func(w string) bool { return w == "pw.x" },
+		reader:  func(*Monitor, *Config) reader { return qeReader{} },
+	})
+}
+
+// qeReader reads pw.x's output; its state is the stream's (stream.qe) and the Monitor's
+// (qeIn: the input's conv_thr and mixing_beta, which roles and corrections read too).
+type qeReader struct{}
+
+func (qeReader) line(m *Monitor, st *stream, kind protocol.ObservationKind, line string) {
+	m.qeLine(st, kind, line)
+}
+func (qeReader) sample(*Monitor, *series, *protocol.Sample) {}
+
 // qe reads Quantum ESPRESSO's pw.x output (version 6.x and 7.x): the texts below are its own
 // format strings.
 //
-// Telemetry, one sample per line (the kernel's own parser adds `energy` from every
+// Telemetry, one sample per line (the pairs every profile reads add `energy` from every
 // `total energy = … Ry` line, `ecut` and `beta` from the iteration header):
 //
 //	iteration #  3     ecut=    12.00 Ry     beta= 0.70      scf_iteration = 3

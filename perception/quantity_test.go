@@ -217,37 +217,12 @@ func TestRangeAndFinite(t *testing.T) {
 					t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
 					break
 				}
-				// Printed lines reach the monitor as the kernel's samples too.
-				if o.Kind == protocol.ObsStdout {
-					for _, s := range parsePairsForTest(o.Line) {
-						if v := m.Observe(&protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s}); v != nil && v.State == protocol.Error {
-							got = v.Detector
-							t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
-						}
-					}
-				}
-				if got != "" {
-					break
-				}
 			}
 			if got != c.want {
 				t.Errorf("first Error by %q, want %q", got, c.want)
 			}
 		})
 	}
-}
-
-// parsePairsForTest reads `name = value` and `name value` pairs the way the kernel does, for
-// the few forms these tests print (perception does not import the kernel).
-func parsePairsForTest(line string) []*protocol.Sample {
-	var out []*protocol.Sample
-	f := strings.Fields(strings.ReplaceAll(line, "=", " "))
-	for i := 0; i+1 < len(f); i += 2 {
-		if isNumberToken(f[i+1]) {
-			out = append(out, &protocol.Sample{Name: f[i], Value: parseNumber(f[i+1]), Source: protocol.FromStdout})
-		}
-	}
-	return out
 }
 
 // lammpsThermo is a LAMMPS thermo table with Temp given by temp(step).
@@ -382,15 +357,6 @@ func TestControllerReference(t *testing.T) {
 				if v := m.Observe(o); v != nil && v.State == protocol.Error {
 					got = v.Detector
 					t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
-					break
-				}
-				for _, s := range parsePairsForTest(o.Line) {
-					if v := m.Observe(&protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s}); v != nil && v.State == protocol.Error {
-						got = v.Detector
-						t.Logf("%s: %s; role %q; correction %q", v.Detector, v.Message, v.Role, v.Correction)
-					}
-				}
-				if got != "" {
 					break
 				}
 			}

@@ -208,7 +208,7 @@ func isRule(line string) bool {
 }
 
 // isColumnName: a letter or "_", then letters, digits, "_", "." or a bracketed index; or a
-// printed quantity with punctuation, as the kernel reads names (see isQuantityName).
+// printed quantity with punctuation, as ParseSamples reads names (see isQuantityName).
 func isColumnName(s string) bool {
 	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
 		return false

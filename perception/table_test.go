@@ -56,7 +56,7 @@ func TestTables(t *testing.T) {
 		{"words, prose, numbers", []string{"iter residual", "starting the solver", "1 0.5"}, nil},
 		{"numbers without a header", []string{"   1   2", "   3   4"}, nil},
 		{"a matrix display", []string{"A =", "", "   1   2", "   3   4"}, nil},
-		{"mixed header", []string{"x = 3 y", "1 2 3"}, nil},
+		{"mixed header", []string{"x = 3 y", "1 2 3"}, []string{"x=3"}}, // a pair, not a header
 		// A table survives prose once it has rows; a row of another width ends it.
 		{"prose mid-table", []string{"n err", "1 0.5", "checkpoint saved to disk", "2 0.25"}, []string{"n=1", "err=0.5", "n=2", "err=0.25"}},
 		{"a new header", []string{"n err", "1 0.5", "k x y", "1 2 3"}, []string{"n=1", "err=0.5", "k=1", "x=2", "y=3"}},

@@ -239,9 +239,6 @@ func (r *run) take(it item, cellTag string) {
 			return
 		}
 	}
-	if o.Kind == protocol.ObsTelemetry && r.res.Truncated && o.Sample.Source == protocol.FromStdout {
-		return
-	}
 	r.emit(o)
 }
 

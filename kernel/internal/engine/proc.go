@@ -128,7 +128,7 @@ func (p *proc) send(it item) {
 	}
 }
 
-// readLines turns one output stream into line observations (and stdout samples). The driver
+// readLines turns one output stream into line observations. The driver
 // prints "\n" before a marker so that the marker is alone on its line even after output
 // without a trailing newline; the one empty line that produces is held back and dropped.
 func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, tags string) {
@@ -139,12 +139,7 @@ func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, 
 		if !p.active.Load() {
 			return
 		}
-		p.send(item{obs: o})
-		if kind == protocol.ObsStdout {
-			for _, s := range kernel.ParseSamples(o.Line) {
-				p.send(item{obs: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: o.Time, Sample: s}})
-			}
-		}
+		p.send(item{obs: o}) // perception reads telemetry from the line (its profiles); the kernel only frames it
 	}
 	for {
 		b, err := r.ReadSlice('\n')

@@ -1,4 +1,4 @@
-package kernel_test
+package perception_test
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -66,7 +66,7 @@ func TestParseSamples(t *testing.T) {
 		{"print('x = 3')", nil},
 		{"a|b = 3", nil},
 	} {
-		got := kernel.ParseSamples(c.line)
+		got := perception.ParseSamples(c.line)
 		if d := cmp.Diff(c.want, got, cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })); d != "" {
 			t.Errorf("ParseSamples(%q) (-want +got):\n%s", c.line, d)
 		}
@@ -75,7 +75,7 @@ func TestParseSamples(t *testing.T) {
 
 func TestParseSamplesNoAllocWithoutPairs(t *testing.T) {
 	for _, line := range []string{"plain output line with no pairs", "iteration information Inf done", "epoch 8 loss", "  0 300 -906.24 0 -896.35 3493.3"} {
-		if n := testing.AllocsPerRun(100, func() { kernel.ParseSamples(line) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { perception.ParseSamples(line) }); n != 0 {
 			t.Errorf("%v allocations for %q, a line without pairs", n, line)
 		}
 	}
@@ -83,6 +83,6 @@ func TestParseSamplesNoAllocWithoutPairs(t *testing.T) {
 
 func BenchmarkParseSamples(b *testing.B) {
 	for b.Loop() {
-		kernel.ParseSamples("t=0.1 y=2e5 residual = 1.5e-3")
+		perception.ParseSamples("t=0.1 y=2e5 residual = 1.5e-3")
 	}
 }

@@ -1,4 +1,4 @@
-package kernel
+package perception
 
 import (
 	"math"
@@ -8,7 +8,8 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// ParseSamples reads telemetry from one line of printed output: every `name = number`,
+// ParseSamples reads telemetry from one line of printed output, as every profile does for
+// stdout and followed files (a Monitor streams them through Parsed): every `name = number`,
 // `name: number` or `name=number` pair becomes a sample (Octave's `x = 3.2000` display
 // included). A name is a word (`x`, `E_tot`, `c_msd[4]`, `f(x)`) and may carry the
 // punctuation scientists print: norms and ratios such as `||F||`, `|r|`, `dE/E0`. A number
@@ -18,61 +19,59 @@ import (
 // separated by blanks, '|', ',' or ';' — `epoch 8 | loss nan`, `epoch 8 loss 0.31`,
 // `iter 12, residual 3e-5` — gives a sample per pair too. When a line also carries `t` or
 // `time`, that value becomes the simulation time of the other samples on the line:
-// `t=0.1 y=2e5` is one sample y=2e5 at t=0.1. Lines that give no sample cost no allocation.
+// `t=0.1 y=2e5` is one sample y=2e5 at t=0.1. The samples' source is stdout.
 func ParseSamples(line string) []*protocol.Sample {
-	if !hasSep(line) {
-		return prosePairs(line)
-	}
 	var out []*protocol.Sample
-	var t *float64
-	var tName string
-	for i := 0; i < len(line); {
-		name, v, next, ok := pairAt(line, i)
-		if !ok {
-			i = next
-			continue
-		}
-		i = next
-		if name == "t" || name == "time" {
-			tv := v
-			t, tName = &tv, name
-			continue
-		}
+	t, ok := readPairs(line, func(name string, v float64) {
 		out = append(out, &protocol.Sample{Name: name, Value: v, Source: protocol.FromStdout})
-	}
-	if len(out) == 0 && t != nil {
-		return []*protocol.Sample{{Name: tName, Value: *t, Source: protocol.FromStdout}}
-	}
-	for _, s := range out {
-		s.T = t
+	})
+	if ok {
+		tv := t
+		tp := &tv
+		for _, s := range out {
+			s.T = tp
+		}
 	}
 	return out
 }
 
-// prosePairs reads a line made only of `name number` pairs (at least two).
-func prosePairs(line string) []*protocol.Sample {
-	pairs, ok := scanPairs(line, nil)
-	if !ok || pairs < 2 {
-		return nil
+// readPairs calls add for each pair of line (see ParseSamples) but its time, which it
+// returns (ok) when the line carries one beside other pairs; a line whose only pair is
+// `t = …` gives that pair as a sample. Lines that give no sample cost no allocation.
+func readPairs(line string, add func(name string, v float64)) (t float64, ok bool) {
+	if !hasSep(line) {
+		if pairs, whole := scanPairs(line, nil); !whole || pairs < 2 {
+			return 0, false
+		}
+		scanPairs(line, func(name string, v float64) {
+			if name == "t" || name == "time" {
+				t, ok = v, true
+				return
+			}
+			add(name, v)
+		})
+		return t, ok
 	}
-	out := make([]*protocol.Sample, 0, pairs)
-	scanPairs(line, func(name string, v float64) {
-		out = append(out, &protocol.Sample{Name: name, Value: v, Source: protocol.FromStdout})
-	})
-	var t *float64
-	kept := out[:0]
-	for _, s := range out {
-		if s.Name == "t" || s.Name == "time" {
-			tv := s.Value
-			t = &tv
+	n := 0
+	var tName string
+	for i := 0; i < len(line); {
+		name, v, next, found := pairAt(line, i)
+		i = next
+		if !found {
 			continue
 		}
-		kept = append(kept, s)
+		if name == "t" || name == "time" {
+			t, tName, ok = v, name, true
+			continue
+		}
+		add(name, v)
+		n++
 	}
-	for _, s := range kept {
-		s.T = t
+	if n == 0 && ok {
+		add(tName, t)
+		return 0, false
 	}
-	return kept
+	return t, ok
 }
 
 // scanPairs walks the tokens of line, which must alternate name, number; it reports the
@@ -81,7 +80,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 	n := 0
 	var name string
 	for i := 0; i < len(line); {
-		for i < len(line) && isPairSep(line[i]) && !(name == "" && line[i] == '|' && normEnd(line, i) > i) {
+		for i < len(line) && isPairSep(line[i]) && !(name == "" && line[i] == '|' && pairNormEnd(line, i) > i) {
 			i++
 		}
 		if i >= len(line) {
@@ -89,7 +88,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 		}
 		j := i
 		if name == "" && line[i] == '|' {
-			j = normEnd(line, i) // a norm `||F||`, `|r|`: one name, not separators
+			j = pairNormEnd(line, i) // a norm `||F||`, `|r|`: one name, not separators
 		}
 		for j < len(line) && !isPairSep(line[j]) {
 			j++
@@ -97,7 +96,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 		tok := line[i:j]
 		i = j
 		if name == "" {
-			if !isName(tok) {
+			if !isQuantityName(tok) {
 				return n, false
 			}
 			name = tok
@@ -121,10 +120,10 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 
 func isPairSep(c byte) bool { return c == ' ' || c == '\t' || c == '|' || c == ',' || c == ';' }
 
-// normEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
+// pairNormEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
 // there is none: one or two bars, a name without blanks or bars, as many bars again, then
 // the line's end or a blank, '=', ':', ',' or ';'.
-func normEnd(s string, i int) int {
+func pairNormEnd(s string, i int) int {
 	b := 0
 	for i+b < len(s) && s[i+b] == '|' {
 		b++
@@ -161,68 +160,9 @@ func normEnd(s string, i int) int {
 	return k
 }
 
-// normClosed: a name that starts with a bar ends with one, or with a subscript after it
-// (||F||_2, |r|_inf).
-func normClosed(s string) bool {
-	j := strings.LastIndexByte(s, '|')
-	rest := s[j+1:]
-	if rest == "" {
-		return true
-	}
-	if rest[0] != '_' || len(rest) == 1 {
-		return false
-	}
-	for i := 1; i < len(rest); i++ {
-		if c := rest[i]; !(c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z') {
-			return false
-		}
-	}
-	return true
-}
-
-// isName reports whether s names a series: a word (letters, digits, "_" and "."), or a word
-// with the punctuation of a printed quantity — a norm `|r|` or `||F||`, a ratio `dE/E0`, an
-// index `c_msd[4]`, a call `f(x)`, a prime `x'`, a power `x^2`. It starts with a letter,
-// "_" or a bar, holds a letter, ends with neither "." nor "/", and its bars and brackets pair.
-func isName(s string) bool {
-	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
-		return false
-	}
-	letter, bars, round, square := false, 0, 0, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case isNameStart(c):
-			letter = true
-		case c >= '0' && c <= '9', c == '.', c == '\'', c == '^':
-		case c == '/':
-			if i == 0 || s[i-1] == '/' {
-				return false
-			}
-		case c == '|':
-			bars++
-		case c == '(':
-			round++
-		case c == ')':
-			round--
-		case c == '[':
-			square++
-		case c == ']':
-			square--
-		default:
-			return false
-		}
-		if round < 0 || square < 0 {
-			return false
-		}
-	}
-	last := s[len(s)-1]
-	return letter && bars%2 == 0 && round == 0 && square == 0 && last != '.' && last != '/' && (s[0] != '|' || normClosed(s))
-}
-
-// isNameByte: a byte a name may hold (see isName).
+// isNameByte: a byte a name may hold (see isQuantityName).
 func isNameByte(c byte) bool {
-	return isNameChar(c) || strings.IndexByte("|/.'^()[]", c) >= 0
+	return isIdentByte(c) || strings.IndexByte("|/.'^()[]", c) >= 0
 }
 
 // parseValue parses a number isNumberLike accepted: ParseFloat's forms, and C's signed
@@ -277,14 +217,14 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	}
 	if q := s[i]; q == '"' || q == '\'' { // a quoted key: JSON's "logZ": -Infinity, a dict's 'loss': 0.5
 		end := strings.IndexByte(s[i+1:], q)
-		if end <= 0 || !isName(s[i+1:i+1+end]) {
+		if end <= 0 || !isQuantityName(s[i+1:i+1+end]) {
 			return "", 0, i + 1, false
 		}
 		name = s[i+1 : i+1+end]
 		return valueAt(s, name, i+2+end)
 	}
 	j := i + 1
-	for j < len(s) && isNameChar(s[j]) {
+	for j < len(s) && isIdentByte(s[j]) {
 		j++
 	}
 	if j < len(s) && isNameByte(s[j]) { // punctuation: `||F||`, `dE/E0`, `c_msd[4]`
@@ -292,7 +232,7 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 		for e < len(s) && isNameByte(s[e]) {
 			e++
 		}
-		if isName(s[i:e]) {
+		if isQuantityName(s[i:e]) {
 			j = e
 		} else if s[i] == '|' {
 			return "", 0, j, false
@@ -337,8 +277,6 @@ func skipSpaces(s string, i int) int {
 	return i
 }
 
-func isNameStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
-func isNameChar(c byte) bool  { return isNameStart(c) || (c >= '0' && c <= '9') }
 func isBoundary(c byte) bool {
 	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '[' || c == '{'
 }

@@ -33,7 +33,7 @@ otherwise it is QUEUED, and a queued local job starts only while a labmate proce
 job directory open: labmate job wait ID, labmate job submit --wait, labmate serve or
 labmate mcp. Running jobs need nobody: they keep running, and record how they ended.`,
 	}
-	cmd.AddCommand(newJobSubmitCmd(), newJobStatusCmd(), newJobLogsCmd(), newJobCancelCmd(), newJobListCmd(), newJobWaitCmd())
+	cmd.AddCommand(newJobSubmitCmd(), newJobStatusCmd(), newJobLogsCmd(), newJobCancelCmd(), newJobListCmd(), newJobWaitCmd(), newJobSuperviseCmd())
 	return cmd
 }
 
@@ -54,7 +54,7 @@ func (d *jobDirs) local() (*local.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return local.Open(dir, nil)
+	return local.Open(dir, &local.Options{Supervisor: supervisorArgv(dir)})
 }
 
 // slurmTools are the Slurm commands the slurm scheduler runs.

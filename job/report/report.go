@@ -61,6 +61,9 @@ func Status(w io.Writer, st *job.Status, asJSON bool) error {
 	if e := ending(st); e != "" {
 		fmt.Fprintf(w, "  ended:     %s\n", e)
 	}
+	if v := st.Verdict; v != nil {
+		fmt.Fprintf(w, "  perceived: %s\n", Verdict(v))
+	}
 	if sp := st.Spec; sp != nil {
 		fmt.Fprintf(w, "  runs:      %s\n", What(sp))
 		fmt.Fprintf(w, "  workspace: %s\n", sp.Workspace)
@@ -137,6 +140,9 @@ func Resources(r *job.Resources) string {
 	}
 	if r.WallTime > 0 {
 		parts = append(parts, "wall time "+job.FormatWallTime(r.WallTime))
+	}
+	if r.DiskBytes > 0 {
+		parts = append(parts, "disk quota "+sandbox.FormatSize(r.DiskBytes))
 	}
 	if r.GPUs > 0 {
 		parts = append(parts, plural(r.GPUs, "GPU"))

@@ -57,9 +57,11 @@ shell, generic; default: from the command) and --hotfix when it may cancel the j
 
 Prints the job's id on stdout (with --json, its status as one JSON object); stderr says whether
 it runs or is queued, and how to follow it. A local job that does not fit beside the running
-ones is QUEUED and starts only while a labmate process holds the job directory open
-(labmate job wait ID, labmate serve, labmate mcp): --wait keeps this process until the job
-ends, starting it when there is room, and exits as labmate job wait does.
+ones is QUEUED and starts when a running job ends, or while a labmate process holds the job
+directory open (labmate job wait ID, labmate serve, labmate mcp): --wait keeps this process
+until the job ends, starting it when there is room, and exits as labmate job wait does. A
+running local job is watched by perception where it runs, by a supervisor of its own, whether
+or not labmate runs: an Error verdict cancels it unless --hotfix off.
 
 Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 4 LOST,
 124 TIMEOUT, 130 when interrupted — the job keeps running), 2 when labmate could not submit it.`,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -181,5 +182,58 @@ func TestJobDiskQuota(t *testing.T) {
 	}
 	if _, errOut, code := jobCLI(t, data, dir, "", "submit", "--disk", "1M", "--", "true"); code != 2 || !strings.Contains(errOut, "below the minimum") {
 		t.Errorf("--disk 1M: exit %d, %q", code, errOut)
+	}
+}
+
+// supervisorPID is the pid of job id's supervisor, 0 when none runs.
+func supervisorPID(id string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), "\x00job\x00supervise\x00") && strings.HasSuffix(string(b), "\x00"+id+"\x00") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// A supervisor killed with SIGKILL is started again by the next labmate command that looks at
+// the job (here labmate job status), and that one stops the job when it goes wrong.
+func TestJobSupervisorKilled(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	diverging := `sleep 3; for i in $(seq 1 25); do echo "residual = $((10**i))"; sleep 0.2; done`
+	out, errOut, code := jobCLI(t, data, dir, "", "submit", "--", "bash", "-c", diverging)
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	pid := 0
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(20 * time.Millisecond) {
+		if pid = supervisorPID(id); pid == 0 && time.Now().After(deadline) {
+			t.Fatal("no supervisor runs for the job")
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if supervisorPID(id) != pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the supervisor survived SIGKILL")
+		}
+	}
+	st := untilEnded(t, data, id, time.Minute)
+	unsupervised(t, data, id)
+	if st.State != job.Cancelled || !strings.HasPrefix(st.Reason, "perception: divergence") {
+		t.Fatalf("%s (%s): want CANCELLED by perception, watched by a new supervisor", st.State, st.Reason)
+	}
+	if again := supervisorPID(id); again != 0 {
+		t.Errorf("a supervisor (%d) still runs after the job ended", again)
 	}
 }

@@ -49,8 +49,9 @@ type Options struct {
 	// (Supervise). Nil: jobs run without one, and a workspace quota (Resources.DiskBytes) is
 	// refused.
 	Supervisor []string
-	// Lazy makes no sandbox before a job needs one (Open readies one for the usual job by
-	// default): for a process that mostly watches, such as a supervisor.
+	// Lazy makes no sandbox before a job needs one (by default Open finds the sandbox mode
+	// that works here and readies a sandbox for the usual job): for a process that mostly
+	// watches, such as a supervisor.
 	Lazy bool
 }
 
@@ -59,7 +60,8 @@ type Options struct {
 type Scheduler struct {
 	dir    string // DIR/jobs
 	hidden string // DIR
-	mode   sandbox.Mode
+	mode   sandbox.Mode // "" until detected (Options.Lazy)
+	modeMu sync.Mutex
 	base   sandbox.Policy
 	cores  int
 	mem    int64
@@ -147,7 +149,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		s.base.Hide = slices.Clone(opts.Policy.Hide)
 	}
 	s.base.Hide = append(s.base.Hide, abs)
-	if s.mode == "" {
+	if s.mode == "" && !opts.Lazy {
 		if s.mode, err = sandbox.Detect(); err != nil {
 			return nil, fmt.Errorf("job/local: %w", err)
 		}

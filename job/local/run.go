@@ -216,8 +216,12 @@ func (s *Scheduler) box(cores int, mem int64) (*sandbox.Sandbox, error) {
 	p.Hide = slices.Clone(s.base.Hide)
 	p.MemoryBytes = mem
 	p.CPUs = float64(cores)
-	p.DiskBytes = -1 // the quota is a watchdog in this process, which the job outlives
-	b, err := sandbox.New(s.mode, &p)
+	p.DiskBytes = -1 // the job's quota is its supervisor's watchdog (sandbox.WatchQuota): the job outlives this process
+	mode, err := s.sandboxMode()
+	if err != nil {
+		return nil, err
+	}
+	b, err = sandbox.New(mode, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +232,20 @@ func (s *Scheduler) box(cores int, mem int64) (*sandbox.Sandbox, error) {
 	}
 	s.boxes[k] = b
 	return b, nil
+}
+
+// sandboxMode is Options.Mode, or the one sandbox.Detect finds, once.
+func (s *Scheduler) sandboxMode() (sandbox.Mode, error) {
+	s.modeMu.Lock()
+	defer s.modeMu.Unlock()
+	if s.mode == "" {
+		m, err := sandbox.Detect()
+		if err != nil {
+			return "", fmt.Errorf("job/local: %w", err)
+		}
+		s.mode = m
+	}
+	return s.mode, nil
 }
 
 // start starts r's recorder and records it RUNNING; the caller holds the lock.

@@ -291,3 +291,9 @@ func (s *Scheduler) Quota(id job.ID) (*sandbox.QuotaWatch, error) {
 	}
 	return &sandbox.QuotaWatch{Workspace: r.Pin.Path, Limit: sp.Resources.DiskBytes, Base: r.DiskBase, Cgroups: r.Cgroups}, nil
 }
+
+// Dispatch looks at the jobs once, as an open Scheduler does every Options.Poll: it settles
+// the jobs that ended, reads their output, and starts the queued jobs that now fit. A
+// supervisor calls it when its job has ended, so that the jobs queued behind it start with no
+// labmate open.
+func (s *Scheduler) Dispatch() error { return s.dispatch() }

@@ -264,8 +264,8 @@ func Ended(st *job.Status) string {
 }
 
 // Submitted says, for stderr, what became of a job just submitted and how to follow it. A
-// queued local job starts only while a labmate process holds the job directory open: it says
-// which ones do.
+// queued local job starts when a running one ends (its supervisor starts it), or while a
+// labmate process holds the job directory open: it says which ones do.
 func Submitted(st *job.Status) string {
 	var b strings.Builder
 	switch st.State {
@@ -277,8 +277,8 @@ func Submitted(st *job.Status) string {
 			fmt.Fprintf(&b, " (%s)", st.Reason)
 		}
 		if job.Kind(st.ID) == "local" {
-			b.WriteString(".\n  A queued local job starts only while labmate holds its job directory open: run\n" +
-				"  labmate job wait " + string(st.ID) + " (or labmate serve, or labmate mcp) to start it when the machine has room")
+			b.WriteString(".\n  A queued local job starts when a running job ends, or while labmate holds its job directory\n" +
+				"  open: run labmate job wait " + string(st.ID) + " (or labmate serve, or labmate mcp) to start it when the machine has room")
 		}
 	default:
 		b.WriteString(Ended(st))

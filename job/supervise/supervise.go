@@ -69,15 +69,12 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 		say("workspace quota %s on %s", sandbox.FormatSize(q.Limit), q.Workspace)
 	}
 	if st.Spec == nil { // nothing to judge it by: wait for its end
-		for st, err := range s.Watch(ctx, id) {
+		for _, err := range s.Watch(ctx, id) {
 			if err != nil {
 				return err
 			}
-			if st.State.Terminal() {
-				break
-			}
 		}
-		return nil
+		return s.Dispatch()
 	}
 	var last *protocol.Verdict
 	record := func(v *protocol.Verdict) {
@@ -107,7 +104,7 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil {
 		say("ended %s%s", st.State, prefixed(": ", st.Reason))
 	}
-	return nil
+	return s.Dispatch() // the jobs queued behind this one start now, labmate open or not
 }
 
 var _ job.Supervised = (*local.Scheduler)(nil)

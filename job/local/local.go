@@ -58,8 +58,8 @@ type Options struct {
 // Scheduler runs jobs on this machine; see the package documentation. It is safe for concurrent
 // use.
 type Scheduler struct {
-	dir    string // DIR/jobs
-	hidden string // DIR
+	dir    string       // DIR/jobs
+	hidden string       // DIR
 	mode   sandbox.Mode // "" until detected (Options.Lazy)
 	modeMu sync.Mutex
 	base   sandbox.Policy

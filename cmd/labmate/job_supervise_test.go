@@ -152,10 +152,11 @@ func TestJobSupervisorStopsSloshingSCF(t *testing.T) {
 }
 
 // A job that writes past its --disk quota is stopped by its supervisor, with labmate gone:
-// FAILED, the quota and how much was written in its reason.
+// FAILED, the quota and how much was written in its reason. fallocate, which the quota's
+// watchdog would see late, is refused in a job as in a kernel.
 func TestJobDiskQuota(t *testing.T) {
 	dir, data := t.TempDir(), t.TempDir()
-	write(t, dir, "fill.sh", "for i in $(seq 1 100); do dd if=/dev/zero of=f$i bs=1M count=4 status=none; done\necho filled\nsleep 60\n")
+	write(t, dir, "fill.sh", "fallocate -l 1G big || echo fallocate refused\nfor i in $(seq 1 100); do dd if=/dev/zero of=f$i bs=1M count=4 status=none; done\necho filled\nsleep 60\n")
 	out, errOut, code := jobCLI(t, data, dir, "", "submit", "--disk", "64M", "--script", "fill.sh")
 	if code != 0 {
 		t.Fatalf("submit: exit %d: %s", code, errOut)
@@ -174,6 +175,9 @@ func TestJobDiskQuota(t *testing.T) {
 		}
 	}
 	t.Logf("job %s: %s; %d MiB in the workspace", id, st.Reason, used>>20)
+	if out, _, _ := jobCLI(t, data, dir, "", "logs", id); !strings.Contains(out, "fallocate refused") {
+		t.Errorf("fallocate was not refused: the job's log %q", out)
+	}
 	if used > 64<<20+64<<20 {
 		t.Errorf("the workspace holds %d MiB: want at most the quota and its overshoot (64 MiB)", used>>20)
 	}

@@ -11,6 +11,7 @@ import (
 // Sandbox and that outlives it: a background job, whose supervisor enforces the quota for the
 // job's whole life (WatchQuota).
 type QuotaWatch struct {
+	// Workspace is the workspace's path with no symbolic link in it (job/local's pinned one).
 	Workspace string
 	// Limit is how much the workspace may grow, in bytes, while the command runs.
 	Limit int64
@@ -31,10 +32,7 @@ type QuotaWatch struct {
 // (see Limits), measuring the workspace's allocated blocks without following a symbolic link
 // and leaving out the read-only top-level dot-entries (mounted read-only in the sandbox).
 func WatchQuota(q *QuotaWatch) (stop func()) {
-	ws := q.Workspace
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		ws = real
-	}
+	ws := q.Workspace // resolved by the caller: a symbolic link put in its place since is not followed
 	skip := map[string]bool{}
 	for _, p := range dotEntries(ws) {
 		skip[p] = true

@@ -56,6 +56,9 @@ type Resources struct {
 	WallTime    time.Duration `json:"wall_time_ns,omitempty"`
 	GPUs        int           `json:"gpus,omitempty"`
 	Partition   string        `json:"partition,omitempty"` // Slurm only
+	// DiskBytes is how much the job's workspace may grow while it runs (local only; 0: no
+	// quota): past it the job is stopped, FAILED with the quota in its reason.
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 }
 
 // Spec describes a job: either Command (an argv) or Script (a bash script), run in Workspace.
@@ -96,6 +99,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("job spec: resources.wall_time: %v is negative", s.Resources.WallTime)
 	case s.Resources.GPUs < 0:
 		return fmt.Errorf("job spec: resources.gpus: %d is negative", s.Resources.GPUs)
+	case s.Resources.DiskBytes < 0:
+		return fmt.Errorf("job spec: resources.disk_bytes: %d is negative", s.Resources.DiskBytes)
 	}
 	for i, f := range s.Follow {
 		if f == "" || path.IsAbs(f) || f != path.Clean(f) || f == ".." || strings.HasPrefix(f, "../") {
@@ -126,6 +131,9 @@ type Status struct {
 	Started   time.Time `json:"started,omitzero"`
 	Ended     time.Time `json:"ended,omitzero"`
 	Spec      *Spec     `json:"spec,omitempty"`
+	// Verdict is the last verdict of perception, other than Normal, that the job's supervisor
+	// recorded where the job runs (job/local; see Supervised); nil when none was.
+	Verdict *protocol.Verdict `json:"verdict,omitempty"`
 }
 
 // Line is one line of a job's log. Seq numbers a job's lines 1, 2, … across all its streams,
@@ -178,3 +186,16 @@ type Usage struct {
 
 // ErrNotRunning is wrapped by Sampler.Usage for a job that is queued or has ended.
 var ErrNotRunning = errors.New("job: not running")
+
+// Supervised is implemented by a scheduler whose jobs are watched where they run: job/local
+// starts, for each job, a supervisor that outlives labmate and runs the job's perception and
+// Hot-Fix (and its workspace quota) from its start to its end, recording its verdicts beside
+// the job. A follower of a supervised job (labmate job wait) reads those verdicts instead of
+// judging the job a second time.
+type Supervised interface {
+	// Supervised reports whether a supervisor watches job id now.
+	Supervised(ctx context.Context, id ID) bool
+	// Verdicts returns the verdicts, other than Normal, the job's supervisor recorded, oldest
+	// first.
+	Verdicts(ctx context.Context, id ID) ([]*protocol.Verdict, error)
+}

@@ -38,6 +38,7 @@ type watchdog struct {
 	skip  map[string]bool // read-only subtrees inside root: they cannot grow
 	limit int64
 	base  int64
+	known bool // base was measured before the watchdog was made (WatchQuota)
 	// cpu returns the sandbox's CPU time; while it stands still nothing can have been written
 	// and the walk is skipped. ok false: unknown, always walk.
 	cpu func() (int64, bool)
@@ -63,6 +64,10 @@ type watchdog struct {
 // what the command writes before that measure ends is not counted.
 func startWatchdog(w *watchdog) *watchdog {
 	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	if w.known {
+		go w.run()
+		return w
+	}
 	w.base = -1
 	if n, ok := allocatedWithin(w.root, w.skip, quotaCheap); ok || w.measure == nil {
 		if !ok {

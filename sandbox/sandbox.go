@@ -839,15 +839,21 @@ var globEscape = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
 
 // breach records that cmd's workspace grew past its quota.
 func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {
-	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(s.policy.DiskBytes), ws)
-	if killed {
-		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
-	}
+	err := quotaError(used, s.policy.DiskBytes, ws, killed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.cmds[cmd]; c != nil {
 		c.exceeded = append(c.exceeded, err)
 	}
+}
+
+// quotaError says that workspace ws grew by used bytes, past its quota of limit.
+func quotaError(used, limit int64, ws string, killed bool) error {
+	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(limit), ws)
+	if killed {
+		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
+	}
+	return err
 }
 
 // Exceeded returns, oldest first, each time cmd ran into the sandbox's budget: errors wrapping

@@ -29,11 +29,14 @@ scheduler holds it: local-… or slurm-…; list shows both (Slurm once a job wa
 to it). DATA is --data, default $XDG_DATA_HOME/labmate or ~/.local/share/labmate.
 
 A local job runs at once when the machine's cores and memory allow beside the running jobs;
-otherwise it is QUEUED, and a queued local job starts only while a labmate process holds the
-job directory open: labmate job wait ID, labmate job submit --wait, labmate serve or
-labmate mcp. Running jobs need nobody: they keep running, and record how they ended.`,
+otherwise it is QUEUED, and starts when a running job ends, or while a labmate process holds
+the job directory open: labmate job wait ID, labmate job submit --wait, labmate serve or
+labmate mcp. Running jobs need nobody: each has a supervisor of its own, which outlives
+labmate and watches the job with perception from its start to its end — an Error verdict
+cancels it, as labmate job wait would, unless it was submitted with --hotfix off — enforces
+its --disk quota, and records what perception saw (labmate job status shows it).`,
 	}
-	cmd.AddCommand(newJobSubmitCmd(), newJobStatusCmd(), newJobLogsCmd(), newJobCancelCmd(), newJobListCmd(), newJobWaitCmd())
+	cmd.AddCommand(newJobSubmitCmd(), newJobStatusCmd(), newJobLogsCmd(), newJobCancelCmd(), newJobListCmd(), newJobWaitCmd(), newJobSuperviseCmd())
 	return cmd
 }
 
@@ -54,7 +57,7 @@ func (d *jobDirs) local() (*local.Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return local.Open(dir, nil)
+	return local.Open(dir, &local.Options{Supervisor: supervisorArgv(dir)})
 }
 
 // slurmTools are the Slurm commands the slurm scheduler runs.

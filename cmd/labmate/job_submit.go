@@ -28,6 +28,7 @@ func newJobSubmitCmd() *cobra.Command {
 		profile, hotfix, scheduler         string
 		cores, gpus                        int
 		memory                             = sizeFlag{name: "mem-limit"}
+		disk                               = sizeFlag{name: "disk", check: sandbox.CheckDisk}
 		wall                               wallTimeFlag
 		env, follow                        []string
 		asJSON, wait                       bool
@@ -46,7 +47,9 @@ must be on PATH).
 Resources: --cores, --mem-limit (512M, 2G, 1.5GiB: the job's budget, every process together; a
 local job that allocates more is stopped by its limit), --time (the wall time: 1:30:00, 90
 (minutes, as sbatch reads it), 2-00:00:00, 90m, 2h; then the job is stopped, TIMEOUT),
---gpus and --partition (Slurm only). --env K=V sets a variable; --follow FILE (relative to
+--disk (local only: how much the workspace may grow while the job runs, e.g. 20G; past it the
+job is stopped, FAILED with the quota in its reason; default none), --gpus and --partition
+(Slurm only). --env K=V sets a variable; --follow FILE (relative to
 the workspace) adds the lines a file gains to the job's log, e.g. QE's output file or
 log.lammps. --profile names the software perception reads (qe, lammps, octave, python,
 shell, generic; default: from the command) and --hotfix when it may cancel the job
@@ -54,9 +57,11 @@ shell, generic; default: from the command) and --hotfix when it may cancel the j
 
 Prints the job's id on stdout (with --json, its status as one JSON object); stderr says whether
 it runs or is queued, and how to follow it. A local job that does not fit beside the running
-ones is QUEUED and starts only while a labmate process holds the job directory open
-(labmate job wait ID, labmate serve, labmate mcp): --wait keeps this process until the job
-ends, starting it when there is room, and exits as labmate job wait does.
+ones is QUEUED and starts when a running job ends, or while a labmate process holds the job
+directory open (labmate job wait ID, labmate serve, labmate mcp): --wait keeps this process
+until the job ends, starting it when there is room, and exits as labmate job wait does. A
+running local job is watched by perception where it runs, by a supervisor of its own, whether
+or not labmate runs: an Error verdict cancels it unless --hotfix off.
 
 Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 4 LOST,
 124 TIMEOUT, 130 when interrupted — the job keeps running), 2 when labmate could not submit it.`,
@@ -114,6 +119,8 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 			return fmt.Errorf("--mem-limit %s: below the minimum of %s a job needs", memory.String(), sandbox.FormatSize(sandbox.MinMemoryBytes))
 		case scheduler == "slurm" && memory.n > maxJobMemory:
 			return fmt.Errorf("--mem-limit %s: more than any node has (a typo?)", memory.String())
+		case scheduler == "slurm" && disk.n > 0:
+			return fmt.Errorf("--disk is for local jobs: a Slurm cluster's file systems have their own quotas")
 		case scheduler == "local" && (gpus > 0 || partition != ""):
 			return fmt.Errorf("--gpus and --partition are Slurm's: local jobs have none (use --scheduler slurm)")
 		}
@@ -122,7 +129,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 				return fmt.Errorf("--mem-limit %s: %w", memory.String(), err)
 			}
 		}
-		spec.Resources = job.Resources{Cores: cores, MemoryBytes: max(memory.n, 0), WallTime: wall.d, GPUs: gpus, Partition: partition}
+		spec.Resources = job.Resources{Cores: cores, MemoryBytes: max(memory.n, 0), WallTime: wall.d, GPUs: gpus, Partition: partition, DiskBytes: max(disk.n, 0)}
 		for _, kv := range env {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
@@ -196,6 +203,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 	f.IntVar(&cores, "cores", 0, "cores the job gets (default 1)")
 	f.Var(&memory, "mem-limit", "the job's memory budget, e.g. 512M, 2G, 1.5GiB (default: the sandbox's, 4G or half the machine's)")
 	alias(f, "memory", "", "mem-limit")
+	f.Var(&disk, "disk", "workspace quota of a local job: how much its workspace may grow while it runs, e.g. 20G (default: none)")
 	f.Var(&wall, "time", "wall time, e.g. 1:30:00, 90 (minutes), 2-00:00:00, 90m, 2h (default: none locally, the partition's on Slurm)")
 	f.IntVar(&gpus, "gpus", 0, "GPUs (Slurm only)")
 	f.StringVar(&partition, "partition", "", "the Slurm partition (Slurm only; default: the cluster's)")

@@ -21,6 +21,23 @@
 // job) and stops the job on SIGTERM (Cancel writes the cancel marker first). So a job ends
 // properly, and says how, while no labmate runs at all.
 //
+// # Supervised where it runs
+//
+// With Options.Supervisor (labmate's own hidden labmate job supervise), each job gets a
+// supervisor as it starts: a process in a session of its own, outside the job's sandbox and
+// cgroup, not tied to labmate's life either, that runs the job's perception and Hot-Fix and its
+// workspace quota from the job's start to its end whether or not any labmate runs
+// (job/supervise). It holds the job's supervisor lock (an flock on DIR/jobs/ID/supervisor.lock)
+// from before it is started — the starting process takes it and hands it over as fd 3 — so a
+// job has one supervisor, and a labmate that follows the job (labmate job wait) reads the
+// verdicts the supervisor records (DIR/jobs/ID/verdicts; the last one is in the job's status)
+// rather than judging the job a second time. A supervisor that died (kill -9) is started again
+// by the next Scheduler that looks at the running job, any labmate command on the directory.
+// Its output is DIR/jobs/ID/supervisor.log. The quota (Resources.DiskBytes) counts from the
+// workspace's size when the job started; past it the supervisor stops the job, which ends
+// FAILED with the quota in its reason (Fail). When its job has ended the supervisor starts the
+// jobs queued behind it.
+//
 // [Open] on the same directory reattaches every running job by its recorder's pid and start
 // time (/proc/PID/stat field 22, with the boot id): a pid reused by another process is not the
 // job. A running job whose exit record exists is finished; one whose recorder is gone without an
@@ -47,9 +64,9 @@
 // runs. Queued jobs start in submission order while what they ask for fits in the machine's
 // cores and memory (Options.Cores, Options.MemoryBytes) beside the running jobs; the first that
 // does not fit waits, with a reason that says what is taken, and the jobs behind it wait for
-// it. Queued jobs start only while a Scheduler on the directory is open (labmate serve, or a
-// command that waits): Open and Submit dispatch at once, and an open Scheduler looks again every
-// Options.Poll. Several Schedulers, in one process or several, may share a directory: every
+// it. Queued jobs start only while a Scheduler on the directory is open (labmate serve, a
+// command that waits, a running job's supervisor, which also dispatches as its job ends): Open
+// and Submit dispatch at once, and an open Scheduler looks again every Options.Poll. Several Schedulers, in one process or several, may share a directory: every
 // change of state holds an flock on DIR/jobs/.lock.
 //
 // # Logs
@@ -67,8 +84,11 @@
 //
 //   - An exit status above 128 is read as death by signal 128+N, as shells do: a job that runs
 //     `exit 137` is reported killed by SIGKILL.
-//   - The workspace quota of kernels (sandbox.Policy.DiskBytes) is not applied to jobs: it is a
-//     watchdog inside labmate, which a job outlives.
+//   - A job's workspace quota is its supervisor's watchdog (sandbox.WatchQuota): a job whose
+//     supervisor was killed runs without one until a Scheduler starts a new supervisor; and a
+//     job started without a supervisor (no Options.Supervisor) cannot ask for a quota.
+//   - A labmate serve that adopts a job watches it with its own perception too, to log it; both
+//     may cancel it on the same verdict, and the first reason written stands.
 //   - A job is recorded as starting before its recorder starts: if labmate dies before the
 //     recorder's pid is recorded (microseconds later), the job is marked LOST, though it may
 //     still run — never started twice.

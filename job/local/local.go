@@ -42,14 +42,26 @@ type Options struct {
 	// Poll is how often an open Scheduler looks at its jobs, starts queued ones and reads their
 	// output (default 100 ms).
 	Poll time.Duration
+	// Supervisor is the command (an argv; the job's id is appended) that supervises a job where
+	// it runs, from its start to its end, whether or not labmate runs: labmate's own hidden
+	// labmate job supervise. It is started for every job this Scheduler starts, and again for a
+	// running job whose supervisor is gone; it inherits the job's supervisor lock as its fd 3
+	// (Supervise). Nil: jobs run without one, and a workspace quota (Resources.DiskBytes) is
+	// refused.
+	Supervisor []string
+	// Lazy makes no sandbox before a job needs one (by default Open finds the sandbox mode
+	// that works here and readies a sandbox for the usual job): for a process that mostly
+	// watches, such as a supervisor.
+	Lazy bool
 }
 
 // Scheduler runs jobs on this machine; see the package documentation. It is safe for concurrent
 // use.
 type Scheduler struct {
-	dir    string // DIR/jobs
-	hidden string // DIR
-	mode   sandbox.Mode
+	dir    string       // DIR/jobs
+	hidden string       // DIR
+	mode   sandbox.Mode // "" until detected (Options.Lazy)
+	modeMu sync.Mutex
 	base   sandbox.Policy
 	cores  int
 	mem    int64
@@ -57,6 +69,9 @@ type Scheduler struct {
 	poll   time.Duration
 	boot   string
 	tools  map[string]string // absolute paths of the recorder's tools
+
+	supervisor []string
+	launched   map[job.ID]time.Time // when this process last started a job's supervisor
 
 	lockMu   sync.Mutex
 	lockFile *os.File
@@ -93,6 +108,9 @@ type record struct {
 	// Pin is the workspace as Submit found it, which start and the followed files' reads
 	// insist on (nil in a record of an older labmate: pinned when the job starts).
 	Pin *pin `json:"workspace_pin,omitempty"`
+	// DiskBase is the disk space the workspace took when the job started, from which its quota
+	// counts (Resources.DiskBytes); -1: too big to measure then, measured by the supervisor.
+	DiskBase int64 `json:"disk_base_bytes,omitempty"`
 }
 
 // Open opens (creating it if need be) the job directory DIR/jobs, reattaches the jobs that run,
@@ -123,13 +141,15 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 		tools:    map[string]string{},
+		launched: map[job.ID]time.Time{},
 	}
+	s.supervisor = slices.Clone(opts.Supervisor)
 	if opts.Policy != nil {
 		s.base = *opts.Policy
 		s.base.Hide = slices.Clone(opts.Policy.Hide)
 	}
 	s.base.Hide = append(s.base.Hide, abs)
-	if s.mode == "" {
+	if s.mode == "" && !opts.Lazy {
 		if s.mode, err = sandbox.Detect(); err != nil {
 			return nil, fmt.Errorf("job/local: %w", err)
 		}
@@ -169,7 +189,9 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		return nil, err
 	}
 	go s.loop()
-	go s.box(1, s.defMem) // a new sandbox takes a while (≈0.5 s here): ready one for the usual job
+	if !opts.Lazy {
+		go s.box(1, s.defMem) // a new sandbox takes a while (≈0.5 s here): ready one for the usual job
+	}
 	return s, nil
 }
 
@@ -356,6 +378,7 @@ func (s *Scheduler) status(r *record) *job.Status {
 		c := *sp
 		st.Spec = &c
 	}
+	st.Verdict = s.lastVerdict(r.ID)
 	return &st
 }
 
@@ -379,6 +402,10 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 		return "", fmt.Errorf("job spec: resources.gpus: %d asked for, local jobs get none", r.GPUs)
 	case r.Partition != "":
 		return "", fmt.Errorf("job spec: resources.partition: %q is for Slurm; local jobs have none", r.Partition)
+	case r.DiskBytes > 0 && r.DiskBytes < 1<<20:
+		return "", fmt.Errorf("job spec: resources.disk_bytes: %s is less than the 1 MiB a workspace quota needs", sandbox.FormatSize(r.DiskBytes))
+	case r.DiskBytes > 0 && len(s.supervisor) == 0:
+		return "", errors.New("job spec: resources.disk_bytes: this scheduler starts no supervisor (Options.Supervisor) to enforce a workspace quota")
 	}
 	for k := range spec.Env {
 		if !isIdentifier(k) {
@@ -546,20 +573,16 @@ func (s *Scheduler) Cancel(ctx context.Context, id job.ID, why string) error {
 		r.State, r.Reason, r.Ended = job.Cancelled, why, time.Now().UTC()
 		return s.writeRecord(r)
 	case job.Running:
+		// Being stopped already (by its supervisor's perception, or its quota): the first
+		// reason stands.
+		if exists(filepath.Join(s.jobDir(id), "cancel")) || exists(filepath.Join(s.jobDir(id), failMarker)) {
+			s.stopRecorder(r)
+			return nil
+		}
 		if err := writeAtomic(filepath.Join(s.jobDir(id), "cancel"), why); err != nil {
 			return err
 		}
-		if s.alive(r) {
-			_ = syscall.Kill(r.PID, syscall.SIGTERM) // the recorder stops the job and records it
-			pid, start := r.PID, r.Start
-			time.AfterFunc(10*time.Second, func() {
-				// A recorder that did not end by itself is killed with its process group.
-				if st, ok := procfs.ReadStat(pid); ok && st.Start == start && st.State != 'Z' {
-					_ = syscall.Kill(-pid, syscall.SIGKILL)
-				}
-			})
-		}
-		s.kick()
+		s.stopRecorder(r)
 	}
 	return nil
 }

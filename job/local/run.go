@@ -57,6 +57,7 @@ func (s *Scheduler) dispatch() error {
 		cores += r.Cores
 		mem += r.Memory
 		_ = s.ingest(r, false)
+		s.relaunch(r)
 	}
 	slices.SortStableFunc(queued, func(a, b *record) int { return a.Submitted.Compare(b.Submitted) })
 	var blocker *record
@@ -123,6 +124,9 @@ func (s *Scheduler) settle(r *record) error {
 	}
 	last := s.lastLine(r)
 	switch {
+	case exists(filepath.Join(dir, failMarker)):
+		why, _ := os.ReadFile(filepath.Join(dir, failMarker))
+		r.State, r.Reason = job.Failed, string(why)
 	case exists(filepath.Join(dir, "cancel")):
 		why, _ := os.ReadFile(filepath.Join(dir, "cancel"))
 		r.State, r.Reason = job.Cancelled, string(why)
@@ -161,6 +165,10 @@ func (s *Scheduler) lost(r *record) error {
 	killCgroups(r.Cgroups)
 	_ = s.ingest(r, true)
 	r.Ended = time.Now().UTC()
+	if why, err := os.ReadFile(filepath.Join(s.jobDir(r.ID), failMarker)); err == nil {
+		r.State, r.Reason = job.Failed, string(why)
+		return s.writeRecord(r)
+	}
 	if why, err := os.ReadFile(filepath.Join(s.jobDir(r.ID), "cancel")); err == nil {
 		r.State, r.Reason = job.Cancelled, string(why)
 		return s.writeRecord(r)
@@ -208,8 +216,12 @@ func (s *Scheduler) box(cores int, mem int64) (*sandbox.Sandbox, error) {
 	p.Hide = slices.Clone(s.base.Hide)
 	p.MemoryBytes = mem
 	p.CPUs = float64(cores)
-	p.DiskBytes = -1 // the quota is a watchdog in this process, which the job outlives
-	b, err := sandbox.New(s.mode, &p)
+	p.DiskBytes = -1 // the job's quota is its supervisor's watchdog (sandbox.WatchQuota): the job outlives this process
+	mode, err := s.sandboxMode()
+	if err != nil {
+		return nil, err
+	}
+	b, err = sandbox.New(mode, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +232,20 @@ func (s *Scheduler) box(cores int, mem int64) (*sandbox.Sandbox, error) {
 	}
 	s.boxes[k] = b
 	return b, nil
+}
+
+// sandboxMode is Options.Mode, or the one sandbox.Detect finds, once.
+func (s *Scheduler) sandboxMode() (sandbox.Mode, error) {
+	s.modeMu.Lock()
+	defer s.modeMu.Unlock()
+	if s.mode == "" {
+		m, err := sandbox.Detect()
+		if err != nil {
+			return "", fmt.Errorf("job/local: %w", err)
+		}
+		s.mode = m
+	}
+	return s.mode, nil
 }
 
 // start starts r's recorder and records it RUNNING; the caller holds the lock.
@@ -247,6 +273,14 @@ func (s *Scheduler) start(r *record) error {
 	}
 	defer unix.Close(wsfd)
 	labmateDir(wsfd)
+	if sp.Resources.DiskBytes > 0 {
+		// The quota counts from here; a workspace too big to measure at once is measured by
+		// the supervisor.
+		r.DiskBase = -1
+		if n, ok := sandbox.WorkspaceBytes(r.Pin.Path, 50*time.Millisecond); ok {
+			r.DiskBase = n
+		}
+	}
 	// The job's own environment is exported by the preamble inside the sandbox: the recorder,
 	// the sandbox's wrappers and bwrap run with labmate's defaults only.
 	cmd, err := box.Command(preambled(r.Pin, userEnv(sp), argv), s.env(r), r.Pin.Path)
@@ -300,6 +334,9 @@ func (s *Scheduler) start(r *record) error {
 	}
 	r.PID, r.Start, r.Boot, r.Native, r.Reason = pid, st.Start, s.boot, strconv.Itoa(pid), ""
 	err = s.writeRecord(r)
+	if err == nil {
+		s.launch(r)
+	}
 	go func() {
 		_ = rec.Wait()
 		box.Kill(cmd) // releases what the sandbox keeps of cmd; the recorder removed its cgroups

@@ -61,6 +61,9 @@ func Status(w io.Writer, st *job.Status, asJSON bool) error {
 	if e := ending(st); e != "" {
 		fmt.Fprintf(w, "  ended:     %s\n", e)
 	}
+	if v := st.Verdict; v != nil {
+		fmt.Fprintf(w, "  perceived: %s\n", Verdict(v))
+	}
 	if sp := st.Spec; sp != nil {
 		fmt.Fprintf(w, "  runs:      %s\n", What(sp))
 		fmt.Fprintf(w, "  workspace: %s\n", sp.Workspace)
@@ -137,6 +140,9 @@ func Resources(r *job.Resources) string {
 	}
 	if r.WallTime > 0 {
 		parts = append(parts, "wall time "+job.FormatWallTime(r.WallTime))
+	}
+	if r.DiskBytes > 0 {
+		parts = append(parts, "disk quota "+sandbox.FormatSize(r.DiskBytes))
 	}
 	if r.GPUs > 0 {
 		parts = append(parts, plural(r.GPUs, "GPU"))
@@ -258,8 +264,8 @@ func Ended(st *job.Status) string {
 }
 
 // Submitted says, for stderr, what became of a job just submitted and how to follow it. A
-// queued local job starts only while a labmate process holds the job directory open: it says
-// which ones do.
+// queued local job starts when a running one ends (its supervisor starts it), or while a
+// labmate process holds the job directory open: it says which ones do.
 func Submitted(st *job.Status) string {
 	var b strings.Builder
 	switch st.State {
@@ -271,8 +277,8 @@ func Submitted(st *job.Status) string {
 			fmt.Fprintf(&b, " (%s)", st.Reason)
 		}
 		if job.Kind(st.ID) == "local" {
-			b.WriteString(".\n  A queued local job starts only while labmate holds its job directory open: run\n" +
-				"  labmate job wait " + string(st.ID) + " (or labmate serve, or labmate mcp) to start it when the machine has room")
+			b.WriteString(".\n  A queued local job starts when a running job ends, or while labmate holds its job directory\n" +
+				"  open: run labmate job wait " + string(st.ID) + " (or labmate serve, or labmate mcp) to start it when the machine has room")
 		}
 	default:
 		b.WriteString(Ended(st))

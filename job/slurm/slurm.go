@@ -104,6 +104,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 	if err := sandbox.CheckUserEnv(spec.Env); err != nil {
 		return "", fmt.Errorf("job spec: %w", err)
 	}
+	if spec.Resources.DiskBytes > 0 {
+		return "", errors.New("job spec: resources.disk_bytes: a workspace quota is for local jobs; a Slurm cluster's file systems have their own")
+	}
 	if !filepath.IsAbs(spec.Workspace) {
 		return "", fmt.Errorf("job spec: workspace %q: not an absolute path", spec.Workspace)
 	}

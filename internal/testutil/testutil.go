@@ -11,12 +11,14 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/lab/bench/client"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/sandbox"
 )
 
-// KernelOptions are kernel options with the best sandbox this machine offers. The tests
-// need isolation: with none available they fail, saying why.
+// KernelOptions are kernel options with the best sandbox this machine offers and the lab
+// bench's client code as the Library, as labmate starts kernels. The tests need isolation:
+// with none available they fail, saying why.
 func KernelOptions(t testing.TB) kernel.Options {
 	t.Helper()
 	mode, err := sandbox.Detect()
@@ -27,7 +29,7 @@ func KernelOptions(t testing.TB) kernel.Options {
 	if err != nil {
 		t.Fatalf("sandbox %s: %v", mode, err)
 	}
-	return kernel.Options{Sandbox: sb, Grace: 2 * time.Second}
+	return kernel.Options{Sandbox: sb, Grace: 2 * time.Second, Library: client.Library}
 }
 
 // Replay runs a stream of protocol messages through the operation state machine, a fresh

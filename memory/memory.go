@@ -223,7 +223,7 @@ type Namespace struct {
 }
 
 // AddFactParams adds a fact as given (infer=false). Fact.ID, status and times are assigned by
-// the store; Kind defaults to observation. A fact whose normalised text (see Normalize) equals
+// the store; Kind defaults to observation. A fact whose normalised text (see statement.Normalize) equals
 // an active fact's in the same namespace is merged into it instead: tags, evidence and
 // operations are united, and the result says so.
 type AddFactParams struct {

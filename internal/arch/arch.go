@@ -10,6 +10,8 @@
 //   - A domain's sub-packages stay in their domain: kernel/… imports only kernel/…, protocol and
 //     internal/… (lab client code such as the bench's Opentrons API lives with the lab and
 //     reaches a kernel as kernel.Options.Library); perception, llm and optimize likewise.
+//   - knowledge/… adds llm, tool and memory/statement (what a scientific text's words are:
+//     its function words, units, entities), which search shares with memory.
 //   - The lab uses kernels, operations and tools but no agent, memory, job, server or eval.
 //   - agent and operation use interfaces, never a concrete backend (an interpreter, a model
 //     provider, a database, a scheduler).

@@ -130,9 +130,9 @@ var rules = []rule{
 		may:  under("optimize", "internal"),
 	},
 	{
-		name: "knowledge/… imports only knowledge/…, llm, tool, protocol and internal/…",
+		name: "knowledge/… imports only knowledge/…, llm, tool, protocol, internal/… and the statement engine",
 		of:   under("knowledge"),
-		may:  or(under("knowledge", "internal"), is("llm", "tool", "protocol")),
+		may:  or(under("knowledge", "internal"), is("llm", "tool", "protocol", "memory/statement")),
 	},
 	{
 		name: "the lab uses kernels, operations and tools, never an agent, memory, job, server, eval or backend",
@@ -277,7 +277,7 @@ func TestRulesCatch(t *testing.T) {
 		"perception is pure: perception/… imports only protocol and internal/…":                                              {Path: "perception", Tests: []string{"kernel/octave"}},
 		"llm/… imports only llm/… and internal/…":                                                                            {Path: "llm/openai", Imports: []string{"tool"}},
 		"optimize/… imports only optimize/… and internal/…":                                                                  {Path: "optimize/bayes", Imports: []string{"lab"}},
-		"knowledge/… imports only knowledge/…, llm, tool, protocol and internal/…":                                           {Path: "knowledge/sqlite", Imports: []string{"memory"}},
+		"knowledge/… imports only knowledge/…, llm, tool, protocol, internal/… and the statement engine":                     {Path: "knowledge/sqlite", Imports: []string{"memory"}},
 		"the lab uses kernels, operations and tools, never an agent, memory, job, server, eval or backend":                   {Path: "lab/benchrun", Imports: []string{"kernel/octave"}},
 		"agent and operation import interfaces, never a concrete backend":                                                    {Path: "agent", Imports: []string{"llm/openai"}},
 		"a harness is handed its material: eval/… does not import examples/…":                                                {Path: "eval/materials", Imports: []string{"examples/skills"}},

@@ -28,10 +28,11 @@ import (
 
 	"github.com/labmate/labmate/internal/rank"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // SchemaVersion is the version of the schema this package writes, kept in memory_meta.
-// Version 2 added the entity graph and a finer duplicate key (see memory.Normalize); a
+// Version 2 added the entity graph and a finer duplicate key (see statement.Normalize); a
 // version-1 store is migrated when it is opened.
 const SchemaVersion = 2
 
@@ -549,10 +550,10 @@ func decodeVector(b []byte) []float32 {
 	return v
 }
 
-// normKey is the exact-duplicate key of a fact's text: a digest of memory.Normalize, so that
+// normKey is the exact-duplicate key of a fact's text: a digest of statement.Normalize, so that
 // the unique index stays small however long the text (PostgreSQL's B-tree rows are limited).
 func normKey(text string) string {
-	sum := sha256.Sum256([]byte(memory.Normalize(text)))
+	sum := sha256.Sum256([]byte(statement.Normalize(text)))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -982,7 +983,7 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 
 // Terms splits a query into the normalised words full-text search looks for.
 func Terms(text string) []string {
-	return uniqKeepOrder(strings.Fields(memory.Words(text)))
+	return uniqKeepOrder(strings.Fields(statement.Words(text)))
 }
 
 func uniqKeepOrder(xs []string) []string {
@@ -1584,7 +1585,7 @@ func (s *Store) Import(ctx context.Context, p *memory.ImportParams) (*memory.Imp
 		}
 		ids[f.ID] = true
 		if f.Status == memory.StatusActive {
-			k := [2]string{f.Namespace, memory.Normalize(f.Text)}
+			k := [2]string{f.Namespace, statement.Normalize(f.Text)}
 			if other, dup := norms[k]; dup {
 				return nil, fmt.Errorf("%w: facts %s and %s in %s are duplicates", memory.ErrConflict, other, f.ID, f.Namespace)
 			}

@@ -33,12 +33,12 @@ func KernelOptions(t testing.TB) kernel.Options {
 }
 
 // Replay runs a stream of protocol messages through the operation state machine, a fresh
-// protocol.Log per session, and fails t at the first illegal transition, at a message without
+// protocol.SessionLog per session, and fails t at the first illegal transition, at a message without
 // its session or operation, and for every operation or agent run the stream leaves without a
 // terminal message. It returns how many operations (not runs) the stream had.
 func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 	t.Helper()
-	logs := map[string]*protocol.Log{}
+	logs := map[string]*protocol.SessionLog{}
 	var streams []*protocol.EnhancedMessage // the first message of each operation and run
 	n := 0                                  // operations
 	for m := range msgs {
@@ -47,7 +47,7 @@ func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 		}
 		l := logs[m.SessionID]
 		if l == nil {
-			l = protocol.NewLog(m.SessionID)
+			l = protocol.NewSessionLog(m.SessionID)
 			logs[m.SessionID] = l
 		}
 		opens := l.State(m.OperationID) == ""

@@ -114,14 +114,24 @@ type InvalidateEntityParams struct {
 // own SQL. The store keeps it in step with its entries: every fact and skill written is linked to
 // the entities statement.Extract finds in it.
 type Graph interface {
+	GraphReader
+	GraphWriter
+}
+
+// GraphReader reads the entity graph.
+type GraphReader interface {
 	Entities(ctx context.Context, q *EntityQuery) iter.Seq2[*Entity, error]
 	Relations(ctx context.Context, entityID string) ([]Relation, error)
-	PutEntity(ctx context.Context, p *PutEntityParams) (*Entity, error)
-	Relate(ctx context.Context, p *RelateParams) error
-	InvalidateEntity(ctx context.Context, p *InvalidateEntityParams) error
 	// GraphExport returns what the entries do not imply: entities and relations added by a model
 	// or a person, or invalidated (the others are extracted again from the entries).
 	GraphExport(ctx context.Context) ([]*Entity, []Relation, error)
+}
+
+// GraphWriter adds to the entity graph what the entries do not imply, or invalidates it.
+type GraphWriter interface {
+	PutEntity(ctx context.Context, p *PutEntityParams) (*Entity, error)
+	Relate(ctx context.Context, p *RelateParams) error
+	InvalidateEntity(ctx context.Context, p *InvalidateEntityParams) error
 }
 
 // Validate checks an entity before it is stored.

@@ -136,7 +136,7 @@ func Consolidate(ctx context.Context, s memory.Store, in *Input, opts *Options) 
 func Similarity(a, b string) float64 { return statement.ContentSimilarity(a, b) }
 
 // nearest retrieves the active facts in scope most like text, best first.
-func nearest(ctx context.Context, s memory.Store, ns, text string, n int) ([]*memory.Fact, error) {
+func nearest(ctx context.Context, s memory.Reader, ns, text string, n int) ([]*memory.Fact, error) {
 	var out []*memory.Fact
 	for r, err := range s.Search(ctx, &memory.Query{Text: text, Namespaces: []string{ns}, Kinds: memory.FactKinds, Limit: n}) {
 		if err != nil {

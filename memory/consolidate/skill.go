@@ -352,7 +352,7 @@ func slug(s string, limit int) string {
 
 // uniqueName is a descriptive name no skill of the namespace has: the step's title, then the
 // method, software and material it is about, the kernel, then a number.
-func uniqueName(ctx context.Context, s memory.Store, in *SkillInput) (string, error) {
+func uniqueName(ctx context.Context, s memory.Reader, in *SkillInput) (string, error) {
 	words := []string{in.Title}
 	ms, _ := statement.Extract(in.Action + ". " + in.Task)
 	title := statement.Words(in.Title)
@@ -400,7 +400,7 @@ func uniqueName(ctx context.Context, s memory.Store, in *SkillInput) (string, er
 	}
 }
 
-func exists(ctx context.Context, s memory.Store, ns, name string) (bool, error) {
+func exists(ctx context.Context, s memory.Reader, ns, name string) (bool, error) {
 	_, err := s.Get(ctx, &memory.GetParams{Namespace: ns, Name: name})
 	switch {
 	case err == nil:

@@ -13,7 +13,7 @@ func TestNormalize(t *testing.T) {
 
 func TestDistinguish(t *testing.T) {
 	for _, tt := range []struct {
-		a, b string
+		a, b   string
 		differ bool
 	}{
 		{"The lattice constant of Cu is 3.615 Å", "Cu's lattice constant is 0.3615 nm", false},

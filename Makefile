@@ -27,7 +27,7 @@ test: deps vet
 ## the memory rounds R1–R3 and transfer), the skill library's workflows against their published
 ## references (eval/workflows), and the eval harness's overhead per trial)
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./operation
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./kernel/... ./lab/bench/client ./operation
 	$(GO) test -run '^$$' -bench . -benchmem ./perception
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./server
 	$(GO) test -run '^$$' -bench . -benchtime 300x ./server/mcp

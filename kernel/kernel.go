@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os/exec"
 	"strings"
@@ -130,4 +131,11 @@ type Options struct {
 	MaxOutput int64         // stdout+stderr bytes kept per cell; default 8 MiB
 	// Grace is how long an interrupted cell may take to stop before the interpreter is killed.
 	Grace time.Duration // default 2s
+	// Library is code every cell may use besides the kernel's own, in each kernel's language:
+	// a kernel takes the directory named after it (octave/, python/; nil or missing: none)
+	// and puts its files where the interpreter finds them: Octave's load path ends with its
+	// top level; Python imports its packages and modules (ahead of site-packages). Client code
+	// of what labmate drives from a cell, such as the lab bench's Opentrons-style API
+	// (lab/bench/client), comes this way, so a kernel knows nothing of it.
+	Library fs.FS
 }

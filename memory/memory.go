@@ -223,7 +223,7 @@ type Namespace struct {
 }
 
 // AddFactParams adds a fact as given (infer=false). Fact.ID, status and times are assigned by
-// the store; Kind defaults to observation. A fact whose normalised text (see Normalize) equals
+// the store; Kind defaults to observation. A fact whose normalised text (see statement.Normalize) equals
 // an active fact's in the same namespace is merged into it instead: tags, evidence and
 // operations are united, and the result says so.
 type AddFactParams struct {
@@ -338,9 +338,30 @@ type ImportResult struct {
 	Facts, Skills int
 }
 
-// Store is a memory backend. Implementations are safe for concurrent use, and so are several
-// processes sharing one database. Errors wrap one of the sentinels below when they apply.
+// Store is a memory backend: a Reader, a Writer and an Admin in one. Implementations are safe
+// for concurrent use, and so are several processes sharing one database. Errors wrap one of the
+// sentinels below when they apply. Code that only reads, or only writes, takes the smaller
+// interface.
 type Store interface {
+	Reader
+	Writer
+	Admin
+	// Close releases the store.
+	Close() error
+}
+
+// Reader reads a memory.
+type Reader interface {
+	// Get returns one entry; ErrNotFound.
+	Get(ctx context.Context, p *GetParams) (*Entry, error)
+	// Search yields matching entries, best first (or newest first for a listing).
+	Search(ctx context.Context, q *Query) iter.Seq2[*Result, error]
+	// History yields changes, oldest first.
+	History(ctx context.Context, p *HistoryParams) iter.Seq2[*Change, error]
+}
+
+// Writer changes a memory's entries; every change is kept in the history.
+type Writer interface {
 	// AddFact stores a new fact verbatim, or merges an exact duplicate (see AddFactParams).
 	AddFact(ctx context.Context, p *AddFactParams) (*AddFactResult, error)
 	// UpdateFact changes an active fact; ErrNotFound, ErrNotActive.
@@ -351,20 +372,17 @@ type Store interface {
 	PutSkill(ctx context.Context, p *PutSkillParams) (*PutSkillResult, error)
 	// Use records a use of an entry and its outcome.
 	Use(ctx context.Context, p *UseParams) (*Entry, error)
-	// Get returns one entry; ErrNotFound.
-	Get(ctx context.Context, p *GetParams) (*Entry, error)
-	// Search yields matching entries, best first (or newest first for a listing).
-	Search(ctx context.Context, q *Query) iter.Seq2[*Result, error]
-	// History yields changes, oldest first.
-	History(ctx context.Context, p *HistoryParams) iter.Seq2[*Change, error]
+}
+
+// Admin is what managing a memory as a whole takes: its namespaces, freezing them, importing
+// entries.
+type Admin interface {
 	// Namespaces lists the namespaces that have entries or have been frozen, by name.
 	Namespaces(ctx context.Context) ([]Namespace, error)
 	// Freeze freezes or unfreezes a namespace.
 	Freeze(ctx context.Context, p *FreezeParams) error
 	// Import writes entries verbatim, all or nothing.
 	Import(ctx context.Context, p *ImportParams) (*ImportResult, error)
-	// Close releases the store.
-	Close() error
 }
 
 // Embedder turns texts into vectors; llm.Embedder satisfies it. A store given one indexes every

@@ -588,21 +588,8 @@ func normalVerdict() protocol.Verdict {
 }
 
 // Interrupts is the Hot-Fix policy: whether verdict v should interrupt an operation run under
-// policy p. off never interrupts; on_error (the default, also for an empty or unknown policy)
-// interrupts on Error; on_warning on Warning or Error.
-func Interrupts(p protocol.Hotfix, v *protocol.Verdict) bool {
-	if v == nil {
-		return false
-	}
-	switch p {
-	case protocol.HotfixOff:
-		return false
-	case protocol.HotfixOnWarning:
-		return v.State == protocol.Warning || v.State == protocol.Error
-	default:
-		return v.State == protocol.Error
-	}
-}
+// policy p (p.Interrupts(v)).
+func Interrupts(p protocol.Hotfix, v *protocol.Verdict) bool { return p.Interrupts(v) }
 
 func rank(s protocol.VerdictState) int {
 	switch s {

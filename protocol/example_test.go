@@ -6,11 +6,11 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// ExampleLog runs one exec operation through a session's log, then resumes like a client that
+// ExampleSessionLog runs one exec operation through a session's log, then resumes like a client that
 // reconnects with after=3.
-func ExampleLog() {
+func ExampleSessionLog() {
 	const session, op = "s1", "op1"
-	log := protocol.NewLog(session)
+	log := protocol.NewSessionLog(session)
 	steps := []struct {
 		typ     protocol.Type
 		payload any

@@ -10,17 +10,17 @@ import (
 	"github.com/google/uuid"
 )
 
-// ErrInvalidMessage is wrapped by Log.Append for a message it cannot take: nil, without an
+// ErrInvalidMessage is wrapped by SessionLog.Append for a message it cannot take: nil, without an
 // operation id, or for another session.
 var ErrInvalidMessage = errors.New("protocol: invalid message")
 
-// Log is the append-only, in-memory log of one session. It assigns every message its seq,
+// SessionLog is the append-only, in-memory log of one session. It assigns every message its seq,
 // enforces the operation state machine, and lets followers resume with After. It is safe for
-// concurrent use. Create it with NewLog.
+// concurrent use. Create it with NewSessionLog.
 //
 // Messages handed out by the log are copies; their Payload bytes are shared with the log and
 // must not be modified.
-type Log struct {
+type SessionLog struct {
 	sessionID string
 
 	mu     sync.Mutex
@@ -29,9 +29,9 @@ type Log struct {
 	wait   chan struct{}     // closed and replaced at each Append
 }
 
-// NewLog returns an empty log for session sessionID.
-func NewLog(sessionID string) *Log {
-	return &Log{
+// NewSessionLog returns an empty log for session sessionID.
+func NewSessionLog(sessionID string) *SessionLog {
+	return &SessionLog{
 		sessionID: sessionID,
 		states:    make(map[string]State),
 		wait:      make(chan struct{}),
@@ -44,7 +44,7 @@ func NewLog(sessionID string) *Log {
 // is ignored. A rejected message leaves the log unchanged and consumes no seq.
 //
 // The caller must not modify m.Payload afterwards: the log shares those bytes.
-func (l *Log) Append(m *EnhancedMessage) (*EnhancedMessage, error) {
+func (l *SessionLog) Append(m *EnhancedMessage) (*EnhancedMessage, error) {
 	switch {
 	case m == nil:
 		return nil, fmt.Errorf("%w: nil message", ErrInvalidMessage)
@@ -78,7 +78,7 @@ func (l *Log) Append(m *EnhancedMessage) (*EnhancedMessage, error) {
 
 // After yields every message with Seq > seq in order, as of the call: messages appended while
 // iterating are not seen. After(0) yields the whole log; a negative seq is the same as 0.
-func (l *Log) After(seq int64) iter.Seq[*EnhancedMessage] {
+func (l *SessionLog) After(seq int64) iter.Seq[*EnhancedMessage] {
 	l.mu.Lock()
 	// Appending never touches the elements below len, so this snapshot may be read unlocked.
 	snap := l.msgs[min(max(seq, 0), int64(len(l.msgs))):]
@@ -93,14 +93,14 @@ func (l *Log) After(seq int64) iter.Seq[*EnhancedMessage] {
 }
 
 // State returns the current state of operation operationID, or "" if the log has never seen it.
-func (l *Log) State(operationID string) State {
+func (l *SessionLog) State(operationID string) State {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.states[operationID]
 }
 
 // Last returns the highest seq in the log, 0 when it is empty.
-func (l *Log) Last() int64 {
+func (l *SessionLog) Last() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return int64(len(l.msgs))
@@ -117,7 +117,7 @@ func (l *Log) Last() int64 {
 //		}
 //		<-ch
 //	}
-func (l *Log) Wait() <-chan struct{} {
+func (l *SessionLog) Wait() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.wait

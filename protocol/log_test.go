@@ -22,7 +22,7 @@ func msg(t Type, op string) *EnhancedMessage {
 }
 
 // mustAppend appends a message of each type to operation op.
-func mustAppend(t *testing.T, l *Log, op string, types ...Type) {
+func mustAppend(t *testing.T, l *SessionLog, op string, types ...Type) {
 	t.Helper()
 	for _, typ := range types {
 		if _, err := l.Append(msg(typ, op)); err != nil {
@@ -31,7 +31,7 @@ func mustAppend(t *testing.T, l *Log, op string, types ...Type) {
 	}
 }
 
-func seqs(l *Log, after int64) []int64 {
+func seqs(l *SessionLog, after int64) []int64 {
 	var s []int64
 	for m := range l.After(after) {
 		s = append(s, m.Seq)
@@ -40,7 +40,7 @@ func seqs(l *Log, after int64) []int64 {
 }
 
 func TestLogAppend(t *testing.T) {
-	l := NewLog("s1")
+	l := NewSessionLog("s1")
 	in := msg(TypeRequest, "a")
 	got, err := l.Append(in)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestLogAppendRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := NewLog("s1")
+			l := NewSessionLog("s1")
 			mustAppend(t, l, "a", TypeRequest, TypeAck)
 			mustAppend(t, l, "done", TypeRequest, TypeFailed)
 			before := slices.Collect(l.After(0))
@@ -129,7 +129,7 @@ func TestLogAppendRejects(t *testing.T) {
 }
 
 func TestLogCopies(t *testing.T) {
-	l := NewLog("s1")
+	l := NewSessionLog("s1")
 	in := msg(TypeRequest, "a")
 	out, err := l.Append(in)
 	if err != nil {
@@ -147,7 +147,7 @@ func TestLogCopies(t *testing.T) {
 }
 
 func TestLogAfter(t *testing.T) {
-	l := NewLog("s1")
+	l := NewSessionLog("s1")
 	mustAppend(t, l, "a", TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete)
 	tests := []struct {
 		after int64
@@ -190,7 +190,7 @@ func TestLogAfter(t *testing.T) {
 // each operation's messages keep their order.
 func TestLogConcurrent(t *testing.T) {
 	const ops = 64
-	l := NewLog("s1")
+	l := NewSessionLog("s1")
 	var wg sync.WaitGroup
 	for i := range ops {
 		wg.Go(func() {
@@ -229,7 +229,7 @@ func TestLogConcurrent(t *testing.T) {
 // TestLogOneTerminal races many terminal messages for one operation: exactly one is accepted.
 func TestLogOneTerminal(t *testing.T) {
 	const racers = 32
-	l := NewLog("s1")
+	l := NewSessionLog("s1")
 	mustAppend(t, l, "a", TypeRequest, TypeAck, TypeStart, TypeProgress)
 	var (
 		wg       sync.WaitGroup
@@ -272,7 +272,7 @@ func TestLogOneTerminal(t *testing.T) {
 // sees every message exactly once, in order, without polling.
 func TestLogWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := NewLog("s1")
+		l := NewSessionLog("s1")
 		done := make(chan []int64)
 		go func() {
 			var seen []int64

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 )
 
-// NewMemStore returns a Store that keeps everything in memory, one Log per session: for tests and
+// NewMemStore returns a Store that keeps everything in memory, one SessionLog per session: for tests and
 // ephemeral servers. Its Append is durable as soon as it returns, until the process ends.
 func NewMemStore() Store {
 	return &memStore{sessions: make(map[string]*memSession)}
@@ -24,10 +24,10 @@ type memStore struct {
 	sessions map[string]*memSession
 }
 
-// memSession is a Log plus what Operations lists. Its Log may be empty after a rejected first
+// memSession is a SessionLog plus what Operations lists. Its SessionLog may be empty after a rejected first
 // Append; such a session does not exist yet.
 type memSession struct {
-	log *Log
+	log *SessionLog
 
 	mu  sync.Mutex // serialises Append, so ops follows the log
 	ops []*OperationInfo
@@ -49,7 +49,7 @@ func (s *memStore) Append(ctx context.Context, m *EnhancedMessage) (*EnhancedMes
 	s.mu.Lock()
 	sess := s.sessions[m.SessionID]
 	if sess == nil {
-		sess = &memSession{log: NewLog(m.SessionID), idx: make(map[string]int)}
+		sess = &memSession{log: NewSessionLog(m.SessionID), idx: make(map[string]int)}
 		s.sessions[m.SessionID] = sess
 	}
 	s.mu.Unlock()
@@ -69,7 +69,7 @@ func (s *memStore) Append(ctx context.Context, m *EnhancedMessage) (*EnhancedMes
 	return c, nil
 }
 
-// session returns the session's Log, or an error wrapping ErrUnknownSession or ErrClosed.
+// session returns the session's SessionLog, or an error wrapping ErrUnknownSession or ErrClosed.
 func (s *memStore) session(id string) (*memSession, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed

@@ -125,6 +125,23 @@ const (
 	HotfixOnWarning Hotfix = "on_warning"
 )
 
+// Interrupts reports whether verdict v interrupts an operation run under policy h: off never
+// does; on_error (the default, also for an empty or unknown policy) interrupts on Error;
+// on_warning on Warning or Error.
+func (h Hotfix) Interrupts(v *Verdict) bool {
+	if v == nil {
+		return false
+	}
+	switch h {
+	case HotfixOff:
+		return false
+	case HotfixOnWarning:
+		return v.State == Warning || v.State == Error
+	default:
+		return v.State == Error
+	}
+}
+
 // Request is the payload of operation_request.
 type Request struct {
 	Kind     string   `json:"kind"` // "exec", …

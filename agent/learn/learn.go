@@ -40,6 +40,7 @@ import (
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/builtin"
 	"github.com/labmate/labmate/memory/consolidate"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // Options configure a Memory; nil means the defaults.
@@ -119,7 +120,7 @@ const (
 
 // relevant keeps what shares at least two content words (or an entity) with the query: a
 // full-text search also finds entries that share only a common word.
-func relevant(query, text string) bool { return memory.Overlap(query, text) >= 2 }
+func relevant(query, text string) bool { return statement.Overlap(query, text) >= 2 }
 
 // Recall implements agent.Memory: guardrails (to avoid), references (to consult, not to report),
 // facts and skills relevant to the task, or to one of its steps.

@@ -87,7 +87,7 @@ type Hit struct {
 // results, at most 50; active entries only unless Retired). read are the namespaces searched
 // when in names none (nil: all). Bad arguments are errors wrapping memory.ErrBadQuery (or
 // memory.ErrInvalid, for a namespace).
-func Search(ctx context.Context, s memory.Store, in *SearchMemoryIn, read []string) ([]Hit, error) {
+func Search(ctx context.Context, s memory.Reader, in *SearchMemoryIn, read []string) ([]Hit, error) {
 	if in.Limit < 0 {
 		return nil, fmt.Errorf("%w: limit: %d: want 1 to 50 (none for the default, 8)", memory.ErrBadQuery, in.Limit)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/eval/materials"
+	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/shell"
 )
@@ -71,6 +72,7 @@ counts); 2 could not start.`,
 			var mu sync.Mutex
 			ended := 0
 			results, err := materials.Run(cmd.Context(), &materials.Options{
+				Skills:   skills.FS,
 				Start:    shell.Start,
 				Kernel:   kernel.Options{Sandbox: box, Grace: 2 * time.Second},
 				Dir:      dir,

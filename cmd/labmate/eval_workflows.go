@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/eval/workflows"
+	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/shell"
 )
@@ -46,7 +47,7 @@ Exit status: 0 every check passed, 1 a check failed, 2 could not start.`,
 			if asJSON && markdown {
 				return fmt.Errorf("--json and --markdown: choose one")
 			}
-			all, err := workflows.Load()
+			all, err := workflows.Load(skills.FS)
 			if err != nil {
 				return err
 			}

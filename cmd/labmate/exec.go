@@ -176,7 +176,7 @@ labmate could not run it at all.`,
 			// a half-started interpreter behind, and start-up is bounded by the kernel itself.
 			start := func(ctx context.Context, _ string) (kernel.Kernel, error) {
 				var err error
-				if k, err = kk.start(context.WithoutCancel(ctx), &kernel.Options{Sandbox: sb, Workspace: workspace}); err != nil {
+				if k, err = kk.start(context.WithoutCancel(ctx), kernelOptions(sb, workspace)); err != nil {
 					return nil, err
 				}
 				ws := k.Info().Workspace // absolute

@@ -239,7 +239,7 @@ func newMemoryUnfreezeCmd(f *memoryFlags) *cobra.Command {
 
 // namespaceExists refuses a namespace that holds no entry, has no child namespace and was
 // never frozen (a typo, say), naming those that exist.
-func namespaceExists(ctx context.Context, s memory.Store, ns string) error {
+func namespaceExists(ctx context.Context, s memory.Admin, ns string) error {
 	nss, err := s.Namespaces(ctx)
 	if err != nil {
 		return err

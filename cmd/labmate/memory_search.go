@@ -110,7 +110,7 @@ that cannot be read writes nothing.`,
 	return cmd
 }
 
-func collectResults(ctx context.Context, s memory.Store, q *memory.Query) ([]*memory.Result, error) {
+func collectResults(ctx context.Context, s memory.Reader, q *memory.Query) ([]*memory.Result, error) {
 	res := []*memory.Result{}
 	for r, err := range s.Search(ctx, q) {
 		if err != nil {

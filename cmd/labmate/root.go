@@ -16,6 +16,7 @@ import (
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/kernel/shell"
+	"github.com/labmate/labmate/lab/bench/client"
 	"github.com/labmate/labmate/sandbox"
 )
 
@@ -51,7 +52,14 @@ func startKernel(ctx context.Context, name string, sb kernel.Sandbox, workspace 
 	if err != nil {
 		return nil, err
 	}
-	return kk.start(ctx, &kernel.Options{Sandbox: sb, Workspace: workspace})
+	return kk.start(ctx, kernelOptions(sb, workspace))
+}
+
+// kernelOptions are the options every kernel starts with: the sandbox, the workspace and the
+// lab bench's client code as its library (Opentrons-style functions in Octave, the opentrons
+// package in Python).
+func kernelOptions(sb kernel.Sandbox, workspace string) *kernel.Options {
+	return &kernel.Options{Sandbox: sb, Workspace: workspace, Library: client.Library}
 }
 
 func newRoot() *cobra.Command {

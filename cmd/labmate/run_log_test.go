@@ -107,7 +107,7 @@ func checkStory(t *testing.T, evs []*agent.Event) {
 	// The operations obey the state machine; those a kill cut short are before the last
 	// run_end: every operation after it ends.
 	last := 0
-	logs := map[string]*protocol.Log{}
+	logs := map[string]*protocol.SessionLog{}
 	for i, e := range evs {
 		switch e.Type {
 		case agent.EventType(protocol.TypeRunEnd):
@@ -115,7 +115,7 @@ func checkStory(t *testing.T, evs []*agent.Event) {
 		case agent.EventOperation:
 			l := logs[e.Message.SessionID]
 			if l == nil {
-				l = protocol.NewLog(e.Message.SessionID)
+				l = protocol.NewSessionLog(e.Message.SessionID)
 				logs[e.Message.SessionID] = l
 			}
 			if _, err := l.Append(e.Message); err != nil {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,8 +29,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/memory/skillmd"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -46,8 +47,11 @@ const (
 	Failed    = "Failed"    // no lattice constant: a run or the fit failed
 )
 
-// Options configure Run. Start and Kernel are required.
+// Options configure Run. Start, Kernel and Skills are required.
 type Options struct {
+	// Skills is the skill library holding SkillName's scripts (NAME/SKILL.md, NAME/scripts/…;
+	// labmate's is examples/skills).
+	Skills fs.FS
 	// Start starts the shell kernel each scan runs in (shell.Start).
 	Start func(context.Context, *kernel.Options) (kernel.Kernel, error)
 	// Kernel are the kernel options, with the sandbox; Workspace is set per scan.
@@ -136,8 +140,8 @@ func elementList() []string {
 // expensive first), and returns the results in the order of Setups. A scan that fails is a
 // Result with Verdict Failed; the error is for a benchmark that cannot run at all.
 func Run(ctx context.Context, opts *Options) ([]*Result, error) {
-	if opts == nil || opts.Start == nil || opts.Kernel.Sandbox == nil {
-		return nil, errors.New("materials: Options.Start and Options.Kernel.Sandbox are required")
+	if opts == nil || opts.Start == nil || opts.Kernel.Sandbox == nil || opts.Skills == nil {
+		return nil, errors.New("materials: Options.Start, Options.Kernel.Sandbox and Options.Skills are required")
 	}
 	setups, err := Select(opts.Elements, opts.Methods)
 	if err != nil {
@@ -202,7 +206,7 @@ func scan(ctx context.Context, opts *Options, s *Setup, dir string, timeout time
 		r.Error = err.Error()
 		return r
 	}
-	if err := prepare(s, dir); err != nil {
+	if err := prepare(opts.Skills, s, dir); err != nil {
 		return fail(err)
 	}
 	ko := opts.Kernel
@@ -250,7 +254,7 @@ func scan(ctx context.Context, opts *Options, s *Setup, dir string, timeout time
 }
 
 // prepare writes the template and the skill's scripts into dir.
-func prepare(s *Setup, dir string) error {
+func prepare(lib fs.FS, s *Setup, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -261,7 +265,7 @@ func prepare(s *Setup, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "template.in"), []byte(tmpl), 0o644); err != nil {
 		return err
 	}
-	return skills.CopyScripts(SkillName, dir)
+	return skillmd.CopyScripts(lib, SkillName, dir)
 }
 
 // runScan runs eos-scan.sh over points and parses its lines.

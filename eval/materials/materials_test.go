@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
@@ -158,15 +159,15 @@ func TestSelect(t *testing.T) {
 // and its table of parameters is the benchmark's.
 func TestSkill(t *testing.T) {
 	dir := filepath.Join("..", "..", "examples", "skills")
-	skills, err := skillmd.ReadDir(dir)
+	all, err := skillmd.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(skills, func(sk *memory.Skill) bool { return sk.Name == SkillName })
+	i := slices.IndexFunc(all, func(sk *memory.Skill) bool { return sk.Name == SkillName })
 	if i < 0 {
 		t.Fatalf("no skill %s in %s", SkillName, dir)
 	}
-	body := skills[i].Body
+	body := all[i].Body
 	for _, s := range Setups {
 		row := s.Pseudo
 		if s.Method == LAMMPS {
@@ -203,7 +204,7 @@ func TestSkill(t *testing.T) {
 	}
 	defer store.Close()
 	res, err := skillmd.Sync(context.Background(), store, dir, "user/skills", "test")
-	if err != nil || res.Created != len(skills) {
+	if err != nil || res.Created != len(all) {
 		t.Fatalf("memory sync: %+v, %v", res, err)
 	}
 }
@@ -215,7 +216,7 @@ func TestPythonFitAgrees(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
 	si := Setups[slicesIndex(QE, "Si")]
-	if err := prepare(&si, opts.Workspace); err != nil {
+	if err := prepare(skills.FS, &si, opts.Workspace); err != nil {
 		t.Fatal(err)
 	}
 	// A Si-like curve in pw.x's units: bohr and Ry per 2-atom cell.
@@ -268,7 +269,7 @@ func TestRunQuick(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	dir := t.TempDir()
 	start := time.Now()
-	results, err := Run(context.Background(), &Options{Start: shell.Start, Kernel: opts, Dir: dir, Elements: []string{"Si", "Al", "Cu"}})
+	results, err := Run(context.Background(), &Options{Skills: skills.FS, Start: shell.Start, Kernel: opts, Dir: dir, Elements: []string{"Si", "Al", "Cu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestScanFails(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	bad := Setups[slicesIndex(QE, "Si")]
 	bad.Pseudo = "Si.missing.UPF"
-	r := scan(context.Background(), &Options{Start: shell.Start, Kernel: opts}, &bad, t.TempDir(), time.Minute)
+	r := scan(context.Background(), &Options{Skills: skills.FS, Start: shell.Start, Kernel: opts}, &bad, t.TempDir(), time.Minute)
 	if r.Verdict != Failed || !strings.Contains(r.Error, "did not converge") {
 		t.Errorf("%+v; want Failed: did not converge", r)
 	}
@@ -321,7 +322,7 @@ func TestRescan(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	cu := Setups[slicesIndex(LAMMPS, "Cu")]
 	cu.Guess = 3.40 // the window 3.30–3.50 Å lies below Cu_u3's 3.615 Å
-	r := scan(context.Background(), &Options{Start: shell.Start, Kernel: opts}, &cu, t.TempDir(), time.Minute)
+	r := scan(context.Background(), &Options{Skills: skills.FS, Start: shell.Start, Kernel: opts}, &cu, t.TempDir(), time.Minute)
 	if r.Fit == nil || !r.Rescanned || len(r.Points) != 14 || math.Abs(r.Fit.A0-3.615) > 0.005 {
 		t.Errorf("rescanned %v, %d points, fit %+v, error %q; want a0 3.615 Å after a second window", r.Rescanned, len(r.Points), r.Fit, r.Error)
 	}

@@ -32,7 +32,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/labmate/labmate/examples/skills"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/memory/skillmd"
 	"github.com/labmate/labmate/operation"
@@ -57,6 +56,8 @@ type Workflow struct {
 	Run     string             `json:"run"`
 	Quick   bool               `json:"quick"`
 	Checks  []Check            `json:"checks"`
+
+	lib fs.FS // the library it was loaded from
 }
 
 // ParseCheck reads "Q = V ± T UNIT | CITATION" (key names the metadata key, for errors).
@@ -91,16 +92,17 @@ func ParseCheck(key, s string) (Check, error) {
 	return Check{Quantity: strings.TrimSpace(q), Reference: ref, Tolerance: tol, Unit: strings.Join(f[1:], " "), Citation: strings.TrimSpace(cite)}, nil
 }
 
-// Load reads every skill of the library that declares a workflow, sorted by name.
-func Load() ([]Workflow, error) {
+// Load reads every skill of library lib (NAME/SKILL.md, NAME/scripts/…; labmate's is
+// examples/skills) that declares a workflow, sorted by name.
+func Load(lib fs.FS) ([]Workflow, error) {
 	var out []Workflow
-	for _, name := range skills.Names() {
+	for _, name := range skillmd.Names(lib) {
 		p := path.Join(name, skillmd.FileName)
-		b, err := fs.ReadFile(skills.FS, p)
+		b, err := fs.ReadFile(lib, p)
 		if err != nil {
 			return nil, fmt.Errorf("workflows: %w", err)
 		}
-		sk, err := skillmd.Parse(path.Join("examples/skills", p), b)
+		sk, err := skillmd.Parse(p, b)
 		if err != nil {
 			return nil, fmt.Errorf("workflows: %w", err)
 		}
@@ -108,7 +110,7 @@ func Load() ([]Workflow, error) {
 		if m["workflow-run"] == "" {
 			continue
 		}
-		w := Workflow{Skill: name, Code: m["workflow-code"], Run: m["workflow-run"], Quick: m["workflow-quick"] == "true"}
+		w := Workflow{Skill: name, Code: m["workflow-code"], Run: m["workflow-run"], Quick: m["workflow-quick"] == "true", lib: lib}
 		if w.Profile, err = perception.ParseProfile(w.Code); err != nil {
 			return nil, fmt.Errorf("workflows: %s: workflow-code: %w", p, err)
 		}
@@ -243,7 +245,7 @@ func runOne(ctx context.Context, w *Workflow, dir string, opts *Options) *Result
 			r.Rows = append(r.Rows, row)
 		}
 	}()
-	if err := prepare(w.Skill, dir); err != nil {
+	if err := prepare(w, dir); err != nil {
 		r.Error = err.Error()
 		return r
 	}
@@ -315,11 +317,11 @@ func resultLine(line string) (string, float64, bool) {
 }
 
 // prepare copies the skill's scripts into dir.
-func prepare(skill, dir string) error {
+func prepare(w *Workflow, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("workflows: %w", err)
 	}
-	if err := skills.CopyScripts(skill, dir); err != nil {
+	if err := skillmd.CopyScripts(w.lib, w.Skill, dir); err != nil {
 		return fmt.Errorf("workflows: %w", err)
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestLoad(t *testing.T) {
 	if _, err := skillmd.ReadDir(filepath.Join("..", "..", "examples", "skills")); err != nil {
 		t.Fatal(err)
 	}
-	all, err := Load()
+	all, err := Load(skills.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func run(t testing.TB, wfs []Workflow) ([]*Result, float64) {
 // every check passes within its tolerance, perception watched every run, and the JSON and
 // Markdown tables carry the values.
 func TestQuick(t *testing.T) {
-	all, err := Load()
+	all, err := Load(skills.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestQuick(t *testing.T) {
 // TestFailingCheck: a result outside its tolerance fails, and a run that prints no result fails
 // with the run's last lines.
 func TestFailingCheck(t *testing.T) {
-	all, err := Load()
+	all, err := Load(skills.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestFailingCheck(t *testing.T) {
 // BenchmarkWorkflows runs every skill's workflow and reports the table and its wall time. Run
 // with -benchtime 1x -v.
 func BenchmarkWorkflows(b *testing.B) {
-	all, err := Load()
+	all, err := Load(skills.FS)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,9 +12,7 @@ package skills
 import (
 	"embed"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 )
 
 // Namespace is the read-only memory namespace the library is imported into.
@@ -33,22 +31,4 @@ func Names() []string {
 		out = append(out, path.Dir(m))
 	}
 	return out
-}
-
-// CopyScripts writes skill's scripts, executable, into dir, which must exist.
-func CopyScripts(skill, dir string) error {
-	scripts, err := fs.Sub(FS, skill+"/scripts")
-	if err != nil {
-		return err
-	}
-	return fs.WalkDir(scripts, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(scripts, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o755)
-	})
 }

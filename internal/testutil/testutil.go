@@ -11,12 +11,14 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
+	"github.com/labmate/labmate/lab/bench/client"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/sandbox"
 )
 
-// KernelOptions are kernel options with the best sandbox this machine offers. The tests
-// need isolation: with none available they fail, saying why.
+// KernelOptions are kernel options with the best sandbox this machine offers and the lab
+// bench's client code as the Library, as labmate starts kernels. The tests need isolation:
+// with none available they fail, saying why.
 func KernelOptions(t testing.TB) kernel.Options {
 	t.Helper()
 	mode, err := sandbox.Detect()
@@ -27,16 +29,16 @@ func KernelOptions(t testing.TB) kernel.Options {
 	if err != nil {
 		t.Fatalf("sandbox %s: %v", mode, err)
 	}
-	return kernel.Options{Sandbox: sb, Grace: 2 * time.Second}
+	return kernel.Options{Sandbox: sb, Grace: 2 * time.Second, Library: client.Library}
 }
 
 // Replay runs a stream of protocol messages through the operation state machine, a fresh
-// protocol.Log per session, and fails t at the first illegal transition, at a message without
+// protocol.SessionLog per session, and fails t at the first illegal transition, at a message without
 // its session or operation, and for every operation or agent run the stream leaves without a
 // terminal message. It returns how many operations (not runs) the stream had.
 func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 	t.Helper()
-	logs := map[string]*protocol.Log{}
+	logs := map[string]*protocol.SessionLog{}
 	var streams []*protocol.EnhancedMessage // the first message of each operation and run
 	n := 0                                  // operations
 	for m := range msgs {
@@ -45,7 +47,7 @@ func Replay(t testing.TB, msgs iter.Seq[*protocol.EnhancedMessage]) int {
 		}
 		l := logs[m.SessionID]
 		if l == nil {
-			l = protocol.NewLog(m.SessionID)
+			l = protocol.NewSessionLog(m.SessionID)
 			logs[m.SessionID] = l
 		}
 		opens := l.State(m.OperationID) == ""

@@ -8,19 +8,9 @@
 // Octave's packages lack (toolbox/: stepinfo, allmargin, iirnotch, MATLAB semantics) are at
 // the end of the load path, so a package or user function of the same name takes precedence.
 //
-// The session's liquid-handler bench (lab/bench) is driven with Opentrons-style functions
-// (bench/: load_labware, load_instrument, define_liquid, load_liquid, pick_up_tip, aspirate,
-// dispense, mix, blow_out, drop_tip, return_tip, transfer, distribute, consolidate, wells,
-// delay, comment, bench_command), its modules with functions named as the Python module's
-// methods, the module first (load_module; heater-shaker: set_and_wait_for_temperature,
-// set_and_wait_for_shake_speed, deactivate_heater, deactivate_shaker, open_labware_latch,
-// close_labware_latch, current_temperature; plate reader: initialize, read; analysis: analyze,
-// amount_mM, yield_vs_limiting), also at the end of the load path; Opentrons names the twin
-// does not model (air_gap, touch_tip, move_labware, …) are errors that say so. A protocol
-// file for labmate lab simulate is a script of these functions. Octave has no sockets, so they
-// talk to the bench through the named pipes WORKSPACE/.labmate/bench.in and bench.out
-// (bench.ServeFIFO), with the same commands, replies and telemetry as the Python module's
-// socket.
+// Options.Library's octave/ directory comes last on the load path, after the toolbox: the
+// lab bench's Opentrons-style functions (lab/bench/client) arrive that way. LABMATE_WORKSPACE
+// names the workspace the session started in, for such functions to find what lives there.
 //
 // The kernel is a kernel.Snapshotter: the base workspace's variables are saved with save
 // -binary (matrices, structs, cells, integers, function handles with what they captured), each
@@ -41,7 +31,7 @@ import (
 // Binary is the interpreter labmate starts.
 const Binary = "octave-cli"
 
-//go:embed driver/*.m toolbox/*.m bench/*.m
+//go:embed driver/*.m toolbox/*.m
 var driverFS embed.FS
 
 // Toolbox lists labmate's implementations of toolbox functions missing from the Octave
@@ -64,8 +54,8 @@ var dialect = &engine.Dialect{
 			// Headless plotting; toolbox functions only where nothing else defines them.
 			`set(0, "defaultfigurevisible", "off"); warning("off", "Octave:gnuplot-graphics"); ` +
 			`warning("off", "Octave:shadowed-function"); addpath(` + quote(rt+"/toolbox") + `, "-end"); ` +
-			// The bench's protocol functions (bench/) find the workspace's bench where it started.
-			`addpath(` + quote(rt+"/bench") + `, "-end"); setenv("LABMATE_WORKSPACE", pwd()); ` +
+			// Options.Library's functions last; they find the workspace where the session started.
+			`addpath(` + quote(rt+"/"+engine.LibDir) + `, "-end"); setenv("LABMATE_WORKSPACE", pwd()); ` +
 			`__labmate_loop__(` + quote(tag) + ")\n"
 	},
 	Frame: func(tag, path string, rehash bool) string {
@@ -77,11 +67,11 @@ var dialect = &engine.Dialect{
 	LoadState: func(path string) string { return "__labmate_load__(" + quote(path) + ");" },
 }
 
-// files are the driver's files at the top of the runtime directory, the toolbox's in
-// toolbox/ and the bench's protocol functions in bench/.
+// files are the driver's files at the top of the runtime directory and the toolbox's in
+// toolbox/.
 func files() map[string]string {
 	m := map[string]string{}
-	for dir, prefix := range map[string]string{"driver": "", "toolbox": "toolbox/", "bench": "bench/"} {
+	for dir, prefix := range map[string]string{"driver": "", "toolbox": "toolbox/"} {
 		entries, _ := driverFS.ReadDir(dir)
 		for _, e := range entries {
 			b, _ := driverFS.ReadFile(dir + "/" + e.Name())

@@ -291,7 +291,7 @@ def _run(path):
 
 def main():
     sys.path[0] = ""  # import from the workspace, like an interactive session
-    # labmate's modules (opentrons: the bench's protocol API) before site-packages.
+    # Options.Library's python/ (e.g. the bench's opentrons package) before site-packages.
     sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
     for frame in _frames:
         parts = frame.rstrip("\n").split(" ", 2)

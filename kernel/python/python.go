@@ -1,8 +1,9 @@
 // Package python is the Python 3 kernel: a persistent /usr/bin/python3 session (numpy and
 // scipy from Debian) whose cells share one namespace, echo a trailing expression like a
-// REPL, and have labmate.log(name, value, t=None) for telemetry and labmate.bench(), the
-// session's liquid-handler bench through the Opentrons Protocol API v2 (module opentrons, see
-// lab/bench: the bench listens on WORKSPACE/.labmate/bench.sock).
+// REPL, and have labmate.log(name, value, t=None) for telemetry. Options.Library's python/
+// directory is importable (before site-packages): with the lab bench's client
+// (lab/bench/client: the Opentrons Protocol API v2, module opentrons), labmate.bench() is the
+// session's liquid-handler bench (it listens on WORKSPACE/.labmate/bench.sock).
 //
 // The kernel is a kernel.Snapshotter: each global is pickled on its own (protocol 5, numpy
 // arrays out of band, without a copy), so one that pickle cannot serialise — a lambda, a
@@ -13,12 +14,10 @@ package python
 
 import (
 	"context"
-	"embed"
+	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os/exec"
-	"path"
 	"strings"
 
 	"github.com/labmate/labmate/kernel"
@@ -31,27 +30,9 @@ const Binary = "/usr/bin/python3"
 //go:embed driver.py
 var driver string
 
-// The Opentrons Protocol API on labmate's bench (see opentrons/protocol_api/__init__.py),
-// importable in every cell; labmate.bench() is the session's ProtocolContext.
-//
-//go:embed all:opentrons
-var opentronsFiles embed.FS
-
-// files are the kernel's files: the driver and the opentrons package under lib/.
+// files are the kernel's files: the driver.
 func files() map[string]string {
-	out := map[string]string{"labmate_driver.py": driver}
-	err := fs.WalkDir(opentronsFiles, "opentrons", func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || path.Ext(p) != ".py" {
-			return err
-		}
-		b, err := opentronsFiles.ReadFile(p)
-		out["lib/"+p] = string(b)
-		return err
-	})
-	if err != nil {
-		panic(err) // the embedded files are read at build time
-	}
-	return out
+	return map[string]string{"labmate_driver.py": driver}
 }
 
 var dialect = &engine.Dialect{

@@ -24,6 +24,7 @@ import (
 	"github.com/labmate/labmate/internal/sqlitefile"
 	"github.com/labmate/labmate/knowledge"
 	"github.com/labmate/labmate/llm"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // Options configure an Index. nil means defaults.
@@ -588,24 +589,14 @@ func decode(b []byte) []float32 {
 	return v
 }
 
-// stopwords are words too common in task-phrased questions to help ranking.
-var stopwords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be by can do does for from how i if in into is it its
-		me my of on or that the this to what when which with you your`) {
-		stopwords[w] = true
-	}
-}
-
-// MatchExpr turns free text into an FTS5 query: its words, lower-cased, stop words dropped, each
+// MatchExpr turns free text into an FTS5 query: its words, lower-cased, stop words (statement.FunctionWord) dropped, each
 // quoted (so FTS5 operators in the text mean nothing), joined by OR so BM25 ranks partial matches.
 func MatchExpr(text string) string {
 	words := queryWords(text)
 	var terms []string
 	seen := map[string]bool{}
 	for _, w := range words {
-		if stopwords[w] || seen[w] {
+		if statement.FunctionWord(w) || seen[w] {
 			continue
 		}
 		seen[w] = true

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// A protocol run: what an Opentrons protocol (kernel/python/opentrons) adds to the deck.
+// A protocol run: what an Opentrons protocol (lab/bench/client/python/opentrons) adds to the deck.
 //
 //	protocol         api_level ("2.13"): the deck runs a protocol from here on. Liquid in a
 //	                 well no load_liquid declared (nor a pipette filled from one) is a user-loaded

@@ -24,7 +24,7 @@ type StartFunc func(ctx context.Context, kernel, workspace string) (kernel.Kerne
 // The kernels a protocol is written for.
 const (
 	Python = "python" // an Opentrons Protocol API v2 file: metadata and def run(protocol):
-	Octave = "octave" // a script of the Octave bench functions (kernel/octave/bench), or one defining function run (protocol)
+	Octave = "octave" // a script of the Octave bench functions (lab/bench/client/octave), or one defining function run (protocol)
 )
 
 // KernelOf is the kernel of a protocol file by its extension: Octave for .m, else Python.
@@ -221,7 +221,7 @@ func failureText(last *operation.Message, entries []Entry) string {
 // octaveCell is the cell that runs an Octave protocol: the script as it stands, its lines the
 // cell's as Octave reports them; when it defines function run (protocol), as Opentrons' def
 // run(protocol):, run is then called with the bench's context-level functions as fields
-// (kernel/octave/bench/__bench_protocol__.m). A file whose first statement is a function
+// (lab/bench/client/octave/__bench_protocol__.m). A file whose first statement is a function
 // definition is a function file to Octave, so "1; " before it on its line (the line numbers
 // stay) makes it a script.
 func octaveCell(code string) string {

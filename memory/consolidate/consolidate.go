@@ -4,7 +4,7 @@
 // With Infer false, the given facts are stored verbatim; exact duplicates are merged by the
 // store and near duplicates (the same statement in other words) deterministically here — but a
 // statement that differs in any number (after unit normalisation), unit, sign, negation or
-// polarity word, comparison or entity name is a different fact (memory.Distinguish) and is kept
+// polarity word, comparison or entity name is a different fact (statement.Distinguish) and is kept
 // beside the other, the history saying why. A merge keeps the evidence and the provenance of
 // both. With Infer true, a model extracts atomic facts from a trace — the agent's and the tools'
 // findings as well as the user's words, and the facts given — then, for the nearest entries
@@ -27,6 +27,7 @@ import (
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // ErrModelOutput is wrapped when the model's answer cannot be used (not JSON, wrong shape):
@@ -39,8 +40,8 @@ type Options struct {
 	Model llm.Model
 	// Neighbours is how many existing entries are retrieved per new fact (default 5).
 	Neighbours int
-	// NearDuplicate is the content-word overlap (memory.ContentSimilarity) at or above which a
-	// new fact that memory.Distinguish cannot tell apart from an existing one is merged into it
+	// NearDuplicate is the content-word overlap (statement.ContentSimilarity) at or above which a
+	// new fact that statement.Distinguish cannot tell apart from an existing one is merged into it
 	// without a model (default 0.7).
 	NearDuplicate float64
 }
@@ -131,11 +132,11 @@ func Consolidate(ctx context.Context, s memory.Store, in *Input, opts *Options) 
 	return infer(ctx, s, in, &o)
 }
 
-// Similarity is the overlap of the content words of a and b (memory.ContentSimilarity).
-func Similarity(a, b string) float64 { return memory.ContentSimilarity(a, b) }
+// Similarity is the overlap of the content words of a and b (statement.ContentSimilarity).
+func Similarity(a, b string) float64 { return statement.ContentSimilarity(a, b) }
 
 // nearest retrieves the active facts in scope most like text, best first.
-func nearest(ctx context.Context, s memory.Store, ns, text string, n int) ([]*memory.Fact, error) {
+func nearest(ctx context.Context, s memory.Reader, ns, text string, n int) ([]*memory.Fact, error) {
 	var out []*memory.Fact
 	for r, err := range s.Search(ctx, &memory.Query{Text: text, Namespaces: []string{ns}, Kinds: memory.FactKinds, Limit: n}) {
 		if err != nil {
@@ -152,11 +153,11 @@ func nearest(ctx context.Context, s memory.Store, ns, text string, n int) ([]*me
 func closest(cands []*memory.Fact, text string, threshold float64) (dup, other *memory.Fact, why string) {
 	dupSim, otherSim := 0.0, 0.0
 	for _, c := range cands {
-		sim := memory.ContentSimilarity(c.Text, text)
+		sim := statement.ContentSimilarity(c.Text, text)
 		if sim < threshold {
 			continue
 		}
-		if d := memory.Distinguish(c.Text, text); d != "" {
+		if d := statement.Distinguish(c.Text, text); d != "" {
 			if other == nil || sim > otherSim || sim == otherSim && c.ID < other.ID {
 				other, otherSim, why = c, sim, d
 			}
@@ -201,7 +202,7 @@ func write(ctx context.Context, s memory.Store, g *memory.Fact, actor, reason st
 		return Action{}, err
 	}
 	dup, other, why := closest(cands, g.Text, o.NearDuplicate)
-	if dup != nil && memory.Normalize(dup.Text) != memory.Normalize(g.Text) {
+	if dup != nil && statement.Normalize(dup.Text) != statement.Normalize(g.Text) {
 		prov := g.Provenance
 		u, err := s.UpdateFact(ctx, &memory.UpdateFactParams{ID: dup.ID, Tags: union(dup.Tags, g.Tags), Evidence: g.Evidence,
 			Confidence: max(dup.Confidence, g.Confidence), Merge: &prov, Tried: g.Tried, Worked: g.Worked,
@@ -522,7 +523,7 @@ func infer(ctx context.Context, s memory.Store, in *Input, opt *Options) (*Repor
 			if o.news != nil {
 				ev = o.news.fact.Evidence
 			}
-			if diff := memory.Distinguish(o.old.Text, text); diff != "" {
+			if diff := statement.Distinguish(o.old.Text, text); diff != "" {
 				// The update changes what the fact says: the old fact is kept, superseded.
 				a, err := supersede(ctx, s, in, opt, o.old, o.news, text, by, d.Reason, diff)
 				if errors.Is(err, memory.ErrConflict) || errors.Is(err, memory.ErrNotActive) || errors.Is(err, memory.ErrInvalid) {
@@ -611,12 +612,12 @@ func intp(p *int) string {
 // its evidence quotes appears in the trace, or a fact extracted from this very trace says the
 // same thing (other than the one the DELETE is based on).
 func supported(old *memory.Fact, trace string, news []newFact, basis *newFact) string {
-	nt := memory.Normalize(trace)
-	if n := memory.Normalize(old.Text); n != "" && strings.Contains(nt, n) {
+	nt := statement.Normalize(trace)
+	if n := statement.Normalize(old.Text); n != "" && strings.Contains(nt, n) {
 		return "its text appears in the trace"
 	}
 	for _, e := range old.Evidence {
-		if n := memory.Normalize(e); len(n) >= 12 && strings.Contains(nt, n) {
+		if n := statement.Normalize(e); len(n) >= 12 && strings.Contains(nt, n) {
 			return fmt.Sprintf("its evidence %q appears in the trace", e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labmate/labmate/internal/rank"
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // SkillInput is a procedure a step validated: what it did, the cell that did it and what
@@ -283,7 +284,7 @@ func skillBody(in *SkillInput, variants, evidence, failures []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n%s\n\n## When it applies\n\n", in.Title, strings.TrimSpace(in.Action))
 	fmt.Fprintf(&b, "- Task: %s\n- Kernel: %s\n", textcut.Head(strings.Join(strings.Fields(in.Task), " "), 300), in.Kernel)
-	ms, _ := memory.Extract(in.Task + ". " + in.Action)
+	ms, _ := statement.Extract(in.Task + ". " + in.Action)
 	var names []string
 	for _, m := range ms {
 		if m.Kind != memory.EntityName {
@@ -351,12 +352,12 @@ func slug(s string, limit int) string {
 
 // uniqueName is a descriptive name no skill of the namespace has: the step's title, then the
 // method, software and material it is about, the kernel, then a number.
-func uniqueName(ctx context.Context, s memory.Store, in *SkillInput) (string, error) {
+func uniqueName(ctx context.Context, s memory.Reader, in *SkillInput) (string, error) {
 	words := []string{in.Title}
-	ms, _ := memory.Extract(in.Action + ". " + in.Task)
-	title := memory.Words(in.Title)
+	ms, _ := statement.Extract(in.Action + ". " + in.Task)
+	title := statement.Words(in.Title)
 	for _, m := range ms {
-		if m.Kind == memory.EntityName || strings.Contains(title, memory.Words(m.Name)) {
+		if m.Kind == memory.EntityName || strings.Contains(title, statement.Words(m.Name)) {
 			continue
 		}
 		if m.Kind == memory.EntityMethod || m.Kind == memory.EntitySoftware || m.Kind == memory.EntityMaterial {
@@ -399,7 +400,7 @@ func uniqueName(ctx context.Context, s memory.Store, in *SkillInput) (string, er
 	}
 }
 
-func exists(ctx context.Context, s memory.Store, ns, name string) (bool, error) {
+func exists(ctx context.Context, s memory.Reader, ns, name string) (bool, error) {
 	_, err := s.Get(ctx, &memory.GetParams{Namespace: ns, Name: name})
 	switch {
 	case err == nil:

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // Corpus returns n synthetic lab facts, deterministic for a seed: a vocabulary of a few
@@ -405,7 +406,7 @@ func LoCoMo(ctx context.Context, path string, open func() (memory.Store, error))
 		for _, n := range c.sessions {
 			for _, t := range c.turns[n] {
 				text := t.Speaker + ": " + t.Text
-				if k := memory.Normalize(text); seen[k] || k == "" {
+				if k := statement.Normalize(text); seen[k] || k == "" {
 					continue // the store keeps one active fact per text
 				} else {
 					seen[k] = true

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // SciBenchProblems reads the problem texts of the SciBench textbook set under shared/ (in file
@@ -109,7 +110,7 @@ func LongQueries(problems []string) (distractors []*memory.Fact, queries []LongQ
 func prefix(w string) string { return string([]rune(w)[:min(5, len([]rune(w)))]) }
 
 func uniqWords(text string) []string {
-	ws := strings.Fields(memory.Words(text))
+	ws := strings.Fields(statement.Words(text))
 	slices.Sort(ws)
 	return slices.Compact(ws)
 }

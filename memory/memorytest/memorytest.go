@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // Run tests the Store that open returns. open must return a new, empty store each time; Run
@@ -122,7 +123,7 @@ func (e *Trigrams) Embed(_ context.Context, texts []string) ([][]float32, error)
 	out := make([][]float32, len(texts))
 	for i, text := range texts {
 		v := make([]float32, e.Dim)
-		for w := range strings.FieldsSeq(memory.Words(text)) {
+		for w := range strings.FieldsSeq(statement.Words(text)) {
 			w = " " + w + " "
 			for j := 0; j+3 <= len(w); j++ {
 				h := fnv.New32a()

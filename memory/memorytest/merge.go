@@ -8,6 +8,7 @@ import (
 
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/consolidate"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // MergePair is one case of the merge table: B written after A, without a model. Merge says
@@ -130,7 +131,7 @@ func ScoreMerge(t *testing.T, s memory.Store) *MergeScore {
 			sc.Correct++
 		} else {
 			sc.Wrong = append(sc.Wrong, fmt.Sprintf("pair %d (%s): merged=%v, want %v\n  A: %s\n  B: %s\n  distinguish: %q, similarity %.2f",
-				i, p.Why, merged, p.Merge, p.A, p.B, memory.Distinguish(p.A, p.B), memory.ContentSimilarity(p.A, p.B)))
+				i, p.Why, merged, p.Merge, p.A, p.B, statement.Distinguish(p.A, p.B), statement.ContentSimilarity(p.A, p.B)))
 		}
 		for _, r := range res {
 			if r.Fact.Text != p.A && r.Fact.Text != p.B {

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -433,4 +434,33 @@ func Sync(ctx context.Context, s memory.Store, dir, namespace, actor string) (*S
 		res.Skills = append(res.Skills, r.Skill)
 	}
 	return res, nil
+}
+
+// Names lists the skills of a library held in fsys (folders NAME/SKILL.md), sorted.
+func Names(fsys fs.FS) []string {
+	var out []string
+	matches, _ := fs.Glob(fsys, "*/"+FileName)
+	for _, m := range matches {
+		out = append(out, path.Dir(m))
+	}
+	return out
+}
+
+// CopyScripts writes the scripts of skill (NAME/scripts/… in fsys), executable, into dir,
+// which must exist.
+func CopyScripts(fsys fs.FS, skill, dir string) error {
+	scripts, err := fs.Sub(fsys, skill+"/scripts")
+	if err != nil {
+		return err
+	}
+	return fs.WalkDir(scripts, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(scripts, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o755)
+	})
 }

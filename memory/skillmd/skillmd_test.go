@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -157,5 +159,42 @@ func TestSync(t *testing.T) {
 	e, _ = s.Get(ctx, &memory.GetParams{ID: e.Skill.ID})
 	if e.Skill.Uses != 1 || e.Skill.Successes != 1 {
 		t.Errorf("counts: %+v", e.Skill)
+	}
+}
+
+// A library in an fs.FS: its skills by name, and one skill's scripts copied executable.
+func TestLibraryNamesAndScripts(t *testing.T) {
+	lib := fstest.MapFS{
+		"b/SKILL.md":         {Data: []byte("x")},
+		"a/SKILL.md":         {Data: []byte("x")},
+		"a/scripts/run.sh":   {Data: []byte("#!/bin/sh\necho a\n")},
+		"a/scripts/fit.py":   {Data: []byte("print(1)\n")},
+		"notes/README.md":    {Data: []byte("not a skill")},
+		"b/scripts/other.sh": {Data: []byte("echo b\n")},
+	}
+	if got := Names(lib); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("Names = %v, want [a b]", got)
+	}
+	dir := t.TempDir()
+	if err := CopyScripts(lib, "a", dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		fi, _ := e.Info()
+		if fi.Mode().Perm()&0o100 == 0 {
+			t.Errorf("%s is not executable: %v", e.Name(), fi.Mode())
+		}
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"fit.py", "run.sh"}) {
+		t.Errorf("copied %v, want [fit.py run.sh]", names)
+	}
+	if err := CopyScripts(lib, "missing", dir); err == nil {
+		t.Error("the scripts of a missing skill copied without an error")
 	}
 }

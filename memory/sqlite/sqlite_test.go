@@ -16,6 +16,7 @@ import (
 
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/memory/memorytest"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 func open(t testing.TB, e memory.Embedder) *Store {
@@ -171,7 +172,7 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Make it a version-1 store: the old key (letters and digits only), no graph.
-	old := sha256.Sum256([]byte(memory.Words(r.Fact.Text)))
+	old := sha256.Sum256([]byte(statement.Words(r.Fact.Text)))
 	for _, q := range []string{"UPDATE memory_meta SET value = 1", "DELETE FROM entity_links", "DELETE FROM entities", "DELETE FROM entity_aliases", "DELETE FROM relations"} {
 		if _, err := s.DB().Exec(q); err != nil {
 			t.Fatal(err)

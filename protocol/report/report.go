@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/labmate/labmate/internal/textcut"
-	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -35,7 +34,7 @@ func (r *textReporter) Message(t protocol.Type, payload any) error {
 	case *protocol.Progress:
 		if v := p.Verdict; v != nil {
 			fmt.Fprintf(r.stderr, "labmate: [%s] %s\n", v.State, verdictText(v))
-			if perception.Interrupts(r.hotfix, v) {
+			if r.hotfix.Interrupts(v) {
 				fmt.Fprintf(r.stderr, "labmate: hot-fix (%s): interrupting\n", r.hotfix)
 			}
 		}

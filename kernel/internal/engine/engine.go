@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,6 +168,10 @@ func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, erro
 			return nil, fmt.Errorf("%s kernel: writing driver %s: %w", d.Name, name, err)
 		}
 	}
+	if err := writeLibrary(k.rt, d.Name, k.opts.Library); err != nil {
+		os.RemoveAll(k.rt)
+		return nil, fmt.Errorf("%s kernel: %w", d.Name, err)
+	}
 	k.ws = k.opts.Workspace
 	if k.ws == "" {
 		if k.ws, err = os.MkdirTemp("", "labmate-"+d.Name+"-ws-"); err != nil {
@@ -186,6 +191,45 @@ func start(ctx context.Context, d *Dialect, opts *kernel.Options) (*Kernel, erro
 		return nil, err
 	}
 	return k, nil
+}
+
+// LibDir is the runtime directory's folder that holds the kernel's part of Options.Library
+// (the directory named after the kernel); it exists, empty without one.
+const LibDir = "lib"
+
+// writeLibrary copies lib's directory name into rt's LibDir.
+func writeLibrary(rt, name string, lib fs.FS) error {
+	dst := filepath.Join(rt, LibDir)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("library: %w", err)
+	}
+	if lib == nil {
+		return nil
+	}
+	if _, err := fs.Stat(lib, name); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	err := fs.WalkDir(lib, name, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, filepath.FromSlash(strings.TrimPrefix(strings.TrimPrefix(p, name), "/")))
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		b, err := fs.ReadFile(lib, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("library: %w", err)
+	}
+	return nil
 }
 
 func (k *Kernel) tag() string { return k.tags + strconv.FormatInt(k.n.Add(1), 10) }

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/memory"
+	"github.com/labmate/labmate/memory/statement"
 )
 
 // The entity graph: entities (one row each, the entity as JSON in data), their aliases (one row
 // per normalised alias), links from entities to the entries that mention them, and relations
-// between entities. Every entry written is linked to the entities memory.Extract finds in it; a
+// between entities. Every entry written is linked to the entities statement.Extract finds in it; a
 // link of an entry that stops mentioning an entity, or stops being active, gets its invalid_at
 // (it is kept). Entities and relations are invalidated, never deleted.
 
@@ -58,8 +59,8 @@ func (r row) active() bool {
 	return r.fact.Status == memory.StatusActive
 }
 
-// aliasKey is how aliases are stored and looked up: memory.Words.
-func aliasKey(alias string) string { return memory.Words(alias) }
+// aliasKey is how aliases are stored and looked up: statement.Words.
+func aliasKey(alias string) string { return statement.Words(alias) }
 
 // ensureEntity stores a mentioned entity unless it exists (it is then left as it is: a person's
 // invalidation stands).
@@ -102,7 +103,7 @@ func (s *Store) putAliases(ctx context.Context, tx *sql.Tx, e *memory.Entity) er
 
 // link keeps an entry's links in step with its text and status.
 func (s *Store) link(ctx context.Context, tx *sql.Tx, r row, insert bool, now time.Time) error {
-	mentions, rels := memory.Extract(r.graphText())
+	mentions, rels := statement.Extract(r.graphText())
 	want := map[string]bool{}
 	for _, m := range mentions {
 		want[m.ID] = true
@@ -183,7 +184,7 @@ var expandQuery = `SELECT e.data FROM entities e WHERE e.status = 'active' AND (
 // gains "copper", "copper" gains "cu" (which finds "fcc Cu"), "fcc Cu" gains "copper". Only
 // entities active and valid at t count.
 func (s *Store) expand(ctx context.Context, text string, terms []string, t time.Time) ([]string, error) {
-	words := strings.Fields(memory.Words(text))
+	words := strings.Fields(statement.Words(text))
 	var grams []any
 	seen := map[string]bool{}
 	for n := 1; n <= 3; n++ {

@@ -1,20 +1,24 @@
-package memory
+// Package statement is what memory knows about the words of a scientific statement: the key
+// under which exact duplicates merge (Normalize), what makes two statements different facts even
+// when they share almost every word (Distinguish: a number after unit normalisation, a unit, a
+// sign, a negation or polarity word, a comparison, an entity name), how much two statements
+// share (ContentSimilarity, Overlap), the entities a text mentions (Extract, from labmate's
+// dictionary of materials, software, methods, parameters and properties), and the words that
+// carry no content of their own (StopWord). Its tokenizer knows numbers with their units
+// (normalised to base units), signs and exponents; its stemmer the commonest English endings.
+package statement
 
 import (
 	"fmt"
-	"github.com/labmate/labmate/internal/rank"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-)
 
-// This file is what memory knows about the words of a scientific statement: the key under which
-// exact duplicates merge (Normalize), and what makes two statements different facts even when
-// they share almost every word (Distinguish): a number (after unit normalisation), a unit, a
-// sign, a negation or polarity word, a comparison, an entity name.
+	"github.com/labmate/labmate/internal/rank"
+)
 
 // Words is a text's words for full-text search and embeddings: lower case, letters and digits
 // only, single spaces.
@@ -532,14 +536,23 @@ var phrases = map[string]string{
 var clauseWords = map[string]bool{"and": true, "but": true, "while": true, "whereas": true, "although": true,
 	"though": true, "however": true, "yet": true, "or": true, "then": true, "whilst": true}
 
-// stopWords carry no content of their own.
+// functionWords are the grammar of a sentence or a question: articles, prepositions,
+// pronouns, auxiliaries, question words.
+var functionWords = map[string]bool{}
+
+// stopWords carry no content of their own in a statement: the function words, and the words
+// every report of a result uses.
 var stopWords = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`a an the of for to in at on by with from into onto upon as is are was were be been being
 		it its this that these those there here which who whom whose what when where how than then so such
-		has have had do does did done using use used uses via per each every any some all both either
-		we i you he she they them our your their my his her one can could would will shall
+		has have had do does did done we i me you he she they them our your their my his her can could
+		would will shall if`) {
+		functionWords[w] = true
+		stopWords[w] = true
+	}
+	for _, w := range strings.Fields(`using use used uses via per each every any some all both either one
 		also very quite just still even much many most further same other another
 		s t let lets get gets got make makes made give gives gave given show shows showed shown
 		found find finds measured measure measures reported report reports value values result results
@@ -547,6 +560,13 @@ func init() {
 		stopWords[w] = true
 	}
 }
+
+// FunctionWord reports whether w, in lower case, is grammar rather than content: an article,
+// preposition, pronoun, auxiliary or question word ("the", "into", "how", "does"), or a word that
+// joins clauses ("and", "or", "then"). Search drops them from a question (knowledge/sqlite);
+// a statement's content words leave out these and the words every report uses ("value",
+// "found", "using").
+func FunctionWord(w string) bool { return functionWords[w] || clauseWords[w] }
 
 // analysis is what Distinguish compares.
 type analysis struct {

@@ -1,4 +1,4 @@
-package python_test
+package client_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // loaded_labwares, the plate reader's reading comes back to Python and as telemetry, and the
 // heater-shaker's temperature is telemetry; an unknown module or an uninitialized reader is
 // refused with the twin's reason.
-func TestBenchModules(t *testing.T) {
+func TestPythonModules(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
 	dir := filepath.Join(opts.Workspace, ".labmate")

@@ -1,4 +1,4 @@
-package octave_test
+package client_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func benchKernel(t testing.TB) (kernel.Kernel, *bench.Deck) {
 	t.Helper()
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
-	d := kerneltest.ServeBench(t, opts.Workspace)
+	d := serveBench(t, opts.Workspace)
 	k, err := octave.Start(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ load_liquid (res.wells.A1, 10000, "tartrazine");`
 // The bench's functions in the Octave kernel: a protocol colouring every other row of a plate
 // over two cells (what the first cell loaded, the second uses), well volumes and tips as
 // telemetry under the Python module's names.
-func TestBenchColourEveryOtherRow(t *testing.T) {
+func TestOctaveColourEveryOtherRow(t *testing.T) {
 	k, d := benchKernel(t)
 	cells := []string{benchSetup, `for r = 1:2:numel (plate.rows)
   transfer (p, 100, res.wells.A1, plate.rows{r});
@@ -100,7 +100,7 @@ printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 
 // A refused command is an Octave error whose message is the twin's, exactly; the bench and
 // the session go on.
-func TestBenchErrorIsTheTwins(t *testing.T) {
+func TestOctaveErrorIsTheTwins(t *testing.T) {
 	k, _ := benchKernel(t)
 	if r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup, Timeout: time.Minute}); r.Res == nil || r.Res.Status != protocol.StatusOK {
 		t.Fatalf("setup: %+v\n%s", r.Res, r.Output())
@@ -142,12 +142,12 @@ func TestBenchErrorIsTheTwins(t *testing.T) {
 	}
 }
 
-// BenchmarkBenchCommands is the bench's commands per second through the Octave functions:
+// BenchmarkOctaveCommands is the bench's commands per second through the Octave functions:
 // aspirates and dispenses, each a round trip through the pipes, with telemetry.
-func BenchmarkBenchCommands(b *testing.B) {
+func BenchmarkOctaveCommands(b *testing.B) {
 	k, _ := benchKernel(b)
 	const loops = 250 // each 4 commands: there and back
-	kerneltest.BenchCommands(b, k, benchSetup+"\npick_up_tip (p);", fmt.Sprintf(`for i = 1:%d
+	benchCommands(b, k, benchSetup+"\npick_up_tip (p);", fmt.Sprintf(`for i = 1:%d
   aspirate (p, 20, res.wells.A1);
   dispense (p, 20, res.wells.A2);
   aspirate (p, 20, res.wells.A2);
@@ -175,7 +175,7 @@ func (s *slowDelay) Do(ctx context.Context, cmd bench.Command) (*bench.Event, er
 // A cell waiting on a long bench command is interrupted within a heartbeat (Octave sees
 // interrupts only between reads of the pipe), keeps its workspace, and the next command skips
 // the reply the interrupted one never read.
-func TestBenchInterruptDuringCommand(t *testing.T) {
+func TestOctaveInterruptDuringCommand(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
 	dir := filepath.Join(opts.Workspace, ".labmate")

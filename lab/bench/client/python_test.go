@@ -1,4 +1,4 @@
-package python_test
+package client_test
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 
 // labmate.bench() is the session's bench: what one cell loads and fills, the next one uses,
 // and each command's well volumes arrive as telemetry.
-func TestBenchPersistsAcrossCells(t *testing.T) {
+func TestPythonPersistsAcrossCells(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
-	d := kerneltest.ServeBench(t, opts.Workspace)
+	d := serveBench(t, opts.Workspace)
 	k, err := python.Start(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)
@@ -51,18 +51,18 @@ labmate.bench() is protocol`}
 	}
 }
 
-// BenchmarkBenchCommands is the bench's commands per second through the Python module, the
+// BenchmarkPythonCommands is the bench's commands per second through the Python module, the
 // same commands as the Octave kernel's benchmark.
-func BenchmarkBenchCommands(b *testing.B) {
+func BenchmarkPythonCommands(b *testing.B) {
 	opts := testutil.KernelOptions(b)
 	opts.Workspace = b.TempDir()
-	kerneltest.ServeBench(b, opts.Workspace)
+	serveBench(b, opts.Workspace)
 	k, err := python.Start(context.Background(), &opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer k.Close()
-	kerneltest.BenchCommands(b, k, `import labmate
+	benchCommands(b, k, `import labmate
 protocol = labmate.bench()
 res = protocol.load_labware("nest_12_reservoir_15ml", 3, "res")
 tips = protocol.load_labware("opentrons_96_tiprack_300ul", 2)

@@ -1,4 +1,4 @@
-package octave_test
+package client_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // reader's reading comes back to Octave and as telemetry, the heater-shaker heats, shakes and
 // holds a Suzuki well until it reacts, and analyze measures it exactly as the twin does; an
 // unknown module and an uninitialized reader are refused by name.
-func TestBenchModulesOctave(t *testing.T) {
+func TestOctaveModules(t *testing.T) {
 	p, err := eval.Find("data/reactions/suzuki_perera2018.csv")
 	if err != nil {
 		t.Skip(err)
@@ -126,7 +126,7 @@ printf ("target %%g\n", st.temperature_c);`, product)})
 }
 
 // An Opentrons name the twin does not model is refused by name, at the caller's line.
-func TestBenchUnsupportedOctave(t *testing.T) {
+func TestOctaveUnsupported(t *testing.T) {
 	k, _ := benchKernel(t)
 	r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: benchSetup + "\ntouch_tip (p);", Timeout: time.Minute})
 	if r.Res == nil || r.Res.Status != protocol.StatusError || r.Res.Line != 6 ||
@@ -138,13 +138,13 @@ func TestBenchUnsupportedOctave(t *testing.T) {
 // A protocol file in the workspace that shadows a function the driver or the bench functions
 // call (rows.m shadows rows, which strtrim and strcat call) fails its cell at once, saying
 // what it called, instead of leaving the cell without an end.
-func TestBenchShadowedFunction(t *testing.T) {
+func TestOctaveShadowedFunction(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	opts.Workspace = t.TempDir()
 	if err := os.WriteFile(filepath.Join(opts.Workspace, "rows.m"), []byte("x = 1;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	kerneltest.ServeBench(t, opts.Workspace)
+	serveBench(t, opts.Workspace)
 	k, err := octave.Start(context.Background(), &opts)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@
 // Tail follows, from any process, what the others append: every message committed after the call
 // by another Store, in commit order (rowid order: rowids are handed out under the write lock).
 //
-// Each writing Store holds an flock on a file of its own, PATH.writers/PID-RANDOM.lock, for as
+// Each writing Store holds an flock on a file of its own, PATH.writers/ROLE-PID-RANDOM.lock, for as
 // long as it is open; an operation records the last Store that appended to it. A stream whose
 // writer's lock is held is live in another process (Writer): Recover leaves it alone, and the
 // kernel releases the lock when that process dies, even of kill -9.
@@ -119,6 +119,7 @@ const (
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
 	path   string
+	role   string
 	db     *sql.DB   // readers
 	w      *sql.Conn // the writer's own connection (nil: read-only)
 	lock   *os.File  // this Store's writer lock (nil: read-only)
@@ -157,7 +158,14 @@ type write struct {
 
 // Open opens the store in the SQLite file at path, creating the file if needed, to append and
 // read beside any other process that has it open. Its directory must exist.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return OpenAs(path, "labmate") }
+
+// OpenAs is Open for a process that says what it is (role: "serve", "run", "exec", …; letters
+// and digits), as Writer tells other processes.
+func OpenAs(path, role string) (*Store, error) {
+	if role == "" || strings.ContainsFunc(role, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+		return nil, fmt.Errorf("sqlite: opening %s: role %q: want lower-case letters and digits", path, role)
+	}
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
@@ -168,6 +176,7 @@ func Open(path string) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	s := &Store{
 		path:    path,
+		role:    role,
 		db:      db,
 		writes:  make(chan write, queueLen),
 		stopped: make(chan struct{}),
@@ -259,7 +268,7 @@ func (s *Store) takeLock() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	s.writer = strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
+	s.writer = s.role + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
 	f, err := os.OpenFile(filepath.Join(dir, s.writer+".lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
@@ -273,7 +282,7 @@ func (s *Store) takeLock() error {
 		for _, e := range entries {
 			name := strings.TrimSuffix(e.Name(), ".lock")
 			if name != s.writer && strings.HasSuffix(e.Name(), ".lock") {
-				if _, live := writerLive(s.path, name); !live {
+				if !writerOf(s.path, name).Live {
 					os.Remove(filepath.Join(dir, e.Name()))
 				}
 			}
@@ -282,22 +291,23 @@ func (s *Store) takeLock() error {
 	return nil
 }
 
-// writerLive says whether the Store named writer of the file at path is open, and its pid.
-func writerLive(path, writer string) (pid int, live bool) {
-	p, _, ok := strings.Cut(writer, "-")
-	if !ok {
-		return 0, false
+// writerOf describes the Store named writer of the file at path: its role and pid, and whether
+// it is open (its lock is held).
+func writerOf(path, writer string) Writer {
+	var w Writer
+	parts := strings.Split(writer, "-")
+	if len(parts) != 3 {
+		return w
 	}
-	pid, _ = strconv.Atoi(p)
+	w.Role = parts[0]
+	w.Pid, _ = strconv.Atoi(parts[1])
 	f, err := os.OpenFile(filepath.Join(writersDir(path), writer+".lock"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return pid, false
+		return w
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return pid, true
-	}
-	return pid, false // closing f drops the shared lock
+	defer f.Close() // and with it the shared lock
+	w.Live = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil
+	return w
 }
 
 func dataVersion(ctx context.Context, c interface {
@@ -702,18 +712,27 @@ func (s *Store) Operations(ctx context.Context, sessionID string) ([]protocol.Op
 	return infos, nil
 }
 
-// Writer says which process appended the last message of an operation: its pid, whether it is
-// another Store than s (found), and whether that Store is still open (live) — so a stream that
-// is live and found is being written by another process now, and one found but not live was
-// left open by a process that died (kill -9 included). An operation s does not know is neither.
-func (s *Store) Writer(ctx context.Context, sessionID, operationID string) (pid int, found, live bool) {
+// Writer is the Store that appended the last message of an operation, as Store.Writer tells.
+type Writer struct {
+	Role string // what the process said it is (OpenAs): "serve", "run", …
+	Pid  int
+	Live bool // the Store is still open: its process runs (the kernel drops its lock at a kill -9)
+	Self bool // it is the Store asked
+}
+
+// Writer says which Store appended the last message of an operation, if any did since the
+// file had writers (schema version 2): a stream whose writer is Live and not Self is being
+// written by another process now; one whose writer is not Live was left by a process that
+// stopped (killed, or it crashed) unless it ended.
+func (s *Store) Writer(ctx context.Context, sessionID, operationID string) (Writer, bool) {
 	var writer string
 	if err := s.db.QueryRowContext(ctx, "SELECT writer FROM operations WHERE session_id = ? AND operation_id = ?",
-		sessionID, operationID).Scan(&writer); err != nil || writer == "" || writer == s.writer {
-		return 0, false, false
+		sessionID, operationID).Scan(&writer); err != nil || writer == "" {
+		return Writer{}, false
 	}
-	pid, live = writerLive(s.path, writer)
-	return pid, true, live
+	w := writerOf(s.path, writer)
+	w.Self = writer == s.writer
+	return w, w.Role != ""
 }
 
 // Recover implements protocol.Store. Besides those keep keeps, it leaves alone the streams
@@ -757,7 +776,7 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 			continue
 		}
 		if k.writer != "" && k.writer != s.writer {
-			if _, live := writerLive(s.path, k.writer); live {
+			if writerOf(s.path, k.writer).Live {
 				continue
 			}
 		}

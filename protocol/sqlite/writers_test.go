@@ -33,7 +33,7 @@ const (
 // exits; the other streams until it is killed.
 func writerChild(path, name string) {
 	ctx := context.Background()
-	s, err := sqlite.Open(path)
+	s, err := sqlite.OpenAs(path, "test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -219,11 +219,14 @@ func TestManyWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if pid, found, live := s.Writer(ctx, "shared", "other-op"); !found || !live || pid != os.Getpid() {
-		t.Errorf("Writer of a stream another open Store writes = %d, %v, %v; want this pid, found, live", pid, found, live)
+	if w, ok := s.Writer(ctx, "shared", "other-op"); !ok || !w.Live || w.Self || w.Pid != os.Getpid() || w.Role != "labmate" {
+		t.Errorf("Writer of a stream another open Store writes = %+v, %v; want this pid, live, not self", w, ok)
 	}
-	if pid, found, live := s.Writer(ctx, "shared", "streamer-op0"); !found || live || pid != streamer.Process.Pid {
-		t.Errorf("Writer of the killed child's stream = %d, %v, %v; want pid %d, found, not live", pid, found, live, streamer.Process.Pid)
+	if w, ok := other.Writer(ctx, "shared", "other-op"); !ok || !w.Self {
+		t.Errorf("Writer of a stream the Store asked wrote = %+v, %v; want self", w, ok)
+	}
+	if w, ok := s.Writer(ctx, "shared", "streamer-op0"); !ok || w.Live || w.Pid != streamer.Process.Pid || w.Role != "test" {
+		t.Errorf("Writer of the killed child's stream = %+v, %v; want pid %d, role test, not live", w, ok, streamer.Process.Pid)
 	}
 	closed, err := s.Recover(ctx, nil)
 	if err != nil {

@@ -128,3 +128,45 @@ func TestExecInTheLog(t *testing.T) {
 		t.Errorf("labmate exec printed %q", out.String())
 	}
 }
+
+// Issue 31: labmate campaign run writes each campaign it plays into the data directory's log
+// while labmate serve has it open: the server lists them (GET /v1/campaigns) with every turn,
+// and a campaign's session replays over the WebSocket from its start to its run_end, gap-free.
+func TestCampaignInTheLog(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	dir := t.TempDir()
+	csv := writeSmall(t, dir)
+	_, errOut, code := labmate(t, dir, "", "campaign", "run", "--dataset", csv, "--vars", "lig,base,solvent", "--group", "sub",
+		"--turns", "5", "--seeds", "1", "--planner", "random", "--store", filepath.Join(dir, "c.db"), "--data-dir", data)
+	if code != 0 {
+		t.Fatalf("campaign run: exit %d\n%s", code, errOut)
+	}
+	resp, body := request(t, "GET", url, "/v1/campaigns", "")
+	var list []struct {
+		Campaign struct{ ID, Group string }
+		Steps    []json.RawMessage
+		Done     bool
+		Reason   protocol.Reason
+	}
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &list) != nil || len(list) != 3 {
+		t.Fatalf("GET /v1/campaigns: %d %s; want the 3 campaigns played", resp.StatusCode, body)
+	}
+	for _, c := range list {
+		if len(c.Steps) != 5 || !c.Done || c.Reason != "budget_spent" {
+			t.Errorf("campaign %s (%s): %d steps, done %v, %s; want 5, done, budget_spent", c.Campaign.ID, c.Campaign.Group, len(c.Steps), c.Done, c.Reason)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, strings.Replace(url, "http", "ws", 1)+"/v1/sessions/"+list[0].Campaign.ID+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	var last int64
+	msgs := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type == protocol.TypeRunEnd })
+	if len(msgs) != 7 { // start, 5 steps, end
+		t.Errorf("the campaign's stream has %d messages, want 7", len(msgs))
+	}
+}

@@ -170,3 +170,55 @@ func TestCampaignInTheLog(t *testing.T) {
 		t.Errorf("the campaign's stream has %d messages, want 7", len(msgs))
 	}
 }
+
+// waitProtocol is a bench protocol that loads a plate, says so, and waits for a file go in its
+// workspace before it ends.
+const waitProtocol = `import os, time
+
+metadata = {"apiLevel": "2.13"}
+
+
+def run(protocol):
+    protocol.load_labware("corning_96_wellplate_360ul_flat", 1, "plate")
+    print("plate loaded", flush=True)
+    while not os.path.exists("go"):
+        time.sleep(0.05)
+    print("went", flush=True)
+`
+
+// Issue 31: labmate lab run writes its protocol's operation into the data directory's log while
+// labmate serve has it open: a WebSocket follower sees the protocol's lines as they come.
+func TestLabRunInTheLog(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	ws := t.TempDir()
+	write(t, ws, "wait.py", waitProtocol)
+	cmd := exec.Command(bin, "lab", "run", "--data", data, "--workspace", ws, filepath.Join(ws, "wait.py"))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	_, c := followNew(t, url)
+	var last int64
+	readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return line(m, "plate loaded") })
+	select {
+	case err := <-done:
+		t.Fatalf("labmate lab run ended (%v) before its line was seen live\n%s", err, errOut.String())
+	default:
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type.Terminal() })
+	if end := rest[len(rest)-1]; end.Type != protocol.TypeComplete {
+		t.Errorf("the protocol ended %s %s, want operation_complete", end.Type, end.Payload)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("labmate lab run: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+}

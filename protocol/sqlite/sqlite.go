@@ -46,6 +46,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -56,6 +57,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,9 +110,13 @@ var ErrNewerSchema = errors.New("sqlite: the store has a newer schema than this 
 var ErrReadOnly = errors.New("sqlite: the store is open read-only")
 
 const (
-	queueLen  = 1024 // appends waiting for the writer; Append blocks beyond
-	maxBatch  = 1024 // messages per transaction
-	readChunk = 256  // rows per read query, so a slow reader holds no transaction open
+	queueLen = 1024 // appends waiting for the writer; Append blocks beyond
+	maxBatch = 1024 // messages per transaction
+	// A transaction is committed once no message has come for linger, and at the latest
+	// maxHold after it began (other processes wait for the write lock meanwhile).
+	linger    = time.Millisecond
+	maxHold   = 10 * time.Millisecond
+	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
 	readBytes = 4 << 20
 	// TailPoll is how often Tail looks whether another process committed.
 	TailPoll = 50 * time.Millisecond
@@ -133,9 +139,16 @@ type Store struct {
 	stopped chan struct{} // closed when the writer has returned
 
 	// The writer goroutine's own: what it knows of the sessions, valid while no other
-	// process has committed since (version, the writer connection's data_version).
-	known   map[string]*known
-	version int64
+	// process has committed since (version, the writer connection's data_version); whether a
+	// transaction is open, and the rowids it added.
+	known       map[string]*known
+	version     int64
+	inTx        bool
+	first, last int64
+	updates     map[[2]string]update // operation → its last message in the transaction
+
+	pending atomic.Int64          // messages answered but not yet committed
+	failed  atomic.Pointer[error] // a failed transaction: appends are refused
 
 	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
 	tailers map[*tailer]struct{}
@@ -147,6 +160,12 @@ var _ protocol.Store = (*Store)(nil)
 type known struct {
 	last int64                     // its last seq; -1: not read yet
 	ops  map[string]protocol.State // states read or written, by operation
+}
+
+// update is an operation's row to update at the commit.
+type update struct {
+	m     *protocol.EnhancedMessage
+	state protocol.State
 }
 
 // write is one appended message for the writer.
@@ -181,6 +200,7 @@ func OpenAs(path, role string) (*Store, error) {
 		writes:  make(chan write, queueLen),
 		stopped: make(chan struct{}),
 		known:   make(map[string]*known),
+		updates: make(map[[2]string]update),
 		tailers: make(map[*tailer]struct{}),
 	}
 	if err := s.init(context.Background()); err != nil {
@@ -392,6 +412,9 @@ func (s *Store) enqueue(ctx context.Context, m *protocol.EnhancedMessage) (write
 	if s.closed {
 		return write{}, protocol.ErrClosed
 	}
+	if err := s.failed.Load(); err != nil {
+		return write{}, *err
+	}
 	select {
 	case s.writes <- w:
 		return w, nil
@@ -400,126 +423,213 @@ func (s *Store) enqueue(ctx context.Context, m *protocol.EnhancedMessage) (write
 	}
 }
 
-// run is the writer: it commits whatever has been queued in one transaction, again and again,
-// until Close closes the queue.
+// run is the writer. It takes the file's write lock (BEGIN IMMEDIATE) when a message arrives,
+// validates, numbers and inserts each queued message in that transaction — answering a
+// non-terminal one at once, its seq final since no other process can write meanwhile — and
+// commits when a terminal message or a barrier waits for it, when no message came for linger,
+// or after maxHold or maxBatch messages, answering then the terminal messages and barriers. Once a transaction fails the store is failed: answered messages were
+// lost, and their seqs could be handed out again.
 func (s *Store) run() {
 	defer close(s.stopped)
-	batch := make([]write, 0, maxBatch)
+	var waiting []write // answered at the commit
+	idle := time.NewTimer(linger)
 	for w := range s.writes {
-		batch = append(batch[:0], w)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case w, ok := <-s.writes:
-				if !ok {
-					break fill
+		hold := time.Now().Add(maxHold)
+		// A transaction that cannot begin (another process held the lock beyond the busy
+		// timeout) answered nothing yet: its messages fail, and the store goes on.
+		began := s.begin()
+		if began != nil {
+			began = fmt.Errorf("sqlite: writing to %s: %w", s.path, began)
+		}
+		n := 0
+		for ok := true; ok; {
+			if w.m != nil {
+				n++
+				if err := s.failed.Load(); err != nil {
+					w.done <- *err
+				} else if began != nil {
+					w.done <- began
+				} else if err := s.insert(w); err != nil {
+					w.done <- err
+				} else if w.m.Type.Terminal() {
+					waiting = append(waiting, w)
+				} else {
+					s.pending.Add(1)
+					w.done <- nil
 				}
-				batch = append(batch, w)
-			default:
-				break fill
-			}
-		}
-		errs, err := s.commit(batch)
-		if err != nil {
-			err = fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
-			clear(s.known) // what was rolled back is not in the file
-		}
-		for i, w := range batch {
-			if err != nil {
-				w.done <- err
 			} else {
-				w.done <- errs[i]
+				waiting = append(waiting, w)
+			}
+			if n >= maxBatch || time.Now().After(hold) {
+				break
+			}
+			select {
+			case w, ok = <-s.writes:
+				continue
+			default:
+			}
+			if len(waiting) > 0 || began != nil || s.failed.Load() != nil {
+				break // someone waits for the commit
+			}
+			// The queue is empty: an appender that is about to send its next message keeps
+			// the transaction open a little longer (linger), so a stream appended one message
+			// at a time is still committed in groups.
+			idle.Reset(linger)
+			select {
+			case w, ok = <-s.writes:
+			case <-idle.C:
+				ok = false
 			}
 		}
+		if err := s.commit(); err != nil {
+			s.fail(err)
+		}
+		s.pending.Store(0)
+		var err error
+		if p := s.failed.Load(); p != nil {
+			err = *p
+		}
+		for _, w := range waiting {
+			w.done <- cmp.Or(err, began)
+		}
+		waiting = waiting[:0]
 	}
 }
 
-// commit writes the messages of batch and their operations in one transaction. errs holds the
-// rejection of each message the state machine refused; err is a failed transaction, which
-// keeps nothing.
-func (s *Store) commit(batch []write) (errs []error, err error) {
+// fail makes the store refuse every append from now on, with err.
+func (s *Store) fail(err error) {
+	if s.failed.Load() != nil {
+		return
+	}
+	err = fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
+	s.failed.Store(&err)
+	if s.inTx {
+		s.w.ExecContext(context.Background(), "ROLLBACK")
+		s.inTx = false
+	}
+	clear(s.updates)
+}
+
+// begin opens the writer's transaction, unless the store failed.
+func (s *Store) begin() error {
+	if s.failed.Load() != nil {
+		return nil
+	}
 	ctx := context.Background()
 	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return nil, err
+		return err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			s.w.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
+	s.inTx, s.first, s.last = true, 0, 0
 	v, err := dataVersion(ctx, s.w)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if v != s.version { // another process committed: what we know may be stale
 		clear(s.known)
 		s.version = v
 	}
-	errs = make([]error, len(batch))
-	type update struct {
-		m     *protocol.EnhancedMessage
-		state protocol.State
+	return nil
+}
+
+// insert validates w's message against its operation's state in the file, gives it the
+// session's next seq and inserts it in the open transaction. A message the state machine
+// refuses is an error and changes nothing; a failed statement fails the store.
+func (s *Store) insert(w write) error {
+	ctx := context.Background()
+	m := w.m
+	k, err := s.session(ctx, m.SessionID)
+	if err != nil {
+		s.fail(fmt.Errorf("reading session %s: %w", m.SessionID, err))
+		return *s.failed.Load()
 	}
-	updates := make(map[[2]string]update) // operation → its last message in the batch
-	var first, last int64                 // the rowids this transaction adds
-	for i, w := range batch {
-		m := w.m
-		k, err := s.session(ctx, m.SessionID)
-		if err != nil {
-			return nil, fmt.Errorf("reading session %s: %w", m.SessionID, err)
+	from, ok := k.ops[m.OperationID]
+	if !ok {
+		err := s.opState.QueryRowContext(ctx, m.SessionID, m.OperationID).Scan(&from)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.fail(fmt.Errorf("reading operation %s of session %s: %w", m.OperationID, m.SessionID, err))
+			return *s.failed.Load()
 		}
-		from, ok := k.ops[m.OperationID]
-		if !ok {
-			err := s.opState.QueryRowContext(ctx, m.SessionID, m.OperationID).Scan(&from)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, fmt.Errorf("reading operation %s of session %s: %w", m.OperationID, m.SessionID, err)
-			}
-		}
-		to, err := protocol.Next(from, m.Type)
-		if err != nil {
-			errs[i] = fmt.Errorf("session %s, operation %s: %w", m.SessionID, m.OperationID, err)
-			continue
-		}
-		m.Seq = k.last + 1
-		if from == "" {
-			if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, to, m.Timestamp, m.Timestamp, m.Seq, m.Seq, s.writer); err != nil {
-				return nil, fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
-			}
-		} else {
-			updates[[2]string{m.SessionID, m.OperationID}] = update{m, to}
-		}
-		payload := []byte(m.Payload)
-		if payload == nil {
-			payload = []byte{}
-		}
-		res, err := s.insertMsg.ExecContext(ctx, m.SessionID, m.Seq, m.ID, m.Type, m.OperationID, m.Timestamp, payload)
-		if err != nil {
-			return nil, fmt.Errorf("message %d of session %s: %w", m.Seq, m.SessionID, err)
-		}
-		if last, err = res.LastInsertId(); err == nil && first == 0 {
-			first = last
-		}
-		k.last, k.ops[m.OperationID] = m.Seq, to
 	}
-	for _, u := range updates {
+	to, err := protocol.Next(from, m.Type)
+	if err != nil {
+		return fmt.Errorf("session %s, operation %s: %w", m.SessionID, m.OperationID, err)
+	}
+	m.Seq = k.last + 1
+	if from == "" {
+		if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, to, m.Timestamp, m.Timestamp, m.Seq, m.Seq, s.writer); err != nil {
+			s.fail(fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err))
+			return *s.failed.Load()
+		}
+	} else { // the operation's row is updated once per transaction, at the commit
+		s.updates[[2]string{m.SessionID, m.OperationID}] = update{m, to}
+	}
+	payload := []byte(m.Payload)
+	if payload == nil {
+		payload = []byte{}
+	}
+	res, err := s.insertMsg.ExecContext(ctx, m.SessionID, m.Seq, m.ID, m.Type, m.OperationID, m.Timestamp, payload)
+	if err != nil {
+		s.fail(fmt.Errorf("message %d of session %s: %w", m.Seq, m.SessionID, err))
+		return *s.failed.Load()
+	}
+	if id, err := res.LastInsertId(); err == nil {
+		if s.first == 0 {
+			s.first = id
+		}
+		s.last = id
+	}
+	k.last, k.ops[m.OperationID] = m.Seq, to
+	return nil
+}
+
+// commit commits the open transaction, if any, and hands its rowids to the tailers.
+func (s *Store) commit() error {
+	if !s.inTx {
+		return nil
+	}
+	ctx := context.Background()
+	for _, u := range s.updates {
 		m := u.m
 		if _, err := s.updateOp.ExecContext(ctx, u.state, m.Timestamp, m.Seq, s.writer, m.SessionID, m.OperationID); err != nil {
-			return nil, fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
+			return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
 		}
 	}
+	clear(s.updates)
 	s.tailMu.Lock()
 	defer s.tailMu.Unlock()
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, err
+		return err
 	}
-	committed = true
-	if first > 0 {
+	s.inTx = false
+	if s.first > 0 {
 		for t := range s.tailers {
-			t.own = append(t.own, [2]int64{first, last})
+			t.own = append(t.own, [2]int64{s.first, s.last})
 		}
 	}
-	return errs, nil
+	return nil
+}
+
+// flush returns once everything queued before the call is committed.
+func (s *Store) flush(ctx context.Context) error {
+	w := write{done: make(chan error, 1)}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return protocol.ErrClosed
+	}
+	select {
+	case s.writes <- w:
+	case <-ctx.Done():
+		s.closeMu.RUnlock()
+		return ctx.Err()
+	}
+	s.closeMu.RUnlock()
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // session returns what the writer knows of session id, reading its last seq from the file when
@@ -536,9 +646,17 @@ func (s *Store) session(ctx context.Context, id string) (*known, error) {
 	return k, nil
 }
 
-// Sync returns at once: every message is committed when its Append returns. It is kept for
-// callers of the one-writer store, which committed in the background.
-func (s *Store) Sync(ctx context.Context) error { return s.readable() }
+// Sync returns once every message appended before it is committed: durable, as a terminal
+// message is when Append returns.
+func (s *Store) Sync(ctx context.Context) error {
+	if s.w == nil {
+		return s.readable()
+	}
+	if err := s.flush(ctx); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", s.path, err)
+	}
+	return nil
+}
 
 // readable returns an error wrapping protocol.ErrClosed once Close has been called.
 func (s *Store) readable() error {
@@ -550,10 +668,16 @@ func (s *Store) readable() error {
 	return nil
 }
 
-// snapshot returns the session's last seq as the file has it now.
+// snapshot returns the session's last seq as the file has it now, after committing what this
+// Store has appended.
 func (s *Store) snapshot(ctx context.Context, id string) (int64, error) {
 	if err := s.readable(); err != nil {
 		return 0, err
+	}
+	if s.pending.Load() > 0 {
+		if err := s.flush(ctx); err != nil {
+			return 0, fmt.Errorf("sqlite: reading session %s: %w", id, err)
+		}
 	}
 	var last int64
 	if err := s.db.QueryRowContext(ctx, lastSeq, id).Scan(&last); err != nil {
@@ -664,6 +788,11 @@ func (s *Store) Sessions(ctx context.Context) ([]protocol.SessionInfo, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
+	if s.pending.Load() > 0 {
+		if err := s.flush(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite: listing sessions: %w", err)
+		}
+	}
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT session_id, count(*),
 			(SELECT timestamp FROM messages m WHERE m.session_id = o.session_id ORDER BY seq LIMIT 1) AS created,
@@ -725,6 +854,9 @@ type Writer struct {
 // written by another process now; one whose writer is not Live was left by a process that
 // stopped (killed, or it crashed) unless it ended.
 func (s *Store) Writer(ctx context.Context, sessionID, operationID string) (Writer, bool) {
+	if s.pending.Load() > 0 {
+		s.flush(ctx)
+	}
 	var writer string
 	if err := s.db.QueryRowContext(ctx, "SELECT writer FROM operations WHERE session_id = ? AND operation_id = ?",
 		sessionID, operationID).Scan(&writer); err != nil || writer == "" {
@@ -743,6 +875,9 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 	}
 	if s.w == nil {
 		return nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
+	}
+	if err := s.flush(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: recovering: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx,
 		"SELECT session_id, operation_id, state, writer FROM operations WHERE state NOT IN (?, ?, ?, ?) AND kind != ? ORDER BY rowid",
@@ -959,7 +1094,11 @@ func (s *Store) Close() error {
 	}
 	s.closeMu.Unlock()
 	<-s.stopped
-	if err := s.release(); err != nil {
+	var failed error
+	if p := s.failed.Load(); p != nil {
+		failed = *p
+	}
+	if err := errors.Join(failed, s.release()); err != nil {
 		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
 	}
 	return nil

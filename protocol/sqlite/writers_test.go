@@ -29,8 +29,8 @@ const (
 
 // writerChild appends to the store at path beside another process: writerOps operations, half in
 // the session "shared" (which the other child writes too), half in its own session, each
-// streaming progress. It prints "acked SESSION SEQ ID" once Append has returned for each
-// message. The child named "finisher" completes its operations after writerLines lines each and
+// streaming progress. It prints "acked SESSION SEQ ID" for each message once it is durable:
+// Append has returned for a terminal message, or Sync after it. The child named "finisher" completes its operations after writerLines lines each and
 // exits; the other streams until it is killed.
 func writerChild(path, name string) {
 	ctx := context.Background()
@@ -41,6 +41,7 @@ func writerChild(path, name string) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
+	var unsynced []*protocol.EnhancedMessage // appended, not yet known durable
 	appendMsg := func(typ protocol.Type, session, op string, payload any) {
 		m, err := protocol.NewMessage(typ, session, op, payload)
 		if err == nil {
@@ -51,9 +52,24 @@ func writerChild(path, name string) {
 			os.Exit(2)
 		}
 		mu.Lock()
-		fmt.Fprintf(out, "acked %s %d %s\n", m.SessionID, m.Seq, m.ID)
+		defer mu.Unlock()
+		unsynced = append(unsynced, m)
+		// A terminal message is durable when Append returns, and so is everything before a
+		// Sync: only then is a message acknowledged.
+		if !typ.Terminal() && len(unsynced) < 16 {
+			return
+		}
+		if !typ.Terminal() {
+			if err := s.Sync(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, name, err)
+				os.Exit(2)
+			}
+		}
+		for _, m := range unsynced {
+			fmt.Fprintf(out, "acked %s %d %s\n", m.SessionID, m.Seq, m.ID)
+		}
 		out.Flush()
-		mu.Unlock()
+		unsynced = unsynced[:0]
 	}
 	var wg sync.WaitGroup
 	for i := range writerOps {
@@ -82,7 +98,7 @@ func writerChild(path, name string) {
 
 // TestManyWriters runs two processes appending to one file at once, to a session they share and
 // to one each, while this process follows the file with Tail; one of them is killed (SIGKILL)
-// mid-stream. Every message a child was told was appended is in the file with the seq it was
+// mid-stream. Every message a child was told is durable is in the file with the seq it was
 // told; every session's seqs are gap-free and every stream replays through the state machine;
 // Tail saw every message, each session's in seq order; Recover closes the killed child's
 // streams, and leaves alone those of a writer that is still open.

@@ -37,6 +37,9 @@ func TestOwnRun(t *testing.T) {
 	if m, err := first.log.Append(ctx, ev); err != nil || m.Seq != 1 {
 		t.Fatalf("Append: %v, %v", m, err)
 	}
+	if err := first.log.Sync(ctx); err != nil { // committed within a millisecond anyway
+		t.Fatal(err)
+	}
 	if pid, found, live := owner("r"); !found || !live || pid != os.Getpid() {
 		t.Errorf("a run being run: pid %d, found %v, live %v; want %d, true, true", pid, found, live, os.Getpid())
 	}
@@ -60,6 +63,9 @@ func TestOwnRun(t *testing.T) {
 	defer release()
 	if next, err := Resumed(ctx, second.log, "r", "test"); err != nil || next != 4 {
 		t.Fatalf("Resumed: %d, %v; want 4", next, err)
+	}
+	if err := second.log.Sync(ctx); err != nil {
+		t.Fatal(err)
 	}
 	var types []protocol.Type
 	for m, err := range srv.After(ctx, "r", 0) {

@@ -62,9 +62,11 @@ func (s *Server) foreign(m *protocol.EnhancedMessage) {
 		s.mu.Lock()
 		lr, mine := s.local[id], s.runs[id] != nil
 		s.mu.Unlock()
-		if pid, _, live := s.cfg.Owner(id); live && !mine && (lr == nil || lr.pid != pid) {
-			if err := s.adoptLocal(id, pid); err != nil {
-				s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
+		if lr == nil && !mine { // a followed run's watcher sees its process stop
+			if pid, _, live := s.cfg.Owner(id); live {
+				if err := s.adoptLocal(id, pid); err != nil {
+					s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
+				}
 			}
 		}
 	}

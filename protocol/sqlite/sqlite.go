@@ -119,7 +119,7 @@ const (
 	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
 	readBytes = 4 << 20
 	// TailPoll is how often Tail looks whether another process committed.
-	TailPoll = 50 * time.Millisecond
+	TailPoll = 20 * time.Millisecond
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.

@@ -7,11 +7,11 @@
 // Several processes may append to one file at once (labmate serve, labmate run, labmate exec,
 // …): sequence numbers are assigned inside the write transaction (BEGIN IMMEDIATE, WAL, a busy
 // timeout), from what the file holds then, and each message is validated there against its
-// operation's state in the file. One writer goroutine per Store commits whatever its appenders
-// queued while the previous transaction was written, in one transaction (group commit); each
-// Append returns once its message is committed. What this process knows of a session (its last
-// seq, its operations' states) is kept between transactions while PRAGMA data_version says no
-// other process committed, and read again from the file when one did.
+// operation's state in the file. A Store keeps one write transaction open while appends keep
+// coming (group commit: see Append), so another process waits for the write lock at most
+// maxHold. What this Store knows of a session (its last seq, its operations' states) is kept
+// between transactions while PRAGMA data_version says no other process committed, and read
+// again from the file when one did.
 //
 // Tail follows, from any process, what the others append: every message committed after the call
 // by another Store, in commit order (rowid order: rowids are handed out under the write lock).
@@ -25,9 +25,12 @@
 //
 // The file is in WAL mode with synchronous=NORMAL: a committed transaction survives a crash of
 // the process, but not necessarily a power loss or an OS crash, which may take the last
-// transactions back (never corrupt the file). Every Append returns once its transaction has
-// committed, so a crash loses nothing that was acknowledged. A failed write (a full disk) fails
-// the appends of its transaction, and nothing of it is kept.
+// transactions back (never corrupt the file). Append of a terminal message (complete, failed,
+// run_end) returns once it is committed, with everything appended before it; other messages are
+// committed within milliseconds (Sync waits for it), always in seq order, so a crash loses at
+// most a tail of a session, never a message in the middle, and Close commits everything. Other
+// processes see a message once it is committed. A failed write (a full disk) is final: the
+// store refuses further appends, and the next Open goes on from what was committed.
 //
 // # Schema (version 2, kept in PRAGMA user_version)
 //
@@ -46,7 +49,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -110,7 +112,6 @@ var ErrNewerSchema = errors.New("sqlite: the store has a newer schema than this 
 var ErrReadOnly = errors.New("sqlite: the store is open read-only")
 
 const (
-	queueLen = 1024 // appends waiting for the writer; Append blocks beyond
 	maxBatch = 1024 // messages per transaction
 	// A transaction is committed once no message has come for linger, and at the latest
 	// maxHold after it began (other processes wait for the write lock meanwhile).
@@ -133,22 +134,26 @@ type Store struct {
 	// The writer's statements.
 	insertOp, updateOp, insertMsg, opState *sql.Stmt
 
-	closeMu sync.RWMutex // held for reading while sending on writes
+	closeMu sync.RWMutex // held for reading by appends and flushes
 	closed  bool
-	writes  chan write
-	stopped chan struct{} // closed when the writer has returned
+	kick    chan struct{} // a transaction began: the committer watches it
+	quit    chan struct{} // closed by Close: the committer returns
+	stopped chan struct{} // closed when the committer has returned
 
-	// The writer goroutine's own: what it knows of the sessions, valid while no other
+	// Held by the appender writing (wmu): what it knows of the sessions, valid while no other
 	// process has committed since (version, the writer connection's data_version); whether a
-	// transaction is open, and the rowids it added.
-	known       map[string]*known
-	version     int64
-	inTx        bool
-	first, last int64
-	updates     map[[2]string]update // operation → its last message in the transaction
+	// transaction is open, when it began, its messages, when the last came, the rowids it added.
+	wmu               sync.Mutex
+	began, lastInsert time.Time
+	n                 int
+	known             map[string]*known
+	version           int64
+	inTx              bool
+	first, last       int64
+	updates           map[[2]string]update // operation → its last message in the transaction
 
-	pending atomic.Int64          // messages answered but not yet committed
-	failed  atomic.Pointer[error] // a failed transaction: appends are refused
+	dirty  atomic.Bool           // a transaction holds messages not yet committed
+	failed atomic.Pointer[error] // a failed transaction: appends are refused
 
 	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
 	tailers map[*tailer]struct{}
@@ -168,11 +173,10 @@ type update struct {
 	state protocol.State
 }
 
-// write is one appended message for the writer.
+// write is one message to insert.
 type write struct {
 	m    *protocol.EnhancedMessage
 	kind string // the kind of the stream m opens (protocol.Check)
-	done chan error
 }
 
 // Open opens the store in the SQLite file at path, creating the file if needed, to append and
@@ -197,7 +201,8 @@ func OpenAs(path, role string) (*Store, error) {
 		path:    path,
 		role:    role,
 		db:      db,
-		writes:  make(chan write, queueLen),
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		known:   make(map[string]*known),
 		updates: make(map[[2]string]update),
@@ -207,7 +212,7 @@ func OpenAs(path, role string) (*Store, error) {
 		s.release()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
-	go s.run()
+	go s.committer()
 	return s, nil
 }
 
@@ -370,30 +375,24 @@ func migrate(ctx context.Context, c *sql.Conn) error {
 	return nil
 }
 
-// Append implements protocol.Store. It returns once m is committed.
+// Append implements protocol.Store. The appending goroutine itself validates, numbers and
+// inserts m in the Store's open write transaction (BEGIN IMMEDIATE, begun by the first append
+// after a commit), one append at a time: m's seq is final when Append returns, since no other
+// process can write while the transaction is open. A terminal message is committed before Append
+// returns, with everything before it; otherwise the transaction is committed once no message
+// has come for linger (by a goroutine of the Store), or at an append maxHold after it began or
+// with maxBatch messages in. Once a transaction fails the store is failed: messages already
+// answered were lost, and their seqs could be handed out again.
 func (s *Store) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
-	w, err := s.enqueue(ctx, m)
-	if err != nil {
-		return nil, err
-	}
-	// The message is in the queue: wait for its transaction whatever ctx says.
-	if err := <-w.done; err != nil {
-		return nil, err
-	}
-	return w.m, nil
-}
-
-// enqueue checks m and queues a copy for the writer, which answers on the write's done.
-func (s *Store) enqueue(ctx context.Context, m *protocol.EnhancedMessage) (write, error) {
 	switch {
 	case s.w == nil:
-		return write{}, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
+		return nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	case m == nil:
-		return write{}, fmt.Errorf("%w: nil message", protocol.ErrInvalidMessage)
+		return nil, fmt.Errorf("%w: nil message", protocol.ErrInvalidMessage)
 	case m.SessionID == "":
-		return write{}, fmt.Errorf("%w: %s without session_id", protocol.ErrInvalidMessage, m.Type)
+		return nil, fmt.Errorf("%w: %s without session_id", protocol.ErrInvalidMessage, m.Type)
 	case m.OperationID == "":
-		return write{}, fmt.Errorf("%w: %s without operation_id", protocol.ErrInvalidMessage, m.Type)
+		return nil, fmt.Errorf("%w: %s without operation_id", protocol.ErrInvalidMessage, m.Type)
 	}
 	c := *m
 	if c.ID == "" {
@@ -402,97 +401,71 @@ func (s *Store) enqueue(ctx context.Context, m *protocol.EnhancedMessage) (write
 	if c.Timestamp == 0 {
 		c.Timestamp = protocol.UnixSeconds(time.Now())
 	}
-	w := write{m: &c, done: make(chan error, 1)}
+	w := write{m: &c}
 	var err error
 	if w.kind, err = protocol.Check(&c); err != nil {
-		return write{}, fmt.Errorf("session %s: %w", c.SessionID, err)
+		return nil, fmt.Errorf("session %s: %w", c.SessionID, err)
 	}
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.closed {
-		return write{}, protocol.ErrClosed
+		return nil, protocol.ErrClosed
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if err := s.failed.Load(); err != nil {
-		return write{}, *err
+		return nil, *err
 	}
-	select {
-	case s.writes <- w:
-		return w, nil
-	case <-ctx.Done():
-		return write{}, fmt.Errorf("sqlite: appending to session %s: %w", c.SessionID, ctx.Err())
-	}
-}
-
-// run is the writer. It takes the file's write lock (BEGIN IMMEDIATE) when a message arrives,
-// validates, numbers and inserts each queued message in that transaction — answering a
-// non-terminal one at once, its seq final since no other process can write meanwhile — and
-// commits when a terminal message or a barrier waits for it, when no message came for linger,
-// or after maxHold or maxBatch messages, answering then the terminal messages and barriers. Once a transaction fails the store is failed: answered messages were
-// lost, and their seqs could be handed out again.
-func (s *Store) run() {
-	defer close(s.stopped)
-	var waiting []write // answered at the commit
-	idle := time.NewTimer(linger)
-	for w := range s.writes {
-		hold := time.Now().Add(maxHold)
+	now := time.Now()
+	if !s.inTx {
 		// A transaction that cannot begin (another process held the lock beyond the busy
-		// timeout) answered nothing yet: its messages fail, and the store goes on.
-		began := s.begin()
-		if began != nil {
-			began = fmt.Errorf("sqlite: writing to %s: %w", s.path, began)
+		// timeout) answered nothing yet: m fails, and the store goes on.
+		if err := s.begin(); err != nil {
+			return nil, fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
 		}
-		n := 0
-		for ok := true; ok; {
-			if w.m != nil {
-				n++
-				if err := s.failed.Load(); err != nil {
-					w.done <- *err
-				} else if began != nil {
-					w.done <- began
-				} else if err := s.insert(w); err != nil {
-					w.done <- err
-				} else if w.m.Type.Terminal() {
-					waiting = append(waiting, w)
-				} else {
-					s.pending.Add(1)
-					w.done <- nil
-				}
-			} else {
-				waiting = append(waiting, w)
-			}
-			if n >= maxBatch || time.Now().After(hold) {
-				break
-			}
-			select {
-			case w, ok = <-s.writes:
-				continue
-			default:
-			}
-			if len(waiting) > 0 || began != nil || s.failed.Load() != nil {
-				break // someone waits for the commit
-			}
-			// The queue is empty: an appender that is about to send its next message keeps
-			// the transaction open a little longer (linger), so a stream appended one message
-			// at a time is still committed in groups.
-			idle.Reset(linger)
-			select {
-			case w, ok = <-s.writes:
-			case <-idle.C:
-				ok = false
-			}
+		s.began, s.n = now, 0
+		select {
+		case s.kick <- struct{}{}: // the committer commits once appends stop coming
+		default:
 		}
+	}
+	if err := s.insert(w); err != nil {
+		return nil, err
+	}
+	s.n++
+	s.lastInsert = now
+	s.dirty.Store(true)
+	if c.Type.Terminal() || s.n >= maxBatch || now.Sub(s.began) >= maxHold {
 		if err := s.commit(); err != nil {
 			s.fail(err)
+			return nil, *s.failed.Load()
 		}
-		s.pending.Store(0)
-		var err error
-		if p := s.failed.Load(); p != nil {
-			err = *p
+	}
+	return &c, nil
+}
+
+// committer commits the open transaction once no append has come for linger, until Close.
+func (s *Store) committer() {
+	defer close(s.stopped)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.kick:
+			t.Reset(linger)
+		case <-t.C:
+			s.wmu.Lock()
+			if s.inTx {
+				if idle := time.Since(s.lastInsert); idle < linger && time.Since(s.began) < maxHold {
+					t.Reset(linger - idle)
+				} else if err := s.commit(); err != nil {
+					s.fail(err)
+				}
+			}
+			s.wmu.Unlock()
 		}
-		for _, w := range waiting {
-			w.done <- cmp.Or(err, began)
-		}
-		waiting = waiting[:0]
 	}
 }
 
@@ -508,6 +481,7 @@ func (s *Store) fail(err error) {
 		s.inTx = false
 	}
 	clear(s.updates)
+	clear(s.known)
 }
 
 // begin opens the writer's transaction, unless the store failed.
@@ -601,6 +575,7 @@ func (s *Store) commit() error {
 		return err
 	}
 	s.inTx = false
+	s.dirty.Store(false)
 	if s.first > 0 {
 		for t := range s.tailers {
 			t.own = append(t.own, [2]int64{s.first, s.last})
@@ -609,27 +584,22 @@ func (s *Store) commit() error {
 	return nil
 }
 
-// flush returns once everything queued before the call is committed.
+// flush commits what this Store has appended.
 func (s *Store) flush(ctx context.Context) error {
-	w := write{done: make(chan error, 1)}
 	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
 	if s.closed {
-		s.closeMu.RUnlock()
 		return protocol.ErrClosed
 	}
-	select {
-	case s.writes <- w:
-	case <-ctx.Done():
-		s.closeMu.RUnlock()
-		return ctx.Err()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.commit(); err != nil {
+		s.fail(err)
 	}
-	s.closeMu.RUnlock()
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := s.failed.Load(); err != nil {
+		return *err
 	}
+	return nil
 }
 
 // session returns what the writer knows of session id, reading its last seq from the file when
@@ -674,7 +644,7 @@ func (s *Store) snapshot(ctx context.Context, id string) (int64, error) {
 	if err := s.readable(); err != nil {
 		return 0, err
 	}
-	if s.pending.Load() > 0 {
+	if s.dirty.Load() {
 		if err := s.flush(ctx); err != nil {
 			return 0, fmt.Errorf("sqlite: reading session %s: %w", id, err)
 		}
@@ -788,7 +758,7 @@ func (s *Store) Sessions(ctx context.Context) ([]protocol.SessionInfo, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	if s.pending.Load() > 0 {
+	if s.dirty.Load() {
 		if err := s.flush(ctx); err != nil {
 			return nil, fmt.Errorf("sqlite: listing sessions: %w", err)
 		}
@@ -854,7 +824,7 @@ type Writer struct {
 // written by another process now; one whose writer is not Live was left by a process that
 // stopped (killed, or it crashed) unless it ended.
 func (s *Store) Writer(ctx context.Context, sessionID, operationID string) (Writer, bool) {
-	if s.pending.Load() > 0 {
+	if s.dirty.Load() {
 		s.flush(ctx)
 	}
 	var writer string
@@ -903,9 +873,7 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}
 
-	// Queue every closing message, then wait for their commits.
-	var ids []string
-	var pending []write
+	var closed []string
 	for _, k := range open {
 		if keep != nil && keep(k.session, k.op) {
 			continue
@@ -915,18 +883,10 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 				continue
 			}
 		}
-		w, err := s.enqueue(ctx, protocol.Restarted(k.session, k.op, k.state))
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, k.op)
-		pending = append(pending, w)
-	}
-	var closed []string
-	for i, w := range pending {
-		switch err := <-w.done; {
+		_, err := s.Append(ctx, protocol.Restarted(k.session, k.op, k.state))
+		switch {
 		case err == nil:
-			closed = append(closed, ids[i])
+			closed = append(closed, k.op)
 		case errors.Is(err, protocol.ErrIllegalTransition): // it ended meanwhile
 		default:
 			return nil, err
@@ -1089,10 +1049,15 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if s.writes != nil {
-		close(s.writes)
-	}
 	s.closeMu.Unlock()
+	if s.w != nil {
+		s.wmu.Lock()
+		if err := s.commit(); err != nil {
+			s.fail(err)
+		}
+		s.wmu.Unlock()
+		close(s.quit)
+	}
 	<-s.stopped
 	var failed error
 	if p := s.failed.Load(); p != nil {

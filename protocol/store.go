@@ -10,7 +10,7 @@ import (
 
 // Store keeps every session's append-only message log: the streams of its operations
 // (operation_request … terminal) and agent runs (run_event … run_end). Implementations: NewMemStore (tests,
-// ephemeral), sqlite.Open (the embedded default). A Store is safe for concurrent use: appends to
+// ephemeral), sqlite.Open (the embedded default, which many processes may append to at once). A Store is safe for concurrent use: appends to
 // one session are serialised, so its seq stays gap-free; different sessions proceed concurrently.
 //
 // Append errors wrap ErrInvalidMessage, ErrUnknownType or ErrIllegalTransition for a message it
@@ -43,7 +43,8 @@ type Store interface {
 	// Recover closes every operation and run left non-terminal (by a crash) with the message of
 	// Restarted and returns their ids, except the operations of kind KindJob, whose jobs run on
 	// without the server, and those keep (when not nil) keeps: streams another process is
-	// still writing. It is called once at start-up.
+	// still writing (a store several processes write, such as sqlite's, also keeps by itself
+	// those whose writing process is still running). It is called once at start-up.
 	Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error)
 	// Close commits what is pending and releases the store. Closing twice is not an error.
 	Close() error

@@ -121,8 +121,8 @@ type Config struct {
 	// Resume: a run the server stopped is closed as one that cannot be resumed.
 	ResumeCommand func(id string) string
 	// Owner, when set, says whether agent run id is run by another process of this machine
-	// (labmate run), which writes its stream through the local door (ServeLocal): found when
-	// one started it, live while it runs it, and its pid. Such a run is left open at start-up
+	// (labmate run), which appends its stream to the log file itself (local.go): found when
+	// one wrote it, live while it runs it, and its pid. Such a run is left open at start-up
 	// while it lives; one whose process died is ended as process_died, resumable.
 	Owner func(id string) (pid int, found, live bool)
 	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
@@ -161,7 +161,7 @@ type Server struct {
 	sessions map[string]*session
 	closing  bool
 	runs     map[string]context.CancelFunc // the agent runs running now
-	local    map[string]*localRun          // the runs other processes run, writing through the local door
+	local    map[string]*localRun          // the runs other processes run, appending to the log themselves
 
 	camps    campaigns
 	runsSeen runRows
@@ -225,6 +225,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routes()
 	s.guard = s.guardChain(s.mux)
 	s.wg.Go(s.janitor)
+	s.wg.Go(s.tailLog) // what other processes append (local.go)
 	for id, pid := range local {
 		if err := s.adoptLocal(id, pid); err != nil {
 			s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)

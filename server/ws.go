@@ -139,6 +139,11 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			if f.seq <= last {
 				continue
 			}
+			if f.seq > last+1 { // another process appended what lies between (local.go)
+				if last, err = s.catchUp(ctx, id, last, f.seq, func(m *protocol.EnhancedMessage) error { return write(ctx, conn, m) }); err != nil {
+					return
+				}
+			}
 			if conn.Write(ctx, websocket.MessageText, f.data) != nil {
 				return
 			}

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/internal/progress"
+	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/bench"
+	"github.com/labmate/labmate/lab/campaignlog"
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/lab/game"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
@@ -36,10 +38,10 @@ func newCampaignCmd() *cobra.Command {
 
 func newCampaignRunCmd() *cobra.Command {
 	var (
-		data, objective, priorFlag, storePath, plotPath, refPath, modelSpec, only, refDataset string
-		vars, groups, planners, drop                                                          []string
-		budget, seeds                                                                         int
-		asJSON, onBench                                                                       bool
+		data, objective, priorFlag, storePath, dataDirFlag, plotPath, refPath, modelSpec, only, refDataset string
+		vars, groups, planners, drop                                                                       []string
+		budget, seeds                                                                                      int
+		asJSON, onBench                                                                                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -115,7 +117,17 @@ Example:
 				return err
 			}
 			defer st.Close()
-			gm := &game.Game{Table: t, Store: st, Priors: st}
+			// Each campaign is a stream of the data directory's log too, followed live by labmate serve.
+			log, closeLog := localLog(cmd.ErrOrStderr(), dataDirFlag, "campaign")
+			defer closeLog()
+			cl := campaignlog.New(st, log, func(group string) lab.Scale {
+				g, err := t.Group(group)
+				if err != nil {
+					return lab.Scale{}
+				}
+				return g.Scale
+			})
+			gm := &game.Game{Table: t, Store: cl, Priors: st}
 			if onBench {
 				spec, err := bench.SpecOf(t.Name)
 				if err != nil {
@@ -150,6 +162,9 @@ Example:
 				for seed := 1; seed <= seeds; seed++ {
 					for _, g := range gs {
 						r, err := gm.Play(ctx, g, p, int64(seed), budget, priorFlag != "")
+						if e := cl.End(ctx, err); e != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: %v\n", e)
+						}
 						if err != nil {
 							fmt.Fprintln(cmd.ErrOrStderr())
 							return fmt.Errorf("%s, group %q, seed %d: %w", p, g.Key, seed, err)
@@ -200,6 +215,7 @@ Example:
 	f.IntVar(&seeds, "seeds", 10, "campaigns per group (seeds 1..N)")
 	f.StringVar(&priorFlag, "prior", "", `"memory": learn from earlier campaigns on the other groups in the store`)
 	f.StringVar(&only, "only", "", "play only this group (its values joined with \" / \")")
+	f.StringVar(&dataDirFlag, "data-dir", "", "the data directory DATA whose log (labmate.db) the campaigns are written to, where labmate serve shows them (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	f.StringVar(&storePath, "store", "", "campaign store (default ~/.local/share/labmate/campaigns.db)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.BoolVar(&onBench, "bench", false, "run each experiment as a protocol on the bench twin's heater-shaker plate (Suzuki, Buchwald–Hartwig)")

@@ -77,6 +77,10 @@ restarting, say) exec retries with backoff for up to a minute, then gives up say
 server never reached whose port refuses the connection (a wrong port, no server) is an error
 after 2 s.
 
+Run here, the cell is an operation of a new session in the data directory's log
+(DATA/labmate.db; --data, default $XDG_DATA_HOME/labmate), where labmate serve lists it and
+its dashboard shows it live, whether or not a server is running.
+
 Each file the cell created or changed in the workspace (a figure it printed, a table it
 saved; not dot-entries) is an artifact: printed to stderr with its MIME type, size and where
 it is — its path, or with --server the URL the server serves it at.
@@ -161,8 +165,10 @@ labmate could not run it at all.`,
 			if err != nil {
 				return err
 			}
-			// The run's log numbers the messages and holds them to the state machine.
-			var log operation.Log = protocol.NewMemStore()
+			// The run's log numbers the messages and holds them to the state machine: the data
+			// directory's, where labmate serve and its dashboard see the run live.
+			log, closeLog := localLog(cmd.ErrOrStderr(), data, "exec")
+			defer closeLog()
 			if asJSON {
 				log = jsonLog(log, cmd.OutOrStdout())
 			}
@@ -212,7 +218,7 @@ labmate could not run it at all.`,
 	f.StringVar(&serverURL, "server", "", "run on a labmate server, e.g. http://127.0.0.1:7878, instead of locally")
 	f.StringVar(&session, "session", "", "with --server: the session to run in (default: a new one)")
 	f.StringVar(&token, "token", "", "with --server: the bearer token (default $LABMATE_TOKEN, else DATA/token for a loopback server)")
-	f.StringVar(&data, "data", "", "with --server: the data directory DATA whose token to use (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	f.StringVar(&data, "data", "", "the data directory DATA whose log (labmate.db) the run is written to, or with --server whose token to use (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
 	return cmd
 }

@@ -102,7 +102,7 @@ func artifactURL(serverURL, session, rel string) string {
 func checkExecFlags(cmd *cobra.Command, serverURL string) error {
 	f := cmd.Flags()
 	if serverURL == "" {
-		for _, name := range []string{"session", "token", "data"} {
+		for _, name := range []string{"session", "token"} {
 			if f.Changed(name) {
 				return fmt.Errorf("--%s is for a cell run on a server: give --server URL too (or leave --%s out to run here)", name, name)
 			}

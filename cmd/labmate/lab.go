@@ -80,7 +80,8 @@ func newLabRunCmd() *cobra.Command {
 directory): it starts from what earlier runs left (WORKSPACE/.labmate/bench.jsonl, the journal
 of the commands done, which the sandboxed code cannot write) and adds this run's commands.
 --approve ask asks before each command on a backend that moves a real instrument; the twin
-moves nothing and is never asked about.`,
+moves nothing and is never asked about. The run is an operation of a new session in the data
+directory's log (DATA/labmate.db), which labmate serve lists and its dashboard shows live.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := workspaceDir(workspace)
@@ -93,6 +94,7 @@ moves nothing and is never asked about.`,
 	pf.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace whose bench to use (default: the current directory)")
+	cmd.Flags().StringVar(&pf.data, "data", "", "the data directory DATA whose log (labmate.db) the run is written to, where labmate serve shows it (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
 }
 

@@ -29,6 +29,7 @@ type protocolFlags struct {
 	approve  string
 	params   []string
 	labware  []string
+	data     string // lab run's data directory, whose log the run is written to
 	sf       sandboxFlags
 }
 
@@ -111,6 +112,10 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	if ws == "" {
 		rep, err = benchrun.Simulate(ctx, code, opts)
 	} else {
+		// The run is an operation of the data directory's log, where labmate serve shows it live.
+		log, closeLog := localLog(cmd.ErrOrStderr(), f.data, "lab")
+		defer closeLog()
+		opts.OpLog = log
 		rep, err = benchrun.Run(ctx, code, ws, opts)
 	}
 	if err != nil {

@@ -32,7 +32,7 @@ search_skills, save_fact, save_skill and update_skill. --memory-read NS adds nam
 DELETE or NOOP when consolidating, and --no-memory turns memory off.
 
 Every event goes into the data directory's log, DATA/labmate.db, which labmate serve and its
-dashboard show live (through the server's socket DATA/serve.sock while one runs), and the run's
+dashboard show live (the run appends to it itself, beside a running server), and the run's
 state is checkpointed in DATA/runs.db (labmate run list, labmate run show ID): a run that
 was killed, stopped with Ctrl-C or stopped by its provider failing (down, overloaded, rate
 limited) continues with --resume ID, with the model it worked with unless --model names another,

@@ -3,9 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,7 +20,6 @@ import (
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
 )
 
 // waitGo is a cell that waits for a file go in its workspace, then prints its checkpoint.
@@ -139,7 +136,8 @@ func checkStory(t *testing.T, evs []*agent.Event) {
 // (SIGKILL), it is ended as process_died, resumable; labmate run --resume continues the same
 // story. A cancel from the server stops the process as Ctrl-C would. A server killed under a
 // running labmate run loses nothing: the run writes into the file again, and the next server
-// tells the whole story. Nobody else may write into a run's stream through the local door.
+// tells the whole story. labmate run appends to the log file itself, beside the server: there is no
+// door between them.
 func TestRunInTheLog(t *testing.T) {
 	data := t.TempDir()
 	var turns []llmtest.Turn
@@ -158,7 +156,7 @@ func TestRunInTheLog(t *testing.T) {
 	}
 	follow := make(chan []*agent.Event)
 	go func() { follow <- runStream(t, url, id1) }()
-	attackDoor(t, data, id1)
+	noDoor(t, data)
 	// A dashboard opened while the run's cell waits sees the rest of the run as it comes.
 	ctx := browsertest.Start(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#lab/"+id1)); err != nil {
@@ -254,35 +252,14 @@ func TestRunInTheLog(t *testing.T) {
 	}
 }
 
-// attackDoor writes into the server's local door as a process that owns no run: each
-// message is refused and nothing reaches the log.
-func attackDoor(t *testing.T, data, id string) {
+// noDoor checks that nothing but the log file connects labmate run and the server: no socket,
+// no owner files.
+func noDoor(t *testing.T, data string) {
 	t.Helper()
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", locallog.Socket(data))
-	}}}
-	for _, tc := range []struct {
-		name string
-		m    *protocol.EnhancedMessage
-		code int
-	}{
-		{"another process's run", mustMessage(t, protocol.TypeRunEnd, id, id, protocol.RunEnd{Reason: "error"}), http.StatusForbidden},
-		{"a run nobody owns", mustMessage(t, protocol.TypeRunEvent, "r-x", "r-x", map[string]any{}), http.StatusForbidden},
-		{"an operation", mustMessage(t, protocol.TypeRequest, id, "op", map[string]any{"kind": "exec"}), http.StatusBadRequest},
-		{"another session", mustMessage(t, protocol.TypeRunEvent, "s", id, map[string]any{}), http.StatusBadRequest},
-	} {
-		b, _ := json.Marshal(tc.m)
-		resp, err := c.Post("http://labmate"+locallog.Path, "application/json", bytes.NewReader(b))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
+	for _, name := range []string{"serve.sock", "owners"} {
+		if _, err := os.Stat(filepath.Join(data, name)); err == nil {
+			t.Errorf("%s is in the data directory: runs append to the log themselves", name)
 		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.code {
-			t.Errorf("the door took %s: %d, want %d", tc.name, resp.StatusCode, tc.code)
-		}
-	}
-	if fi, err := os.Stat(locallog.Socket(data)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the door's socket: %v, %v; want mode 0600", fi.Mode(), err)
 	}
 }
 

@@ -162,7 +162,7 @@ it cannot open.`,
 			}
 			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
-			cfg.Owner = func(id string) (int, bool, bool) { return locallog.Owner(data, id) }
+			cfg.Owner = locallog.Owner(store) // labmate run processes append their runs to the log themselves
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
 			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
@@ -184,13 +184,6 @@ it cannot open.`,
 			if err != nil {
 				srv.Close()
 				return err
-			}
-			// labmate run processes on this data directory write their runs into the log through it.
-			if door, err := locallog.Listen(data); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "labmate serve: runs of labmate run will not be seen live: %v\n", err)
-			} else {
-				defer door.Close()
-				go srv.ServeLocal(ctx, door)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "labmate serve: listening on http://%s (data %s; sandbox: %s)\n", ln.Addr(), data, sb.Describe())

@@ -51,6 +51,9 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives the operation's messages as text (nil: none).
 	Log io.Writer
+	// OpLog is the protocol log the protocol's operation is written to, a session of its own
+	// (the data directory's, where labmate serve shows it; nil: kept in memory only).
+	OpLog operation.Log
 	// Params are the protocol's parameters, what get_values returns (a fields.json beside the
 	// protocol, --param NAME=VALUE).
 	Params bench.Params
@@ -177,7 +180,11 @@ func operate(ctx context.Context, opts *Options, ws string, req *protocol.Reques
 	}
 	out := report.NewText(w, w, plan.Hotfix, func(rel string) string { return filepath.Join(ws, rel) })
 	var last *operation.Message
-	for m, err := range operation.Run(ctx, protocol.NewMemStore(), uuid.NewString(), uuid.NewString(), req, start, nil) {
+	var log operation.Log = protocol.NewMemStore()
+	if opts.OpLog != nil {
+		log = opts.OpLog
+	}
+	for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, nil) {
 		if err != nil {
 			return nil, err
 		}

@@ -2,35 +2,50 @@
 // SQLite file (modernc.org/sqlite, pure Go), so that clients can resume after a restart and
 // operations cut short by a crash can be closed.
 //
+// # Many writers
+//
+// Several processes may append to one file at once (labmate serve, labmate run, labmate exec,
+// …): sequence numbers are assigned inside the write transaction (BEGIN IMMEDIATE, WAL, a busy
+// timeout), from what the file holds then, and each message is validated there against its
+// operation's state in the file. A Store keeps one write transaction open while appends keep
+// coming (group commit: see Append), so another process waits for the write lock at most
+// maxHold. What this Store knows of a session (its last seq, its operations' states) is kept
+// between transactions while PRAGMA data_version says no other process committed, and read
+// again from the file when one did.
+//
+// Tail follows, from any process, what the others append: every message committed after the call
+// by another Store, in commit order (rowid order: rowids are handed out under the write lock).
+//
+// Each writing Store holds an flock on a file of its own, PATH.writers/ROLE-PID-RANDOM.lock, for as
+// long as it is open; an operation records the last Store that appended to it. A stream whose
+// writer's lock is held is live in another process (Writer): Recover leaves it alone, and the
+// kernel releases the lock when that process dies, even of kill -9.
+//
 // # Durability
 //
 // The file is in WAL mode with synchronous=NORMAL: a committed transaction survives a crash of
 // the process, but not necessarily a power loss or an OS crash, which may take the last
 // transactions back (never corrupt the file). Append of a terminal message (complete, failed,
-// run_end) returns once its transaction has committed. Other messages are committed in groups
-// by one writer goroutine — whatever arrived while the previous transaction was being written —
-// always in seq order, so a crash loses at most a tail of a session, never a message in the
-// middle, and Close commits everything. At most a thousand or so messages wait for the writer
-// (about 10 ms of its work); beyond that Append blocks. A failed write (a full disk) is final:
-// the store refuses further appends, and a restart recovers from what was committed.
+// run_end) returns once it is committed, with everything appended before it; other messages are
+// committed within milliseconds (Sync waits for it), always in seq order, so a crash loses at
+// most a tail of a session, never a message in the middle, and Close commits everything. Other
+// processes see a message once it is committed. A failed write (a full disk) is final: the
+// store refuses further appends, and the next Open goes on from what was committed.
 //
-// Validation and seq assignment happen in memory: each session's last seq and operation states
-// are loaded once, when it is first used; Append does not read the file afterwards. One process
-// at a time may use a file.
-//
-// # Schema (version 1, kept in PRAGMA user_version)
+// # Schema (version 2, kept in PRAGMA user_version)
 //
 //	messages(session_id, seq, id, type, operation_id, timestamp, payload BLOB,
 //	         PRIMARY KEY(session_id, seq))
-//	operations(session_id, operation_id, kind, state, created, updated, first_seq, last_seq,
+//	operations(session_id, operation_id, kind, state, created, updated, first_seq, last_seq, writer,
 //	           PRIMARY KEY(session_id, operation_id))
 //
 // An operation row is an operation or an agent run (kind agent_run), written with its first
 // message. A message references its operation, which is written in the same transaction.
 // timestamp, created and updated are Unix seconds (REAL); state is a protocol.State; first_seq
 // and last_seq bound the operation's messages in its session, so reading one operation's
-// history needs no index of its own (each index costs every append). A file with a newer
-// schema version is refused with ErrNewerSchema.
+// history needs no index of its own (each index costs every append); writer names the lock file
+// of the Store that appended its last message. Version 1 files get the writer column on Open. A
+// file with a newer schema version is refused with ErrNewerSchema.
 package sqlite
 
 import (
@@ -41,6 +56,8 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,7 +69,7 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-const schemaVersion = 1
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE operations (
@@ -64,6 +81,7 @@ CREATE TABLE operations (
 	updated      REAL NOT NULL,
 	first_seq    INTEGER NOT NULL,
 	last_seq     INTEGER NOT NULL,
+	writer       TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (session_id, operation_id)
 );
 CREATE TABLE messages (
@@ -79,110 +97,128 @@ CREATE TABLE messages (
 );
 `
 
+// migrations[v] brings a file of version v to v+1.
+var migrations = map[int]string{
+	1: "ALTER TABLE operations ADD COLUMN writer TEXT NOT NULL DEFAULT '';",
+}
+
 // lastSeq is the query of a session's last seq.
 const lastSeq = "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?"
 
 // ErrNewerSchema is wrapped by Open for a file written by a newer labmate.
 var ErrNewerSchema = errors.New("sqlite: the store has a newer schema than this labmate knows")
 
-// ErrInUse reports a store file another process has open.
-var ErrInUse = errors.New("sqlite: store in use")
-
 // ErrReadOnly is wrapped by Append and Recover of a store opened with OpenReadOnly.
 var ErrReadOnly = errors.New("sqlite: the store is open read-only")
 
 const (
-	queueLen  = 512 // appends waiting for the writer; Append blocks beyond
-	maxBatch  = 512 // messages per transaction
+	maxBatch = 1024 // messages per transaction
+	// A transaction is committed once no message has come for linger, and at the latest
+	// maxHold after it began (other processes wait for the write lock meanwhile).
+	linger    = time.Millisecond
+	maxHold   = 10 * time.Millisecond
 	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
 	readBytes = 4 << 20
+	// TailPoll is how often Tail looks whether another process committed.
+	TailPoll = 20 * time.Millisecond
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
-	path string
-	lock *os.File  // path+".lock", flocked: one process per store file (nil: read-only)
-	db   *sql.DB   // readers
-	w    *sql.Conn // the writer's own connection
+	path   string
+	role   string
+	db     *sql.DB   // readers
+	w      *sql.Conn // the writer's own connection (nil: read-only)
+	lock   *os.File  // this Store's writer lock (nil: read-only)
+	writer string    // its name, recorded in the operations it appends to
 	// The writer's statements.
-	insertOp, updateOp, insertMsg *sql.Stmt
+	insertOp, updateOp, insertMsg, opState *sql.Stmt
 
-	mu       sync.Mutex
-	sessions map[string]*session
-
-	closeMu sync.RWMutex // held for reading while sending on writes
+	closeMu sync.RWMutex // held for reading by appends and flushes
 	closed  bool
-	writes  chan write
-	stopped chan struct{} // closed when the writer has returned
-	failed  atomic.Pointer[error]
+	kick    chan struct{} // a transaction began: the committer watches it
+	quit    chan struct{} // closed by Close: the committer returns
+	stopped chan struct{} // closed when the committer has returned
+
+	// Held by the appender writing (wmu): what it knows of the sessions, valid while no other
+	// process has committed since (version, the writer connection's data_version); whether a
+	// transaction is open, when it began, its messages, when the last came, the rowids it added.
+	wmu               sync.Mutex
+	began, lastInsert time.Time
+	n                 int
+	known             map[string]*known
+	version           int64
+	inTx              bool
+	first, last       int64
+	updates           map[[2]string]update // operation → its last message in the transaction
+
+	dirty  atomic.Bool           // a transaction holds messages not yet committed
+	failed atomic.Pointer[error] // a failed transaction: appends are refused
+
+	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
+	tailers map[*tailer]struct{}
 }
 
 var _ protocol.Store = (*Store)(nil)
 
-// session is what Append needs to validate a message without reading the file.
-type session struct {
-	id string
-
-	mu     sync.Mutex
-	loaded bool
-	last   int64
-	ops    map[string]protocol.State // every operation of the session
-
-	committed atomic.Int64 // the highest seq the writer has committed
+// known is what the writer knows of one session from the file.
+type known struct {
+	last int64                     // its last seq; -1: not read yet
+	ops  map[string]protocol.State // states read or written, by operation
 }
 
-// write is one appended message for the writer, or, with m nil, a barrier that is answered once
-// everything sent before it has been committed.
-type write struct {
-	sess  *session
+// update is an operation's row to update at the commit.
+type update struct {
 	m     *protocol.EnhancedMessage
-	kind  string         // the kind of the stream m opens (protocol.Check)
-	opens bool           // m is its operation's first message
-	state protocol.State // the operation's state after m
-	done  chan error     // answered after the commit, when not nil
+	state protocol.State
 }
 
-// Open opens the store in the SQLite file at path, creating the file if needed. Its directory
-// must exist.
-func Open(path string) (*Store, error) {
+// write is one message to insert.
+type write struct {
+	m    *protocol.EnhancedMessage
+	kind string // the kind of the stream m opens (protocol.Check)
+}
+
+// Open opens the store in the SQLite file at path, creating the file if needed, to append and
+// read beside any other process that has it open. Its directory must exist.
+func Open(path string) (*Store, error) { return OpenAs(path, "labmate") }
+
+// OpenAs is Open for a process that says what it is (role: "serve", "run", "exec", …; letters
+// and digits), as Writer tells other processes.
+func OpenAs(path, role string) (*Store, error) {
+	if role == "" || strings.ContainsFunc(role, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') }) {
+		return nil, fmt.Errorf("sqlite: opening %s: role %q: want lower-case letters and digits", path, role)
+	}
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
-	// Sequence numbers are assigned in memory, so two processes on one file would clash.
-	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		lock.Close()
-		return nil, fmt.Errorf("%w: %s is in use by another process (another labmate serve?): %w", ErrInUse, path, err)
-	}
 	db, err := sqlitefile.Open(path, "_pragma=foreign_keys(1)")
 	if err != nil {
-		lock.Close()
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	db.SetMaxOpenConns(8)
 	s := &Store{
-		path:     path,
-		lock:     lock,
-		db:       db,
-		sessions: make(map[string]*session),
-		writes:   make(chan write, queueLen),
-		stopped:  make(chan struct{}),
+		path:    path,
+		role:    role,
+		db:      db,
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		known:   make(map[string]*known),
+		updates: make(map[[2]string]update),
+		tailers: make(map[*tailer]struct{}),
 	}
 	if err := s.init(context.Background()); err != nil {
 		s.release()
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
-	go s.run()
+	go s.committer()
 	return s, nil
 }
 
-// OpenReadOnly opens the store in the existing SQLite file at path for reading only, beside
-// the one process that may have it open to write (Open): After, Operation, Sessions and
-// Operations read what that process has committed; Append and Recover return an error wrapping
-// ErrReadOnly.
+// OpenReadOnly opens the store in the existing SQLite file at path for reading only: After,
+// Operation, Sessions, Operations and Tail read what the writing processes committed; Append
+// and Recover return an error wrapping ErrReadOnly.
 func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
@@ -192,27 +228,23 @@ func OpenReadOnly(path string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	var version int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version != schemaVersion {
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version < 1 || version > schemaVersion {
 		db.Close()
 		if err == nil {
-			err = fmt.Errorf("schema version %d, this labmate knows %d", version, schemaVersion)
+			err = fmt.Errorf("schema version %d, this labmate knows up to %d", version, schemaVersion)
 		}
 		return nil, fmt.Errorf("sqlite: opening %s: not a labmate store it can read: %w", path, err)
 	}
-	s := &Store{path: path, db: db, sessions: make(map[string]*session), writes: make(chan write), stopped: make(chan struct{})}
-	go func() { // nothing is written: a flush only waits for what the writer process committed
-		defer close(s.stopped)
-		for w := range s.writes {
-			if w.done != nil {
-				w.done <- nil
-			}
-		}
-	}()
+	s := &Store{path: path, db: db, stopped: make(chan struct{}), tailers: make(map[*tailer]struct{})}
+	close(s.stopped)
 	return s, nil
 }
 
-// init takes the writer's connection, creates or checks the schema and prepares the writer's
-// statements.
+// writersDir is the directory of the writer locks of the store file at path.
+func writersDir(path string) string { return path + ".writers" }
+
+// init takes the writer's connection and lock, creates or migrates the schema and prepares the
+// writer's statements.
 func (s *Store) init(ctx context.Context) error {
 	var err error
 	if s.w, err = s.db.Conn(ctx); err != nil {
@@ -235,10 +267,17 @@ func (s *Store) init(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
+	if err := s.takeLock(); err != nil {
+		return err
+	}
+	if s.version, err = dataVersion(ctx, s.w); err != nil {
+		return err
+	}
 	for stmt, query := range map[**sql.Stmt]string{
-		&s.insertOp:  "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-		&s.updateOp:  "UPDATE operations SET state = ?, updated = ?, last_seq = ? WHERE session_id = ? AND operation_id = ?",
+		&s.insertOp:  "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		&s.updateOp:  "UPDATE operations SET state = ?, updated = ?, last_seq = ?, writer = ? WHERE session_id = ? AND operation_id = ?",
 		&s.insertMsg: "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+		&s.opState:   "SELECT state FROM operations WHERE session_id = ? AND operation_id = ?",
 	} {
 		if *stmt, err = s.w.PrepareContext(ctx, query); err != nil {
 			return fmt.Errorf("preparing %q: %w", query, err)
@@ -247,7 +286,65 @@ func (s *Store) init(ctx context.Context) error {
 	return nil
 }
 
-// migrate creates the schema in a new file and refuses one it does not know.
+// takeLock creates and locks this Store's writer lock file, and removes those of writers that
+// died.
+func (s *Store) takeLock() error {
+	dir := writersDir(s.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	s.writer = s.role + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
+	f, err := os.OpenFile(filepath.Join(dir, s.writer+".lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+	s.lock = f
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			name := strings.TrimSuffix(e.Name(), ".lock")
+			if name != s.writer && strings.HasSuffix(e.Name(), ".lock") {
+				if !writerOf(s.path, name).Live {
+					os.Remove(filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// writerOf describes the Store named writer of the file at path: its role and pid, and whether
+// it is open (its lock is held).
+func writerOf(path, writer string) Writer {
+	var w Writer
+	parts := strings.Split(writer, "-")
+	if len(parts) != 3 {
+		return w
+	}
+	w.Role = parts[0]
+	w.Pid, _ = strconv.Atoi(parts[1])
+	f, err := os.OpenFile(filepath.Join(writersDir(path), writer+".lock"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return w
+	}
+	defer f.Close() // and with it the shared lock
+	w.Live = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil
+	return w
+}
+
+func dataVersion(ctx context.Context, c interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int64, error) {
+	var v int64
+	err := c.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v)
+	return v, err
+}
+
+// migrate creates the schema in a new file, brings an older one up to date and refuses one it
+// does not know.
 func migrate(ctx context.Context, c *sql.Conn) error {
 	var version, tables int
 	if err := c.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
@@ -257,6 +354,13 @@ func migrate(ctx context.Context, c *sql.Conn) error {
 	case version > schemaVersion:
 		return fmt.Errorf("%w: version %d, this labmate knows up to %d", ErrNewerSchema, version, schemaVersion)
 	case version == schemaVersion:
+		return nil
+	case version > 0:
+		for v := version; v < schemaVersion; v++ {
+			if _, err := c.ExecContext(ctx, migrations[v]+fmt.Sprintf("PRAGMA user_version = %d;", v+1)); err != nil {
+				return fmt.Errorf("bringing the schema from version %d to %d: %w", v, v+1, err)
+			}
+		}
 		return nil
 	}
 	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
@@ -271,34 +375,24 @@ func migrate(ctx context.Context, c *sql.Conn) error {
 	return nil
 }
 
-// Append implements protocol.Store.
+// Append implements protocol.Store. The appending goroutine itself validates, numbers and
+// inserts m in the Store's open write transaction (BEGIN IMMEDIATE, begun by the first append
+// after a commit), one append at a time: m's seq is final when Append returns, since no other
+// process can write while the transaction is open. A terminal message is committed before Append
+// returns, with everything before it; otherwise the transaction is committed once no message
+// has come for linger (by a goroutine of the Store), or at an append maxHold after it began or
+// with maxBatch messages in. Once a transaction fails the store is failed: messages already
+// answered were lost, and their seqs could be handed out again.
 func (s *Store) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
-	c, done, err := s.append(ctx, m)
-	if err != nil || done == nil {
-		return c, err
-	}
-	// The message is in the queue and will be committed: wait for that whatever ctx says.
-	if err := <-done; err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// append validates m, gives it its seq and queues it for the writer. For a terminal message it
-// returns a channel that receives the result of the commit.
-func (s *Store) append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, chan error, error) {
 	switch {
-	case s.lock == nil:
-		return nil, nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
+	case s.w == nil:
+		return nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	case m == nil:
-		return nil, nil, fmt.Errorf("%w: nil message", protocol.ErrInvalidMessage)
+		return nil, fmt.Errorf("%w: nil message", protocol.ErrInvalidMessage)
 	case m.SessionID == "":
-		return nil, nil, fmt.Errorf("%w: %s without session_id", protocol.ErrInvalidMessage, m.Type)
+		return nil, fmt.Errorf("%w: %s without session_id", protocol.ErrInvalidMessage, m.Type)
 	case m.OperationID == "":
-		return nil, nil, fmt.Errorf("%w: %s without operation_id", protocol.ErrInvalidMessage, m.Type)
-	}
-	if err := s.readable(); err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("%w: %s without operation_id", protocol.ErrInvalidMessage, m.Type)
 	}
 	c := *m
 	if c.ID == "" {
@@ -310,201 +404,223 @@ func (s *Store) append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 	w := write{m: &c}
 	var err error
 	if w.kind, err = protocol.Check(&c); err != nil {
-		return nil, nil, fmt.Errorf("session %s: %w", c.SessionID, err)
+		return nil, fmt.Errorf("session %s: %w", c.SessionID, err)
 	}
-	if c.Type.Terminal() {
-		w.done = make(chan error, 1)
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return nil, protocol.ErrClosed
 	}
-
-	sess, err := s.lockSession(ctx, c.SessionID)
-	if err != nil {
-		return nil, nil, err
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.failed.Load(); err != nil {
+		return nil, *err
 	}
-	defer sess.mu.Unlock()
-	from := sess.ops[c.OperationID]
-	w.opens = from == ""
-	if w.state, err = protocol.Next(from, c.Type); err != nil {
-		return nil, nil, fmt.Errorf("session %s, operation %s: %w", c.SessionID, c.OperationID, err)
+	now := time.Now()
+	if !s.inTx {
+		// A transaction that cannot begin (another process held the lock beyond the busy
+		// timeout) answered nothing yet: m fails, and the store goes on.
+		if err := s.begin(); err != nil {
+			return nil, fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
+		}
+		s.began, s.n = now, 0
+		select {
+		case s.kick <- struct{}{}: // the committer commits once appends stop coming
+		default:
+		}
 	}
-	c.Seq, w.sess = sess.last+1, sess
-	if err := s.send(ctx, w); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: appending to session %s: %w", c.SessionID, err)
+	if err := s.insert(w); err != nil {
+		return nil, err
 	}
-	sess.last, sess.ops[c.OperationID] = c.Seq, w.state
-	return &c, w.done, nil
+	s.n++
+	s.lastInsert = now
+	s.dirty.Store(true)
+	if c.Type.Terminal() || s.n >= maxBatch || now.Sub(s.began) >= maxHold {
+		if err := s.commit(); err != nil {
+			s.fail(err)
+			return nil, *s.failed.Load()
+		}
+	}
+	return &c, nil
 }
 
-// send queues w for the writer.
-func (s *Store) send(ctx context.Context, w write) error {
+// committer commits the open transaction once no append has come for linger, until Close.
+func (s *Store) committer() {
+	defer close(s.stopped)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.kick:
+			t.Reset(linger)
+		case <-t.C:
+			s.wmu.Lock()
+			if s.inTx {
+				if idle := time.Since(s.lastInsert); idle < linger && time.Since(s.began) < maxHold {
+					t.Reset(linger - idle)
+				} else if err := s.commit(); err != nil {
+					s.fail(err)
+				}
+			}
+			s.wmu.Unlock()
+		}
+	}
+}
+
+// fail makes the store refuse every append from now on, with err.
+func (s *Store) fail(err error) {
+	if s.failed.Load() != nil {
+		return
+	}
+	err = fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
+	s.failed.Store(&err)
+	if s.inTx {
+		s.w.ExecContext(context.Background(), "ROLLBACK")
+		s.inTx = false
+	}
+	clear(s.updates)
+	clear(s.known)
+}
+
+// begin opens the writer's transaction, unless the store failed.
+func (s *Store) begin() error {
+	if s.failed.Load() != nil {
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	s.inTx, s.first, s.last = true, 0, 0
+	v, err := dataVersion(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	if v != s.version { // another process committed: what we know may be stale
+		clear(s.known)
+		s.version = v
+	}
+	return nil
+}
+
+// insert validates w's message against its operation's state in the file, gives it the
+// session's next seq and inserts it in the open transaction. A message the state machine
+// refuses is an error and changes nothing; a failed statement fails the store.
+func (s *Store) insert(w write) error {
+	ctx := context.Background()
+	m := w.m
+	k, err := s.session(ctx, m.SessionID)
+	if err != nil {
+		s.fail(fmt.Errorf("reading session %s: %w", m.SessionID, err))
+		return *s.failed.Load()
+	}
+	from, ok := k.ops[m.OperationID]
+	if !ok {
+		err := s.opState.QueryRowContext(ctx, m.SessionID, m.OperationID).Scan(&from)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			s.fail(fmt.Errorf("reading operation %s of session %s: %w", m.OperationID, m.SessionID, err))
+			return *s.failed.Load()
+		}
+	}
+	to, err := protocol.Next(from, m.Type)
+	if err != nil {
+		return fmt.Errorf("session %s, operation %s: %w", m.SessionID, m.OperationID, err)
+	}
+	m.Seq = k.last + 1
+	if from == "" {
+		if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, to, m.Timestamp, m.Timestamp, m.Seq, m.Seq, s.writer); err != nil {
+			s.fail(fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err))
+			return *s.failed.Load()
+		}
+	} else { // the operation's row is updated once per transaction, at the commit
+		s.updates[[2]string{m.SessionID, m.OperationID}] = update{m, to}
+	}
+	payload := []byte(m.Payload)
+	if payload == nil {
+		payload = []byte{}
+	}
+	res, err := s.insertMsg.ExecContext(ctx, m.SessionID, m.Seq, m.ID, m.Type, m.OperationID, m.Timestamp, payload)
+	if err != nil {
+		s.fail(fmt.Errorf("message %d of session %s: %w", m.Seq, m.SessionID, err))
+		return *s.failed.Load()
+	}
+	if id, err := res.LastInsertId(); err == nil {
+		if s.first == 0 {
+			s.first = id
+		}
+		s.last = id
+	}
+	k.last, k.ops[m.OperationID] = m.Seq, to
+	return nil
+}
+
+// commit commits the open transaction, if any, and hands its rowids to the tailers.
+func (s *Store) commit() error {
+	if !s.inTx {
+		return nil
+	}
+	ctx := context.Background()
+	for _, u := range s.updates {
+		m := u.m
+		if _, err := s.updateOp.ExecContext(ctx, u.state, m.Timestamp, m.Seq, s.writer, m.SessionID, m.OperationID); err != nil {
+			return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
+		}
+	}
+	clear(s.updates)
+	s.tailMu.Lock()
+	defer s.tailMu.Unlock()
+	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	s.inTx = false
+	s.dirty.Store(false)
+	if s.first > 0 {
+		for t := range s.tailers {
+			t.own = append(t.own, [2]int64{s.first, s.last})
+		}
+	}
+	return nil
+}
+
+// flush commits what this Store has appended.
+func (s *Store) flush(ctx context.Context) error {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
 	if s.closed {
 		return protocol.ErrClosed
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.commit(); err != nil {
+		s.fail(err)
+	}
 	if err := s.failed.Load(); err != nil {
 		return *err
 	}
-	select {
-	case s.writes <- w:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }
 
-// lockSession returns session id locked, its state loaded from the file on first use.
-func (s *Store) lockSession(ctx context.Context, id string) (*session, error) {
-	s.mu.Lock()
-	sess := s.sessions[id]
-	if sess == nil {
-		sess = &session{id: id}
-		s.sessions[id] = sess
-	}
-	s.mu.Unlock()
-
-	sess.mu.Lock()
-	if sess.loaded {
-		return sess, nil
-	}
-	if err := s.load(ctx, sess); err != nil {
-		sess.mu.Unlock()
-		return nil, fmt.Errorf("sqlite: loading session %s from %s: %w", id, s.path, err)
-	}
-	sess.loaded = true
-	return sess, nil
-}
-
-// load reads a session's last seq and operation states. Nothing of the session is in the
-// writer's queue yet, so the file is up to date.
-func (s *Store) load(ctx context.Context, sess *session) error {
-	if err := s.db.QueryRowContext(ctx, lastSeq, sess.id).Scan(&sess.last); err != nil {
-		return err
-	}
-	sess.committed.Store(sess.last)
-	rows, err := s.db.QueryContext(ctx, "SELECT operation_id, state FROM operations WHERE session_id = ?", sess.id)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	sess.ops = make(map[string]protocol.State)
-	for rows.Next() {
-		var op string
-		var state protocol.State
-		if err := rows.Scan(&op, &state); err != nil {
-			return err
+// session returns what the writer knows of session id, reading its last seq from the file when
+// it does not know it.
+func (s *Store) session(ctx context.Context, id string) (*known, error) {
+	k := s.known[id]
+	if k == nil {
+		k = &known{ops: make(map[string]protocol.State)}
+		if err := s.w.QueryRowContext(ctx, lastSeq, id).Scan(&k.last); err != nil {
+			return nil, err
 		}
-		sess.ops[op] = state
+		s.known[id] = k
 	}
-	return rows.Err()
-}
-
-// run is the writer: it commits whatever has been queued in one transaction, again and again,
-// until Close closes the queue.
-func (s *Store) run() {
-	defer close(s.stopped)
-	batch := make([]write, 0, maxBatch)
-	for w := range s.writes {
-		batch = append(batch[:0], w)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case w, ok := <-s.writes:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, w)
-			default:
-				break fill
-			}
-		}
-
-		var err error
-		if p := s.failed.Load(); p != nil {
-			err = *p
-		} else if err = s.commit(batch); err != nil {
-			err = fmt.Errorf("sqlite: writing to %s: %w", s.path, err)
-			s.failed.Store(&err) // seqs were handed out for what is lost: refuse more
-		}
-		for _, w := range batch {
-			if w.m != nil && err == nil {
-				w.sess.committed.Store(w.m.Seq)
-			}
-			if w.done != nil {
-				w.done <- err
-			}
-		}
-	}
-}
-
-// commit writes the messages of batch and their operations in one transaction.
-func (s *Store) commit(batch []write) (err error) {
-	ctx := context.Background()
-	updates := make(map[[2]string]*write) // operation → its last message in the batch
-	begun := false
-	defer func() {
-		if err != nil && begun {
-			s.w.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
-	for i := range batch {
-		w := &batch[i]
-		m := w.m
-		if m == nil {
-			continue
-		}
-		if !begun {
-			if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-				return err
-			}
-			begun = true
-		}
-		if w.opens {
-			if _, err := s.insertOp.ExecContext(ctx, m.SessionID, m.OperationID, w.kind, w.state, m.Timestamp, m.Timestamp, m.Seq, m.Seq); err != nil {
-				return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
-			}
-		} else {
-			updates[[2]string{m.SessionID, m.OperationID}] = w
-		}
-		payload := []byte(m.Payload)
-		if payload == nil {
-			payload = []byte{}
-		}
-		if _, err := s.insertMsg.ExecContext(ctx, m.SessionID, m.Seq, m.ID, m.Type, m.OperationID, m.Timestamp, payload); err != nil {
-			return fmt.Errorf("message %d of session %s: %w", m.Seq, m.SessionID, err)
-		}
-	}
-	if !begun {
-		return nil
-	}
-	for _, w := range updates {
-		m := w.m
-		if _, err := s.updateOp.ExecContext(ctx, w.state, m.Timestamp, m.Seq, m.SessionID, m.OperationID); err != nil {
-			return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
-		}
-	}
-	_, err = s.w.ExecContext(ctx, "COMMIT")
-	return err
-}
-
-// flush returns once everything queued before the call is committed.
-func (s *Store) flush(ctx context.Context) error {
-	done := make(chan error, 1)
-	if err := s.send(ctx, write{done: done}); err != nil {
-		return err
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return k, nil
 }
 
 // Sync returns once every message appended before it is committed: durable, as a terminal
 // message is when Append returns.
 func (s *Store) Sync(ctx context.Context) error {
-	if err := s.readable(); err != nil {
-		return err
+	if s.w == nil {
+		return s.readable()
 	}
 	if err := s.flush(ctx); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", s.path, err)
@@ -522,31 +638,20 @@ func (s *Store) readable() error {
 	return nil
 }
 
-// snapshot returns the session's last seq, after making sure everything up to it is committed.
-// It does not add the session to those in memory: reading unknown sessions costs nothing.
+// snapshot returns the session's last seq as the file has it now, after committing what this
+// Store has appended.
 func (s *Store) snapshot(ctx context.Context, id string) (int64, error) {
 	if err := s.readable(); err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	sess := s.sessions[id]
-	s.mu.Unlock()
-	var last int64
-	loaded := false
-	if sess != nil {
-		sess.mu.Lock()
-		last, loaded = sess.last, sess.loaded
-		sess.mu.Unlock()
-	}
-	switch {
-	case !loaded: // nothing of the session is queued: the file is up to date
-		if err := s.db.QueryRowContext(ctx, lastSeq, id).Scan(&last); err != nil {
-			return 0, fmt.Errorf("sqlite: reading session %s from %s: %w", id, s.path, err)
-		}
-	case sess.committed.Load() < last:
+	if s.dirty.Load() {
 		if err := s.flush(ctx); err != nil {
 			return 0, fmt.Errorf("sqlite: reading session %s: %w", id, err)
 		}
+	}
+	var last int64
+	if err := s.db.QueryRowContext(ctx, lastSeq, id).Scan(&last); err != nil {
+		return 0, fmt.Errorf("sqlite: reading session %s from %s: %w", id, s.path, err)
 	}
 	if last == 0 {
 		return 0, fmt.Errorf("%w %q", protocol.ErrUnknownSession, id)
@@ -653,8 +758,10 @@ func (s *Store) Sessions(ctx context.Context) ([]protocol.SessionInfo, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	if err := s.flush(ctx); err != nil {
-		return nil, fmt.Errorf("sqlite: listing sessions: %w", err)
+	if s.dirty.Load() {
+		if err := s.flush(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite: listing sessions: %w", err)
+		}
 	}
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT session_id, count(*),
@@ -704,31 +811,58 @@ func (s *Store) Operations(ctx context.Context, sessionID string) ([]protocol.Op
 	return infos, nil
 }
 
-// Recover implements protocol.Store.
+// Writer is the Store that appended the last message of an operation, as Store.Writer tells.
+type Writer struct {
+	Role string // what the process said it is (OpenAs): "serve", "run", …
+	Pid  int
+	Live bool // the Store is still open: its process runs (the kernel drops its lock at a kill -9)
+	Self bool // it is the Store asked
+}
+
+// Writer says which Store appended the last message of an operation, if any did since the
+// file had writers (schema version 2): a stream whose writer is Live and not Self is being
+// written by another process now; one whose writer is not Live was left by a process that
+// stopped (killed, or it crashed) unless it ended.
+func (s *Store) Writer(ctx context.Context, sessionID, operationID string) (Writer, bool) {
+	if s.dirty.Load() {
+		s.flush(ctx)
+	}
+	var writer string
+	if err := s.db.QueryRowContext(ctx, "SELECT writer FROM operations WHERE session_id = ? AND operation_id = ?",
+		sessionID, operationID).Scan(&writer); err != nil || writer == "" {
+		return Writer{}, false
+	}
+	w := writerOf(s.path, writer)
+	w.Self = writer == s.writer
+	return w, w.Role != ""
+}
+
+// Recover implements protocol.Store. Besides those keep keeps, it leaves alone the streams
+// another Store that is still open wrote last (Writer): another process is writing them.
 func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID string) bool) ([]string, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	if s.lock == nil {
+	if s.w == nil {
 		return nil, fmt.Errorf("%w: %s", ErrReadOnly, s.path)
 	}
 	if err := s.flush(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: recovering: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		"SELECT session_id, operation_id, state FROM operations WHERE state NOT IN (?, ?, ?, ?) AND kind != ? ORDER BY rowid",
+		"SELECT session_id, operation_id, state, writer FROM operations WHERE state NOT IN (?, ?, ?, ?) AND kind != ? ORDER BY rowid",
 		protocol.Completed, protocol.FailedState, protocol.Ended, protocol.Open, protocol.KindJob)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}
 	type stream struct {
-		session, op string
-		state       protocol.State
+		session, op, writer string
+		state               protocol.State
 	}
 	var open []stream
 	for rows.Next() {
 		var k stream
-		if err := rows.Scan(&k.session, &k.op, &k.state); err != nil {
+		if err := rows.Scan(&k.session, &k.op, &k.state, &k.writer); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 		}
@@ -739,29 +873,172 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 		return nil, fmt.Errorf("sqlite: finding unfinished operations in %s: %w", s.path, err)
 	}
 
-	// Queue every closing message, then wait for their commits.
 	var closed []string
-	var pending []chan error
 	for _, k := range open {
 		if keep != nil && keep(k.session, k.op) {
 			continue
 		}
-		_, done, err := s.append(ctx, protocol.Restarted(k.session, k.op, k.state))
+		if k.writer != "" && k.writer != s.writer {
+			if writerOf(s.path, k.writer).Live {
+				continue
+			}
+		}
+		_, err := s.Append(ctx, protocol.Restarted(k.session, k.op, k.state))
 		switch {
 		case err == nil:
 			closed = append(closed, k.op)
-			pending = append(pending, done)
 		case errors.Is(err, protocol.ErrIllegalTransition): // it ended meanwhile
 		default:
 			return nil, err
 		}
 	}
-	for _, done := range pending {
-		if err := <-done; err != nil {
-			return nil, err
+	return closed, nil
+}
+
+// tailer is one Tail in progress: own are the rowid ranges this Store committed since it last
+// looked.
+type tailer struct{ own [][2]int64 }
+
+// Tail yields, in commit order, every message another process (another Store) commits to the
+// file after the call, until ctx ends; it looks every TailPoll, at the cost of one PRAGMA when
+// nothing was committed. It ends with an error when the file cannot be read.
+func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		fail := func(err error) { yield(nil, fmt.Errorf("sqlite: following %s: %w", s.path, err)) }
+		if err := s.readable(); err != nil {
+			fail(err)
+			return
+		}
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer c.Close()
+		t := &tailer{}
+		maxRowid := func() (int64, [][2]int64, error) {
+			s.tailMu.Lock()
+			defer s.tailMu.Unlock()
+			var n int64
+			err := c.QueryRowContext(ctx, "SELECT coalesce(max(rowid), 0) FROM messages").Scan(&n)
+			own := t.own
+			t.own = nil
+			return n, own, err
+		}
+		s.tailMu.Lock()
+		s.tailers[t] = struct{}{}
+		s.tailMu.Unlock()
+		defer func() {
+			s.tailMu.Lock()
+			delete(s.tailers, t)
+			s.tailMu.Unlock()
+		}()
+		pos, _, err := maxRowid()
+		if err != nil {
+			fail(err)
+			return
+		}
+		version, err := dataVersion(ctx, c)
+		if err != nil {
+			fail(err)
+			return
+		}
+		tick := time.NewTicker(TailPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			v, err := dataVersion(ctx, c)
+			if err != nil {
+				if ctx.Err() == nil {
+					fail(err)
+				}
+				return
+			}
+			if v == version {
+				continue
+			}
+			version = v
+			end, own, err := maxRowid()
+			if err != nil {
+				if ctx.Err() == nil {
+					fail(err)
+				}
+				return
+			}
+			// Read (pos, end] but this Store's own ranges, which come in rowid order.
+			for from := pos; from < end; {
+				to := end
+				for len(own) > 0 && own[0][1] <= from {
+					own = own[1:]
+				}
+				if len(own) > 0 && own[0][0] <= from+1 {
+					from = own[0][1]
+					continue
+				}
+				if len(own) > 0 {
+					to = min(end, own[0][0]-1)
+				}
+				for m, err := range s.rowids(ctx, c, from, to) {
+					if err != nil {
+						if ctx.Err() == nil {
+							fail(err)
+						}
+						return
+					}
+					if !yield(m, nil) {
+						return
+					}
+				}
+				from = to
+			}
+			pos = end
 		}
 	}
-	return closed, nil
+}
+
+// rowids yields the messages with from < rowid <= to, in rowid order.
+func (s *Store) rowids(ctx context.Context, c *sql.Conn, from, to int64) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		for from < to {
+			rows, err := c.QueryContext(ctx, "SELECT rowid, session_id, seq, id, type, operation_id, timestamp, payload FROM messages "+
+				"WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?", from, to, readChunk)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			var chunk []*protocol.EnhancedMessage
+			for rows.Next() {
+				var m protocol.EnhancedMessage
+				var payload []byte
+				if err := rows.Scan(&from, &m.SessionID, &m.Seq, &m.ID, &m.Type, &m.OperationID, &m.Timestamp, &payload); err != nil {
+					rows.Close()
+					yield(nil, err)
+					return
+				}
+				if len(payload) > 0 {
+					m.Payload = payload
+				}
+				chunk = append(chunk, &m)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			if len(chunk) == 0 {
+				return
+			}
+			for _, m := range chunk {
+				if !yield(m, nil) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Close implements protocol.Store: it commits what is queued and closes the file.
@@ -772,10 +1049,16 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.writes)
 	s.closeMu.Unlock()
+	if s.w != nil {
+		s.wmu.Lock()
+		if err := s.commit(); err != nil {
+			s.fail(err)
+		}
+		s.wmu.Unlock()
+		close(s.quit)
+	}
 	<-s.stopped
-
 	var failed error
 	if p := s.failed.Load(); p != nil {
 		failed = *p
@@ -786,11 +1069,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// release closes the statements and connections. The last connection to close checkpoints the
-// WAL into the file and removes it, unless a statement is left open.
+// release closes the statements, connections and the writer lock. The last connection to close
+// checkpoints the WAL into the file and removes it, unless a statement is left open.
 func (s *Store) release() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.insertOp, s.updateOp, s.insertMsg} {
+	for _, stmt := range []*sql.Stmt{s.insertOp, s.updateOp, s.insertMsg, s.opState} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -800,6 +1083,7 @@ func (s *Store) release() error {
 	}
 	errs = append(errs, s.db.Close())
 	if s.lock != nil {
+		os.Remove(s.lock.Name()) // before the lock goes: a closed writer has no lock file
 		errs = append(errs, s.lock.Close())
 	}
 	return errors.Join(errs...)

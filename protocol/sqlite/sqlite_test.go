@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashEnv); path != "" {
 		crashChild(path) // does not return
 	}
+	if path := os.Getenv(writerEnv); path != "" {
+		writerChild(path, os.Getenv(writerEnv+"_NAME")) // does not return
+	}
 	os.Exit(m.Run())
 }
 
@@ -282,23 +285,6 @@ func TestWriteFailure(t *testing.T) {
 	if err := s.Close(); err == nil {
 		t.Error("Close after a failed write = nil, want the write error")
 	}
-}
-
-func TestOneProcessPerFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "labmate.db")
-	s, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sqlite.Open(path); !errors.Is(err, sqlite.ErrInUse) {
-		t.Fatalf("second Open of a file in use: %v, want sqlite.ErrInUse", err)
-	}
-	s.Close()
-	s, err = sqlite.Open(path)
-	if err != nil {
-		t.Fatalf("Open after Close: %v", err)
-	}
-	s.Close()
 }
 
 // A reader beside the writer sees what the writer committed and can write nothing.

@@ -831,3 +831,47 @@ func testClose(t *testing.T, s protocol.Store) {
 		t.Errorf("Recover after Close = %v, want ErrClosed", err)
 	}
 }
+
+// Consistent checks every session of s as a reader after a crash would: its seqs run 1, 2, 3…
+// without a gap, every stream's messages replay through the state machine (protocol.Next) from
+// its first, and the state Operations lists is the one the replay ends in. It returns how many
+// messages it read.
+func Consistent(ctx context.Context, s protocol.Store) (int, error) {
+	sessions, err := s.Sessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, si := range sessions {
+		states := map[string]protocol.State{}
+		next := int64(1)
+		for m, err := range s.After(ctx, si.ID, 0) {
+			if err != nil {
+				return n, err
+			}
+			if m.Seq != next {
+				return n, fmt.Errorf("session %s: seq %d where %d was due", si.ID, m.Seq, next)
+			}
+			next++
+			to, err := protocol.Next(states[m.OperationID], m.Type)
+			if err != nil {
+				return n, fmt.Errorf("session %s, seq %d: %w", si.ID, m.Seq, err)
+			}
+			states[m.OperationID] = to
+			n++
+		}
+		ops, err := s.Operations(ctx, si.ID)
+		if err != nil {
+			return n, err
+		}
+		if len(ops) != len(states) {
+			return n, fmt.Errorf("session %s: %d operations listed, %d in its messages", si.ID, len(ops), len(states))
+		}
+		for _, op := range ops {
+			if op.State != states[op.ID] {
+				return n, fmt.Errorf("session %s: operation %s is listed %s, its messages say %s", si.ID, op.ID, op.State, states[op.ID])
+			}
+		}
+	}
+	return n, nil
+}

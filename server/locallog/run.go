@@ -19,20 +19,31 @@ import (
 // serve, the dashboard and every client see it as they see the server's runs.
 type Run struct {
 	id     string
-	log    *Log
+	log    *sqlite.Store
 	resume string // how the run is resumed, for a resumable run_end
 	warn   io.Writer
 }
 
-// OwnRun makes this process the owner of run id of data directory data (Own) and returns the
-// run to log its events with (Logged); resume says how the run is resumed (labmate run
-// --resume …), messages the log refused go to warn. release ends the ownership.
+// OwnRun opens the log of data directory data to run agent run id in this process, and returns
+// the run to log its events with (Logged); resume says how the run is resumed (labmate run
+// --resume …), messages the log refused go to warn. A run another live process is running is
+// refused, naming its pid. release closes the log.
 func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
-	release, err := Own(data, id)
+	st, err := Open(data, "run")
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Run{id: id, log: New(data), resume: resume, warn: warn}, release, nil
+	ctx := context.Background()
+	if w, ok := st.Writer(ctx, id, id); ok && w.Live && !w.Self {
+		ops, _ := st.Operations(ctx, id)
+		for _, op := range ops {
+			if op.ID == id && op.State.Live() {
+				st.Close()
+				return nil, nil, fmt.Errorf("locallog: run %s is being run by another process (labmate %s, pid %d): stop it first", id, w.Role, w.Pid)
+			}
+		}
+	}
+	return &Run{id: id, log: st, resume: resume, warn: warn}, func() { st.Close() }, nil
 }
 
 // Logged logs events as the run's stream: a new run's (resumed false), or the continuation of

@@ -50,6 +50,7 @@ type pipette struct {
 	model   model
 	mount   string
 	lenient bool       // a protocol run's: partial tip pick-ups, channels between tubes
+	reuse   bool       // a protocol's below API 2.2: a tip put back in a rack is unused again
 	racks   []*labware // where pick_up_tip takes the next unused tip
 	tips    []*tip     // by channel; all nil without tips
 }
@@ -132,7 +133,7 @@ func (d *Deck) loadInstrument(a *Args) error {
 	if p := d.pipettes[i]; p != nil {
 		return fail(ErrInstrument, "the %s mount already holds %s", a.Mount, p.model.name)
 	}
-	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels), lenient: d.prun != nil}
+	p := &pipette{model: m, mount: a.Mount, tips: make([]*tip, m.channels), lenient: d.prun != nil, reuse: d.prun != nil && d.prun.minor < 2}
 	for _, name := range a.TipRacks {
 		lw, err := d.labware(name)
 		if err != nil {
@@ -221,8 +222,10 @@ func (p *pipette) nextTips(from *spot) (reach, error) {
 				if !started && lw == from.lw && i == from.w {
 					started = true
 				}
-				// A protocol run takes a returned tip again, as the Opentrons API does.
-				if t := lw.tips[i]; !started || t == nil || t.used && !p.lenient {
+				// A used tip put back is not taken again: from API level 2.2 on, the Opentrons
+				// API's tip tracking keeps it used (below it, a protocol's returned tip was
+				// tracked as unused again).
+				if t := lw.tips[i]; !started || t == nil || t.used && !p.reuse {
 					continue
 				}
 				r, err := p.reachWell(lw, i)

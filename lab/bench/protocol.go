@@ -106,7 +106,7 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 		d.prun.level, d.prun.minor = a.APILevel, n
 		for _, p := range d.pipettes {
 			if p != nil {
-				p.lenient = true
+				p.lenient, p.reuse = true, n < 2
 			}
 		}
 		return true, nil

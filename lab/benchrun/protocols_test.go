@@ -107,6 +107,7 @@ func libraryStyleProtocols() []libraryStyle {
 		{"geometry", map[string]float64{"plate/A1": 30, "plate/A2": 70, "plate/A3": 50, "plate/A4": 50}, map[string]int{"tips": 1}, 200, 0},
 		// One tip, returned and dropped back into its place, used three times.
 		{"tip_return", wellsOf(nil, "plate", 100, "A1", "A2", "A3"), map[string]int{"tips": 1}, 300, 0},
+		{"tip_return_api21", wellsOf(nil, "plate", 100, "A1", "A2", "A3"), map[string]int{"tips": 1}, 300, 0},
 		// P10 8-channel: 3 columns × 10 µL; P50: 40 µL with mixes (the source's mix_before draws
 		// 30 µL first, then 10 µL more): 240 + 40 µL assumed.
 		{"gen1_mix", wellsOf(wellsOf(nil, "plate", 10, columnOrder(8, 24)...), "plate", 40, "A4"), map[string]int{"t10": 24, "t300": 1}, 280, 0},
@@ -114,7 +115,7 @@ func libraryStyleProtocols() []libraryStyle {
 	}
 }
 
-// TestLibraryStyleProtocols runs the 21 protocols of testdata/protocols as the Protocol
+// TestLibraryStyleProtocols runs the 22 protocols of testdata/protocols as the Protocol
 // Library's are run (fields.json defaults, labware/ beside them) and checks each against its
 // hand calculation. The Library's own files are not redistributed (its repository has no
 // licence); TestProtocolLibrary runs them from a checkout.

@@ -643,7 +643,9 @@ class InstrumentContext:
         if step["action"] == "pick_up_tip":
             self._tip, self._volume = w, 0.0
             self._mark(w, step.get("channels") or 1, False)
-        elif step["action"] == "return_tip":
+        elif step["action"] == "return_tip" and self._ctx.api_version < APIVersion(2, 2):
+            # Below API 2.2 a tip put back in its rack was tracked as unused again; from 2.2 on
+            # tip tracking keeps it used (Well.has_tip stays False), as the twin does.
             self._mark(w, step.get("channels") or 1, True)
 
     def _mark(self, w, n, present):

@@ -37,7 +37,7 @@ type hostPolicy struct {
 	names    map[string]bool // lower-case names and canonical IP literals
 	suffixes []string        // ".example.org" from "*.example.org"
 	anyIP    bool            // the server listens on every interface: any IP literal
-	help     string          // what is allowed, for the refusal
+	help     string          // what is allowed, for the runner.Refusal
 }
 
 // newHostPolicy allows the loopback names (localhost, *.localhost, 127.0.0.0/8, ::1), the
@@ -137,7 +137,7 @@ var securityHeaders = http.Header{
 	"X-Content-Type-Options":  {"nosniff"},
 	"Referrer-Policy":         {"no-referrer"},
 	"X-Frame-Options":         {"DENY"},
-	"Content-Security-Policy": {"frame-ancestors 'none'"},
+	"Content-Security-Policy": {"runner.Frame-ancestors 'none'"},
 }
 
 func (p *hostPolicy) middleware(next http.Handler) http.Handler {

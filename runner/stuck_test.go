@@ -1,10 +1,7 @@
-package server
+package runner
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,20 +10,18 @@ import (
 
 // A session stuck with its lock held (what no code path does any more, but what a regression
 // would bring back) holds up neither the server's lock (reaping, evicting, opening other
-// sessions) nor /healthz, which names the session stuck.
+// sessions) nor Stuck (/healthz), which names the session stuck.
 func TestStuckSessionAlone(t *testing.T) {
 	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Workspaces: t.TempDir(), MaxSessions: 2, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	ss, err := srv.open("stuck")
+	ss, err := srv.Open("stuck")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.release(ss)
+	srv.Release(ss)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.busy.Store(&busyNote{what: "serving the bench", since: time.Now().Add(-time.Minute)})
@@ -34,13 +29,13 @@ func TestStuckSessionAlone(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		srv.reap(time.Nanosecond)
-		other, err := srv.open("other")
+		other, err := srv.Open("other")
 		if err != nil {
 			done <- err
 			return
 		}
-		defer srv.release(other)
-		_, err = srv.open("third") // beyond MaxSessions: evicting skips the stuck one, at once
+		defer srv.Release(other)
+		_, err = srv.Open("third") // beyond MaxSessions: evicting skips the stuck one, at once
 		if err == nil {
 			t.Error("a third session beyond MaxSessions 2, one in use and one stuck: opened")
 		}
@@ -54,20 +49,14 @@ func TestStuckSessionAlone(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server's lock waits for a stuck session's")
 	}
-	cl := &http.Client{Timeout: 5 * time.Second}
-	resp, err := cl.Get(hs.URL + "/healthz")
-	if err != nil {
-		t.Fatalf("/healthz: %v", err)
-	}
-	defer resp.Body.Close()
-	var h struct {
-		OK    bool           `json:"ok"`
-		Stuck []stuckSession `json:"stuck_sessions"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
-		t.Fatal(err)
-	}
-	if !h.OK || len(h.Stuck) != 1 || h.Stuck[0].ID != "stuck" || h.Stuck[0].Doing != "serving the bench" {
-		t.Errorf("/healthz: %+v, want ok with session stuck listed, serving the bench", h)
+	stuck := make(chan []StuckSession, 1)
+	go func() { stuck <- srv.Stuck() }()
+	select {
+	case h := <-stuck:
+		if len(h) != 1 || h[0].ID != "stuck" || h[0].Doing != "serving the bench" {
+			t.Errorf("stuck sessions: %+v, want session stuck, serving the bench", h)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("listing the stuck sessions waits for a stuck session's lock")
 	}
 }

@@ -1,9 +1,8 @@
-package server
+package runner
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // ErrBusy is wrapped by the error of a request refused because one of the server's limits
@@ -11,27 +10,18 @@ import (
 // logged; the server keeps serving, and the request may succeed later.
 var ErrBusy = errors.New("server: busy")
 
-// busyError is a refusal at a limit, with the HTTP status that says it: 429 for what one
+// BusyError is a Refusal at a limit, with the HTTP status that says it: 429 for what one
 // session asks too much of, 503 for the server's own capacity.
-type busyError struct {
-	code int
+type BusyError struct {
+	Code int // the HTTP status that says it: 429 (one session asks too much) or 503 (the runner is full)
 	msg  string
 }
 
-func (e *busyError) Error() string        { return e.msg }
-func (e *busyError) Is(target error) bool { return target == ErrBusy }
+func (e *BusyError) Error() string        { return e.msg }
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 
 func busy(code int, format string, args ...any) error {
-	return &busyError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// statusOf is the HTTP status of err: a busyError's own, else def.
-func statusOf(err error, def int) int {
-	var be *busyError
-	if errors.As(err, &be) {
-		return be.code
-	}
-	return def
+	return &BusyError{Code: code, msg: fmt.Sprintf(format, args...)}
 }
 
 // counter counts what is in use against a limit.
@@ -54,8 +44,3 @@ func (c *counter) take() bool {
 func (c *counter) put()       { <-c.ch }
 func (c *counter) used() int  { return len(c.ch) }
 func (c *counter) limit() int { return cap(c.ch) }
-
-// errorStatus answers err with its status (a busyError's, else def).
-func errorStatus(w http.ResponseWriter, err error, def int) {
-	httpError(w, statusOf(err, def), err.Error())
-}

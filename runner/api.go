@@ -51,7 +51,7 @@ func StopEvent(m *protocol.EnhancedMessage) bool {
 
 // StartRun starts an agent run of task (Config.Runs) in a new session named by the run's
 // new id, which it returns; its events stream into that session's log. The run is refused
-// with an error wrapping ErrBusy at Config.MaxRuns.
+// with an error wrapping ErrBusy at Limits.Runs.
 func (s *Runner) StartRun(task *Task) (string, error) {
 	if s.cfg.Runs == nil {
 		return "", &Refusal{Code: http.StatusNotImplemented, msg: "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)"}

@@ -77,11 +77,11 @@ func (s *Runner) Readings(id string) []*bench.Reading {
 // (tool.OriginOf(ctx).Session), what labmate.bench() in its cells works on. Nil when the
 // server starts no kernels.
 func (s *Runner) BenchTools() []tool.Tool {
-	if s.cfg.Start == nil {
+	if s.cfg.Kernels == nil {
 		return nil
 	}
 	return benchrun.Tools(&benchrun.ToolsOptions{
-		Start: s.cfg.Start,
+		Start: s.cfg.Kernels.Start,
 		Workspace: func(ctx context.Context) (string, error) {
 			ss := s.Lookup(tool.OriginOf(ctx).Session)
 			if ss == nil {

@@ -35,7 +35,7 @@ func (s *Runner) Run(ctx context.Context, session string, req *protocol.Request)
 			return
 		}
 		defer s.Release(ss)
-		sub := ss.Subscribe(s.cfg.SubscriberBuffer)
+		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 		defer func() { ss.Unsubscribe(sub) }()
 		opID := uuid.NewString()
 		if _, err := ss.Submit(ctx, opID, req); err != nil {
@@ -71,7 +71,7 @@ func (s *Runner) Run(ctx context.Context, session string, req *protocol.Request)
 			case <-sub.Dropped:
 				// Too slow for the live fan-out: subscribe again, then catch up from the log.
 				ss.Unsubscribe(sub)
-				sub = ss.Subscribe(s.cfg.SubscriberBuffer)
+				sub = ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 				for m, err := range s.store.Operation(context.WithoutCancel(ctx), session, opID) {
 					if err != nil {
 						yield(nil, err)
@@ -120,8 +120,8 @@ func (s *Runner) Store() protocol.Store { return s.store }
 
 // Kernels lists the kernels the server can start (Config.Kernels).
 func (s *Runner) Kernels(ctx context.Context) []KernelInfo {
-	if s.cfg.Kernels == nil || s.cfg.Start == nil {
+	if s.cfg.Kernels == nil {
 		return []KernelInfo{}
 	}
-	return s.cfg.Kernels(ctx)
+	return s.cfg.Kernels.List(ctx)
 }

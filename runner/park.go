@@ -15,7 +15,7 @@ import (
 // Parked runs. An agent run that needs a job's result parks (agent.StopParked): its run_end
 // has reason parked and is resumable, and the agent's stop event before it names the job. The
 // server then watches the job (Config.Jobs) without holding the run: it takes none of the
-// Config.MaxRuns places. When the job ends the server resumes the run — a run_resume whose by
+// Limits.Runs places. When the job ends the server resumes the run — a run_resume whose by
 // says which job ended and how — and the run's waiting wait_job call gets the job's outcome.
 // At start-up, the runs the log shows parked are watched again, so a server stopped while a
 // run is parked loses nothing.

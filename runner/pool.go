@@ -10,7 +10,7 @@ import (
 )
 
 // pool starts every kernel of the server's sessions, counting them against one limit
-// (Config.MaxKernels), and keeps one started kernel of each pre-warmed kind, each in a fresh
+// (Limits.Kernels), and keeps one started kernel of each pre-warmed kind, each in a fresh
 // workspace, so that a new session's first cell does not wait for an interpreter to start.
 // Pre-warmed kernels count too, and are the first to give their place up: when the limit is
 // reached, one is closed to start the kernel a session asks for.

@@ -7,7 +7,7 @@
 //
 // A session fans its log out to every Subscriber; a Subscriber too slow for the live stream is
 // cut off (see Subscribe for the drop policy) and told where to resume. Live sessions,
-// kernels, queued operations and agent runs are capped (Config.Max*): a request beyond a cap
+// kernels, queued operations and agent runs are capped (Config.Limits): a request beyond a cap
 // is refused with an error wrapping ErrBusy (a *BusyError says whether one session or the
 // whole runner is at its limit), and the runner keeps running. Idle sessions are reaped: their
 // kernels closed, the session dropped, its log kept.
@@ -33,12 +33,9 @@ import (
 // Config configures a Runner. Store is required.
 type Config struct {
 	Store protocol.Store
-	// Start starts a kernel by name ("octave", "python", "shell") in a workspace; it is where
-	// the sandbox is chosen. Nil: the server accepts no operations.
-	Start func(ctx context.Context, kernel, workspace string) (kernel.Kernel, error)
-	// Kernels lists the kernels Start can start, with their interpreter versions (GET
-	// /v1/kernels, the MCP kernels tool). Nil: none are listed.
-	Kernels func(ctx context.Context) []KernelInfo
+	// Kernels starts the kernels operations run in, and lists them; it is where the sandbox
+	// is chosen. Nil: the runner accepts no operations.
+	Kernels Kernels
 	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
 	Memory memory.Store
 	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
@@ -56,26 +53,10 @@ type Config struct {
 	// Prewarm lists the kernels kept started ahead of use, one each, so that a session's first
 	// cell does not pay the start-up.
 	Prewarm []string
-	// MaxSessions caps the live sessions: those with a connection, an operation or kernels
-	// (default 256).
-	MaxSessions int
-	// MaxKernels caps the kernels started at once, pre-warmed ones included (default 16).
-	MaxKernels int
-	// MaxQueue caps the operations queued or running in one session (default 64), and
-	// MaxOperations those of the whole server (default 1024).
-	MaxQueue, MaxOperations int
-	// MaxRuns caps the agent runs running at once (default 4).
-	MaxRuns int
+	// Limits caps what the runner holds and runs at once; a zero field takes its default.
+	Limits Limits
 	// Judge gets ambiguous perception windows (see operation.Options).
 	Judge perception.Judge
-	// IdleTimeout is how long a session's kernels live without an operation (default 15m);
-	// then they are closed, and the session, when nobody is connected to it, is dropped from
-	// memory (its log stays; a later request for it starts it anew in a fresh workspace).
-	IdleTimeout time.Duration
-	// MaxMessageBytes caps a client message or request body (default 1 MiB).
-	MaxMessageBytes int64
-	// SubscriberBuffer is how many messages a Subscriber may lag before it is cut off (default 8192).
-	SubscriberBuffer int
 	// Logf receives operational log lines (default log.Printf).
 	Logf func(format string, args ...any)
 	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
@@ -104,6 +85,52 @@ type Config struct {
 	// JobPoll is how often the server looks for jobs submitted without it (labmate job submit
 	// over the same data directory) to follow them (default 3s).
 	JobPoll time.Duration
+}
+
+// Kernels starts kernels by name ("octave", "python", "shell") in a workspace, and lists
+// those it can start with their interpreter versions (GET /v1/kernels, the MCP kernels tool).
+type Kernels interface {
+	Start(ctx context.Context, name, workspace string) (kernel.Kernel, error)
+	List(ctx context.Context) []KernelInfo
+}
+
+// KernelFuncs is Kernels of two functions; a nil ListFunc lists none.
+type KernelFuncs struct {
+	StartFunc func(ctx context.Context, name, workspace string) (kernel.Kernel, error)
+	ListFunc  func(ctx context.Context) []KernelInfo
+}
+
+func (k KernelFuncs) Start(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+	return k.StartFunc(ctx, name, workspace)
+}
+
+func (k KernelFuncs) List(ctx context.Context) []KernelInfo {
+	if k.ListFunc == nil {
+		return nil
+	}
+	return k.ListFunc(ctx)
+}
+
+// Limits caps what a runner holds and runs at once. A request beyond one is refused with an
+// error wrapping ErrBusy, and the runner keeps running.
+type Limits struct {
+	// Sessions caps the live sessions: those with a connection, an operation or kernels
+	// (default 256).
+	Sessions int
+	// Kernels caps the kernels started at once, pre-warmed ones included (default 16).
+	Kernels int
+	// Queue caps the operations queued or running in one session (default 64), and
+	// Operations those of the whole runner (default 1024).
+	Queue, Operations int
+	// Runs caps the agent runs running at once (default 4).
+	Runs int
+	// Idle is how long a session's kernels live without an operation (default 15m); then
+	// they are closed, and the session, when nobody holds it, is dropped from memory (its log
+	// stays; a later request for it starts it anew in a fresh workspace).
+	Idle time.Duration
+	// SubscriberBuffer is how many messages a subscriber may lag before it is cut off
+	// (default 8192; see Subscribe).
+	SubscriberBuffer int
 }
 
 // KernelInfo describes one kernel a server can start.
@@ -148,14 +175,11 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: Config.Store is nil")
 	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 15 * time.Minute
+	if cfg.Limits.Idle <= 0 {
+		cfg.Limits.Idle = 15 * time.Minute
 	}
-	if cfg.MaxMessageBytes <= 0 {
-		cfg.MaxMessageBytes = 1 << 20
-	}
-	if cfg.SubscriberBuffer <= 0 {
-		cfg.SubscriberBuffer = 8192
+	if cfg.Limits.SubscriberBuffer <= 0 {
+		cfg.Limits.SubscriberBuffer = 8192
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
@@ -163,7 +187,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	for _, d := range []struct {
 		v   *int
 		def int
-	}{{&cfg.MaxSessions, 256}, {&cfg.MaxKernels, 16}, {&cfg.MaxQueue, 64}, {&cfg.MaxOperations, 1024}, {&cfg.MaxRuns, 4}} {
+	}{{&cfg.Limits.Sessions, 256}, {&cfg.Limits.Kernels, 16}, {&cfg.Limits.Queue, 64}, {&cfg.Limits.Operations, 1024}, {&cfg.Limits.Runs, 4}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -182,10 +206,14 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if len(recovered) > 0 {
 		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
 	}
-	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.MaxOperations)}
+	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations)}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
-	s.pool = newPool(s.ctx, cfg.Start, cfg.Workspaces, cfg.Prewarm, cfg.MaxKernels, cfg.IdleTimeout, cfg.Logf)
+	var start func(context.Context, string, string) (kernel.Kernel, error)
+	if cfg.Kernels != nil {
+		start = cfg.Kernels.Start
+	}
+	s.pool = newPool(s.ctx, start, cfg.Workspaces, cfg.Prewarm, cfg.Limits.Kernels, cfg.Limits.Idle, cfg.Logf)
 	s.wg.Go(s.janitor)
 	for id, pid := range local {
 		if err := s.adoptLocal(id, pid); err != nil {
@@ -223,12 +251,12 @@ func (s *Runner) stopReason(when string) string {
 // janitor reaps idle sessions and their kernels, and refills the pre-warmed kernels that
 // could not be started for want of room.
 func (s *Runner) janitor() {
-	t := time.NewTicker(min(s.cfg.IdleTimeout/4, time.Minute))
+	t := time.NewTicker(min(s.cfg.Limits.Idle/4, time.Minute))
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			s.reap(s.cfg.IdleTimeout)
+			s.reap(s.cfg.Limits.Idle)
 			s.pool.refillAll()
 		case <-s.ctx.Done():
 			return

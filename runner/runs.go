@@ -36,7 +36,7 @@ type ResumeFunc func(ctx context.Context, id string) iter.Seq2[*agent.Event, err
 // Resume starts continuing run id from its checkpoint, logged as resumed by by. It refuses,
 // with an error that says why, a run the log does not have (wrapping
 // protocol.ErrUnknownOperation), one that runs (409), one whose last run_end is not resumable
-// (409), and one beyond Config.MaxRuns (503).
+// (409), and one beyond Limits.Runs (503).
 func (s *Runner) Resume(ctx context.Context, id, by string) error {
 	runCtx, cancel := context.WithCancel(s.ctx)
 	if err := s.claimRun(id, cancel); err != nil { // from here on no other resume of id can start
@@ -144,7 +144,7 @@ func refuse(code int, format string, args ...any) error {
 	return &Refusal{Code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// claimRun registers run id as running, unless it runs already (409) or Config.MaxRuns are
+// claimRun registers run id as running, unless it runs already (409) or Limits.Runs are
 // Running (503).
 func (s *Runner) claimRun(id string, cancel context.CancelFunc) error {
 	s.mu.Lock()
@@ -155,7 +155,7 @@ func (s *Runner) claimRun(id string, cancel context.CancelFunc) error {
 	if lr := s.local[id]; lr != nil {
 		return refuse(http.StatusConflict, "run %s is running in labmate run (pid %d): cancel it first (POST /v1/runs/%s/cancel, or Ctrl-C there)", id, lr.pid, id)
 	}
-	if len(s.runs) >= s.cfg.MaxRuns {
+	if len(s.runs) >= s.cfg.Limits.Runs {
 		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
 	if s.runs == nil {

@@ -24,7 +24,7 @@ import (
 // Session owns a workspace, its kernels (one per kind, started on first use), the queue of
 // its operations (run in order by a worker that runs while there are some) and the
 // subscribers of its live stream. It lives in the server while it is used; the janitor drops
-// one that has been idle for Config.IdleTimeout (closing its kernels), and a later request
+// one that has been idle for Limits.Idle (closing its kernels), and a later request
 // for it makes it anew over the same log, in a fresh workspace.
 type Session struct {
 	s  *Runner
@@ -113,7 +113,7 @@ func (s *Runner) Stuck() []StuckSession {
 }
 
 // Open returns the live session id, making it when it is new; its caller releases it. A new
-// session beyond Config.MaxSessions takes the place of the least recently used one that
+// session beyond Limits.Sessions takes the place of the least recently used one that
 // holds nothing (no connection, operation or kernel), or is refused.
 func (s *Runner) Open(id string) (*Session, error) {
 	s.mu.Lock()
@@ -122,10 +122,10 @@ func (s *Runner) Open(id string) (*Session, error) {
 		ss.refs++
 		return ss, nil
 	}
-	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictLocked() {
+	if len(s.sessions) >= s.cfg.Limits.Sessions && !s.evictLocked() {
 		return nil, busy(http.StatusServiceUnavailable, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
 			"each has a connection, an operation or kernels; a session is dropped after %v without an operation and with no connection",
-			len(s.sessions), s.cfg.IdleTimeout)
+			len(s.sessions), s.cfg.Limits.Idle)
 	}
 	ss := &Session{s: s, id: id, subs: map[*Subscriber]struct{}{}, kernels: map[string]kernel.Kernel{},
 		running: map[string]*op{}, used: time.Now(), refs: 1}
@@ -229,7 +229,7 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 		opID = uuid.NewString()
 	}
 	plan, err := operation.Check(req)
-	if err == nil && s.cfg.Start == nil {
+	if err == nil && s.cfg.Kernels == nil {
 		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
 	}
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
@@ -251,7 +251,7 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 	switch {
 	case ss.running[opID] != nil:
 		Refusal = fmt.Errorf("operation %s: already running", opID)
-	case len(ss.running) >= s.cfg.MaxQueue:
+	case len(ss.running) >= s.cfg.Limits.Queue:
 		Refusal = busy(http.StatusTooManyRequests, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
 			"wait for one to end", ss.id, len(ss.running))
 	case err == nil && ss.kernels[plan.Kernel] == nil && !s.pool.canStart(plan.Kernel):

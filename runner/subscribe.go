@@ -58,7 +58,7 @@ func (ss *Session) Unsubscribe(sub *Subscriber) {
 // to it was delivered.
 var ErrShutdown = errors.New("runner: shut down")
 
-// TooSlowError ends a Subscribe stream whose listener fell more than Config.SubscriberBuffer
+// TooSlowError ends a Subscribe stream whose listener fell more than Limits.SubscriberBuffer
 // messages behind the live stream; Last is the last seq it was given: it resumes from the
 // log with after=Last.
 type TooSlowError struct{ Last int64 }
@@ -69,7 +69,7 @@ func (e *TooSlowError) Error() string {
 
 // Subscribe yields the log of session after seq after, then its live stream, each message once,
 // in seq order, as its encoded Frame (encoded once for every listener). The drop policy: the
-// fan-out never waits for a listener; one more than Config.SubscriberBuffer messages behind
+// fan-out never waits for a listener; one more than Limits.SubscriberBuffer messages behind
 // is cut off, and its stream ends with a *TooSlowError that names where to resume — no
 // message is ever skipped silently. When the runner closes, the stream delivers what was
 // published and ends with ErrShutdown. It ends without error when ctx does.
@@ -81,7 +81,7 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 			return
 		}
 		defer s.Release(ss)
-		sub := ss.Subscribe(s.cfg.SubscriberBuffer)
+		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 		defer ss.Unsubscribe(sub)
 		// Replay the log after seq after, then go live, skipping what the replay already gave.
 		last := after

@@ -20,12 +20,12 @@ func name(t *testing.T, ss *Session, prefix string, n int) {
 }
 
 // Subscribe replays the log after a seq, goes live, and keeps its drop policy: a listener
-// that falls more than Config.SubscriberBuffer messages behind is cut off with a TooSlowError
+// that falls more than Limits.SubscriberBuffer messages behind is cut off with a TooSlowError
 // naming the last seq it was given — every message up to it delivered once, in order, none
 // skipped — and a listener still there when the runner closes gets what was published, then
 // ErrShutdown.
 func TestSubscribe(t *testing.T) {
-	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), SubscriberBuffer: 4, Logf: t.Logf})
+	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Limits: Limits{SubscriberBuffer: 4}, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

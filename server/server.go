@@ -194,17 +194,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // RunnerConfig is the runner's part of cfg: what runner.New takes (labmate mcp over stdio
 // runs a runner without a server).
 func (cfg *Config) RunnerConfig() runner.Config {
-	return runner.Config{
-		Store: cfg.Store, Start: cfg.Start, Kernels: cfg.Kernels, Memory: cfg.Memory,
+	rc := runner.Config{
+		Store: cfg.Store, Memory: cfg.Memory,
 		Campaign: cfg.Campaign, CampaignStore: cfg.CampaignStore, Artifacts: cfg.Artifacts,
-		Workspaces: cfg.Workspaces, Prewarm: cfg.Prewarm,
-		MaxSessions: cfg.MaxSessions, MaxKernels: cfg.MaxKernels, MaxQueue: cfg.MaxQueue,
-		MaxOperations: cfg.MaxOperations, MaxRuns: cfg.MaxRuns, Judge: cfg.Judge,
-		IdleTimeout: cfg.IdleTimeout, MaxMessageBytes: cfg.MaxMessageBytes,
-		SubscriberBuffer: cfg.SubscriberBuffer, Logf: cfg.Logf,
+		Workspaces: cfg.Workspaces, Prewarm: cfg.Prewarm, Judge: cfg.Judge, Logf: cfg.Logf,
+		Limits: runner.Limits{Sessions: cfg.MaxSessions, Kernels: cfg.MaxKernels, Queue: cfg.MaxQueue,
+			Operations: cfg.MaxOperations, Runs: cfg.MaxRuns, Idle: cfg.IdleTimeout, SubscriberBuffer: cfg.SubscriberBuffer},
 		Runs: cfg.Runs, Model: cfg.Model, Resume: cfg.Resume, ResumeCommand: cfg.ResumeCommand,
 		Owner: cfg.Owner, Jobs: cfg.Jobs, JobPoll: cfg.JobPoll,
 	}
+	if cfg.Start != nil {
+		rc.Kernels = runner.KernelFuncs{StartFunc: cfg.Start, ListFunc: cfg.Kernels}
+	}
+	return rc
 }
 
 // ServeHTTP serves the protocol, REST, health endpoints and the dashboard, behind the guard

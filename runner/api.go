@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
@@ -54,10 +53,10 @@ func StopEvent(m *protocol.EnhancedMessage) bool {
 // with an error wrapping ErrBusy at Limits.Runs.
 func (s *Runner) StartRun(task *Task) (string, error) {
 	if s.cfg.Runs == nil {
-		return "", &Refusal{Code: http.StatusNotImplemented, msg: "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)"}
+		return "", &Refusal{kind: ErrUnsupported, msg: "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)"}
 	}
 	if err := CheckTask(task); err != nil {
-		return "", &Refusal{Code: http.StatusBadRequest, msg: err.Error()}
+		return "", &Refusal{kind: ErrBadTask, msg: err.Error()}
 	}
 	t := *task
 	t.ID = uuid.NewString()

@@ -116,7 +116,7 @@ func (p submitted) Usage(ctx context.Context, id job.ID) (*job.Usage, error) {
 // to fix.
 var ErrJobSpec = errors.New("job spec")
 
-// specError is a Refusal of a job spec, in its own words.
+// specError is a refusal of a job spec, in its own words.
 type specError struct{ error }
 
 func (e specError) Is(target error) bool { return target == ErrJobSpec }

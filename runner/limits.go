@@ -10,18 +10,18 @@ import (
 // logged; the server keeps serving, and the request may succeed later.
 var ErrBusy = errors.New("server: busy")
 
-// BusyError is a Refusal at a limit, with the HTTP status that says it: 429 for what one
-// session asks too much of, 503 for the server's own capacity.
+// BusyError is a refusal at a limit: of one session (it asks too much: its queue is full), or
+// of the runner's own capacity.
 type BusyError struct {
-	Code int // the HTTP status that says it: 429 (one session asks too much) or 503 (the runner is full)
-	msg  string
+	Session bool // the session's limit, not the runner's
+	msg     string
 }
 
 func (e *BusyError) Error() string        { return e.msg }
 func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 
-func busy(code int, format string, args ...any) error {
-	return &BusyError{Code: code, msg: fmt.Sprintf(format, args...)}
+func busy(session bool, format string, args ...any) error {
+	return &BusyError{Session: session, msg: fmt.Sprintf(format, args...)}
 }
 
 // counter counts what is in use against a limit.

@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/labmate/labmate/agent"
@@ -45,7 +44,7 @@ func (s *Runner) adoptLocal(id string, pid int) error {
 	s.mu.Lock()
 	if s.runs[id] != nil {
 		s.mu.Unlock()
-		return refuse(http.StatusConflict, "run %s is run by this server, not by process %d", id, pid)
+		return refuse(ErrConflict, "run %s is run by this server, not by process %d", id, pid)
 	}
 	old := s.local[id]
 	s.mu.Unlock()

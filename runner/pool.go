@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -20,7 +19,7 @@ type pool struct {
 	root  string
 	logf  func(string, ...any)
 	slots *counter
-	idle  time.Duration // for the Refusal: when idle sessions give their kernels up
+	idle  time.Duration // for the refusal: when idle sessions give their kernels up
 
 	mu     sync.Mutex
 	ready  map[string]*warm // the pre-warmed kinds; nil: none ready
@@ -168,9 +167,9 @@ func (p *pool) room() error {
 	return p.full()
 }
 
-// full is the Refusal of a kernel beyond the limit.
+// full is the refusal of a kernel beyond the limit.
 func (p *pool) full() error {
-	return busy(http.StatusServiceUnavailable, "%d kernels are running, the server's limit (labmate serve --max-kernels): "+
+	return busy(false, "%d kernels are running, the server's limit (labmate serve --max-kernels): "+
 		"a session's kernels close after %v without an operation; try again then, or interrupt and leave a session", p.slots.limit(), p.idle)
 }
 

@@ -5,7 +5,7 @@
 // HTTP or stdio (package server/mcp), the CLI — and none of them decides how a cell, a run or a
 // job runs.
 //
-// A session fans its log out to every Subscriber; a Subscriber too slow for the live stream is
+// A session fans its log out to every subscriber; a subscriber too slow for the live stream is
 // cut off (see Subscribe for the drop policy) and told where to resume. Live sessions,
 // kernels, queued operations and agent runs are capped (Config.Limits): a request beyond a cap
 // is refused with an error wrapping ErrBusy (a *BusyError says whether one session or the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"sync"
 	"syscall"
 	"time"
@@ -63,7 +62,7 @@ func (s *Runner) logResume(ctx context.Context, id, by string) (*Session, int64,
 		return nil, 0, err
 	}
 	if !op.State.Terminal() {
-		return nil, 0, refuse(http.StatusConflict, "run %s is %s: the log has no end for it", id, op.State)
+		return nil, 0, refuse(ErrConflict, "run %s is %s: the log has no end for it", id, op.State)
 	}
 	var end protocol.RunEnd
 	for m, err := range s.store.Operation(ctx, id, id) {
@@ -82,7 +81,7 @@ func (s *Runner) logResume(ctx context.Context, id, by string) (*Session, int64,
 		if end.Error != "" {
 			why += ": " + end.Error
 		}
-		return nil, 0, refuse(http.StatusConflict, "run %s cannot be resumed: it ended (%s) without a checkpoint to continue", id, why)
+		return nil, 0, refuse(ErrConflict, "run %s cannot be resumed: it ended (%s) without a checkpoint to continue", id, why)
 	}
 	ss, err := s.Open(id)
 	if err != nil {
@@ -131,17 +130,26 @@ func (s *Runner) resumeClosed(ids []string) {
 	}
 }
 
-// Refusal is a request refused for the state of what it names, with the HTTP status that
-// says it (409).
+// ErrConflict is wrapped by the error of a request the state of what it names forbids (a run
+// that runs already, or has no checkpoint to resume from), and ErrUnsupported by that of one
+// this runner was not set up for (no agent, say).
+var (
+	ErrConflict    = errors.New("runner: conflict")
+	ErrUnsupported = errors.New("runner: not supported")
+)
+
+// Refusal is a request refused as it stands, in its own words; it wraps kind (ErrConflict,
+// ErrUnsupported, ErrBadTask).
 type Refusal struct {
-	Code int // the HTTP status that says it
+	kind error
 	msg  string
 }
 
-func (e *Refusal) Error() string { return e.msg }
+func (e *Refusal) Error() string        { return e.msg }
+func (e *Refusal) Is(target error) bool { return target == e.kind }
 
-func refuse(code int, format string, args ...any) error {
-	return &Refusal{Code: code, msg: fmt.Sprintf(format, args...)}
+func refuse(kind error, format string, args ...any) error {
+	return &Refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
 // claimRun registers run id as running, unless it runs already (409) or Limits.Runs are
@@ -150,13 +158,13 @@ func (s *Runner) claimRun(id string, cancel context.CancelFunc) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runs[id] != nil {
-		return refuse(http.StatusConflict, "run %s is running: cancel it first (POST /v1/runs/%s/cancel)", id, id)
+		return refuse(ErrConflict, "run %s is running: cancel it first (POST /v1/runs/%s/cancel)", id, id)
 	}
 	if lr := s.local[id]; lr != nil {
-		return refuse(http.StatusConflict, "run %s is running in labmate run (pid %d): cancel it first (POST /v1/runs/%s/cancel, or Ctrl-C there)", id, lr.pid, id)
+		return refuse(ErrConflict, "run %s is running in labmate run (pid %d): cancel it first (POST /v1/runs/%s/cancel, or Ctrl-C there)", id, lr.pid, id)
 	}
 	if len(s.runs) >= s.cfg.Limits.Runs {
-		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
+		return busy(false, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
 	if s.runs == nil {
 		s.runs = map[string]context.CancelFunc{}
@@ -397,7 +405,7 @@ func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (R
 // FollowRun yields the messages of run id's session with seq > after, from the log, live until
 // the run's stream ends: at a run_end that nothing follows while the server is not running (or
 // resuming) the run. The live session's fan-out only says that something was appended: a
-// Subscriber with room for one Frame, which is cut off (and so woken) at the second.
+// subscriber with room for one frame, which is cut off (and so woken) at the second.
 func (s *Runner) FollowRun(ctx context.Context, id string, after int64) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		// ended: the run's latest message read is a run_end (or, when none is read, its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,7 +122,7 @@ func (s *Runner) Open(id string) (*Session, error) {
 		return ss, nil
 	}
 	if len(s.sessions) >= s.cfg.Limits.Sessions && !s.evictLocked() {
-		return nil, busy(http.StatusServiceUnavailable, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
+		return nil, busy(false, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
 			"each has a connection, an operation or kernels; a session is dropped after %v without an operation and with no connection",
 			len(s.sessions), s.cfg.Limits.Idle)
 	}
@@ -247,24 +246,24 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 	}
 	defer unlock()
 	ss.mu.Lock()
-	Refusal := error(nil)
+	refusal := error(nil)
 	switch {
 	case ss.running[opID] != nil:
-		Refusal = fmt.Errorf("operation %s: already running", opID)
+		refusal = fmt.Errorf("operation %s: already running", opID)
 	case len(ss.running) >= s.cfg.Limits.Queue:
-		Refusal = busy(http.StatusTooManyRequests, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
+		refusal = busy(true, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
 			"wait for one to end", ss.id, len(ss.running))
 	case err == nil && ss.kernels[plan.Kernel] == nil && !s.pool.canStart(plan.Kernel):
-		Refusal = s.pool.full()
+		refusal = s.pool.full()
 	}
-	if Refusal == nil && !s.ops.take() {
-		Refusal = busy(http.StatusServiceUnavailable, "%d operations are queued or running on this server, its limit (labmate serve --max-operations): "+
+	if refusal == nil && !s.ops.take() {
+		refusal = busy(false, "%d operations are queued or running on this server, its limit (labmate serve --max-operations): "+
 			"wait for some to end", s.ops.limit())
 	}
-	if Refusal != nil {
+	if refusal != nil {
 		ss.mu.Unlock()
 		o.cancel()
-		return "", Refusal
+		return "", refusal
 	}
 	ss.running[opID] = o
 	ss.mu.Unlock()

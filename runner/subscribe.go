@@ -13,7 +13,7 @@ import (
 
 // Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
 // its buffer is full it is dropped and told to resume from the log (messages here are only
-// ever dropped together with the Subscriber, never silently).
+// ever dropped together with the subscriber, never silently).
 type Subscriber struct {
 	C       chan Frame    // the messages, in seq order
 	Dropped chan struct{} // closed when the subscriber is cut off
@@ -26,7 +26,7 @@ type Frame struct {
 	Data []byte
 }
 
-// offer hands f to the Subscriber; false when it was too slow and has been cut off.
+// offer hands f to the subscriber; false when it was too slow and has been cut off.
 func (sub *Subscriber) offer(f Frame) bool {
 	select {
 	case sub.C <- f:

@@ -37,7 +37,7 @@ type hostPolicy struct {
 	names    map[string]bool // lower-case names and canonical IP literals
 	suffixes []string        // ".example.org" from "*.example.org"
 	anyIP    bool            // the server listens on every interface: any IP literal
-	help     string          // what is allowed, for the runner.Refusal
+	help     string          // what is allowed, for the refusal
 }
 
 // newHostPolicy allows the loopback names (localhost, *.localhost, 127.0.0.0/8, ::1), the

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server/locallog"
 )
 
@@ -86,7 +87,11 @@ func (s *Server) postLocal(w http.ResponseWriter, r *http.Request) {
 	}
 	lr, err := s.LocalFor(id, int(cred.Pid))
 	if err != nil {
-		errorStatus(w, err, http.StatusServiceUnavailable)
+		code := http.StatusServiceUnavailable // not 409: the sender reads that as an illegal transition
+		if errors.Is(err, runner.ErrBusy) {
+			code = statusOf(err, code)
+		}
+		httpError(w, code, err.Error())
 		return
 	}
 	c, err := lr.Session.Append(context.WithoutCancel(r.Context()), &m)

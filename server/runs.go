@@ -60,12 +60,8 @@ func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.Resume(r.Context(), id, "POST /v1/runs/ID/resume"); err != nil {
-		var rf *runner.Refusal
 		code := statusOf(err, http.StatusInternalServerError)
-		switch {
-		case errors.As(err, &rf):
-			code = rf.Code
-		case errors.Is(err, protocol.ErrUnknownOperation):
+		if errors.Is(err, protocol.ErrUnknownOperation) {
 			code = http.StatusNotFound
 		}
 		httpError(w, code, err.Error())

@@ -93,7 +93,7 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxMessageBytes caps a client message or request body (default 1 MiB).
 	MaxMessageBytes int64
-	// SubscriberBuffer is how many messages a runner.Subscriber may lag before it is cut off (default 8192).
+	// SubscriberBuffer is how many messages a subscriber may lag before it is cut off (default 8192).
 	SubscriberBuffer int
 	// Logf receives operational log lines (default log.Printf).
 	Logf func(format string, args ...any)

@@ -128,7 +128,7 @@ type clientMessage struct {
 	intr *protocol.Interrupt
 }
 
-// decodeClient decodes one client runner.Frame for session. Its error names the problem; the
+// decodeClient decodes one client frame for session. Its error names the problem; the
 // message is returned with it when the envelope could be read (for the reply's reply_to).
 func decodeClient(data []byte, session string) (*clientMessage, error) {
 	cm := &clientMessage{}

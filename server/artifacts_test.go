@@ -47,7 +47,7 @@ func execArtifacts(t *testing.T, srv *server.Server, session, kernelName, code s
 	defer cancel()
 	var arts []*protocol.Artifact
 	var last *protocol.EnhancedMessage
-	for m, err := range srv.Exec(ctx, session, &protocol.Request{Kind: "exec", Kernel: kernelName, Code: code}) {
+	for m, err := range srv.Run(ctx, session, &protocol.Request{Kind: "exec", Kernel: kernelName, Code: code}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,7 @@ func TestAttackLDPreloadJob(t *testing.T) {
 			t.Errorf("REST, env %s: %d %s; want 400 naming it", name, code, out)
 		}
 	}
-	l.srv.Handle("/mcp", mcp.New(l.srv, &mcp.Options{Version: "test"}).Handler())
+	l.srv.Handle("/mcp", mcp.New(l.srv.Runner, &mcp.Options{Version: "test"}).Handler())
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
 		&sdk.StreamableClientTransport{Endpoint: l.http.URL + "/mcp"}, nil)
 	if err != nil {

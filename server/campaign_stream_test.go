@@ -22,6 +22,7 @@ import (
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/runner"
 )
 
 // planSetup is sweepSetup with the planner the spec names: "sweep" (the default), "giveup"
@@ -185,14 +186,14 @@ func TestCampaignStream(t *testing.T) {
 	id := cs.start(t, "sweep", 3)
 	ws := cs.dial(t, id)
 	m, ev := next(t, ws)
-	if ev == nil || ev.Kind != protocol.KindCampaign || ev.Type != CampaignStart || ev.Campaign.ID != id || ev.Campaign.Budget != 3 ||
+	if ev == nil || ev.Kind != protocol.KindCampaign || ev.Type != runner.CampaignStart || ev.Campaign.ID != id || ev.Campaign.Budget != 3 ||
 		ev.Scale == nil || ev.Scale.Max != 4 || m.SessionID != id || m.OperationID != id {
 		t.Fatalf("the first message: %+v %+v", m, ev)
 	}
 	for turn := 1; turn <= 3; turn++ {
 		st := cs.step(t, id, 1)
 		m, ev := next(t, ws)
-		if ev == nil || ev.Type != CampaignStep || ev.Step.N != turn || ev.Step.Value != float64(turn) || m.Seq != int64(turn+1) {
+		if ev == nil || ev.Type != runner.CampaignStep || ev.Step.N != turn || ev.Step.Value != float64(turn) || m.Seq != int64(turn+1) {
 			t.Fatalf("turn %d: the follower got %s %+v", turn, m.Payload, ev)
 		}
 		if ev.NMA == nil || st.NMA[turn-1] == nil || *ev.NMA != *st.NMA[turn-1] || *ev.Advantage != *st.Advantage[turn-1] {
@@ -201,16 +202,16 @@ func TestCampaignStream(t *testing.T) {
 	}
 	m, _ = next(t, ws)
 	var end protocol.RunEnd
-	if m.Type != protocol.TypeRunEnd || m.Decode(&end) != nil || end.Reason != CampaignEndBudget {
+	if m.Type != protocol.TypeRunEnd || m.Decode(&end) != nil || end.Reason != runner.CampaignEndBudget {
 		t.Fatalf("after the budget: %s %s", m.Type, m.Payload)
 	}
 
 	gaveUp := cs.start(t, "giveup", 3)
-	if st := cs.step(t, gaveUp, 3); !st.Done || st.Reason != CampaignEndExhausted || st.Error != "" || len(st.Steps) != 1 {
+	if st := cs.step(t, gaveUp, 3); !st.Done || st.Reason != runner.CampaignEndExhausted || st.Error != "" || len(st.Steps) != 1 {
 		t.Errorf("a planner with nothing left: %+v", st)
 	}
 	failed := cs.start(t, "fail", 3)
-	if st := cs.step(t, failed, 3); !st.Done || st.Reason != CampaignEndError || !strings.Contains(st.Error, "model went away") || len(st.Steps) != 1 {
+	if st := cs.step(t, failed, 3); !st.Done || st.Reason != runner.CampaignEndError || !strings.Contains(st.Error, "model went away") || len(st.Steps) != 1 {
 		t.Errorf("a planner that fails: %+v", st)
 	}
 
@@ -243,7 +244,7 @@ func TestCampaignStream(t *testing.T) {
 		}
 	}
 	// An ended campaign stays ended; the server goes on with new ones.
-	if st := cs.step(t, id, 1); len(st.Steps) != 3 || st.Reason != CampaignEndBudget {
+	if st := cs.step(t, id, 1); len(st.Steps) != 3 || st.Reason != runner.CampaignEndBudget {
 		t.Errorf("stepping an ended campaign: %+v", st)
 	}
 	// A campaign unfinished when the server shuts down ends with it.
@@ -261,7 +262,7 @@ func TestCampaignStream(t *testing.T) {
 			}
 		}
 	})
-	if e.Reason != CampaignEndShutdown || !strings.Contains(e.Error, "cannot be continued") {
+	if e.Reason != runner.CampaignEndShutdown || !strings.Contains(e.Error, "cannot be continued") {
 		t.Errorf("the run_end of a campaign the server shut down: %+v", e)
 	}
 }
@@ -297,7 +298,7 @@ func TestCampaignCrash(t *testing.T) {
 	if err := json.Unmarshal(cs.get(t, "/v1/campaigns/"+id), &st); err != nil {
 		t.Fatal(err)
 	}
-	if !st.Done || st.Reason != CampaignEndRestart || !strings.Contains(st.Error, "server stopped") || !strings.Contains(st.Error, "cannot be continued") ||
+	if !st.Done || st.Reason != runner.CampaignEndRestart || !strings.Contains(st.Error, "server stopped") || !strings.Contains(st.Error, "cannot be continued") ||
 		len(st.Steps) != 2 || len(st.NMA) != 2 || st.Best == nil || st.Best.Value != 2 {
 		t.Errorf("a campaign the server crashed in: %+v", st)
 	}
@@ -305,7 +306,7 @@ func TestCampaignCrash(t *testing.T) {
 		t.Errorf("stepping it: %+v", again)
 	}
 	var sts []CampaignStatus
-	if err := json.Unmarshal(cs.get(t, "/v1/campaigns"), &sts); err != nil || len(sts) != 1 || sts[0].Reason != CampaignEndRestart {
+	if err := json.Unmarshal(cs.get(t, "/v1/campaigns"), &sts); err != nil || len(sts) != 1 || sts[0].Reason != runner.CampaignEndRestart {
 		t.Errorf("GET /v1/campaigns: %v %+v", err, sts)
 	}
 	testutil.ReplayStore(t, cs.store)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
 
 // sweepSetup plays an uploaded dataset's first group with a planner that tries its conditions
@@ -39,10 +39,9 @@ func (p *sweep) Next(_ context.Context, steps []lab.Step) (*lab.Proposal, error)
 
 const fourWells = "lig,yield\nL1,1\nL2,2\nL3,3\nL4,4\n"
 
-// The server's campaigns are bounded: at most maxLive unfinished (the next is refused with 503
-// until one finishes), a budget within the space, an upload within the dataset limits; a
-// finished campaign lets go of its dataset and planner and keeps its turns.
-func TestCampaignBounds(t *testing.T) {
+// A campaign posted while the runner holds its most unfinished ones is refused with 503 and
+// the runner's words (the bounds themselves: runner's TestCampaignBounds).
+func TestCampaignRefusedWhenFull(t *testing.T) {
 	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
@@ -50,67 +49,19 @@ func TestCampaignBounds(t *testing.T) {
 	defer srv.Close()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	post := func(path, body string) (int, string) {
-		resp, err := http.Post(hs.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
+	for range runner.MaxLiveCampaigns {
+		if _, err := srv.StartCampaign(context.Background(), &CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2}); err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
 	}
-	spec := func(budget int) string {
-		return fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":%d}`, fourWells, budget)
+	body := fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"budget":2}`, fourWells)
+	resp, err := http.Post(hs.URL+"/v1/campaigns", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
 	}
-	var ids []string
-	for range maxLive {
-		st, err := srv.StartCampaign(context.Background(), &CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, st.Campaign.ID)
-	}
-	if code, body := post("/v1/campaigns", spec(2)); code != http.StatusServiceUnavailable || !strings.Contains(body, "16 are unfinished (at most 16") {
-		t.Errorf("campaign %d: %d %s", maxLive+1, code, body)
-	}
-	st, err := srv.StepCampaign(context.Background(), ids[0], 2)
-	if err != nil || !st.Done || len(st.Steps) != 2 {
-		t.Fatalf("finishing one: %v %+v", err, st)
-	}
-	if cp := srv.live(ids[0]); cp != nil {
-		t.Error("a finished campaign is still held in memory, with its dataset and planner")
-	}
-	if st, err := srv.CampaignState(context.Background(), ids[0]); err != nil || len(st.Steps) != 2 || st.Best == nil || st.Best.Value != 2 || st.Reason != CampaignEndBudget {
-		t.Errorf("a finished campaign's status: %v %+v", err, st)
-	}
-	if code, body := post("/v1/campaigns", spec(2)); code != http.StatusCreated {
-		t.Errorf("after one finished: %d %s", code, body)
-	}
-	// An idle campaign makes room.
-	cp := srv.live(ids[1])
-	cp.mu.Lock()
-	cp.last = cp.last.Add(-campaignIdle - 1)
-	cp.mu.Unlock()
-	if code, body := post("/v1/campaigns", spec(2)); code != http.StatusCreated {
-		t.Errorf("with one idle: %d %s", code, body)
-	}
-	if st, _ := srv.CampaignState(context.Background(), ids[1]); !st.Done || st.Reason != CampaignEndIdle || !strings.Contains(st.Error, "without a turn") {
-		t.Errorf("the idle campaign: %+v", st)
-	}
-	srv.closeCampaigns()
-
-	for _, c := range []struct {
-		spec *CampaignSpec
-		want string
-	}{
-		{&CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 5}, "campaign: budget 5: the space has only 4 conditions"},
-		{&CampaignSpec{CSVData: strings.Repeat("x", 16<<20+1), Objective: "yield", Vars: []string{"lig"}, Budget: 1}, "campaign: csv_data has 16777217 bytes; at most 16777216 are allowed"},
-	} {
-		if _, err := srv.StartCampaign(context.Background(), c.spec); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v, want %q", err, c.want)
-		}
-	}
-	if _, err := srv.StepCampaign(context.Background(), "nope", 1); !errors.Is(err, ErrUnknownCampaign) {
-		t.Errorf("unknown: %v", err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "16 are unfinished (at most 16") {
+		t.Errorf("campaign %d: %d %s", runner.MaxLiveCampaigns+1, resp.StatusCode, b)
 	}
 }

@@ -167,7 +167,7 @@ func TestDashboard(t *testing.T) {
 func TestDashboardAndToken(t *testing.T) {
 	const token = "s3cret-token-for-the-test"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token = token; c.Prewarm = nil })
-	f.srv.Handle("/mcp", mcp.New(f.srv, nil).Handler())
+	f.srv.Handle("/mcp", mcp.New(f.srv.Runner, nil).Handler())
 	for path, want := range map[string]int{"/": 200, "/static/app.js": 200, "/static/style.css": 200, "/v1/kernels": 401, "/static/nope.js": 404, "/mcp": 401} {
 		resp, err := http.Get(f.http.URL + path)
 		if err != nil {

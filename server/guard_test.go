@@ -72,7 +72,7 @@ func TestRebindingHost(t *testing.T) {
 		c.Token, c.Prewarm, c.Memory = token, nil, openMemory(t)
 		c.AllowHosts = []string{"lab.example.org", "*.lab.example.net"}
 	})
-	f.srv.Handle("/mcp", mcp.New(f.srv, nil).Handler())
+	f.srv.Handle("/mcp", mcp.New(f.srv.Runner, nil).Handler())
 	auth := map[string]string{"Authorization": "Bearer " + token}
 	// A session with a log to steal.
 	if code, body := call(t, f, "POST", "/v1/sessions/victim/operations", "", map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"},
@@ -230,7 +230,7 @@ func TestCrossSiteWebSocket(t *testing.T) {
 func TestMissingToken(t *testing.T) {
 	const token = "missing-token-test-0123456"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Token, c.Prewarm, c.Memory = token, nil, openMemory(t) })
-	f.srv.Handle("/mcp", mcp.New(f.srv, nil).Handler())
+	f.srv.Handle("/mcp", mcp.New(f.srv.Runner, nil).Handler())
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Basic " + token, token} {
 		for _, r := range []struct{ method, path string }{
 			{"GET", "/v1/memory/export"}, {"GET", "/v1/sessions"}, {"GET", "/v1/sessions/a/messages"},

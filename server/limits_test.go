@@ -233,7 +233,7 @@ func TestTrickle(t *testing.T) {
 // idle for longer, and an MCP call whose answer streams for longer, are not cut.
 func TestLongAnswersOutliveBodyTimeout(t *testing.T) {
 	s := serveReal(t, func(c *server.Config) { c.BodyTimeout = time.Second })
-	s.srv.Handle("/mcp", mcp.New(s.srv, nil).Handler())
+	s.srv.Handle("/mcp", mcp.New(s.srv.Runner, nil).Handler())
 	ws, _, err := websocket.Dial(context.Background(), strings.Replace(s.url, "http", "ws", 1)+"/v1/sessions/w/ws", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,10 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/memory"
-	"github.com/labmate/labmate/memory/consolidate"
-	"github.com/labmate/labmate/memory/folder"
+	"github.com/labmate/labmate/runner"
 )
 
 // memoryRoutes serve the dashboard's memory browser over Config.Memory: search facts and
@@ -50,13 +48,11 @@ func (s *Server) memoryRoutes() {
 // as a zip file.
 func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
 	ns := r.URL.Query().Get("namespace")
-	var opts *folder.ExportOptions
 	if ns != "" {
 		if err := memory.ValidNamespace(ns); err != nil {
 			memoryError(w, err)
 			return
 		}
-		opts = &folder.ExportOptions{Namespaces: []string{ns}}
 	}
 	dir, err := os.MkdirTemp("", "labmate-export-")
 	if err != nil {
@@ -64,7 +60,7 @@ func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	if _, err := folder.Export(r.Context(), s.cfg.Memory, dir, opts); err != nil {
+	if err := s.ExportMemory(r.Context(), dir, ns); err != nil {
 		memoryError(w, err)
 		return
 	}
@@ -76,22 +72,22 @@ func (s *Server) memoryExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.zip"`, name))
 	zw := zip.NewWriter(w)
 	if err := zw.AddFS(os.DirFS(dir)); err != nil {
-		s.logf("memory export: %v", err) // the status is sent: the client sees a broken zip
+		s.Logf("memory export: %v", err) // the status is sent: the client sees a broken zip
 		return
 	}
 	if err := zw.Close(); err != nil {
-		s.logf("memory export: %v", err)
+		s.Logf("memory export: %v", err)
 	}
 }
 
 // memorySearch serves GET /v1/memory/search?q=TEXT&type=fact|skill|all&kind=K&tag=T&ns=NS&retired=1&limit=N:
-// the memory tools' search_memory (learn.Search: the same arguments, defaults and limits —
+// the memory tools' search_memory (runner.SearchMemory: the same arguments, defaults and limits —
 // 8 results, at most 50), its arguments as query parameters (kind, tag and ns repeatable;
 // type=fact stands for every fact kind). The reply is the hits, best first, each
 // {"fact": …} or {"skill": …} with its score.
 func (s *Server) memorySearch(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	in := &learn.SearchMemoryIn{Query: v.Get("q"), Kinds: v["kind"], Tags: v["tag"]}
+	in := &runner.MemorySearch{Query: v.Get("q"), Kinds: v["kind"], Tags: v["tag"]}
 	switch t := v.Get("type"); t {
 	case "", "all":
 	case "fact":
@@ -125,7 +121,7 @@ func (s *Server) memorySearch(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Limit = n
 	}
-	hits, err := learn.Search(r.Context(), s.cfg.Memory, in, nil)
+	hits, err := s.SearchMemory(r.Context(), in)
 	if err != nil {
 		memoryError(w, err)
 		return
@@ -214,22 +210,21 @@ func (s *Server) memoryAddFact(w http.ResponseWriter, r *http.Request) {
 	}
 	f := &memory.Fact{Text: strings.TrimSpace(p.Text), Kind: memory.Kind(p.Kind), Tags: p.Tags, Evidence: p.Evidence,
 		Confidence: p.Confidence, Provenance: memory.Provenance{Source: p.Source}}
-	rep, err := consolidate.Consolidate(r.Context(), s.cfg.Memory, &consolidate.Input{Namespace: p.Namespace, Facts: []*memory.Fact{f}, Actor: memoryActor}, nil)
+	id, event, err := s.AddFact(r.Context(), p.Namespace, memoryActor, f)
 	if err != nil {
 		memoryError(w, err)
 		return
 	}
-	a := rep.Actions[0]
-	e, err := s.cfg.Memory.Get(r.Context(), &memory.GetParams{ID: a.ID})
+	e, err := s.cfg.Memory.Get(r.Context(), &memory.GetParams{ID: id})
 	if err != nil {
 		memoryError(w, err)
 		return
 	}
 	code := http.StatusCreated
-	if a.Event == memory.EventMerge {
+	if event == memory.EventMerge {
 		code = http.StatusOK
 	}
-	writeJSON(w, code, map[string]any{"event": a.Event, "fact": e.Fact})
+	writeJSON(w, code, map[string]any{"event": event, "fact": e.Fact})
 }
 
 // memoryEditFact serves PATCH /v1/memory/entries/ID {"text", "kind", "tags", "confidence",

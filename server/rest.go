@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
 
 func (s *Server) routes() {
@@ -19,7 +20,7 @@ func (s *Server) routes() {
 	// session is degraded service for that session alone.
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"ok": true}
-		if stuck := s.stuck(); len(stuck) > 0 {
+		if stuck := s.Stuck(); len(stuck) > 0 {
 			body["stuck_sessions"] = stuck
 		}
 		writeJSON(w, http.StatusOK, body)
@@ -51,7 +52,7 @@ func (s *Server) routes() {
 }
 
 func (s *Server) listOperations(w http.ResponseWriter, r *http.Request) {
-	list, err := s.store.Operations(r.Context(), r.PathValue("id"))
+	list, err := s.Store().Operations(r.Context(), r.PathValue("id"))
 	if err != nil {
 		storeError(w, err)
 		return
@@ -65,7 +66,7 @@ func (s *Server) sessionMessages(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.collectAfter(w, r, after, s.store.After(r.Context(), r.PathValue("id"), after))
+	s.collectAfter(w, r, after, s.Store().After(r.Context(), r.PathValue("id"), after))
 }
 
 // operationMessages serves GET /v1/sessions/ID/operations/OP/messages?after=SEQ: the
@@ -76,7 +77,7 @@ func (s *Server) operationMessages(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	msgs := s.store.Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
+	msgs := s.Store().Operation(r.Context(), r.PathValue("id"), r.PathValue("op"))
 	s.collectAfter(w, r, after, func(yield func(*protocol.EnhancedMessage, error) bool) {
 		for m, err := range msgs {
 			if err == nil && m.Seq <= after {
@@ -101,7 +102,7 @@ func (s *Server) collectAfter(w http.ResponseWriter, r *http.Request, after int6
 		list = append(list, m)
 	}
 	if len(list) == 0 {
-		if err := s.checkAfter(r.Context(), r.PathValue("id"), after); err != nil {
+		if err := s.CheckAfter(r.Context(), r.PathValue("id"), after); err != nil {
 			afterError(w, err)
 			return
 		}
@@ -122,13 +123,13 @@ func (s *Server) postOperation(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "operation_request payload: "+err.Error())
 		return
 	}
-	ss, err := s.open(r.PathValue("id"))
+	ss, err := s.Open(r.PathValue("id"))
 	if err != nil {
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return
 	}
-	defer s.release(ss)
-	id, err := ss.submit(r.Context(), r.URL.Query().Get("operation_id"), &req)
+	defer s.Release(ss)
+	id, err := ss.Submit(r.Context(), r.URL.Query().Get("operation_id"), &req)
 	if err != nil {
 		errorStatus(w, err, http.StatusBadRequest)
 		return
@@ -145,12 +146,12 @@ func (s *Server) postInterrupt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ss := s.lookup(r.PathValue("id"))
+	ss := s.Lookup(r.PathValue("id"))
 	if ss == nil {
 		httpError(w, http.StatusConflict, fmt.Sprintf("operation %s of session %s is not queued or running", r.PathValue("op"), r.PathValue("id")))
 		return
 	}
-	if err := ss.interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
+	if err := ss.Interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
 		httpError(w, http.StatusConflict, err.Error())
 		return
 	}
@@ -167,9 +168,9 @@ func storeError(w http.ResponseWriter, err error) {
 
 // afterError answers a refused after=SEQ with 400, any other error as storeError does.
 func afterError(w http.ResponseWriter, err error) {
-	var pe *pastEnd
+	var pe *runner.PastEnd
 	if errors.As(err, &pe) {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "last_seq": pe.last})
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "last_seq": pe.Last})
 		return
 	}
 	storeError(w, err)

@@ -1,41 +1,15 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"net/http"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner"
 )
-
-// RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).
-type RunFunc func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error]
-
-// ResumeFunc continues agent run id from its checkpoint (cmd/labmate wires agent.Agent.Resume
-// with the run's workspace). A checkpoint that cannot be continued is its first error, e.g.
-// one wrapping agent.ErrFinished.
-type ResumeFunc func(ctx context.Context, id string) iter.Seq2[*agent.Event, error]
-
-// Each agent run is a stream in the protocol log: its own session, named by the run's id, in
-// which the run's id is the operation id of one run_event per agent event and then one
-// run_end; a resumable run_end may be followed by a run_resume and the resumed run's events,
-// then its run_end, and so on. A run_event's payload is the event with its seq set to the
-// message's seq in the session (the server is the one writer of a run's session and appends
-// in order), so a follower's after=SEQ is the seq of the last line it read. Clients follow it
-// from the log, on GET /v1/runs/ID/events (the events as NDJSON) or the session's WebSocket
-// (the messages). The server keeps in memory only how to cancel the runs it is running.
 
 func (s *Server) runRoutes() {
 	s.mux.HandleFunc("POST /v1/runs", s.postRun)
@@ -48,48 +22,28 @@ func (s *Server) runRoutes() {
 // postRun starts a run of the task in the body ({"goal", "kernel", "mode"}); the reply names it.
 // Its events stream from GET /v1/runs/ID/events.
 func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Runs == nil {
+	if !s.RunsAgents() {
 		httpError(w, http.StatusNotImplemented, "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
-	var task agent.Task
+	var task runner.Task
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&task); err != nil {
 		httpError(w, http.StatusBadRequest, "run task: "+err.Error())
 		return
 	}
-	if strings.TrimSpace(task.Goal) == "" {
-		httpError(w, http.StatusBadRequest, "run task: goal: missing")
+	if err := runner.CheckTask(&task); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	switch task.Mode {
-	case "", agent.ModeAgent, agent.ModeDirect, agent.ModeCodeAct:
-	default:
-		httpError(w, http.StatusBadRequest, `run task: mode "`+string(task.Mode)+`": choose agent, direct or codeact`)
-		return
-	}
-	task.ID = uuid.NewString()
-	ctx, cancel := context.WithCancel(s.ctx)
-	if err := s.claimRun(task.ID, cancel); err != nil {
-		cancel()
-		errorStatus(w, err, http.StatusServiceUnavailable)
-		return
-	}
-	ss, err := s.open(task.ID)
+	id, err := s.StartRun(&task)
 	if err != nil {
-		s.endRun(task.ID)
-		cancel()
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return
 	}
-	s.wg.Go(func() {
-		s.runAndWatch(ss, task.ID, cancel, func() string {
-			return s.record(ctx, ss, task.ID, s.cfg.Runs(ctx, &task), 1) // a new session: its first seq is 1
-		})
-	})
-	writeJSON(w, http.StatusAccepted, map[string]string{"id": task.ID})
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
 // postResume continues an ended run from its checkpoint, when its last run_end says it can
@@ -97,21 +51,17 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 // names it.
 func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.runInfo(r.Context(), id); err != nil && s.running(id) == nil {
+	if _, err := s.RunInfo(r.Context(), id); err != nil && s.Running(id) == nil {
 		storeError(w, err) // 404 for a run the log does not have
 		return
 	}
-	if s.cfg.Resume == nil {
+	if !s.ResumesRuns() {
 		httpError(w, http.StatusNotImplemented, "this server resumes no run: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}
-	if err := s.resume(r.Context(), id, "POST /v1/runs/ID/resume"); err != nil {
-		var rf *refusal
+	if err := s.Resume(r.Context(), id, "POST /v1/runs/ID/resume"); err != nil {
 		code := statusOf(err, http.StatusInternalServerError)
-		switch {
-		case errors.As(err, &rf):
-			code = rf.code
-		case errors.Is(err, protocol.ErrUnknownOperation):
+		if errors.Is(err, protocol.ErrUnknownOperation) {
 			code = http.StatusNotFound
 		}
 		httpError(w, code, err.Error())
@@ -120,302 +70,13 @@ func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
-// resume starts continuing run id from its checkpoint, logged as resumed by by. It refuses,
-// with an error that says why, a run the log does not have (wrapping
-// protocol.ErrUnknownOperation), one that runs (409), one whose last run_end is not resumable
-// (409), and one beyond Config.MaxRuns (503).
-func (s *Server) resume(ctx context.Context, id, by string) error {
-	runCtx, cancel := context.WithCancel(s.ctx)
-	if err := s.claimRun(id, cancel); err != nil { // from here on no other resume of id can start
-		cancel()
-		return err
-	}
-	ss, next, err := s.logResume(ctx, id, by)
-	if err != nil {
-		s.endRun(id)
-		cancel()
-		return err
-	}
-	s.wg.Go(func() {
-		s.runAndWatch(ss, id, cancel, func() string { return s.record(runCtx, ss, id, s.resumed(runCtx, id), next) })
-	})
-	return nil
-}
-
-// logResume checks that run id ended resumable, opens its session and logs its run_resume. It
-// returns the session and the seq its next message gets.
-func (s *Server) logResume(ctx context.Context, id, by string) (*session, int64, error) {
-	op, err := s.runInfo(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	if !op.State.Terminal() {
-		return nil, 0, refuse(http.StatusConflict, "run %s is %s: the log has no end for it", id, op.State)
-	}
-	var end protocol.RunEnd
-	for m, err := range s.store.Operation(ctx, id, id) {
-		if err != nil {
-			return nil, 0, err
-		}
-		if m.Type == protocol.TypeRunEnd {
-			end = protocol.RunEnd{}
-			if err := m.Decode(&end); err != nil {
-				return nil, 0, err
-			}
-		}
-	}
-	if !end.Resumable {
-		why := string(end.Reason)
-		if end.Error != "" {
-			why += ": " + end.Error
-		}
-		return nil, 0, refuse(http.StatusConflict, "run %s cannot be resumed: it ended (%s) without a checkpoint to continue", id, why)
-	}
-	ss, err := s.open(id)
-	if err != nil {
-		return nil, 0, err
-	}
-	m, err := protocol.NewMessage(protocol.TypeRunResume, id, id, &protocol.RunResume{By: by})
-	if err == nil {
-		m, err = ss.Append(context.WithoutCancel(ctx), m)
-	}
-	if err != nil {
-		s.release(ss)
-		return nil, 0, fmt.Errorf("run %s: logging its resume: %w", id, err)
-	}
-	return ss, m.Seq + 1, nil
-}
-
-// resumed is Config.Resume of run id, its errors before the first event saying that it was
-// the checkpoint that could not be continued.
-func (s *Server) resumed(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
-	return func(yield func(*agent.Event, error) bool) {
-		first := true
-		for ev, err := range s.cfg.Resume(ctx, id) {
-			if err != nil && first {
-				err = fmt.Errorf("resuming run %s from its checkpoint: %w", id, err)
-			}
-			first = false
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
-}
-
-// resumeClosed resumes the runs closeRuns closed, when the server can (Config.Resume): they
-// go on from their checkpoints by themselves. A run it cannot start now stays resumable.
-func (s *Server) resumeClosed(ids []string) {
-	if s.cfg.Resume == nil {
-		return
-	}
-	for _, id := range ids {
-		if err := s.resume(s.ctx, id, "labmate serve at its start: the previous server stopped while the run ran"); err != nil {
-			s.logf("run %s: not resumed at start-up: %v", id, err)
-			continue
-		}
-		s.logf("run %s: resumed from its checkpoint (the previous server stopped while it ran)", id)
-	}
-}
-
-// refusal is a request refused for the state of what it names, with the HTTP status that
-// says it (409).
-type refusal struct {
-	code int
-	msg  string
-}
-
-func (e *refusal) Error() string { return e.msg }
-
-func refuse(code int, format string, args ...any) error {
-	return &refusal{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-// claimRun registers run id as running, unless it runs already (409) or Config.MaxRuns are
-// running (503).
-func (s *Server) claimRun(id string, cancel context.CancelFunc) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.runs[id] != nil {
-		return refuse(http.StatusConflict, "run %s is running: cancel it first (POST /v1/runs/%s/cancel)", id, id)
-	}
-	if lr := s.local[id]; lr != nil {
-		return refuse(http.StatusConflict, "run %s is running in labmate run (pid %d): cancel it first (POST /v1/runs/%s/cancel, or Ctrl-C there)", id, lr.pid, id)
-	}
-	if len(s.runs) >= s.cfg.MaxRuns {
-		return busy(http.StatusServiceUnavailable, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
-	}
-	if s.runs == nil {
-		s.runs = map[string]context.CancelFunc{}
-	}
-	s.runs[id] = cancel
-	return nil
-}
-
-func (s *Server) endRun(id string) {
-	s.mu.Lock()
-	delete(s.runs, id)
-	s.mu.Unlock()
-}
-
-// runAndWatch runs record, which logs run id, then lets the run go; when it parked on a job,
-// it watches the job and resumes the run when the job ends (watchParked).
-func (s *Server) runAndWatch(ss *session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
-	jobID := func() string {
-		defer s.release(ss)
-		defer s.endRun(id)
-		defer cancel()
-		return record()
-	}()
-	if jobID != "" {
-		s.watchParked(id, jobID)
-	}
-}
-
-// record logs the events of run id in its session, each with seq next, next+1, …, then its
-// run_end (agent.LogRun): how the agent stopped, with how to resume it, or the error that
-// ended the run. It returns the job the run parked on, if it did.
-func (s *Server) record(ctx context.Context, ss *session, id string, events iter.Seq2[*agent.Event, error], next int64) (parkedOn string) {
-	hint := resumeHint(&s.cfg)
-	endOf := func(stop *agent.Stop) *protocol.RunEnd {
-		end := agent.RunEndOf(stop)
-		parkedOn = ""
-		switch {
-		case stop.Reason == agent.StopParked && end.Resumable:
-			parkedOn = stop.Job
-			s.parkedEnd(end, id, parkedOn)
-		case end.Resumable && hint != nil:
-			end.Resume = hint(id)
-		}
-		return end
-	}
-	for _, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.logf("%v", err) }) {
-		if err != nil { // the run ends in error, parked on nothing
-			s.logf("run %s: %v", id, err)
-			parkedOn = ""
-		}
-	}
-	return parkedOn
-}
-
-// resumeHint says how a resumable run is continued: POST /v1/runs/ID/resume on a server that
-// resumes runs (Config.Resume) — or on one started with a model, when this one has none —
-// or Config.ResumeCommand without the server. Nil when the server can say neither.
-func resumeHint(cfg *Config) func(id string) string {
-	if cfg.Resume == nil && cfg.ResumeCommand == nil {
-		return nil
-	}
-	return func(id string) string {
-		post := "POST /v1/runs/" + id + "/resume (or the dashboard's Resume)"
-		if cfg.Resume == nil {
-			post = "POST /v1/runs/" + id + "/resume (or the dashboard's Resume) once labmate serve runs with --model"
-		}
-		if cfg.ResumeCommand == nil {
-			return post
-		}
-		return post + ", or " + cfg.ResumeCommand(id) + " while labmate serve is not running"
-	}
-}
-
-// closeRuns ends the runs a previous server left running (killed, or the machine went down)
-// with a run_end of reason server_restart that says how to resume them from their checkpoints
-// (resume, see resumeHint), or that this server cannot. It returns the runs it closed so.
-// A run another process runs (owner: labmate run) is left open while that process lives
-// (returned in local, by id, with its pid) and ended as process_died when it does not.
-func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string,
-	owner func(id string) (pid int, found, live bool)) (closed []string, local map[string]int, err error) {
-	sessions, err := store.Sessions(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	local = map[string]int{}
-	for _, si := range sessions {
-		ops, err := store.Operations(ctx, si.ID)
-		if err != nil {
-			return closed, local, err
-		}
-		for _, op := range ops {
-			if op.Kind != protocol.KindAgentRun || !op.State.Live() {
-				continue
-			}
-			var pid int
-			found, live := false, false
-			if owner != nil {
-				pid, found, live = owner(op.ID)
-			}
-			if live {
-				local[op.ID] = pid
-				continue
-			}
-			hint := ""
-			if resume != nil {
-				hint = resume(op.ID)
-			}
-			end := locallog.Died(pid, hint) // labmate run was killed
-			if !found {
-				end = &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
-					Error: "the server stopped while the run ran, and this server cannot resume runs"}
-				if hint != "" {
-					end.Resumable, end.Resume = true, hint
-					end.Error = "the server stopped while the run ran; its checkpoint continues it: " + hint
-				}
-			}
-			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)
-			if err == nil {
-				_, err = store.Append(ctx, m)
-			}
-			if err != nil {
-				return closed, local, fmt.Errorf("closing run %s: %w", op.ID, err)
-			}
-			if !found {
-				closed = append(closed, op.ID)
-			}
-		}
-	}
-	return closed, local, nil
-}
-
-// running returns the cancel function of run id when the server is running it, or follows it
-// running in another process (whose cancel sends that process SIGINT, as Ctrl-C would).
-func (s *Server) running(id string) context.CancelFunc {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if lr := s.local[id]; lr != nil {
-		return func() {
-			if pid, _, live := s.cfg.Owner(id); live && pid == lr.pid {
-				syscall.Kill(pid, syscall.SIGINT)
-			}
-		}
-	}
-	return s.runs[id]
-}
-
-// runInfo returns run id's stream as the log lists it, or an error wrapping
-// protocol.ErrUnknownOperation when the log has no such run. A run that has only just
-// started may have nothing in the log yet: see running.
-func (s *Server) runInfo(ctx context.Context, id string) (*protocol.OperationInfo, error) {
-	ops, err := s.store.Operations(ctx, id)
-	if errors.Is(err, protocol.ErrUnknownSession) {
-		err = nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, op := range ops {
-		if op.ID == id && op.Kind == protocol.KindAgentRun {
-			return &op, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: no run %s on this server", protocol.ErrUnknownOperation, id)
-}
-
 // cancelRun stops a run: its running operation is interrupted and the run ends, checkpointed
 // so that labmate run --resume ID can continue it.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	cancel := s.running(id)
+	cancel := s.Running(id)
 	if cancel == nil {
-		if _, err := s.runInfo(r.Context(), id); err != nil {
+		if _, err := s.RunInfo(r.Context(), id); err != nil {
 			storeError(w, err)
 			return
 		}
@@ -426,53 +87,25 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }
 
-// RunRow is one run of GET /v1/runs.
-type RunRow struct {
-	ID      string           `json:"id"`
-	Task    *agent.Task      `json:"task,omitempty"`
-	State   protocol.State   `json:"state"`
-	Events  int64            `json:"events"`
-	Done    bool             `json:"done"`
-	End     *protocol.RunEnd `json:"end,omitempty"` // how it ended (resumable, and how), when Done
-	Created time.Time        `json:"created"`
-	Updated time.Time        `json:"updated"`
-	// The tokens the run's model calls used (input + output), from its latest stop event.
-	Tokens int64 `json:"tokens,omitempty"`
-}
-
-// runRows keeps what listing has read of each run's session, so that each listing reads only
-// the messages logged since the last one.
-type runRows struct {
-	mu   sync.Mutex
-	byID map[string]*runRead
-}
-
-// runRead is a run's row as far as its session has been read (up to seq).
-type runRead struct {
-	seq int64
-	row RunRow
-	end *protocol.RunEnd // its latest run_end
-}
-
 // listRuns lists the runs in the log, oldest first, each with its task (from its first
 // event), its events counted, its tokens, and its last run_end when it has ended. A resumed run
 // is running again until its next run_end.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	sessions, err := s.store.Sessions(ctx)
+	sessions, err := s.Store().Sessions(ctx)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	list := []RunRow{}
 	for _, si := range sessions {
-		op, err := s.runInfo(ctx, si.ID)
+		op, err := s.RunInfo(ctx, si.ID)
 		if errors.Is(err, protocol.ErrUnknownOperation) {
 			continue // a session of operations
 		}
 		if err == nil {
 			var rw RunRow
-			rw, err = s.runsSeen.read(ctx, s.store, si.ID)
+			rw, err = s.ReadRun(ctx, si.ID)
 			rw.State, rw.Done, rw.Created, rw.Updated = op.State, op.State.Terminal(), fromUnix(op.Created), fromUnix(op.Updated)
 			if !rw.Done {
 				rw.End = nil
@@ -494,56 +127,6 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// read brings run id's row up to date with its session's messages logged since the last read.
-func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (RunRow, error) {
-	rr.mu.Lock()
-	defer rr.mu.Unlock()
-	if rr.byID == nil {
-		rr.byID = map[string]*runRead{}
-	}
-	rd := rr.byID[id]
-	if rd == nil {
-		rd = &runRead{row: RunRow{ID: id}}
-		rr.byID[id] = rd
-	}
-	for m, err := range store.After(ctx, id, rd.seq) {
-		if err != nil {
-			return RunRow{}, err
-		}
-		rd.seq = m.Seq
-		if m.OperationID != id {
-			continue
-		}
-		switch m.Type {
-		case protocol.TypeRunEvent:
-			rd.row.Events++
-			var ev agent.Event
-			if rd.row.Events == 1 && m.Decode(&ev) == nil && ev.Start != nil {
-				rd.row.Task = &ev.Start.Task
-			}
-			if bytes.Contains(m.Payload, []byte(`"stop"`)) && m.Decode(&ev) == nil && ev.Type == agent.EventStop && ev.Stop != nil {
-				rd.row.Tokens = 0
-				for _, u := range ev.Stop.Stats.Modules {
-					rd.row.Tokens += u.Total()
-				}
-			}
-		case protocol.TypeRunEnd:
-			if e := (&protocol.RunEnd{}); m.Decode(e) == nil {
-				rd.end = e
-			}
-		}
-	}
-	rw := rd.row
-	rw.End = rd.end
-	return rw, nil
-}
-
-// ModelHeader is the header of GET /v1/runs that names the model agent runs use
-// (Config.Model); absent when the server runs no agent.
-const ModelHeader = "Labmate-Model"
-
-func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
-
 // runEvents streams a run's events after ?after=SEQ as NDJSON, from the log, live until the run
 // ends; a follower that lost its connection comes back with the seq of the last line it read
 // (an event's seq is its seq in the run's session). A run that ended without the agent's stop
@@ -559,13 +142,13 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if s.running(id) == nil {
-		if _, err := s.runInfo(r.Context(), id); err != nil {
+	if s.Running(id) == nil {
+		if _, err := s.RunInfo(r.Context(), id); err != nil {
 			storeError(w, err)
 			return
 		}
 	}
-	if err := s.checkAfter(r.Context(), id, after); err != nil {
+	if err := s.CheckAfter(r.Context(), id, after); err != nil {
 		afterError(w, err)
 		return
 	}
@@ -574,7 +157,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	var prev *protocol.EnhancedMessage // the run's latest message read
-	for m, err := range s.followRun(r.Context(), id, after) {
+	for m, err := range s.FollowRun(r.Context(), id, after) {
 		if err != nil {
 			enc.Encode(map[string]string{"error": err.Error()})
 			return
@@ -591,15 +174,14 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case protocol.TypeRunEnd:
 			if last == nil && m.Seq > 1 { // the follower came back after the last event: read it
-				for p, err := range s.store.After(r.Context(), id, m.Seq-2) {
+				for p, err := range s.Store().After(r.Context(), id, m.Seq-2) {
 					if err == nil && p.OperationID == id {
 						last = p
 					}
 					break
 				}
 			}
-			var ev struct{ Type agent.EventType }
-			if last != nil && last.Type == protocol.TypeRunEvent && last.Decode(&ev) == nil && ev.Type == agent.EventStop {
+			if last != nil && runner.StopEvent(last) {
 				continue // the stop event said it all
 			}
 			var end protocol.RunEnd
@@ -622,83 +204,8 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// followRun yields the messages of run id's session with seq > after, from the log, live until
-// the run's stream ends: at a run_end that nothing follows while the server is not running (or
-// resuming) the run. The live session's fan-out only says that something was appended: a
-// subscriber with room for one frame, which is cut off (and so woken) at the second.
-func (s *Server) followRun(ctx context.Context, id string, after int64) iter.Seq2[*protocol.EnhancedMessage, error] {
-	return func(yield func(*protocol.EnhancedMessage, error) bool) {
-		// ended: the run's latest message read is a run_end (or, when none is read, its
-		// stream's state is terminal). endedAt: the seq after which the log was read once
-		// more after the run was seen ended and not running.
-		ended, endedAt := false, int64(-1)
-		if op, err := s.runInfo(ctx, id); err == nil {
-			ended = op.State.Terminal()
-		}
-		for {
-			ss := s.lookup(id)
-			var sub *subscriber
-			if ss != nil {
-				sub = ss.subscribe(1)
-			}
-			done := func() bool {
-				if ss != nil {
-					defer ss.unsubscribe(sub)
-				}
-				for m, err := range s.store.After(ctx, id, after) {
-					if errors.Is(err, protocol.ErrUnknownSession) && (ss != nil || s.running(id) != nil) {
-						break // the run has only just started: nothing is logged yet
-					}
-					if err != nil {
-						yield(nil, err)
-						return true
-					}
-					after = m.Seq
-					if m.OperationID == id {
-						ended = m.Type == protocol.TypeRunEnd
-					}
-					if !yield(m, nil) {
-						return true
-					}
-				}
-				running := s.running(id) != nil
-				switch {
-				case ended && !running:
-					// A resume that ran since the log was read has logged all it will: read
-					// the log once more, and end when it has nothing new.
-					if endedAt == after {
-						return true
-					}
-					endedAt = after
-					return false
-				case ss == nil && running:
-					// A resume is opening the run's session.
-					select {
-					case <-time.After(20 * time.Millisecond):
-						return false
-					case <-ctx.Done():
-						return true
-					}
-				case ss == nil:
-					yield(nil, fmt.Errorf("run %s is not running on this server and its log has no end", id))
-					return true
-				}
-				var recheck <-chan time.Time
-				if ended { // a resume that is refused appends nothing: look again now and then
-					recheck = time.After(time.Second)
-				}
-				select {
-				case <-sub.ch:
-				case <-sub.dropped:
-				case <-recheck:
-				case <-ctx.Done():
-					return true
-				}
-				return false
-			}()
-			if done {
-				return
-			}
-		}
-	}
-}
+// ModelHeader is the header of GET /v1/runs that names the model agent runs use
+// (Config.Model); absent when the server runs no agent.
+const ModelHeader = "Labmate-Model"
+
+func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }

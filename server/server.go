@@ -1,33 +1,24 @@
-// Package server is labmate serve: the Asynchronous State Sync Protocol over WebSocket
-// (resumable with after=SEQ), REST for sessions, operations and their histories and the
-// files their cells wrote (artifacts, served as hostile content: see OpenArtifact), a
-// health endpoint and the embedded web dashboard — one http.Handler over a durable
-// protocol.Store. In-process callers (the MCP server, package server/mcp) run operations
-// with Exec and Interrupt and mount their endpoints with Handle. Sessions own kernels
-// (the first one pre-warmed), run their operations in order through package operation, and
-// fan their log out to every subscriber; a subscriber too slow for the live stream is cut
-// off with a close reason that says where to resume.
+// Package server is labmate serve: the transport of package runner. It speaks the
+// Asynchronous State Sync Protocol over WebSocket (resumable with after=SEQ), REST for
+// sessions, operations and their histories and the files their cells wrote (artifacts, served
+// as hostile content: see runner.Runner.OpenArtifact), agent runs, jobs, campaigns and memory,
+// a health endpoint and the embedded web dashboard — one http.Handler over a runner.Runner,
+// which decides how everything runs. In-process callers (the MCP server, package server/mcp)
+// use the runner directly and mount their endpoints with Handle.
 //
 // Every request passes one guard (middleware) before the routes: a Host allow-list against
 // DNS rebinding (loopback names, the listening address's host, Config.AllowHosts), an Origin
 // check and application/json on every request that changes state, and the bearer token
 // (LoadToken keeps a random one in the data directory). Serve adds header, request and idle
-// timeouts and a cap on connections. Live sessions, kernels, queued
-// operations and agent runs are capped (Config.Max*): a request beyond a cap is refused with
-// 429 or 503 and an error wrapping ErrBusy, and the server keeps serving. Idle sessions are
-// reaped: their kernels closed, the session dropped, its log kept. A client names a session
-// (PATCH /v1/sessions/ID) and closes it (POST /v1/sessions/ID/close: its operations
-// interrupted, its kernels stopped, as if reaped) in the session's own stream of
-// session_update messages; its next operation reopens it (see sessions.go).
+// timeouts and a cap on connections. A request beyond one of the runner's limits is refused
+// with 429 (one session asks too much) or 503 (the runner is full), and the server keeps
+// serving. A client names a session (PATCH /v1/sessions/ID) and closes it (POST
+// /v1/sessions/ID/close) in the session's own stream of session_update messages.
 package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labmate/labmate/artifact"
@@ -37,9 +28,10 @@ import (
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
 
-// Config configures a Server. Store is required.
+// Config configures a Server: its runner (see runner.Config) and its transport. Store is required.
 type Config struct {
 	Store protocol.Store
 	// Start starts a kernel by name ("octave", "python", "shell") in a workspace; it is where
@@ -121,8 +113,8 @@ type Config struct {
 	// Resume: a run the server stopped is closed as one that cannot be resumed.
 	ResumeCommand func(id string) string
 	// Owner, when set, says whether agent run id is run by another process of this machine
-	// (labmate run), which appends its stream to the log file itself (local.go): found when
-	// one wrote it, live while it runs it, and its pid. Such a run is left open at start-up
+	// (labmate run), which appends its stream to the log file itself (runner/local.go): found
+	// when one wrote it, live while it runs it, and its pid. Such a run is left open at start-up
 	// while it lives; one whose process died is ended as process_died, resumable.
 	Owner func(id string) (pid int, found, live bool)
 	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
@@ -133,130 +125,88 @@ type Config struct {
 	JobPoll time.Duration
 }
 
-// KernelInfo describes one kernel a server can start.
-type KernelInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	Error   string `json:"error,omitempty" jsonschema:"why the kernel is not available"`
-}
+// The runner's types, under the names the server's callers know.
+type (
+	KernelInfo     = runner.KernelInfo
+	RunFunc        = runner.RunFunc
+	ResumeFunc     = runner.ResumeFunc
+	CampaignSpec   = runner.CampaignSpec
+	CampaignSetup  = runner.CampaignSetup
+	CampaignStatus = runner.CampaignStatus
+	CampaignEvent  = runner.CampaignEvent
+	RunRow         = runner.RunRow
+	SessionListing = runner.SessionListing
+	BenchView      = runner.BenchView
+	StuckSession   = runner.StuckSession
+)
 
-// Server is the protocol server. Create it with New; stop it with Close.
+// Errors of the runner, under the names the server's callers know.
+var (
+	ErrBusy             = runner.ErrBusy
+	ErrNotRunning       = runner.ErrNotRunning
+	ErrNoArtifact       = runner.ErrNoArtifact
+	ErrBadArtifactPath  = runner.ErrBadArtifactPath
+	ErrJobSpec          = runner.ErrJobSpec
+	ErrTooManyCampaigns = runner.ErrTooManyCampaigns
+	ErrNoCampaigns      = runner.ErrNoCampaigns
+	ErrUnknownCampaign  = runner.ErrUnknownCampaign
+)
+
+// Server is the protocol server: the transport of a runner.Runner, whose methods (Run,
+// Interrupt, StartCampaign, SubmitJob, …) it carries. Create it with New; stop it with Close.
 type Server struct {
+	*runner.Runner
 	cfg   Config
-	store protocol.Store
-	pool  *pool
 	mux   *http.ServeMux
 	hosts *hostPolicy
 	guard http.Handler // mux behind the guard
-	ops   *counter     // operations queued or running
-
-	ctx    context.Context // cancelled first by Close, with errShutdown: operations stop and write their ends
-	cancel context.CancelCauseFunc
-	wg     sync.WaitGroup // session workers, the pool's refills, the janitor
-	// streams is cancelled once every operation has ended: subscribers drain and close.
-	streams       context.Context
-	cancelStreams context.CancelFunc
-
-	mu       sync.Mutex
-	sessions map[string]*session
-	closing  bool
-	runs     map[string]context.CancelFunc // the agent runs running now
-	local    map[string]*localRun          // the runs other processes run, appending to the log themselves
-
-	camps    campaigns
-	runsSeen runRows
-	parks    parkWatch // the jobs parked runs wait for
-	jobs     jobTracker
 }
 
-// New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
-// with reason server_restart, and so are agent runs, with a run_end that says how to resume
-// them (Config.ResumeCommand); with Config.Resume, those runs are resumed at once. Job
-// operations stay open: their jobs ran on, and the server follows them again (see jobs.go).
+// New starts a runner over cfg (see runner.New: what a crash left open is closed or followed
+// again first) and serves it.
 func New(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Store == nil {
-		return nil, errors.New("server: Config.Store is nil")
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 15 * time.Minute
-	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 1 << 20
-	}
-	if cfg.SubscriberBuffer <= 0 {
-		cfg.SubscriberBuffer = 8192
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = 30 * time.Second
 	}
-	for _, d := range []struct {
-		v   *int
-		def int
-	}{{&cfg.MaxSessions, 256}, {&cfg.MaxKernels, 16}, {&cfg.MaxQueue, 64}, {&cfg.MaxOperations, 1024}, {&cfg.MaxRuns, 4}, {&cfg.MaxConns, 1024}} {
-		if *d.v <= 0 {
-			*d.v = d.def
-		}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 1024
+	}
+	if cfg.SubscriberBuffer <= 0 {
+		cfg.SubscriberBuffer = 8192
 	}
 	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowHosts)
 	if err != nil {
 		return nil, err
 	}
-	runs, local, err := closeRuns(ctx, cfg.Store, resumeHint(&cfg), cfg.Owner)
+	r, err := runner.New(ctx, cfg.RunnerConfig())
 	if err != nil {
-		return nil, fmt.Errorf("server: closing runs left open: %w", err)
+		return nil, err
 	}
-	if len(runs) > 0 {
-		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
-	}
-	recovered, err := cfg.Store.Recover(ctx, func(_, id string) bool { _, ok := local[id]; return ok })
-	if err != nil {
-		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
-	}
-	if len(recovered) > 0 {
-		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
-	}
-	s := &Server{cfg: cfg, store: cfg.Store, sessions: map[string]*session{}, hosts: hosts, ops: newCounter(cfg.MaxOperations)}
-	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	s.streams, s.cancelStreams = context.WithCancel(context.Background())
-	s.pool = newPool(s.ctx, cfg.Start, cfg.Workspaces, cfg.Prewarm, cfg.MaxKernels, cfg.IdleTimeout, cfg.Logf)
+	s := &Server{Runner: r, cfg: cfg, hosts: hosts}
 	s.routes()
 	s.guard = s.guardChain(s.mux)
-	s.wg.Go(s.janitor)
-	s.wg.Go(s.tailLog) // what other processes append (local.go)
-	for id, pid := range local {
-		if err := s.adoptLocal(id, pid); err != nil {
-			s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
-		}
-	}
-	s.resumeClosed(runs)
-	if cfg.Jobs != nil {
-		if s.cfg.JobPoll <= 0 {
-			s.cfg.JobPoll = defaultJobPoll
-		}
-		s.reattachJobs(ctx)
-		s.wg.Go(s.adopter)
-	}
-	if err := s.watchParkedRuns(ctx); err != nil {
-		s.logf("parked runs: not watched again: %v", err)
-	}
 	return s, nil
 }
 
-func (s *Server) logf(format string, args ...any) { s.cfg.Logf(format, args...) }
-
-// errShutdown is the cause Close cancels the server's context with: the error of the
-// operations it interrupted.
-var errShutdown = errors.New("the server shut down while the operation ran")
-
-// stopReason says why an operation ends without running to completion.
-func (s *Server) stopReason(when string) string {
-	if s.ctx.Err() != nil {
-		return "the server shut down " + when
+// RunnerConfig is the runner's part of cfg: what runner.New takes (labmate mcp over stdio
+// runs a runner without a server).
+func (cfg *Config) RunnerConfig() runner.Config {
+	rc := runner.Config{
+		Store: cfg.Store, Memory: cfg.Memory,
+		Campaign: cfg.Campaign, CampaignStore: cfg.CampaignStore, Artifacts: cfg.Artifacts,
+		Workspaces: cfg.Workspaces, Prewarm: cfg.Prewarm, Judge: cfg.Judge, Logf: cfg.Logf,
+		Limits: runner.Limits{Sessions: cfg.MaxSessions, Kernels: cfg.MaxKernels, Queue: cfg.MaxQueue,
+			Operations: cfg.MaxOperations, Runs: cfg.MaxRuns, Idle: cfg.IdleTimeout, SubscriberBuffer: cfg.SubscriberBuffer},
+		Runs: cfg.Runs, Model: cfg.Model, Resume: cfg.Resume, ResumeCommand: cfg.ResumeCommand,
+		Owner: cfg.Owner, Jobs: cfg.Jobs, JobPoll: cfg.JobPoll,
 	}
-	return "interrupted " + when
+	if cfg.Start != nil {
+		rc.Kernels = runner.KernelFuncs{StartFunc: cfg.Start, ListFunc: cfg.Kernels}
+	}
+	return rc
 }
 
 // ServeHTTP serves the protocol, REST, health endpoints and the dashboard, behind the guard
@@ -265,55 +215,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.guard.ServeHTTP(w, r)
 }
 
-// janitor reaps idle sessions and their kernels, and refills the pre-warmed kernels that
-// could not be started for want of room.
-func (s *Server) janitor() {
-	t := time.NewTicker(min(s.cfg.IdleTimeout/4, time.Minute))
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			s.reap(s.cfg.IdleTimeout)
-			s.pool.refillAll()
-		case <-s.ctx.Done():
-			return
-		}
-	}
-}
+// Handle mounts h on the server's routes (behind the guard), e.g. the MCP endpoint.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
-// goWorker runs a session worker, counted in wg unless Close is waiting on it already (a
-// WaitGroup must not grow then): such a worker sees the server stopped and ends at once,
-// failing whatever was queued.
-func (s *Server) goWorker(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		go f()
-		return
-	}
-	s.wg.Go(f)
-}
-
-// Close stops the server: running operations end FAILED (the server shut down), queued ones
-// too, every stream ends, kernels close. Jobs run on: the server detaches from them, their
-// operations open in the log for the next server to follow. The store stays open; closing it is the caller's.
-func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closing = true // no session worker joins wg from now on
-	s.mu.Unlock()
-	s.cancel(errShutdown)
-	s.closeCampaigns()
-	s.wg.Wait()
-	s.mu.Lock()
-	all := make([]*session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
-	s.mu.Unlock()
-	for _, ss := range all {
-		ss.closeKernels(0)
-	}
-	s.pool.close()
-	s.cancelStreams()
-	return nil
-}
+// MaxSessionName is the longest name a session may be given (runner.MaxSessionName).
+const MaxSessionName = runner.MaxSessionName

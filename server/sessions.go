@@ -1,49 +1,12 @@
 package server
 
 import (
-	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
-
-// A session's name and whether it is closed live in its own stream (protocol.SessionStream)
-// of session_update messages, each carrying both: the latest says. PATCH /v1/sessions/ID
-// names a session; POST /v1/sessions/ID/close interrupts its operations, closes its kernels
-// and drops it from memory (as idle reaping does), then logs it closed. A closed session is
-// still listed and its log still served; a later operation in it reopens it: a
-// session_update closed:false is logged just before the operation_request.
-
-// MaxSessionName caps a session's name, in characters.
-const MaxSessionName = 80
-
-// closeWait bounds how long closing a session waits for its interrupted operations to end.
-const closeWait = 15 * time.Second
-
-// SessionListing is one row of GET /v1/sessions: the store's SessionInfo (Operations counts
-// operations and runs, not the session's own stream), its name and whether it is closed
-// (from its latest session_update), and, for the session of an agent run or a campaign, the
-// run's kind.
-type SessionListing struct {
-	protocol.SessionInfo
-	Name   string `json:"name,omitempty"`
-	Closed bool   `json:"closed"`
-	Kind   string `json:"kind,omitempty"`
-	// Title says what the session is, for a session nobody named: an agent run's task, a
-	// campaign's name, a job's name or command, or the first line of its first cell (its
-	// leading comment, as a script's first line says what it does).
-	Title string `json:"title,omitempty"`
-	// Updated is the time of its latest message (Unix seconds).
-	Updated float64 `json:"updated,omitempty"`
-}
 
 func (s *Server) sessionRoutes() {
 	s.mux.HandleFunc("PATCH /v1/sessions/{id}", s.patchSession)
@@ -52,7 +15,7 @@ func (s *Server) sessionRoutes() {
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	list, err := s.store.Sessions(ctx)
+	list, err := s.Store().Sessions(ctx)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -60,7 +23,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	out := make([]SessionListing, 0, len(list))
 	for _, si := range list {
 		row := SessionListing{SessionInfo: si}
-		ops, err := s.store.Operations(ctx, si.ID)
+		ops, err := s.Store().Operations(ctx, si.ID)
 		if err != nil {
 			storeError(w, err)
 			return
@@ -69,7 +32,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case op.ID == protocol.SessionStream && op.Kind == protocol.KindSession:
 				row.Operations--
-				u, err := s.latestUpdate(ctx, si.ID)
+				u, err := s.LatestUpdate(ctx, si.ID)
 				if err != nil {
 					storeError(w, err)
 					return
@@ -79,8 +42,8 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 				row.Kind = op.Kind
 			}
 		}
-		row.Title = s.sessionTitle(ctx, si.ID)
-		for m, err := range s.store.After(ctx, si.ID, si.LastSeq-1) {
+		row.Title = s.SessionTitle(ctx, si.ID)
+		for m, err := range s.Store().After(ctx, si.ID, si.LastSeq-1) {
 			if err == nil {
 				row.Updated = m.Timestamp
 			}
@@ -88,59 +51,6 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		out = append(out, row)
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// latestUpdate reads session id's latest session_update from the log; the zero value when it
-// has none.
-func (s *Server) latestUpdate(ctx context.Context, id string) (protocol.SessionUpdate, error) {
-	var u protocol.SessionUpdate
-	for m, err := range s.store.Operation(ctx, id, protocol.SessionStream) {
-		if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
-			return protocol.SessionUpdate{}, nil
-		}
-		if err != nil {
-			return u, err
-		}
-		if m.Type != protocol.TypeSessionUpdate {
-			continue
-		}
-		var next protocol.SessionUpdate
-		if err := m.Decode(&next); err != nil {
-			return u, err
-		}
-		u = next
-	}
-	return u, nil
-}
-
-// known reports whether session id exists: in the log, or live (opened, nothing logged yet).
-func (s *Server) known(ctx context.Context, id string) (bool, error) {
-	if s.lookup(id) != nil {
-		return true, nil
-	}
-	_, err := s.store.Operations(ctx, id)
-	if errors.Is(err, protocol.ErrUnknownSession) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// checkSessionName validates a session's name: 1–MaxSessionName printable characters after
-// trimming spaces. It returns the trimmed name.
-func checkSessionName(name string) (string, error) {
-	n := strings.TrimSpace(name)
-	switch c := utf8.RuneCountInString(n); {
-	case c == 0:
-		return "", fmt.Errorf("name %q: empty; want 1 to %d printable characters", name, MaxSessionName)
-	case c > MaxSessionName:
-		return "", fmt.Errorf("name %q: %d characters; want at most %d", name, c, MaxSessionName)
-	}
-	for i, r := range []rune(n) {
-		if !unicode.IsPrint(r) {
-			return "", fmt.Errorf("name %q: character %d (%U) is not printable; want 1 to %d printable characters", name, i+1, r, MaxSessionName)
-		}
-	}
-	return n, nil
 }
 
 // patchSession serves PATCH /v1/sessions/ID {"name": NAME}: it logs a session_update with the
@@ -160,7 +70,7 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, `session update: name: missing; send {"name": "…"}`)
 		return
 	}
-	name, err := checkSessionName(*in.Name)
+	name, err := runner.CheckSessionName(*in.Name)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "session update: "+err.Error())
 		return
@@ -169,8 +79,8 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	defer s.release(ss)
-	u, err := ss.update(r.Context(), func(u *protocol.SessionUpdate) { u.Name = name })
+	defer s.Release(ss)
+	u, err := ss.Update(r.Context(), func(u *protocol.SessionUpdate) { u.Name = name })
 	if err != nil {
 		storeError(w, err)
 		return
@@ -179,9 +89,9 @@ func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // openKnown opens the session the request names, replying 404 when it does not exist.
-func (s *Server) openKnown(w http.ResponseWriter, r *http.Request) (*session, bool) {
+func (s *Server) openKnown(w http.ResponseWriter, r *http.Request) (*runner.Session, bool) {
 	id := r.PathValue("id")
-	ok, err := s.known(r.Context(), id)
+	ok, err := s.Known(r.Context(), id)
 	if err != nil {
 		storeError(w, err)
 		return nil, false
@@ -190,7 +100,7 @@ func (s *Server) openKnown(w http.ResponseWriter, r *http.Request) (*session, bo
 		httpError(w, http.StatusNotFound, "no session "+id+" on this server")
 		return nil, false
 	}
-	ss, err := s.open(id)
+	ss, err := s.Open(id)
 	if err != nil {
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return nil, false
@@ -204,7 +114,7 @@ func (s *Server) openKnown(w http.ResponseWriter, r *http.Request) (*session, bo
 // is not closed: cancel the run first (409).
 func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if s.running(id) != nil {
+	if s.Running(id) != nil {
 		httpError(w, http.StatusConflict, "session "+id+" is agent run "+id+", which is running: cancel it first (POST /v1/runs/"+id+"/cancel)")
 		return
 	}
@@ -212,162 +122,10 @@ func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u, err := ss.close(r.Context())
-	s.release(ss)
+	u, err := s.CloseSession(r.Context(), ss)
 	if err != nil {
 		errorStatus(w, err, http.StatusInternalServerError)
 		return
 	}
-	s.mu.Lock()
-	if s.sessions[id] == ss && ss.refs == 0 {
-		delete(s.sessions, id)
-	}
-	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, u)
-}
-
-// meta returns the session's latest update, read from the log on first use. ss.metaMu is held.
-func (ss *session) metaLocked(ctx context.Context) (protocol.SessionUpdate, error) {
-	if ss.meta == nil {
-		u, err := ss.s.latestUpdate(ctx, ss.id)
-		if err != nil {
-			return u, err
-		}
-		ss.meta = &u
-	}
-	return *ss.meta, nil
-}
-
-// update logs a session_update: the latest one changed by edit.
-func (ss *session) update(ctx context.Context, edit func(*protocol.SessionUpdate)) (protocol.SessionUpdate, error) {
-	ss.metaMu.Lock()
-	defer ss.metaMu.Unlock()
-	return ss.updateLocked(ctx, edit)
-}
-
-func (ss *session) updateLocked(ctx context.Context, edit func(*protocol.SessionUpdate)) (protocol.SessionUpdate, error) {
-	u, err := ss.metaLocked(ctx)
-	if err != nil {
-		return u, err
-	}
-	edit(&u)
-	m, err := protocol.NewMessage(protocol.TypeSessionUpdate, ss.id, protocol.SessionStream, u)
-	if err != nil {
-		return u, err
-	}
-	if _, err := ss.Append(ctx, m); err != nil {
-		return u, err
-	}
-	ss.meta = &u
-	return u, nil
-}
-
-// reopenLocked logs the session open again when it is closed: an operation is about to be
-// logged in it. ss.metaMu is held.
-func (ss *session) reopenLocked(ctx context.Context) error {
-	u, err := ss.metaLocked(ctx)
-	if err != nil || !u.Closed {
-		return err
-	}
-	_, err = ss.updateLocked(ctx, func(u *protocol.SessionUpdate) { u.Closed = false })
-	return err
-}
-
-// close interrupts the session's operations, waits for them to end, closes its kernels and
-// logs it closed. A request arriving meanwhile waits (metaMu), then reopens the session.
-func (ss *session) close(ctx context.Context) (protocol.SessionUpdate, error) {
-	ss.metaMu.Lock()
-	defer ss.metaMu.Unlock()
-	ss.mu.Lock()
-	ids := make([]string, 0, len(ss.running))
-	for id := range ss.running {
-		ids = append(ids, id)
-	}
-	ss.mu.Unlock()
-	for _, id := range ids {
-		if err := ss.interrupt(ctx, id, &protocol.Interrupt{Why: "the session was closed"}); err != nil {
-			return protocol.SessionUpdate{}, err
-		}
-	}
-	for deadline := time.Now().Add(closeWait); ; time.Sleep(20 * time.Millisecond) {
-		ss.mu.Lock()
-		n := len(ss.running)
-		ss.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return protocol.SessionUpdate{}, fmt.Errorf("closing session %s: %d operations still running %v after their interrupt", ss.id, n, closeWait)
-		}
-	}
-	ss.closeKernels(0)
-	return ss.updateLocked(context.WithoutCancel(ctx), func(u *protocol.SessionUpdate) { u.Closed = true })
-}
-
-// maxTitle caps SessionListing.Title, in characters.
-const maxTitle = 80
-
-// sessionTitle says what session id is, from its first messages (see SessionListing.Title).
-func (s *Server) sessionTitle(ctx context.Context, id string) string {
-	n := 0
-	for m, err := range s.store.After(ctx, id, 0) {
-		if err != nil || n > 16 {
-			break
-		}
-		n++
-		var p struct {
-			Kind string
-			Code string
-			Type string
-			Job  *struct {
-				Name, Script string
-				Command      []string
-			}
-			Start    *struct{ Task struct{ Goal string } }
-			Campaign *struct{ Space, Objective, Planner string }
-		}
-		if json.Unmarshal(m.Payload, &p) != nil {
-			continue
-		}
-		switch {
-		case m.Type == protocol.TypeRunEvent && p.Start != nil && p.Start.Task.Goal != "":
-			return clip(p.Start.Task.Goal)
-		case m.Type == protocol.TypeRunEvent && p.Campaign != nil:
-			return clip(fmt.Sprintf("%s: %s (%s planner)", p.Campaign.Space, p.Campaign.Objective, p.Campaign.Planner))
-		case m.Type == protocol.TypeRequest && p.Job != nil:
-			return clip(cmp.Or(p.Job.Name, strings.Join(p.Job.Command, " "), firstLine(p.Job.Script)))
-		case m.Type == protocol.TypeRequest && p.Code != "":
-			return clip(firstLine(p.Code))
-		}
-	}
-	return ""
-}
-
-// firstLine is code's first non-blank line, a leading comment marker (%, #, //) taken off.
-func firstLine(code string) string {
-	for line := range strings.Lines(code) {
-		l := strings.TrimSpace(line)
-		if strings.HasPrefix(l, "#!") {
-			continue
-		}
-		for _, c := range []string{"%%", "%", "##", "#", "//"} {
-			if t, ok := strings.CutPrefix(l, c); ok {
-				l = strings.TrimSpace(t)
-				break
-			}
-		}
-		if l != "" {
-			return l
-		}
-	}
-	return ""
-}
-
-// clip shortens s to maxTitle characters, printable ones only.
-func clip(s string) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }), " ")
-	if r := []rune(s); len(r) > maxTitle {
-		return string(r[:maxTitle-1]) + "…"
-	}
-	return s
 }

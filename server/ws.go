@@ -7,53 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/coder/websocket"
 
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
-
-// subscriber is one live listener of a session's log. The fan-out never blocks on it: when
-// its buffer is full it is dropped and told to resume from the log (messages here are only
-// ever dropped together with the subscriber, never silently).
-type subscriber struct {
-	ch      chan frame
-	dropped chan struct{}
-	once    sync.Once
-}
-
-// frame is one message as sent: encoded once, however many subscribers it goes to.
-type frame struct {
-	seq  int64
-	data []byte
-}
-
-// offer hands f to the subscriber; false when it was too slow and has been cut off.
-func (sub *subscriber) offer(f frame) bool {
-	select {
-	case sub.ch <- f:
-		return true
-	default:
-		sub.once.Do(func() { close(sub.dropped) })
-		return false
-	}
-}
-
-func (ss *session) subscribe(buffer int) *subscriber {
-	sub := &subscriber{ch: make(chan frame, buffer), dropped: make(chan struct{})}
-	ss.mu.Lock()
-	ss.subs[sub] = struct{}{}
-	ss.mu.Unlock()
-	return sub
-}
-
-func (ss *session) unsubscribe(sub *subscriber) {
-	ss.mu.Lock()
-	delete(ss.subs, sub)
-	ss.mu.Unlock()
-}
 
 // errorReply is sent, outside the log, to the client whose message could not be taken.
 type errorReply struct {
@@ -71,12 +31,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ss, err := s.open(id)
+	ss, err := s.Open(id)
 	if err != nil {
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return
 	}
-	defer s.release(ss)
+	defer s.Release(ss)
 	// Same-origin only (the guard checked already; Accept checks again). The dashboard asks
 	// for the labmate subprotocol, offering its token as another.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wsProtocol}})
@@ -85,9 +45,9 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(s.cfg.MaxMessageBytes)
-	ctx, cancel := context.WithCancel(s.streams)
+	ctx, cancel := context.WithCancel(s.Streams())
 	defer cancel()
-	if err := s.checkAfter(ctx, id, after); err != nil {
+	if err := s.CheckAfter(ctx, id, after); err != nil {
 		// Said in an error message and in the close reason (at most 123 bytes), so that a
 		// client sees it whichever it reads.
 		b, _ := json.Marshal(errorReply{Type: "error", Error: err.Error()})
@@ -99,9 +59,6 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		conn.Close(websocket.StatusPolicyViolation, reason)
 		return
 	}
-	sub := ss.subscribe(s.cfg.SubscriberBuffer)
-	defer ss.unsubscribe(sub)
-
 	go func() { // reader: client messages; its end (close, error) ends the connection
 		defer cancel()
 		for {
@@ -118,69 +75,34 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	// Replay the log after SEQ, then go live, skipping what the replay already sent.
-	last := after
-	for m, err := range s.store.After(ctx, id, after) {
-		if errors.Is(err, protocol.ErrUnknownSession) {
-			break // a new session: nothing to replay
-		}
-		if err != nil {
-			conn.Close(websocket.StatusInternalError, "reading the log: "+err.Error())
+	// The log after SEQ, then the live stream (runner.Subscribe: its drop policy says when a
+	// connection is cut off, and where it resumes).
+	for f, err := range s.Subscribe(ctx, id, after) {
+		var slow *runner.TooSlowError
+		switch {
+		case errors.As(err, &slow):
+			conn.Close(websocket.StatusTryAgainLater, fmt.Sprintf("too slow for the live stream: reconnect with after=%d", slow.Last))
+			return
+		case errors.Is(err, runner.ErrShutdown):
+			conn.Close(websocket.StatusGoingAway, "the server is shutting down")
+			return
+		case err != nil:
+			conn.Close(websocket.StatusInternalError, err.Error())
 			return
 		}
-		if write(ctx, conn, m) != nil {
+		wctx := ctx
+		if ctx.Err() != nil {
+			wctx = context.Background() // shutting down: deliver what was published
+		}
+		if conn.Write(wctx, websocket.MessageText, f.Data) != nil {
 			return
 		}
-		last = m.Seq
 	}
-	for {
-		select {
-		case f := <-sub.ch:
-			if f.seq <= last {
-				continue
-			}
-			if f.seq > last+1 { // another process appended what lies between (local.go)
-				if last, err = s.catchUp(ctx, id, last, f.seq, func(m *protocol.EnhancedMessage) error { return write(ctx, conn, m) }); err != nil {
-					return
-				}
-			}
-			if conn.Write(ctx, websocket.MessageText, f.data) != nil {
-				return
-			}
-			last = f.seq
-		case <-sub.dropped:
-			conn.Close(websocket.StatusTryAgainLater, fmt.Sprintf("too slow for the live stream: reconnect with after=%d", last))
-			return
-		case <-ctx.Done():
-			if s.streams.Err() == nil {
-				return // the client went away
-			}
-			for { // the server is shutting down: deliver what was published, then say so
-				select {
-				case f := <-sub.ch:
-					if f.seq > last && conn.Write(context.Background(), websocket.MessageText, f.data) != nil {
-						return
-					}
-				default:
-					conn.Close(websocket.StatusGoingAway, "the server is shutting down")
-					return
-				}
-			}
-		}
-	}
-}
-
-func write(ctx context.Context, conn *websocket.Conn, m *protocol.EnhancedMessage) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return conn.Write(ctx, websocket.MessageText, b)
 }
 
 // take handles one client message; the reply is nil when it was taken.
-func (s *Server) take(ctx context.Context, ss *session, data []byte) *errorReply {
-	cm, err := decodeClient(data, ss.id)
+func (s *Server) take(ctx context.Context, ss *runner.Session, data []byte) *errorReply {
+	cm, err := decodeClient(data, ss.ID())
 	if err != nil {
 		r := &errorReply{Type: "error", Error: err.Error()}
 		if cm != nil {
@@ -189,9 +111,9 @@ func (s *Server) take(ctx context.Context, ss *session, data []byte) *errorReply
 		return r
 	}
 	if cm.req != nil {
-		_, err = ss.submit(ctx, cm.msg.OperationID, cm.req)
+		_, err = ss.Submit(ctx, cm.msg.OperationID, cm.req)
 	} else {
-		err = ss.interrupt(ctx, cm.msg.OperationID, cm.intr)
+		err = ss.Interrupt(ctx, cm.msg.OperationID, cm.intr)
 	}
 	if err != nil {
 		return &errorReply{Type: "error", Error: err.Error(), ReplyTo: cm.msg.ID}
@@ -252,4 +174,16 @@ func afterParam(r *http.Request) (int64, error) {
 		return 0, fmt.Errorf("after=%q: want a sequence number ≥ 0", v)
 	}
 	return n, nil
+}
+
+// decodeRequest reads an operation_request payload.
+func decodeRequest(raw json.RawMessage) (*protocol.Request, error) {
+	var req protocol.Request
+	if len(raw) == 0 {
+		return nil, errors.New("operation_request payload: missing")
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, fmt.Errorf("operation_request payload: %w", err)
+	}
+	return &req, nil
 }

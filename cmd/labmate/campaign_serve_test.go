@@ -35,7 +35,7 @@ func campaignServer(t *testing.T, roots ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: "test"}).Handler())
+	srv.Handle("/mcp", mcp.New(srv.Runner, &mcp.Options{Version: "test"}).Handler())
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
 	return hs.URL

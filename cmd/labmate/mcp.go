@@ -11,7 +11,7 @@ import (
 
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server/mcp"
 )
 
@@ -92,13 +92,13 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
-			srv, err := server.New(ctx, cfg)
+			rn, err := runner.New(ctx, cfg.RunnerConfig()) // no HTTP server: MCP over stdio is the only face
 			if err != nil {
 				return err
 			}
-			defer srv.Close()
+			defer rn.Close()
 			fmt.Fprintf(cmd.ErrOrStderr(), "labmate mcp: serving on stdio (memory %s; sandbox: %s)\n", redact(memoryPath(data)), sb.Describe())
-			err = mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
+			err = mcp.New(rn, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Run(ctx, &sdk.StdioTransport{})
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -179,7 +179,7 @@ it cannot open.`,
 			if runs != nil {
 				runs.srv.Store(srv)
 			}
-			srv.Handle("/mcp", mcp.New(srv, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
+			srv.Handle("/mcp", mcp.New(srv.Runner, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				srv.Close()

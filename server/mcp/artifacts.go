@@ -13,7 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 )
 
 // Artifacts are resources: each file a cell created or changed is listed as
@@ -96,7 +96,7 @@ func (l *Lab) readArtifact(_ context.Context, req *sdk.ReadResourceRequest) (*sd
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	f, info, err := l.srv.OpenArtifact(session, rel)
-	if errors.Is(err, server.ErrNoArtifact) {
+	if errors.Is(err, runner.ErrNoArtifact) {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	if err != nil {

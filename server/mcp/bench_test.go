@@ -17,7 +17,7 @@ func BenchmarkExec(b *testing.B) {
 		f := newFixture(b)
 		req := &protocol.Request{Kind: "exec", Kernel: "python", Code: "print(1)"}
 		run := func() {
-			for _, err := range f.srv.Exec(context.Background(), "bench", req) {
+			for _, err := range f.srv.Run(context.Background(), "bench", req) {
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -3,9 +3,8 @@ package mcp
 import (
 	"context"
 
+	"github.com/labmate/labmate/runner"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/labmate/labmate/server"
 )
 
 // CampaignStepIn are the arguments of campaign_step.
@@ -47,7 +46,7 @@ type CampaignOut struct {
 	Turns     []TurnOut `json:"turns"`
 }
 
-func campaignOut(st *server.CampaignStatus, from int) CampaignOut {
+func campaignOut(st *runner.CampaignStatus, from int) CampaignOut {
 	c := st.Campaign
 	o := CampaignOut{ID: c.ID, Space: c.Space, Objective: c.Objective, Group: c.Group, Planner: c.Planner, Budget: c.Budget, Bench: c.Bench,
 		Played: len(st.Steps), Done: st.Done, Reason: string(st.Reason), Error: st.Error, Turns: []TurnOut{}}
@@ -73,7 +72,7 @@ func (l *Lab) addCampaignTools() {
 			"the budget at most 1000 turns and the group's conditions (200 for bayes). " +
 			"With bench, each experiment runs as a protocol on the bench twin's heater-shaker plate (the Suzuki and Buchwald–Hartwig datasets). " +
 			"Play it with campaign_step; scores are normalized advantage and NMA (1 = the best of the space)."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in server.CampaignSpec) (*sdk.CallToolResult, CampaignOut, error) {
+		func(ctx context.Context, _ *sdk.CallToolRequest, in runner.CampaignSpec) (*sdk.CallToolResult, CampaignOut, error) {
 			st, err := l.srv.StartCampaign(ctx, &in)
 			if err != nil {
 				return nil, CampaignOut{}, err

@@ -67,7 +67,7 @@ func campaignClient(t *testing.T) *sdk.ClientSession {
 	}
 	t.Cleanup(func() { srv.Close() })
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := mcp.New(srv, &mcp.Options{Version: "test"}).Server().Connect(context.Background(), st, nil)
+	ss, err := mcp.New(srv.Runner, &mcp.Options{Version: "test"}).Server().Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

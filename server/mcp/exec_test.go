@@ -20,7 +20,7 @@ import (
 // verdict is reported once.
 func TestExecOutcome(t *testing.T) {
 	f := newFixture(t)
-	f.lab = mcp.New(f.srv, &mcp.Options{Version: "test", MaxOutputBytes: 2000})
+	f.lab = mcp.New(f.srv.Runner, &mcp.Options{Version: "test", MaxOutputBytes: 2000})
 	cs, _ := f.connect(t, "memory")
 	ctx := context.Background()
 

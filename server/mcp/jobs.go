@@ -7,7 +7,7 @@ import (
 )
 
 // addJobTools serves the job tools the agent has too (job/tools): submit_job, job_status,
-// job_logs, cancel_job and list_jobs, over the server's schedulers (server.Server.Jobs), so
+// job_logs, cancel_job and list_jobs, over the server's schedulers (runner.Runner.Jobs), so
 // that a job submitted here is logged and watched by perception. The server assigns its
 // workspace: a call names at most a directory inside it, relative.
 func (l *Lab) addJobTools() {

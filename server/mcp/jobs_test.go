@@ -55,7 +55,7 @@ func TestJobTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	lab := mcp.New(srv, &mcp.Options{Version: "test"})
+	lab := mcp.New(srv.Runner, &mcp.Options{Version: "test"})
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := lab.Server().Connect(context.Background(), st, nil)
 	if err != nil {

@@ -18,7 +18,7 @@
 //   - with job schedulers: submit_job, job_status, job_logs, cancel_job, list_jobs (job/tools),
 //     long jobs that outlive the call and the connection.
 //
-// Every operation runs through the protocol server, so the dashboard and WebSocket clients
+// Every operation runs through the runner (package runner), so the dashboard and WebSocket clients
 // see it live in the same log. A tool failure (bad arguments, a cell that raised, an
 // interrupted run, a frozen namespace) is a tool result with isError set, which the model
 // reads; a protocol error means the plumbing broke.
@@ -40,7 +40,7 @@ import (
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 )
 
 // Options configure New. Nil means defaults.
@@ -61,14 +61,14 @@ type Options struct {
 	FactNamespace, SkillNamespace string
 	// JobScheduler is the kind submit_job uses when a call names none (default "local"). The
 	// job tools (submit_job, job_status, job_logs, cancel_job, list_jobs) are there when the
-	// server runs jobs (server.Config.Jobs), over server.Server.Jobs.
+	// server runs jobs (runner.Config.Jobs), over runner.Runner.Jobs.
 	JobScheduler string
 }
 
-// Lab is the MCP face of a protocol server. Create it with New; serve it with Run (stdio or
+// Lab is the MCP face of a runner. Create it with New; serve it with Run (stdio or
 // any transport) or Handler (streamable HTTP).
 type Lab struct {
-	srv  *server.Server
+	srv  *runner.Runner
 	opts Options
 	mcp  *sdk.Server
 
@@ -85,8 +85,9 @@ type conn struct {
 	lastOp  string // its last exec operation: the default provenance of what it writes
 }
 
-// New returns the MCP server over srv, with every tool registered.
-func New(srv *server.Server, opts *Options) *Lab {
+// New returns the MCP server over the runner srv (labmate serve's, or one of its own for stdio),
+// with every tool registered.
+func New(srv *runner.Runner, opts *Options) *Lab {
 	l := &Lab{srv: srv, conns: map[*sdk.ServerSession]*conn{}}
 	if opts != nil {
 		l.opts = *opts
@@ -242,7 +243,7 @@ type KernelsIn struct{}
 
 // KernelsOut lists the kernels.
 type KernelsOut struct {
-	Kernels []server.KernelInfo `json:"kernels"`
+	Kernels []runner.KernelInfo `json:"kernels"`
 	Session string              `json:"session" jsonschema:"this connection's labmate session"`
 }
 
@@ -292,7 +293,7 @@ func (l *Lab) exec(ctx context.Context, req *sdk.CallToolRequest, in ExecIn) (*s
 	defer prog.close()
 	notify := prog.add
 	var out *operation.Collector
-	for m, err := range l.srv.Exec(ctx, session, in.Request()) {
+	for m, err := range l.srv.Run(ctx, session, in.Request()) {
 		if err != nil {
 			return nil, ExecOut{SessionID: session}, fmt.Errorf("exec: %w", err) // the plumbing broke
 		}

@@ -133,7 +133,7 @@ func newFixture(t testing.TB) *fixture {
 		Text: "ode45 solves a set of non-stiff ordinary differential equations with the Dormand-Prince method.\nUse ode15s for stiff problems."}); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{srv: srv, store: store, mem: mem, lab: mcp.New(srv, &mcp.Options{Version: "test", Memory: mem, Docs: docs})}
+	return &fixture{srv: srv, store: store, mem: mem, lab: mcp.New(srv.Runner, &mcp.Options{Version: "test", Memory: mem, Docs: docs})}
 }
 
 // connect returns a client session over the named transport: "memory" (in-process pipes)

@@ -1,8 +1,7 @@
-package server
+package runner
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
@@ -10,7 +9,7 @@ import (
 )
 
 // pool starts every kernel of the server's sessions, counting them against one limit
-// (Config.MaxKernels), and keeps one started kernel of each pre-warmed kind, each in a fresh
+// (Limits.Kernels), and keeps one started kernel of each pre-warmed kind, each in a fresh
 // workspace, so that a new session's first cell does not wait for an interpreter to start.
 // Pre-warmed kernels count too, and are the first to give their place up: when the limit is
 // reached, one is closed to start the kernel a session asks for.
@@ -170,7 +169,7 @@ func (p *pool) room() error {
 
 // full is the refusal of a kernel beyond the limit.
 func (p *pool) full() error {
-	return busy(http.StatusServiceUnavailable, "%d kernels are running, the server's limit (labmate serve --max-kernels): "+
+	return busy(false, "%d kernels are running, the server's limit (labmate serve --max-kernels): "+
 		"a session's kernels close after %v without an operation; try again then, or interrupt and leave a session", p.slots.limit(), p.idle)
 }
 

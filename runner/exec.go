@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,28 +16,29 @@ import (
 // ErrNotRunning is returned by Interrupt for an operation that is not queued or running.
 var ErrNotRunning = errors.New("server: no such operation is queued or running")
 
-// Exec submits req as a new operation of session (created when new) and yields its messages,
-// from operation_request to its terminal message, in the same log the WebSocket clients see.
-// When ctx ends before the operation does, the operation is interrupted (the kernel and its
-// workspace stay) and Exec goes on yielding until the terminal message, which says so.
-// Stopping the iteration early leaves the operation running. In-process callers (the MCP
-// server) use it instead of a WebSocket.
-func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
+// Run submits req as a new operation of session (created when new) — a cell (kind "exec") or
+// a job (kind "job") — queued behind the session's others, and yields its messages, from
+// operation_request to its terminal message, in the same log every face sees. When ctx ends
+// before the operation does, the operation is interrupted (the kernel and its workspace stay)
+// and Run goes on yielding until the terminal message, which says so. Stopping the iteration
+// early leaves the operation running. (A WebSocket client's requests take the same path:
+// Session.Submit.)
+func (s *Runner) Run(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		if session == "" {
-			yield(nil, errors.New("server: Exec: empty session id"))
+			yield(nil, errors.New("runner: Run: empty session id"))
 			return
 		}
-		ss, err := s.open(session)
+		ss, err := s.Open(session)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		defer s.release(ss)
-		sub := ss.subscribe(s.cfg.SubscriberBuffer)
-		defer func() { ss.unsubscribe(sub) }()
+		defer s.Release(ss)
+		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
+		defer func() { ss.Unsubscribe(sub) }()
 		opID := uuid.NewString()
-		if _, err := ss.submit(ctx, opID, req); err != nil {
+		if _, err := ss.Submit(ctx, opID, req); err != nil {
 			yield(nil, err)
 			return
 		}
@@ -56,22 +56,22 @@ func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request
 		}
 		for {
 			select {
-			case f := <-sub.ch:
-				if f.seq <= last {
+			case f := <-sub.C:
+				if f.Seq <= last {
 					continue
 				}
 				var m protocol.EnhancedMessage
-				if err := json.Unmarshal(f.data, &m); err != nil {
+				if err := json.Unmarshal(f.Data, &m); err != nil {
 					yield(nil, fmt.Errorf("server: decoding a published message: %w", err))
 					return
 				}
 				if !emit(&m) {
 					return
 				}
-			case <-sub.dropped:
+			case <-sub.Dropped:
 				// Too slow for the live fan-out: subscribe again, then catch up from the log.
-				ss.unsubscribe(sub)
-				sub = ss.subscribe(s.cfg.SubscriberBuffer)
+				ss.Unsubscribe(sub)
+				sub = ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 				for m, err := range s.store.Operation(context.WithoutCancel(ctx), session, opID) {
 					if err != nil {
 						yield(nil, err)
@@ -85,7 +85,7 @@ func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request
 				done = nil
 				// An error here means the operation ended meanwhile: its end is on its way.
 				if err := s.Interrupt(context.WithoutCancel(ctx), session, opID, "the caller cancelled"); err != nil && !errors.Is(err, ErrNotRunning) {
-					s.logf("session %s: interrupting operation %s: %v", session, opID, err)
+					s.Logf("session %s: interrupting operation %s: %v", session, opID, err)
 				}
 				drain = time.After(time.Minute)
 			case <-drain:
@@ -101,8 +101,8 @@ func (s *Server) Exec(ctx context.Context, session string, req *protocol.Request
 
 // Interrupt stops a queued or running operation of session, logging an operation_interrupt
 // with why. An operation that is not queued or running is an error wrapping ErrNotRunning.
-func (s *Server) Interrupt(ctx context.Context, session, opID, why string) error {
-	ss := s.lookup(session)
+func (s *Runner) Interrupt(ctx context.Context, session, opID, why string) error {
+	ss := s.Lookup(session)
 	if ss == nil {
 		return fmt.Errorf("%w: session %q has no operations in this server", ErrNotRunning, session)
 	}
@@ -112,21 +112,16 @@ func (s *Server) Interrupt(ctx context.Context, session, opID, why string) error
 	if o == nil {
 		return fmt.Errorf("%w: operation %q of session %q", ErrNotRunning, opID, session)
 	}
-	return ss.interrupt(ctx, opID, &protocol.Interrupt{Why: why})
+	return ss.Interrupt(ctx, opID, &protocol.Interrupt{Why: why})
 }
 
 // Store is the server's log.
-func (s *Server) Store() protocol.Store { return s.store }
-
-// Handle registers another handler on the server's mux (the MCP endpoint, the dashboard's
-// extra pages), behind the same guard as the protocol: Host allow-list, Origin check,
-// application/json bodies, body deadline and bearer token.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+func (s *Runner) Store() protocol.Store { return s.store }
 
 // Kernels lists the kernels the server can start (Config.Kernels).
-func (s *Server) Kernels(ctx context.Context) []KernelInfo {
-	if s.cfg.Kernels == nil || s.cfg.Start == nil {
+func (s *Runner) Kernels(ctx context.Context) []KernelInfo {
+	if s.cfg.Kernels == nil {
 		return []KernelInfo{}
 	}
-	return s.cfg.Kernels(ctx)
+	return s.cfg.Kernels.List(ctx)
 }

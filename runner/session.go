@@ -1,11 +1,9 @@
-package server
+package runner
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,16 +20,16 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// session owns a workspace, its kernels (one per kind, started on first use), the queue of
+// Session owns a workspace, its kernels (one per kind, started on first use), the queue of
 // its operations (run in order by a worker that runs while there are some) and the
 // subscribers of its live stream. It lives in the server while it is used; the janitor drops
-// one that has been idle for Config.IdleTimeout (closing its kernels), and a later request
+// one that has been idle for Limits.Idle (closing its kernels), and a later request
 // for it makes it anew over the same log, in a fresh workspace.
-type session struct {
-	s  *Server
+type Session struct {
+	s  *Runner
 	id string
 
-	refs int // connections, Exec calls and requests using it (guarded by Server.mu)
+	refs int // connections, Run calls and requests using it (guarded by Runner.mu)
 
 	// metaMu serialises the session's updates (name, closed) with the requests that reopen it.
 	metaMu sync.Mutex
@@ -42,7 +40,7 @@ type session struct {
 	// on a kernel (which code in the workspace controls), and the server's lock never waits
 	// for it (TryLock): one session's stuck workspace stops that session alone.
 	mu      sync.Mutex
-	subs    map[*subscriber]struct{}
+	subs    map[*Subscriber]struct{}
 	ws      string
 	kernels map[string]kernel.Kernel
 	bench   *benchrun.Served // the workspace's bench, served while kernels run there
@@ -81,68 +79,68 @@ type busyNote struct {
 const stuckAfter = 30 * time.Second
 
 // doing notes that the session is doing what, until the returned func is called.
-func (ss *session) doing(what string) func() {
+func (ss *Session) doing(what string) func() {
 	n := &busyNote{what: what, since: time.Now()}
 	ss.busy.Store(n)
 	return func() { ss.busy.CompareAndSwap(n, nil) }
 }
 
-// stuckSession is one session in /healthz's stuck_sessions.
-type stuckSession struct {
+// StuckSession is one session in /healthz's stuck_sessions.
+type StuckSession struct {
 	ID    string    `json:"id"`
 	Doing string    `json:"doing"`
 	Since time.Time `json:"since"`
 }
 
-// stuck lists the sessions whose host-side work has taken longer than stuckAfter, oldest
+// Stuck lists the sessions whose host-side work has taken longer than stuckAfter, oldest
 // first. It takes no session's lock.
-func (s *Server) stuck() []stuckSession {
+func (s *Runner) Stuck() []StuckSession {
 	s.mu.Lock()
-	all := make([]*session, 0, len(s.sessions))
+	all := make([]*Session, 0, len(s.sessions))
 	for _, ss := range s.sessions {
 		all = append(all, ss)
 	}
 	s.mu.Unlock()
-	out := []stuckSession{}
+	out := []StuckSession{}
 	for _, ss := range all {
 		if n := ss.busy.Load(); n != nil && time.Since(n.since) > stuckAfter {
-			out = append(out, stuckSession{ID: ss.id, Doing: n.what, Since: n.since.UTC()})
+			out = append(out, StuckSession{ID: ss.id, Doing: n.what, Since: n.since.UTC()})
 		}
 	}
-	slices.SortFunc(out, func(a, b stuckSession) int { return a.Since.Compare(b.Since) })
+	slices.SortFunc(out, func(a, b StuckSession) int { return a.Since.Compare(b.Since) })
 	return out
 }
 
-// open returns the live session id, making it when it is new; its caller releases it. A new
-// session beyond Config.MaxSessions takes the place of the least recently used one that
+// Open returns the live session id, making it when it is new; its caller releases it. A new
+// session beyond Limits.Sessions takes the place of the least recently used one that
 // holds nothing (no connection, operation or kernel), or is refused.
-func (s *Server) open(id string) (*session, error) {
+func (s *Runner) Open(id string) (*Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ss := s.sessions[id]; ss != nil {
 		ss.refs++
 		return ss, nil
 	}
-	if len(s.sessions) >= s.cfg.MaxSessions && !s.evictLocked() {
-		return nil, busy(http.StatusServiceUnavailable, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
+	if len(s.sessions) >= s.cfg.Limits.Sessions && !s.evictLocked() {
+		return nil, busy(false, "%d sessions are live, the server's limit (labmate serve --max-sessions): "+
 			"each has a connection, an operation or kernels; a session is dropped after %v without an operation and with no connection",
-			len(s.sessions), s.cfg.IdleTimeout)
+			len(s.sessions), s.cfg.Limits.Idle)
 	}
-	ss := &session{s: s, id: id, subs: map[*subscriber]struct{}{}, kernels: map[string]kernel.Kernel{},
+	ss := &Session{s: s, id: id, subs: map[*Subscriber]struct{}{}, kernels: map[string]kernel.Kernel{},
 		running: map[string]*op{}, used: time.Now(), refs: 1}
 	s.sessions[id] = ss
 	return ss, nil
 }
 
-// release ends a use of ss that open began.
-func (s *Server) release(ss *session) {
+// Release ends a use of ss that open began.
+func (s *Runner) Release(ss *Session) {
 	s.mu.Lock()
 	ss.refs--
 	s.mu.Unlock()
 }
 
-// lookup returns the live session id, or nil.
-func (s *Server) lookup(id string) *session {
+// Lookup returns the live session id, or nil.
+func (s *Runner) Lookup(id string) *Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sessions[id]
@@ -151,8 +149,8 @@ func (s *Server) lookup(id string) *session {
 // evictLocked drops the least recently used session that holds nothing; false when there
 // is none. s.mu is held; a session whose lock is taken is busy, and skipped (the server's
 // lock never waits for a session's).
-func (s *Server) evictLocked() bool {
-	var oldest *session
+func (s *Runner) evictLocked() bool {
+	var oldest *Session
 	for _, ss := range s.sessions {
 		if ss.refs > 0 || !ss.mu.TryLock() {
 			continue
@@ -174,9 +172,9 @@ func (s *Server) evictLocked() bool {
 // them that nobody uses. A session whose lock is taken is not idle; the server's lock never
 // waits for a session's, and each session's kernels are closed on their own, so one that
 // does not close holds up no other.
-func (s *Server) reap(idle time.Duration) {
+func (s *Runner) reap(idle time.Duration) {
 	s.mu.Lock()
-	var quiet []*session
+	var quiet []*Session
 	for id, ss := range s.sessions {
 		if !ss.mu.TryLock() {
 			continue
@@ -199,7 +197,7 @@ func (s *Server) reap(idle time.Duration) {
 
 // Append stores m in the session's log and publishes the stored copy: the session is the
 // operation.Log of its operations.
-func (ss *session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	stored, err := ss.s.store.Append(ctx, m)
@@ -212,7 +210,7 @@ func (ss *session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 			return nil, err
 		}
 		for sub := range ss.subs {
-			if !sub.offer(frame{stored.Seq, data}) {
+			if !sub.offer(Frame{stored.Seq, data}) {
 				delete(ss.subs, sub)
 			}
 		}
@@ -220,17 +218,17 @@ func (ss *session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 	return stored, nil
 }
 
-// submit accepts an operation_request: it is logged (after a session_update that reopens the
+// Submit accepts an operation_request: it is logged (after a session_update that reopens the
 // session when it was closed), checked, and either acknowledged and queued or failed as rejected. It returns the operation's id. A request beyond a limit (the
 // session's queue, the server's operations, a kernel that cannot be started now) is refused
 // with an error wrapping ErrBusy, and not logged.
-func (ss *session) submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
+func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
 	s := ss.s
 	if opID == "" {
 		opID = uuid.NewString()
 	}
 	plan, err := operation.Check(req)
-	if err == nil && s.cfg.Start == nil {
+	if err == nil && s.cfg.Kernels == nil {
 		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
 	}
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
@@ -252,14 +250,14 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 	switch {
 	case ss.running[opID] != nil:
 		refusal = fmt.Errorf("operation %s: already running", opID)
-	case len(ss.running) >= s.cfg.MaxQueue:
-		refusal = busy(http.StatusTooManyRequests, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
+	case len(ss.running) >= s.cfg.Limits.Queue:
+		refusal = busy(true, "session %s has %d operations queued or running, the limit of a session (labmate serve --max-queue): "+
 			"wait for one to end", ss.id, len(ss.running))
 	case err == nil && ss.kernels[plan.Kernel] == nil && !s.pool.canStart(plan.Kernel):
 		refusal = s.pool.full()
 	}
 	if refusal == nil && !s.ops.take() {
-		refusal = busy(http.StatusServiceUnavailable, "%d operations are queued or running on this server, its limit (labmate serve --max-operations): "+
+		refusal = busy(false, "%d operations are queued or running on this server, its limit (labmate serve --max-operations): "+
 			"wait for some to end", s.ops.limit())
 	}
 	if refusal != nil {
@@ -306,9 +304,9 @@ func (ss *session) submit(ctx context.Context, opID string, req *protocol.Reques
 	return opID, nil
 }
 
-// interrupt logs an operation_interrupt and stops the operation: a running one is
+// Interrupt logs an operation_interrupt and stops the operation: a running one is
 // interrupted, a queued one leaves the queue and ends at once.
-func (ss *session) interrupt(ctx context.Context, opID string, in *protocol.Interrupt) error {
+func (ss *Session) Interrupt(ctx context.Context, opID string, in *protocol.Interrupt) error {
 	m, err := protocol.NewMessage(protocol.TypeInterrupt, ss.id, opID, in)
 	if err != nil {
 		return err
@@ -333,7 +331,7 @@ func (ss *session) interrupt(ctx context.Context, opID string, in *protocol.Inte
 }
 
 // work runs the session's queue, one operation after the other, until it is empty.
-func (ss *session) work() {
+func (ss *Session) work() {
 	for {
 		ss.mu.Lock()
 		if len(ss.queue) == 0 {
@@ -349,7 +347,7 @@ func (ss *session) work() {
 	}
 }
 
-func (ss *session) run(o *op) {
+func (ss *Session) run(o *op) {
 	if o.ctx.Err() != nil { // interrupted or shut down while queued
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: ss.s.stopReason("before the operation started")})
 		return
@@ -361,22 +359,22 @@ func (ss *session) run(o *op) {
 	}
 	for _, err := range o.life.Run(o.ctx, k, o.plan, ss.s.execOptions()) {
 		if err != nil {
-			ss.s.logf("session %s: %v", ss.id, err)
+			ss.s.Logf("session %s: %v", ss.id, err)
 		}
 	}
 	ss.done(o)
 }
 
 // finish ends an operation that did not run with f.
-func (ss *session) finish(o *op, f *protocol.Failed) {
+func (ss *Session) finish(o *op, f *protocol.Failed) {
 	if err := o.life.Fail(context.Background(), f); err != nil {
-		ss.s.logf("session %s: terminal message: %v", ss.id, err)
+		ss.s.Logf("session %s: terminal message: %v", ss.id, err)
 	}
 	ss.done(o)
 }
 
 // done forgets an operation that ended.
-func (ss *session) done(o *op) {
+func (ss *Session) done(o *op) {
 	ss.mu.Lock()
 	delete(ss.running, o.id)
 	ss.used = time.Now()
@@ -387,7 +385,7 @@ func (ss *session) done(o *op) {
 
 // kernel returns the session's kernel of that kind, starting it on first use. The session's
 // first kernel may come pre-warmed from the pool; its workspace becomes the session's.
-func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, error) {
+func (ss *Session) kernel(ctx context.Context, name string) (kernel.Kernel, error) {
 	ss.mu.Lock()
 	k, ws := ss.kernels[name], ss.ws
 	ss.mu.Unlock()
@@ -415,14 +413,14 @@ func (ss *session) kernel(ctx context.Context, name string) (kernel.Kernel, erro
 // journal, without holding the session's lock: it opens and replays files in the workspace.
 // A bench that cannot be served (a journal that code in the workspace replaced with a FIFO or
 // a symbolic link) is logged, and the session's bench endpoint says why.
-func (ss *session) serveBench(ctx context.Context, ws string) {
+func (ss *Session) serveBench(ctx context.Context, ws string) {
 	done := ss.doing("serving the bench")
 	b, err := benchrun.Serve(ctx, ws, &benchrun.ServeOptions{Keep: true,
 		Approve: benchrun.Refuse("a session's cells ask nobody; run the protocol with labmate lab run --approve ask"),
 		Note:    ss.noteReading})
 	done()
 	if err != nil {
-		ss.s.logf("session %s: no bench: %v", ss.id, err)
+		ss.s.Logf("session %s: no bench: %v", ss.id, err)
 	}
 	ss.mu.Lock()
 	ss.serving = false
@@ -433,14 +431,14 @@ func (ss *session) serveBench(ctx context.Context, ws string) {
 	ss.mu.Unlock()
 	if closed && b != nil {
 		if err := b.Close(); err != nil {
-			ss.s.logf("session %s: the bench: %v", ss.id, err)
+			ss.s.Logf("session %s: the bench: %v", ss.id, err)
 		}
 	}
 }
 
 // closeKernels closes the session's kernels if it is still idle for longer than idle (0:
 // unconditionally, at shutdown).
-func (ss *session) closeKernels(idle time.Duration) {
+func (ss *Session) closeKernels(idle time.Duration) {
 	ss.mu.Lock()
 	if idle > 0 && (len(ss.running) > 0 || time.Since(ss.used) <= idle) {
 		ss.mu.Unlock()
@@ -454,7 +452,7 @@ func (ss *session) closeKernels(idle time.Duration) {
 	}
 	if b != nil {
 		if err := b.Close(); err != nil {
-			ss.s.logf("session %s: the bench: %v", ss.id, err)
+			ss.s.Logf("session %s: the bench: %v", ss.id, err)
 		}
 	}
 }
@@ -469,16 +467,4 @@ func newWorkspace(root string) (string, error) {
 		return "", fmt.Errorf("workspaces: %w", err)
 	}
 	return filepath.Abs(dir)
-}
-
-// decodeRequest reads an operation_request payload.
-func decodeRequest(raw json.RawMessage) (*protocol.Request, error) {
-	var req protocol.Request
-	if len(raw) == 0 {
-		return nil, errors.New("operation_request payload: missing")
-	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return nil, fmt.Errorf("operation_request payload: %w", err)
-	}
-	return &req, nil
 }

@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -8,20 +8,20 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// pastEnd is the error of an after=SEQ beyond a session's last seq: a follower that asks for
+// PastEnd is the error of an after=SEQ beyond a session's last seq: a follower that asks for
 // it would wait for nothing it could have seen, so it is told instead, with the log's last
 // seq (a client that saw messages a killed server never committed goes on from there).
-type pastEnd struct {
+type PastEnd struct {
 	msg  string
-	last int64
+	Last int64 // the last seq of the log
 }
 
-func (e *pastEnd) Error() string { return e.msg }
+func (e *PastEnd) Error() string { return e.msg }
 
-// checkAfter refuses an after=SEQ past the end of session id's log (a typo, or a seq from
+// CheckAfter refuses an after=SEQ past the end of session id's log (a typo, or a seq from
 // another session or another server's log), naming the value and the last seq; an after at
 // or below the last seq, or 0, is fine.
-func (s *Server) checkAfter(ctx context.Context, id string, after int64) error {
+func (s *Runner) CheckAfter(ctx context.Context, id string, after int64) error {
 	if after <= 0 {
 		return nil
 	}
@@ -45,7 +45,7 @@ func (s *Server) checkAfter(ctx context.Context, id string, after int64) error {
 		}
 	}
 	if last == 0 {
-		return &pastEnd{fmt.Sprintf("past the end of the log: after=%d, but session %s has no messages yet (follow it with after=0)", after, id), 0}
+		return &PastEnd{fmt.Sprintf("past the end of the log: after=%d, but session %s has no messages yet (follow it with after=0)", after, id), 0}
 	}
-	return &pastEnd{fmt.Sprintf("past the end of the log: after=%d, but the last seq of session %s is %d (follow it with after=%d or less)", after, id, last, last), last}
+	return &PastEnd{fmt.Sprintf("past the end of the log: after=%d, but the last seq of session %s is %d (follow it with after=%d or less)", after, id, last, last), last}
 }

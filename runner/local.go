@@ -1,11 +1,10 @@
-package server
+package runner
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"iter"
-	"net/http"
 	"time"
 
 	"github.com/labmate/labmate/agent"
@@ -14,9 +13,9 @@ import (
 )
 
 // The other processes of this machine (labmate run, exec, campaign run, lab run) append to the
-// server's log file themselves (package protocol/sqlite takes many writers). The server follows
+// runner's log file themselves (package protocol/sqlite takes many writers). The runner follows
 // what they append (tailLog): live sessions publish it to their subscribers, and an agent run
-// another process runs (Config.Owner) is followed as one of the server's — listed, followed
+// another process runs (Config.Owner) is followed as one of the runner's — listed, followed
 // live, cancelled (the process gets SIGINT, as from Ctrl-C) — and ended as process_died when
 // its process stops without ending it.
 
@@ -25,15 +24,15 @@ type tailer interface {
 	Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, error]
 }
 
-// localRun is a run another process runs.
-type localRun struct {
-	pid  int
-	ss   *session
-	done chan struct{} // closed when the server stops following it
+// LocalRun is a run another process runs, appending to the log itself.
+type LocalRun struct {
+	pid     int
+	Session *Session
+	done    chan struct{} // closed when the runner stops following it
 }
 
-// tailLog follows what other processes append to the log until the server closes.
-func (s *Server) tailLog() {
+// tailLog follows what other processes append to the log until the runner closes.
+func (s *Runner) tailLog() {
 	t, ok := s.store.(tailer)
 	if !ok {
 		return
@@ -41,7 +40,7 @@ func (s *Server) tailLog() {
 	for s.ctx.Err() == nil {
 		for m, err := range t.Tail(s.ctx) {
 			if err != nil {
-				s.logf("following what other processes append to the log: %v", err)
+				s.Logf("following what other processes append to the log: %v", err)
 				break
 			}
 			s.foreign(m)
@@ -55,7 +54,7 @@ func (s *Server) tailLog() {
 
 // foreign publishes m, which another process appended, to its live session, after following the
 // run it belongs to when another process runs that.
-func (s *Server) foreign(m *protocol.EnhancedMessage) {
+func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 	id := m.OperationID
 	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume)
 	if isRun && s.cfg.Owner != nil {
@@ -65,12 +64,12 @@ func (s *Server) foreign(m *protocol.EnhancedMessage) {
 		if lr == nil && !mine { // a followed run's watcher sees its process stop
 			if pid, _, live := s.cfg.Owner(id); live {
 				if err := s.adoptLocal(id, pid); err != nil {
-					s.logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
+					s.Logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
 				}
 			}
 		}
 	}
-	if ss := s.lookup(m.SessionID); ss != nil {
+	if ss := s.Lookup(m.SessionID); ss != nil {
 		ss.publish(m)
 	}
 	if m.Type == protocol.TypeRunEnd {
@@ -78,15 +77,15 @@ func (s *Server) foreign(m *protocol.EnhancedMessage) {
 		lr := s.local[id]
 		s.mu.Unlock()
 		if lr != nil {
-			s.dropLocal(id, lr)
+			s.DropLocal(id, lr)
 		}
 	}
 }
 
-// publish hands m, appended by another process, to the session's subscribers. A subscriber
-// skips what it has and fills a gap from the log (catchUp), so a message published out of order
-// costs a read, never a loss.
-func (ss *session) publish(m *protocol.EnhancedMessage) {
+// publish hands m, appended by another process, to the session's subscribers. Subscribe skips
+// what a listener has and fills a gap from the log, so a message published out of order costs
+// a read, never a loss.
+func (ss *Session) publish(m *protocol.EnhancedMessage) {
 	data, err := json.Marshal(m)
 	if err != nil {
 		return
@@ -94,53 +93,34 @@ func (ss *session) publish(m *protocol.EnhancedMessage) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for sub := range ss.subs {
-		if !sub.offer(frame{m.Seq, data}) {
+		if !sub.offer(Frame{m.Seq, data}) {
 			delete(ss.subs, sub)
 		}
 	}
 }
 
-// catchUp reads session id's log after last up to seq before (exclusive) and sends what it reads
-// with send: a frame came with a seq beyond the next, another process appended what lies
-// between. It returns the last seq sent.
-func (s *Server) catchUp(ctx context.Context, id string, last, before int64, send func(*protocol.EnhancedMessage) error) (int64, error) {
-	for m, err := range s.store.After(ctx, id, last) {
-		if err != nil {
-			return last, err
-		}
-		if m.Seq >= before {
-			break
-		}
-		if err := send(m); err != nil {
-			return last, err
-		}
-		last = m.Seq
-	}
-	return last, nil
-}
-
 // adoptLocal follows run id, which process pid runs: its session stays live (its followers are
 // woken by each message), running says it runs (a cancel sends the process SIGINT), and a
 // watcher ends the run as process_died when the process stops without ending it.
-func (s *Server) adoptLocal(id string, pid int) error {
+func (s *Runner) adoptLocal(id string, pid int) error {
 	s.mu.Lock()
 	if s.runs[id] != nil {
 		s.mu.Unlock()
-		return refuse(http.StatusConflict, "run %s is run by this server, not by process %d", id, pid)
+		return refuse(ErrConflict, "run %s is run by this server, not by process %d", id, pid)
 	}
 	old := s.local[id]
 	s.mu.Unlock()
 	if old != nil {
-		s.dropLocal(id, old)
+		s.DropLocal(id, old)
 	}
-	ss, err := s.open(id)
+	ss, err := s.Open(id)
 	if err != nil {
 		return err
 	}
-	lr := &localRun{pid: pid, ss: ss, done: make(chan struct{})}
+	lr := &LocalRun{pid: pid, Session: ss, done: make(chan struct{})}
 	s.mu.Lock()
 	if s.local == nil {
-		s.local = map[string]*localRun{}
+		s.local = map[string]*LocalRun{}
 	}
 	s.local[id] = lr
 	s.mu.Unlock()
@@ -148,8 +128,8 @@ func (s *Server) adoptLocal(id string, pid int) error {
 	return nil
 }
 
-// dropLocal stops following run id's lr.
-func (s *Server) dropLocal(id string, lr *localRun) {
+// DropLocal stops following run id's lr.
+func (s *Runner) DropLocal(id string, lr *LocalRun) {
 	s.mu.Lock()
 	if s.local[id] != lr {
 		s.mu.Unlock()
@@ -158,15 +138,15 @@ func (s *Server) dropLocal(id string, lr *localRun) {
 	delete(s.local, id)
 	s.mu.Unlock()
 	close(lr.done)
-	s.release(lr.ss)
+	s.Release(lr.Session)
 }
 
-// localPoll is how often the server looks whether the processes of the runs it follows live.
+// localPoll is how often the runner looks whether the processes of the runs it follows live.
 const localPoll = 500 * time.Millisecond
 
 // watchLocal ends run id as process_died when its process stops while its stream is open, and
 // stops following it then.
-func (s *Server) watchLocal(id string, lr *localRun) {
+func (s *Runner) watchLocal(id string, lr *LocalRun) {
 	t := time.NewTicker(localPoll)
 	defer t.Stop()
 	for {
@@ -174,24 +154,24 @@ func (s *Server) watchLocal(id string, lr *localRun) {
 		case <-lr.done:
 			return
 		case <-s.ctx.Done():
-			s.dropLocal(id, lr)
+			s.DropLocal(id, lr)
 			return
 		case <-t.C:
 		}
 		if pid, _, live := s.cfg.Owner(id); live && pid == lr.pid {
 			continue
 		}
-		if op, err := s.runInfo(s.ctx, id); err == nil && op.State.Live() {
+		if op, err := s.RunInfo(s.ctx, id); err == nil && op.State.Live() {
 			hint := ""
 			if h := resumeHint(&s.cfg); h != nil {
 				hint = h(id)
 			}
-			if _, err := agent.AppendRun(s.ctx, lr.ss, protocol.TypeRunEnd, id, locallog.Died(lr.pid, hint)); err != nil &&
+			if _, err := agent.AppendRun(s.ctx, lr.Session, protocol.TypeRunEnd, id, locallog.Died(lr.pid, hint)); err != nil &&
 				!errors.Is(err, protocol.ErrIllegalTransition) {
-				s.logf("run %s: ending it after its process %d stopped: %v", id, lr.pid, err)
+				s.Logf("run %s: ending it after its process %d stopped: %v", id, lr.pid, err)
 			}
 		}
-		s.dropLocal(id, lr)
+		s.DropLocal(id, lr)
 		return
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package runner
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // Parked runs. An agent run that needs a job's result parks (agent.StopParked): its run_end
 // has reason parked and is resumable, and the agent's stop event before it names the job. The
 // server then watches the job (Config.Jobs) without holding the run: it takes none of the
-// Config.MaxRuns places. When the job ends the server resumes the run — a run_resume whose by
+// Limits.Runs places. When the job ends the server resumes the run — a run_resume whose by
 // says which job ended and how — and the run's waiting wait_job call gets the job's outcome.
 // At start-up, the runs the log shows parked are watched again, so a server stopped while a
 // run is parked loses nothing.
@@ -28,7 +28,7 @@ type parkWatch struct {
 
 // parkedEnd is the run_end of a run that parked on job: it says that the server resumes it
 // when the job ends, when it can.
-func (s *Server) parkedEnd(end *protocol.RunEnd, id, jobID string) {
+func (s *Runner) parkedEnd(end *protocol.RunEnd, id, jobID string) {
 	end.Job = jobID
 	if _, err := s.cfg.Jobs.For(job.ID(jobID)); err == nil && s.cfg.Resume != nil {
 		end.Resume = fmt.Sprintf("the server resumes it when job %s ends (or POST /v1/runs/%s/resume once it has)", jobID, id)
@@ -43,13 +43,13 @@ func (s *Server) parkedEnd(end *protocol.RunEnd, id, jobID string) {
 // watchParked waits for job jobID to end, then resumes run id, which parked on it. It
 // returns when the job has ended and the resume started (or could not), or the server closes.
 // A second watch of the same run and job is not started.
-func (s *Server) watchParked(id, jobID string) {
+func (s *Runner) watchParked(id, jobID string) {
 	if s.cfg.Resume == nil {
 		return
 	}
 	sch, err := s.cfg.Jobs.For(job.ID(jobID))
 	if err != nil {
-		s.logf("run %s: parked on job %s, which this server cannot watch: %v", id, jobID, err)
+		s.Logf("run %s: parked on job %s, which this server cannot watch: %v", id, jobID, err)
 		return
 	}
 	p := &s.parks
@@ -79,7 +79,7 @@ func (s *Server) watchParked(id, jobID string) {
 	for st, err := range sch.Watch(s.ctx, job.ID(jobID)) {
 		if err != nil {
 			if s.ctx.Err() == nil {
-				s.logf("run %s: watching job %s it is parked on: %v", id, jobID, err)
+				s.Logf("run %s: watching job %s it is parked on: %v", id, jobID, err)
 			}
 			return
 		}
@@ -92,13 +92,13 @@ func (s *Server) watchParked(id, jobID string) {
 	}
 	by := fmt.Sprintf("job %s ended (%s): labmate serve resumed the run parked on it", jobID, last.State)
 	for {
-		err := s.resume(s.ctx, id, by)
-		var be *busyError
+		err := s.Resume(s.ctx, id, by)
+		var be *BusyError
 		if !errors.As(err, &be) {
 			if err != nil {
-				s.logf("run %s: job %s ended, but the run was not resumed: %v", id, jobID, err)
+				s.Logf("run %s: job %s ended, but the run was not resumed: %v", id, jobID, err)
 			} else {
-				s.logf("run %s: resumed (job %s ended: %s)", id, jobID, last.State)
+				s.Logf("run %s: resumed (job %s ended: %s)", id, jobID, last.State)
 			}
 			return
 		}
@@ -112,7 +112,7 @@ func (s *Server) watchParked(id, jobID string) {
 
 // watchParkedRuns watches again the jobs of the runs the log shows parked (a previous server
 // stopped while they were).
-func (s *Server) watchParkedRuns(ctx context.Context) error {
+func (s *Runner) watchParkedRuns(ctx context.Context) error {
 	if s.cfg.Resume == nil || s.cfg.Jobs == nil {
 		return nil
 	}
@@ -121,7 +121,7 @@ func (s *Server) watchParkedRuns(ctx context.Context) error {
 		return err
 	}
 	for _, si := range sessions {
-		op, err := s.runInfo(ctx, si.ID)
+		op, err := s.RunInfo(ctx, si.ID)
 		if errors.Is(err, protocol.ErrUnknownOperation) || err == nil && !op.State.Terminal() {
 			continue
 		}
@@ -133,7 +133,7 @@ func (s *Server) watchParkedRuns(ctx context.Context) error {
 			return err
 		}
 		if jobID != "" {
-			s.logf("run %s: parked on job %s: watching it again", si.ID, jobID)
+			s.Logf("run %s: parked on job %s: watching it again", si.ID, jobID)
 			s.wg.Go(func() { s.watchParked(si.ID, jobID) })
 		}
 	}
@@ -143,7 +143,7 @@ func (s *Server) watchParkedRuns(ctx context.Context) error {
 // parkedOn is the job run id is parked on: its last run_end's, when that is a resumable
 // parked end. Only the end of the session is read (a run_end and the session's updates that
 // may follow it), the whole run only when that holds no run_end.
-func (s *Server) parkedOn(ctx context.Context, si *protocol.SessionInfo) (string, error) {
+func (s *Runner) parkedOn(ctx context.Context, si *protocol.SessionInfo) (string, error) {
 	var end *protocol.RunEnd
 	read := func(after int64) error {
 		for m, err := range s.store.After(ctx, si.ID, after) {

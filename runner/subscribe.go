@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
+// its buffer is full it is dropped and told to resume from the log (messages here are only
+// ever dropped together with the subscriber, never silently).
+type Subscriber struct {
+	C       chan Frame    // the messages, in seq order
+	Dropped chan struct{} // closed when the subscriber is cut off
+	once    sync.Once
+}
+
+// Frame is one message as sent: encoded once, however many subscribers it goes to.
+type Frame struct {
+	Seq  int64
+	Data []byte
+}
+
+// offer hands f to the subscriber; false when it was too slow and has been cut off.
+func (sub *Subscriber) offer(f Frame) bool {
+	select {
+	case sub.C <- f:
+		return true
+	default:
+		sub.once.Do(func() { close(sub.Dropped) })
+		return false
+	}
+}
+
+// Subscribe adds a live listener of the session's log, whose buffer holds buffer messages;
+// the caller removes it with Unsubscribe.
+func (ss *Session) Subscribe(buffer int) *Subscriber {
+	sub := &Subscriber{C: make(chan Frame, buffer), Dropped: make(chan struct{})}
+	ss.mu.Lock()
+	ss.subs[sub] = struct{}{}
+	ss.mu.Unlock()
+	return sub
+}
+
+// Unsubscribe removes sub.
+func (ss *Session) Unsubscribe(sub *Subscriber) {
+	ss.mu.Lock()
+	delete(ss.subs, sub)
+	ss.mu.Unlock()
+}
+
+// ErrShutdown ends a Subscribe stream when the runner closes, after every message published
+// to it was delivered.
+var ErrShutdown = errors.New("runner: shut down")
+
+// TooSlowError ends a Subscribe stream whose listener fell more than Limits.SubscriberBuffer
+// messages behind the live stream; Last is the last seq it was given: it resumes from the
+// log with after=Last.
+type TooSlowError struct{ Last int64 }
+
+func (e *TooSlowError) Error() string {
+	return fmt.Sprintf("too slow for the live stream: resume with after=%d", e.Last)
+}
+
+// Subscribe yields the log of session after seq after, then its live stream, each message once,
+// in seq order, as its encoded Frame (encoded once for every listener). The drop policy: the
+// fan-out never waits for a listener; one more than Limits.SubscriberBuffer messages behind
+// is cut off, and its stream ends with a *TooSlowError that names where to resume — no
+// message is ever skipped silently. When the runner closes, the stream delivers what was
+// published and ends with ErrShutdown. It ends without error when ctx does.
+func (s *Runner) Subscribe(ctx context.Context, session string, after int64) iter.Seq2[Frame, error] {
+	return func(yield func(Frame, error) bool) {
+		ss, err := s.Open(session)
+		if err != nil {
+			yield(Frame{}, err)
+			return
+		}
+		defer s.Release(ss)
+		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
+		defer ss.Unsubscribe(sub)
+		// Replay the log after seq after, then go live, skipping what the replay already gave.
+		last := after
+		for m, err := range s.store.After(ctx, session, after) {
+			if errors.Is(err, protocol.ErrUnknownSession) {
+				break // a new session: nothing to replay
+			}
+			if err != nil {
+				yield(Frame{}, fmt.Errorf("reading the log: %w", err))
+				return
+			}
+			f, err := frameOf(m)
+			if err != nil {
+				yield(Frame{}, err)
+				return
+			}
+			if !yield(f, nil) {
+				return
+			}
+			last = m.Seq
+		}
+		// drain delivers what was published before the runner shut down, then says so.
+		drain := func() {
+			for {
+				select {
+				case f := <-sub.C:
+					if f.Seq > last && !yield(f, nil) {
+						return
+					}
+				default:
+					yield(Frame{}, ErrShutdown)
+					return
+				}
+			}
+		}
+		for {
+			select {
+			case f := <-sub.C:
+				if f.Seq <= last {
+					continue
+				}
+				if f.Seq > last+1 { // another process appended what lies between (local.go)
+					var ok bool
+					if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {
+						return
+					}
+				}
+				if !yield(f, nil) {
+					return
+				}
+				last = f.Seq
+			case <-sub.Dropped:
+				yield(Frame{}, &TooSlowError{Last: last})
+				return
+			case <-ctx.Done():
+				if s.streams.Err() == nil {
+					return // the listener went away
+				}
+				drain()
+				return
+			case <-s.streams.Done():
+				drain()
+				return
+			}
+		}
+	}
+}
+
+// catchUp yields session's log after last up to seq before (exclusive): a live frame came with
+// a seq beyond the next, another process appended what lies between. It returns the last seq
+// yielded, and false when the stream must end (the listener stopped, or the log failed: said).
+func (s *Runner) catchUp(ctx context.Context, session string, last, before int64, yield func(Frame, error) bool) (int64, bool) {
+	for m, err := range s.store.After(ctx, session, last) {
+		if err != nil {
+			yield(Frame{}, fmt.Errorf("reading the log: %w", err))
+			return last, false
+		}
+		if m.Seq >= before {
+			break
+		}
+		f, err := frameOf(m)
+		if err != nil {
+			yield(Frame{}, err)
+			return last, false
+		}
+		if !yield(f, nil) {
+			return last, false
+		}
+		last = m.Seq
+	}
+	return last, true
+}
+
+// frameOf encodes m as a Frame.
+func frameOf(m *protocol.EnhancedMessage) (Frame, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
+	}
+	return Frame{Seq: m.Seq, Data: data}, nil
+}

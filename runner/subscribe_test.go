@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/labmate/labmate/protocol"
+)
+
+// name appends n session_update messages to session ss, naming it name-0 … name-(n-1).
+func name(t *testing.T, ss *Session, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := ss.Update(context.Background(), func(u *protocol.SessionUpdate) { u.Name = fmt.Sprint(prefix, "-", i) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Subscribe replays the log after a seq, goes live, and keeps its drop policy: a listener
+// that falls more than Limits.SubscriberBuffer messages behind is cut off with a TooSlowError
+// naming the last seq it was given — every message up to it delivered once, in order, none
+// skipped — and a listener still there when the runner closes gets what was published, then
+// ErrShutdown.
+func TestSubscribe(t *testing.T) {
+	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Limits: Limits{SubscriberBuffer: 4}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			r.Close()
+		}
+	}()
+	ss, err := r.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release(ss)
+	name(t, ss, "before", 3) // seq 1..3
+
+	var seqs []int64
+	var end error
+	for f, err := range r.Subscribe(context.Background(), "s", 1) {
+		if err != nil {
+			end = err
+			break
+		}
+		seqs = append(seqs, f.Seq)
+		if f.Seq == 3 {
+			name(t, ss, "while-away", 10) // the listener is busy: 10 > 4 messages published meanwhile
+		}
+	}
+	var slow *TooSlowError
+	if !errors.As(end, &slow) {
+		t.Fatalf("a listener 10 messages behind with a buffer of 4: ended with %v, want a TooSlowError", end)
+	}
+	for i, s := range seqs {
+		if s != int64(i)+2 {
+			t.Fatalf("seqs %v: want 2, 3, … without a gap or a repeat", seqs)
+		}
+	}
+	if slow.Last != seqs[len(seqs)-1] || slow.Last < 3 {
+		t.Errorf("cut off after seqs %v, told to resume after %d", seqs, slow.Last)
+	}
+
+	// Resuming from Last gives the rest; the runner's close ends the stream with ErrShutdown.
+	seqs, end = nil, nil
+	for f, err := range r.Subscribe(context.Background(), "s", slow.Last) {
+		if err != nil {
+			end = err
+			break
+		}
+		seqs = append(seqs, f.Seq)
+		if f.Seq == 13 {
+			name(t, ss, "last", 2) // 14, 15: published before the close, delivered after it
+			closed = true
+			go r.Close()
+		}
+	}
+	if !errors.Is(end, ErrShutdown) {
+		t.Errorf("at close: ended with %v, want ErrShutdown", end)
+	}
+	if len(seqs) == 0 || seqs[0] != slow.Last+1 || seqs[len(seqs)-1] != 15 {
+		t.Errorf("resumed after %d: seqs %v, want %d … 15", slow.Last, seqs, slow.Last+1)
+	}
+}

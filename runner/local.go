@@ -9,7 +9,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // The other processes of this machine (labmate run, exec, campaign run, lab run) append to the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).

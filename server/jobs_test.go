@@ -24,9 +24,9 @@ import (
 	"github.com/labmate/labmate/job/slurm"
 	"github.com/labmate/labmate/job/slurm/slurmtest"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/sandbox"
 	"github.com/labmate/labmate/server"
-	"github.com/labmate/labmate/server/locallog"
 )
 
 // jobLab is a server over a real sqlite log and a real, sandboxed job/local, on loopback

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // localLog opens the log of data directory flag (default: the usual one) for a command that

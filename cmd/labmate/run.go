@@ -21,7 +21,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory/builtin"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/tool"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/labmate/labmate/agent/report"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // openRuns opens the run checkpoints of the --data directory.

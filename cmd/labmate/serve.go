@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/server"
-	"github.com/labmate/labmate/server/locallog"
 	"github.com/labmate/labmate/server/mcp"
 )
 

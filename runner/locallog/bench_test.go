@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server/locallog"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // BenchmarkAppend is the cost of one event of a labmate run in the log while labmate serve has

@@ -113,6 +113,8 @@ var ErrReadOnly = errors.New("sqlite: the store is open read-only")
 
 const (
 	maxBatch = 1024 // messages per transaction
+	rowBatch = 64   // messages per INSERT statement
+	msgCols  = 7    // the columns of a message's row
 	// A transaction is committed once no message has come for linger, and at the latest
 	// maxHold after it began (other processes wait for the write lock meanwhile).
 	linger    = time.Millisecond
@@ -131,8 +133,8 @@ type Store struct {
 	w      *sql.Conn // the writer's own connection (nil: read-only)
 	lock   *os.File  // this Store's writer lock (nil: read-only)
 	writer string    // its name, recorded in the operations it appends to
-	// The writer's statements.
-	insertOp, updateOp, insertMsg, opState *sql.Stmt
+	// The writer's statements; insertMsgs inserts rowBatch messages at once.
+	insertOp, updateOp, insertMsg, insertMsgs, opState *sql.Stmt
 
 	closeMu sync.RWMutex // held for reading by appends and flushes
 	closed  bool
@@ -151,6 +153,7 @@ type Store struct {
 	inTx              bool
 	first, last       int64
 	updates           map[[2]string]update // operation → its last message in the transaction
+	rows              []any                // numbered messages not yet inserted: msgCols values each
 
 	dirty  atomic.Bool           // a transaction holds messages not yet committed
 	failed atomic.Pointer[error] // a failed transaction: appends are refused
@@ -274,10 +277,11 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	for stmt, query := range map[**sql.Stmt]string{
-		&s.insertOp:  "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		&s.updateOp:  "UPDATE operations SET state = ?, updated = ?, last_seq = ?, writer = ? WHERE session_id = ? AND operation_id = ?",
-		&s.insertMsg: "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
-		&s.opState:   "SELECT state FROM operations WHERE session_id = ? AND operation_id = ?",
+		&s.insertOp:   "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		&s.updateOp:   "UPDATE operations SET state = ?, updated = ?, last_seq = ?, writer = ? WHERE session_id = ? AND operation_id = ?",
+		&s.insertMsg:  "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+		&s.insertMsgs: "INSERT INTO messages VALUES " + strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", rowBatch-1) + "(?, ?, ?, ?, ?, ?, ?)",
+		&s.opState:    "SELECT state FROM operations WHERE session_id = ? AND operation_id = ?",
 	} {
 		if *stmt, err = s.w.PrepareContext(ctx, query); err != nil {
 			return fmt.Errorf("preparing %q: %w", query, err)
@@ -541,18 +545,41 @@ func (s *Store) insert(w write) error {
 	if payload == nil {
 		payload = []byte{}
 	}
-	res, err := s.insertMsg.ExecContext(ctx, m.SessionID, m.Seq, m.ID, m.Type, m.OperationID, m.Timestamp, payload)
-	if err != nil {
-		s.fail(fmt.Errorf("message %d of session %s: %w", m.Seq, m.SessionID, err))
-		return *s.failed.Load()
-	}
-	if id, err := res.LastInsertId(); err == nil {
-		if s.first == 0 {
-			s.first = id
-		}
-		s.last = id
-	}
+	// The row is inserted with others (insertRows), later in the same transaction: this Store
+	// holds the file's write lock until it commits, so the seq it gave stays the session's next.
+	s.rows = append(s.rows, m.SessionID, m.Seq, m.ID, string(m.Type), m.OperationID, m.Timestamp, payload)
 	k.last, k.ops[m.OperationID] = m.Seq, to
+	if len(s.rows) >= rowBatch*msgCols {
+		return s.insertRows()
+	}
+	return nil
+}
+
+// insertRows inserts the numbered messages not yet inserted, rowBatch to a statement (one
+// statement for many rows costs a fraction of one per row), and records the rowids they took.
+// A failed statement fails the store.
+func (s *Store) insertRows() error {
+	ctx := context.Background()
+	for len(s.rows) > 0 {
+		stmt, n := s.insertMsgs, rowBatch
+		if len(s.rows) < rowBatch*msgCols {
+			stmt, n = s.insertMsg, 1
+		}
+		res, err := stmt.ExecContext(ctx, s.rows[:n*msgCols]...)
+		if err != nil {
+			s.fail(fmt.Errorf("message %d of session %s: %w", s.rows[1], s.rows[0], err))
+			return *s.failed.Load()
+		}
+		// Rows inserted by one statement take consecutive rowids, the last one's reported.
+		if id, err := res.LastInsertId(); err == nil {
+			if s.first == 0 {
+				s.first = id - int64(n) + 1
+			}
+			s.last = id
+		}
+		s.rows = s.rows[n*msgCols:]
+	}
+	s.rows = s.rows[:0]
 	return nil
 }
 
@@ -560,6 +587,9 @@ func (s *Store) insert(w write) error {
 func (s *Store) commit() error {
 	if !s.inTx {
 		return nil
+	}
+	if err := s.insertRows(); err != nil {
+		return err
 	}
 	ctx := context.Background()
 	for _, u := range s.updates {
@@ -1073,7 +1103,7 @@ func (s *Store) Close() error {
 // checkpoints the WAL into the file and removes it, unless a statement is left open.
 func (s *Store) release() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{s.insertOp, s.updateOp, s.insertMsg, s.opState} {
+	for _, stmt := range []*sql.Stmt{s.insertOp, s.updateOp, s.insertMsg, s.insertMsgs, s.opState} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}

@@ -11,9 +11,9 @@ import (
 // often for bigger trees, so that walking costs this process at most 1/quotaCost of a core
 // whatever the number of files; a tree that takes longer than quotaCheap to walk is measured by
 // du(1) inside the sandbox's cgroup, on the sandbox's budget, every quotaMax. Between walks it
-// reads, every quotaMin (quotaFast while it writes fast), how much the sandbox has just written
-// (its dirty page cache, one read of a cgroup file), and measures at once when that could have
-// passed the quota.
+// reads, every quotaMin (quotaFast while it writes fast enough to pass its quota within a few
+// reads), how much the sandbox has just written (its dirty page cache, one read of a cgroup
+// file), and measures at once when that could have passed the quota.
 const (
 	quotaMin   = 10 * time.Millisecond
 	quotaFast  = time.Millisecond // how often a sandbox that writes fast is read
@@ -101,9 +101,11 @@ func (w *watchdog) run() {
 	var next time.Time  // the earliest time of the next scheduled walk
 	var dirtyAt int64   // the sandbox's unwritten page cache at the last walk
 	var since time.Time // when the current breach began; zero: none
-	var level int64     // the growth at that moment
+	var level int64     // the growth at that moment (then just after writes were stopped)
 	var stopped bool    // whether writes were stopped then
+	var settled bool    // whether the level was measured again after the stop
 	var lastDirty int64 // the sandbox's unwritten page cache at the last tick
+	var lastUsed int64  // the growth measured by then
 	interval := quotaMin
 	for {
 		select {
@@ -121,17 +123,17 @@ func (w *watchdog) run() {
 		// if it could have taken the workspace past its quota.
 		d, known := w.dirty()
 		suspect := known && used+max(d-dirtyAt, 0) > w.limit
-		// A sandbox writing fast is read every quotaFast, so that it cannot go far past its
-		// quota between two reads.
+		// A sandbox writing fast enough to use up what is left of its quota within four
+		// reads is read every quotaFast, so that it cannot go far past it between two reads.
 		want := quotaMin
-		if known && d-lastDirty > w.limit/16 {
+		if grew := max(d-lastDirty, 0) + max(used-lastUsed, 0); known && 4*grew > w.limit-used {
 			want = quotaFast
 		}
 		if want != interval {
 			interval = want
 			t.Reset(interval)
 		}
-		lastDirty = d
+		lastDirty, lastUsed = d, used
 		if time.Now().Before(next) && !suspect && since.IsZero() {
 			continue
 		}
@@ -162,9 +164,14 @@ func (w *watchdog) run() {
 			}
 			since = time.Time{}
 		case since.IsZero():
-			since, level = time.Now(), used
+			since, level, settled = time.Now(), used, false
 			stopped = w.limitFiles != nil && w.limitFiles(true)
 			w.breach(used, false)
+		case !settled:
+			// The first measure after writes were stopped: what was written between the last
+			// measure and the stop (writes already under way finish) is the level growth is
+			// judged from.
+			level, settled = max(level, used), true
 		default:
 			if w.limitFiles != nil {
 				w.limitFiles(true) // processes forked since

@@ -47,7 +47,7 @@ func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
 }
 
 // Logged logs events as the run's stream: a new run's (resumed false), or the continuation of
-// one that resumes. A resume that fails before its first event (the run had ended) logs
+// one that resumes; each event is committed to the file before it is yielded. A resume that fails before its first event (the run had ended) logs
 // nothing.
 func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error], resumed bool) iter.Seq2[*agent.Event, error] {
 	return func(yield func(*agent.Event, error) bool) {
@@ -86,6 +86,11 @@ func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 			}
 		}
 		for ev, err := range agent.LogRun(ctx, r.log, r.id, next, all, endOf, warn) {
+			// What the run reports is in the file first: a kill -9 right after loses nothing
+			// it printed (a run's events are few; the log commits a cell's lines in batches).
+			if err := r.log.Sync(ctx); err != nil {
+				warn(err)
+			}
 			if !yield(ev, err) {
 				return
 			}

@@ -204,7 +204,21 @@ func TestInterruptAndBadMessages(t *testing.T) {
 		t.Errorf("bad hotfix: %+v", p)
 	}
 	send(t, c, protocol.TypeRequest, "s", "loop", &protocol.Request{Kind: "exec", Kernel: "python", Code: "k = 0\nwhile True:\n    k += 1"})
-	time.Sleep(500 * time.Millisecond)
+	// The loop runs once its operation has started (its kernel is up, however slow the machine).
+	for {
+		m, e := read(t, c)
+		if e != "" {
+			t.Fatalf("error reply: %s", e)
+		}
+		if m.Seq != last+1 {
+			t.Fatalf("seq %d after %d: not gap-free", m.Seq, last)
+		}
+		last = m.Seq
+		if m.OperationID == "loop" && m.Type == protocol.TypeStart {
+			break
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
 	send(t, c, protocol.TypeInterrupt, "s", "loop", &protocol.Interrupt{Why: "test"})
 	msgs = until(t, c, "loop", &last)
 	p, _ := protocol.DecodePayload(msgs[len(msgs)-1])

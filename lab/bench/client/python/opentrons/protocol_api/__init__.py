@@ -289,8 +289,12 @@ class Labware:
         self._columns = [[Well(self, n, wells.get(n)) for n in col] for col in rep["ordering"]]
         self._wells = [w for col in self._columns for w in col]
         self._by_name = {w.well_name: w for w in self._wells}
-        depth = max(len(col) for col in self._columns)
-        self._rows = [[col[r] for col in self._columns if r < len(col)] for r in range(depth)]
+        # A row is the wells whose names share a letter, in the definition's order (as the
+        # Opentrons API groups them): an irregular rack's row B is every B well, wherever it is.
+        rows = {}
+        for w in self._wells:
+            rows.setdefault(w.well_name.rstrip("0123456789"), []).append(w)
+        self._rows = list(rows.values())
         self._params = params
         self.tip_length = float(params.get("tipLength", 0) or 0)
         for w in self._wells:
@@ -904,7 +908,7 @@ class _Deck(dict):
     def __delitem__(self, slot):
         n = int(str(slot))
         if n not in self._ctx._labware:
-            raise KeyError(slot)
+            return  # deleting an empty slot does nothing, as on the robot
         self._ctx._bench.do("unload_labware", {"slot": str(n)})
         del self._ctx._labware[n]
 

@@ -144,7 +144,10 @@ func (h Hotfix) Interrupts(v *Verdict) bool {
 
 // Request is the payload of operation_request.
 type Request struct {
-	Kind     string   `json:"kind"` // "exec", …
+	Kind string `json:"kind"` // "exec", …
+	// Name says what the cell is, for people looking for it: the file it was read from
+	// (labmate exec run.py). A session is listed under its first request's name.
+	Name     string   `json:"name,omitempty"`
 	Kernel   string   `json:"kernel,omitempty"`
 	Code     string   `json:"code,omitempty"`
 	TimeoutS float64  `json:"timeout_s,omitempty"`

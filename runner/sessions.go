@@ -37,8 +37,9 @@ type SessionListing struct {
 	Closed bool   `json:"closed"`
 	Kind   string `json:"kind,omitempty"`
 	// Title says what the session is, for a session nobody named: an agent run's task, a
-	// campaign's name, a job's name or command, or the first line of its first cell (its
-	// leading comment, as a script's first line says what it does).
+	// campaign's name, a job's name or command, the file its first cell came from (labmate exec
+	// FILE --server), or the first line of its first cell (its leading comment, as a script's
+	// first line says what it does).
 	Title string `json:"title,omitempty"`
 	// Updated is the time of its latest message (Unix seconds).
 	Updated float64 `json:"updated,omitempty"`
@@ -188,6 +189,7 @@ func (s *Runner) SessionTitle(ctx context.Context, id string) string {
 		n++
 		var p struct {
 			Kind string
+			Name string
 			Code string
 			Type string
 			Job  *struct {
@@ -205,6 +207,8 @@ func (s *Runner) SessionTitle(ctx context.Context, id string) string {
 			return clip(p.Start.Task.Goal)
 		case m.Type == protocol.TypeRunEvent && p.Campaign != nil:
 			return clip(fmt.Sprintf("%s: %s (%s planner)", p.Campaign.Space, p.Campaign.Objective, p.Campaign.Planner))
+		case m.Type == protocol.TypeRequest && p.Name != "" && p.Job == nil:
+			return clip(p.Name)
 		case m.Type == protocol.TypeRequest && p.Job != nil:
 			return clip(cmp.Or(p.Job.Name, strings.Join(p.Job.Command, " "), firstLine(p.Job.Script)))
 		case m.Type == protocol.TypeRequest && p.Code != "":

@@ -127,6 +127,9 @@ labmate could not run it at all.`,
 				cell.Perception[k] = v
 			}
 			req := cell.Request()
+			if args[0] != "-" {
+				req.Name = filepath.Base(args[0]) // the session is found by its file
+			}
 			plan, err := operation.Check(req)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)

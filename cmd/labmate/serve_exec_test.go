@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +38,11 @@ func TestExecThroughServer(t *testing.T) {
 	}
 	if _, errOut, _ = labmate(t, dir, "", "exec", "--server", url, "--data", data, "--session", "cli one", "run.py"); strings.Contains(errOut, "is new") {
 		t.Errorf("exec --server --session EXISTING says it is new:\n%s", errOut)
+	}
+	// The session is listed under the file the cell came from.
+	if resp, body := request(t, "GET", url, "/v1/sessions", ""); resp.StatusCode != 200 || !strings.Contains(body, `"id":"cli one"`) ||
+		!regexp.MustCompile(`"id":"cli one"[^}]*"title":"run.py"`).MatchString(body) {
+		t.Errorf("GET /v1/sessions: %d %s; want session \"cli one\" titled run.py", resp.StatusCode, body)
 	}
 	// The artifact is printed as the URL the server serves it at.
 	artifact := "/v1/sessions/cli%20one/artifacts/remote.csv"

@@ -168,26 +168,39 @@ func (id hostID) adopt(ws string) error {
 // set: how root without CAP_SYS_RESOURCE lowers the limits of the account's processes (the
 // kernel lets an account change its own processes' limits, never raise a hard one). The
 // identity is changed for one OS thread only (raw setresgid/setresuid act on the calling
-// thread, not on the process as Go's own wrappers do), and that thread is never given back to
-// the Go scheduler: it ends with its goroutine. It takes microseconds, where running prlimit(1)
-// through setpriv(1) took milliseconds a process, while the sandbox wrote on.
+// thread, not on the process as Go's own wrappers do), keeping root as the saved id so that the
+// thread takes root back after; it takes microseconds, where running prlimit(1) through
+// setpriv(1) took milliseconds a process, while the sandbox wrote on. The thread is never
+// ended: a child started from it (with Pdeathsig, as every sandboxed command is) would be
+// killed with it. One that cannot take root back is parked for good instead.
 func (h hostID) prlimit(pids []int, resource int, lim unix.Rlimit) int {
 	set := make(chan int)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		runtime.LockOSThread()
 		n := 0
-		defer func() { set <- n }()
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(h.gid), uintptr(h.gid), uintptr(h.gid)); e != 0 {
-			return
+		as := func(uid, gid int) bool {
+			if uid == 0 { // root first: setting the gid back takes CAP_SETGID
+				_, _, e1 := unix.RawSyscall(unix.SYS_SETRESUID, 0, 0, 0)
+				_, _, e2 := unix.RawSyscall(unix.SYS_SETRESGID, 0, 0, 0)
+				return e1 == 0 && e2 == 0
+			}
+			_, _, e1 := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), 0)
+			_, _, e2 := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), 0)
+			return e1 == 0 && e2 == 0
 		}
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(h.uid), uintptr(h.uid), uintptr(h.uid)); e != 0 {
-			return
-		}
-		for _, pid := range pids {
-			if unix.Prlimit(pid, resource, &lim, nil) == nil {
-				n++
+		if as(h.uid, h.gid) {
+			for _, pid := range pids {
+				if unix.Prlimit(pid, resource, &lim, nil) == nil {
+					n++
+				}
 			}
 		}
+		restored := as(0, 0)
+		set <- n
+		if !restored {
+			select {} // this thread is not root: it must neither run Go code again nor end
+		}
+		runtime.UnlockOSThread()
 	}()
 	return <-set
 }

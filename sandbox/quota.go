@@ -126,7 +126,7 @@ func (w *watchdog) run() {
 		// A sandbox writing fast enough to use up what is left of its quota within four
 		// reads is read every quotaFast, so that it cannot go far past it between two reads.
 		want := quotaMin
-		if grew := max(d-lastDirty, 0) + max(used-lastUsed, 0); known && 4*grew > w.limit-used {
+		if grew := max(d-lastDirty, 0) + max(used-lastUsed, 0); known && used <= w.limit && 4*grew > w.limit-used {
 			want = quotaFast
 		}
 		if want != interval {

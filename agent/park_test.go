@@ -28,15 +28,8 @@ const gatedJob = "while [ ! -e go ]; do sleep 0.05; done\necho computing\necho r
 // its poll is not counted as a tool call. Resumed before the job ends, it parks again without
 // a model call; resumed after, its wait_job call gets the job's outcome and the run answers.
 func TestRunParksOnJob(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed:", err)
-	}
 	ctx := context.Background()
-	sch, err := local.Open(t.TempDir(), &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sch.Close()
+	sch := localJobs(t)
 	jobs := job.Schedulers{"local": sch}
 	ws := t.TempDir()
 	store, err := agentsqlite.Open(filepath.Join(t.TempDir(), "runs.db"))
@@ -144,14 +137,7 @@ func resumed(t *testing.T, a *agent.Agent, id string) []*agent.Event {
 // The agent's submit_job tool refuses LD_PRELOAD in a job's env, naming it to the model, and
 // no job is submitted.
 func TestSubmitJobRefusesLDPreload(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed:", err)
-	}
-	sch, err := local.Open(t.TempDir(), &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sch.Close()
+	sch := localJobs(t)
 	jobs := job.Schedulers{"local": sch}
 	ws := t.TempDir()
 	srv := llmtest.NewServer(t,
@@ -185,4 +171,19 @@ func TestSubmitJobRefusesLDPreload(t *testing.T) {
 	if sts, err := sch.List(context.Background()); err != nil || len(sts) != 0 {
 		t.Errorf("jobs after a refused submit_job: %v %v", sts, err)
 	}
+}
+
+// localJobs is a local scheduler in bubblewrap (skipping the test without it), closed with the
+// test.
+func localJobs(t *testing.T) *local.Scheduler {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed:", err)
+	}
+	sch, err := local.Open(t.TempDir(), &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sch.Close() })
+	return sch
 }

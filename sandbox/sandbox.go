@@ -1074,8 +1074,8 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 	}
 }
 
-// classify says what pid is now: "exited" (or a zombie), "bwrap", "the wrapper shell",
-// "prlimit", "env" or "interpreter".
+// classify says what pid is now: "exited" (or a zombie), "exec-ing", "bwrap", "the wrapper
+// shell", "prlimit", "env" or "interpreter".
 func (s *Sandbox) classify(pid int) string {
 	if st, ok := procfs.ReadStat(pid); !ok || st.State == 'Z' || st.State == 'X' {
 		return "exited"
@@ -1083,6 +1083,15 @@ func (s *Sandbox) classify(pid int) string {
 	exe, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return "exited"
+	}
+	// An exec changes exe and cmdline at different moments, so a wrapper caught mid-exec can
+	// show its own exe with its successor's cmdline: read exe again after cmdline and call the
+	// process what it is only when the two reads agree.
+	cmdline, cmdErr := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if again, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid)); err != nil {
+		return "exited"
+	} else if !os.SameFile(exe, again) {
+		return "exec-ing"
 	}
 	switch {
 	case s.bwrapFile != nil && os.SameFile(exe, s.bwrapFile):
@@ -1092,10 +1101,14 @@ func (s *Sandbox) classify(pid int) string {
 	case s.envFile != nil && os.SameFile(exe, s.envFile):
 		return "env"
 	}
-	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-		if arg0, _, _ := strings.Cut(string(cmdline), "\x00"); arg0 == wrapperName {
-			return "the wrapper shell"
-		}
+	if cmdErr != nil {
+		return "exited"
+	}
+	switch arg0, _, _ := strings.Cut(string(cmdline), "\x00"); arg0 {
+	case wrapperName:
+		return "the wrapper shell"
+	case "":
+		return "exec-ing" // the new image has not set up its arguments yet
 	}
 	return "interpreter"
 }

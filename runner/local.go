@@ -92,11 +92,7 @@ func (ss *Session) publish(m *protocol.EnhancedMessage) {
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	for sub := range ss.subs {
-		if !sub.offer(Frame{m.Seq, data}) {
-			delete(ss.subs, sub)
-		}
-	}
+	ss.offer(Frame{m.Seq, data})
 }
 
 // adoptLocal follows run id, which process pid runs: its session stays live (its followers are

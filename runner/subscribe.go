@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 )
 
 // Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
@@ -105,6 +106,7 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 		}
 		// drain delivers what was published before the runner shut down, then says so.
 		drain := func() {
+			s.shownAll(context.WithoutCancel(ctx))
 			for {
 				select {
 				case f := <-sub.C:
@@ -182,4 +184,132 @@ func frameOf(m *protocol.EnhancedMessage) (Frame, error) {
 		return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
 	}
 	return Frame{Seq: m.Seq, Data: data}, nil
+}
+
+// committer is a Store whose Append returns before the message is committed (protocol/sqlite,
+// which commits in groups): Committed says when what it has appended so far is in the file.
+type committer interface {
+	Committed() *sqlite.Commit
+}
+
+// syncer is a Store that commits what it has appended on demand.
+type syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// shown holds the frames this runner appended, in append order, until the log has committed
+// them: nothing is shown to a subscriber that a crash (kill -9) could take back from the log.
+// One goroutine shows them while there are some.
+type shown struct {
+	mu      sync.Mutex
+	queue   []pending
+	running bool       // a goroutine shows the queue
+	idle    *sync.Cond // broadcast when the queue is empty and shown
+}
+
+// pending is a frame of session ss waiting for its commit.
+type pending struct {
+	ss *Session
+	f  Frame
+	c  *sqlite.Commit
+}
+
+// show hands f, just appended to ss's log, to ss's subscribers: at once when the log has no
+// group commit, else once its transaction is committed. The caller holds ss.mu, so frames queue
+// in the order their messages were appended.
+func (s *Runner) show(ss *Session, f Frame) {
+	c, ok := s.store.(committer)
+	if !ok {
+		ss.offer(f)
+		return
+	}
+	sh := &s.shown
+	sh.mu.Lock()
+	sh.queue = append(sh.queue, pending{ss, f, c.Committed()})
+	start := !sh.running
+	sh.running = true
+	sh.mu.Unlock()
+	if start {
+		go s.showQueue()
+	}
+}
+
+// showQueue offers the queued frames to their subscribers, each once its commit is done, in
+// order, until the queue is empty. A commit never takes long (the store commits within
+// milliseconds, and at Close); one that failed shows nothing (those messages are not in the
+// log: the store refuses every append from then on).
+func (s *Runner) showQueue() {
+	sh := &s.shown
+	var batch []pending
+	for {
+		sh.mu.Lock()
+		clear(batch)
+		batch, sh.queue = sh.queue, batch[:0]
+		if len(batch) == 0 {
+			sh.running = false
+			if sh.idle != nil {
+				sh.idle.Broadcast()
+			}
+			sh.mu.Unlock()
+			return
+		}
+		sh.mu.Unlock()
+		for i := 0; i < len(batch); {
+			c := batch[i].c
+			<-c.Done()
+			j := i
+			for j < len(batch) && batch[j].c == c {
+				j++
+			}
+			if err := c.Err(); err != nil {
+				s.Logf("the log failed: %d messages not published: %v", j-i, err)
+				i = j
+				continue
+			}
+			for i < j { // one session's frames under one lock
+				ss := batch[i].ss
+				ss.mu.Lock()
+				for ; i < j && batch[i].ss == ss; i++ {
+					ss.offer(batch[i].f)
+				}
+				ss.mu.Unlock()
+			}
+		}
+	}
+}
+
+// shownAll returns once every frame appended before the call has been shown (or was not: its
+// commit failed), committing what the log holds first.
+func (s *Runner) shownAll(ctx context.Context) {
+	if st, ok := s.store.(syncer); ok {
+		st.Sync(ctx)
+	}
+	sh := &s.shown
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.idle == nil {
+		sh.idle = sync.NewCond(&sh.mu)
+	}
+	for sh.running {
+		sh.idle.Wait()
+	}
+}
+
+// durable returns once everything appended to the log so far is committed: a client is told
+// (an operation accepted, an interrupt taken) only what a crash cannot take back.
+func (s *Runner) durable(ctx context.Context) error {
+	if st, ok := s.store.(syncer); ok {
+		return st.Sync(ctx)
+	}
+	return nil
+}
+
+// offer hands f to every subscriber of ss, dropping those too slow for it. The caller holds
+// ss.mu.
+func (ss *Session) offer(f Frame) {
+	for sub := range ss.subs {
+		if !sub.offer(f) {
+			delete(ss.subs, sub)
+		}
+	}
 }

@@ -155,8 +155,9 @@ type Store struct {
 	updates           map[[2]string]update // operation → its last message in the transaction
 	rows              []any                // numbered messages not yet inserted: msgCols values each
 
-	dirty  atomic.Bool           // a transaction holds messages not yet committed
-	failed atomic.Pointer[error] // a failed transaction: appends are refused
+	dirty  atomic.Bool            // a transaction holds messages not yet committed
+	failed atomic.Pointer[error]  // a failed transaction: appends are refused
+	tx     atomic.Pointer[Commit] // the open transaction's; nil when none is open
 
 	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
 	tailers map[*tailer]struct{}
@@ -484,6 +485,7 @@ func (s *Store) fail(err error) {
 		s.w.ExecContext(context.Background(), "ROLLBACK")
 		s.inTx = false
 	}
+	s.ended(err)
 	clear(s.updates)
 	clear(s.known)
 }
@@ -498,6 +500,7 @@ func (s *Store) begin() error {
 		return err
 	}
 	s.inTx, s.first, s.last = true, 0, 0
+	s.tx.Store(&Commit{done: make(chan struct{})})
 	v, err := dataVersion(ctx, s.w)
 	if err != nil {
 		return err
@@ -606,6 +609,7 @@ func (s *Store) commit() error {
 	}
 	s.inTx = false
 	s.dirty.Store(false)
+	s.ended(nil)
 	if s.first > 0 {
 		for t := range s.tailers {
 			t.own = append(t.own, [2]int64{s.first, s.last})
@@ -630,6 +634,67 @@ func (s *Store) flush(ctx context.Context) error {
 		return *err
 	}
 	return nil
+}
+
+// Commit is one write transaction of a Store, as Committed returns it: Done is closed once it
+// is over, and Err then says whether it failed (its messages are not in the file).
+type Commit struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// Done is closed once the transaction has been committed, or has failed.
+func (c *Commit) Done() <-chan struct{} { return c.done }
+
+// Err is nil once the transaction is committed; after a failure it says why. It is valid once
+// Done is closed.
+func (c *Commit) Err() error { return c.err }
+
+// Wait returns once c is over, with Err, or with ctx's error when ctx ends first.
+func (c *Commit) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// committed is the Commit of no open transaction: everything appended is in the file.
+var committed = func() *Commit {
+	c := &Commit{done: make(chan struct{})}
+	close(c.done)
+	return c
+}()
+
+// Committed returns the transaction that holds what this Store has appended so far and has
+// not committed yet: once it is Done without an Err, every message Append has returned before
+// the call is in the file (other processes see it, and a kill -9 of this one loses none of
+// it). It waits for the group commit (at most maxHold after the transaction began), it forces
+// no commit of its own, and costs an atomic load: what a process shows of its messages — a
+// line printed, a frame sent to a subscriber — it shows once their Commit is Done, and a crash
+// can then not take back anything it showed.
+func (s *Store) Committed() *Commit {
+	if c := s.tx.Load(); c != nil {
+		return c
+	}
+	if err := s.failed.Load(); err != nil {
+		c := &Commit{done: make(chan struct{}), err: *err}
+		close(c.done)
+		return c
+	}
+	return committed
+}
+
+// ended ends the open transaction's Commit, with err when it failed.
+func (s *Store) ended(err error) {
+	c := s.tx.Load()
+	if c == nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+	s.tx.Store(nil)
 }
 
 // session returns what the writer knows of session id, reading its last seq from the file when

@@ -336,8 +336,8 @@ func TestManyWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d messages and %d run events shown by the children, %d messages in the log", len(shown), len(events), n)
-	if len(shown) < 3000 || len(events) < 10 {
-		t.Errorf("%d messages and %d run events shown; want at least 3000 and 10", len(shown), len(events))
+	if len(shown) < 2000 || len(events) < 100 {
+		t.Errorf("%d messages and %d run events shown; want at least 2000 and 100", len(shown), len(events))
 	}
 
 	// The tail saw what every child committed, each session in seq order.

@@ -9,7 +9,8 @@
 // timeout), from what the file holds then, and each message is validated there against its
 // operation's state in the file. A Store keeps one write transaction open while appends keep
 // coming (group commit: see Append), so another process waits for the write lock at most
-// maxHold. What this Store knows of a session (its last seq, its operations' states) is kept
+// maxHold; writers take turns for it (PATH.writers/turn, an flock: see takeTurn), so that one
+// that writes all the time does not keep another out. What this Store knows of a session (its last seq, its operations' states) is kept
 // between transactions while PRAGMA data_version says no other process committed, and read
 // again from the file when one did.
 //
@@ -27,8 +28,11 @@
 // the process, but not necessarily a power loss or an OS crash, which may take the last
 // transactions back (never corrupt the file). Append of a terminal message (complete, failed,
 // run_end) returns once it is committed, with everything appended before it; other messages are
-// committed within milliseconds (Sync waits for it), always in seq order, so a crash loses at
-// most a tail of a session, never a message in the middle, and Close commits everything. Other
+// committed within milliseconds (Sync commits them at once; Committed says when the group
+// commit has), always in seq order, so a crash loses at most a tail of a session, never a
+// message in the middle, and Close commits everything. That tail is what nobody has seen: a
+// process shows a message — prints it, sends it to a subscriber, tells a client — only once
+// its Commit is done (or after Sync), so a kill -9 loses nothing it showed. Other
 // processes see a message once it is committed. A failed write (a full disk) is final: the
 // store refuses further appends, and the next Open goes on from what was committed.
 //
@@ -127,12 +131,15 @@ const (
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
-	path   string
-	role   string
-	db     *sql.DB   // readers
-	w      *sql.Conn // the writer's own connection (nil: read-only)
-	lock   *os.File  // this Store's writer lock (nil: read-only)
-	writer string    // its name, recorded in the operations it appends to
+	path string
+	role string
+	db   *sql.DB   // readers
+	w    *sql.Conn // the writer's own connection (nil: read-only)
+	lock *os.File  // this Store's writer lock (nil: read-only)
+	// The writers' turn: turn is held (flock) from BEGIN IMMEDIATE to COMMIT, waiting (shared)
+	// by the writers waiting for turn (see takeTurn).
+	turn, waiting *os.File
+	writer        string // its name, recorded in the operations it appends to
 	// The writer's statements; insertMsgs inserts rowBatch messages at once.
 	insertOp, updateOp, insertMsg, insertMsgs, opState *sql.Stmt
 
@@ -308,6 +315,14 @@ func (s *Store) takeLock() error {
 		return fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	s.lock = f
+	for _, t := range []struct {
+		f    **os.File
+		name string
+	}{{&s.turn, "turn"}, {&s.waiting, "waiting"}} {
+		if *t.f, err = os.OpenFile(filepath.Join(dir, t.name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644); err != nil {
+			return err
+		}
+	}
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {
 			name := strings.TrimSuffix(e.Name(), ".lock")
@@ -483,11 +498,54 @@ func (s *Store) fail(err error) {
 	s.failed.Store(&err)
 	if s.inTx {
 		s.w.ExecContext(context.Background(), "ROLLBACK")
+		s.endTurn()
 		s.inTx = false
 	}
 	s.ended(err)
 	clear(s.updates)
 	clear(s.known)
+}
+
+// takeTurn waits for the writers' turn, which every Store of the file takes for each write
+// transaction: SQLite's own wait for the write lock (the busy timeout) sleeps and retries,
+// 1 ms, 2, 5 … 100 ms apart, so a process that commits every few milliseconds and begins
+// again at once would keep the lock from another for seconds. The turn is an flock, whose
+// waiters the kernel wakes as soon as it is free, and a writer that wants the turn again first
+// lets those that wait for it (they hold waiting, shared) take it: writers take turns.
+func (s *Store) takeTurn() error {
+	for deadline := time.Now().Add(maxHold); ; {
+		// Anyone waiting? (An exclusive lock on waiting is refused while one is.)
+		if syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+			break
+		}
+		if time.Now().After(deadline) { // a writer waiting this long is not waiting for the turn
+			break
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	if err := flock(s.waiting, syscall.LOCK_SH); err != nil {
+		return fmt.Errorf("waiting for the writers' turn: %w", err)
+	}
+	err := flock(s.turn, syscall.LOCK_EX)
+	syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	if err != nil {
+		return fmt.Errorf("taking the writers' turn: %w", err)
+	}
+	return nil
+}
+
+// endTurn hands the writers' turn on.
+func (s *Store) endTurn() { syscall.Flock(int(s.turn.Fd()), syscall.LOCK_UN) }
+
+// flock takes lock how on f, waiting for it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // begin opens the writer's transaction, unless the store failed.
@@ -496,7 +554,11 @@ func (s *Store) begin() error {
 		return nil
 	}
 	ctx := context.Background()
+	if err := s.takeTurn(); err != nil {
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		s.endTurn()
 		return err
 	}
 	s.inTx, s.first, s.last = true, 0, 0
@@ -607,6 +669,7 @@ func (s *Store) commit() error {
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
+	s.endTurn()
 	s.inTx = false
 	s.dirty.Store(false)
 	s.ended(nil)
@@ -1177,6 +1240,11 @@ func (s *Store) release() error {
 		errs = append(errs, s.w.Close())
 	}
 	errs = append(errs, s.db.Close())
+	for _, f := range []*os.File{s.turn, s.waiting} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
 	if s.lock != nil {
 		os.Remove(s.lock.Name()) // before the lock goes: a closed writer has no lock file
 		errs = append(errs, s.lock.Close())

@@ -90,8 +90,8 @@ func (ss *Session) publish(m *protocol.EnhancedMessage) {
 	if err != nil {
 		return
 	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
+	ss.subMu.Lock()
+	defer ss.subMu.Unlock()
 	ss.offer(Frame{m.Seq, data})
 }
 

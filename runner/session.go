@@ -39,6 +39,7 @@ type Session struct {
 	// on a kernel (which code in the workspace controls), and the server's lock never waits
 	// for it (TryLock): one session's stuck workspace stops that session alone.
 	mu      sync.Mutex
+	subMu   sync.Mutex // guards subs: held briefly, never while appending
 	subs    map[*Subscriber]struct{}
 	ws      string
 	kernels map[string]kernel.Kernel
@@ -204,7 +205,10 @@ func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 	if err != nil {
 		return nil, err
 	}
-	if len(ss.subs) > 0 {
+	ss.subMu.Lock()
+	listened := len(ss.subs) > 0
+	ss.subMu.Unlock()
+	if listened {
 		f, err := frameOf(stored)
 		if err != nil {
 			return nil, err

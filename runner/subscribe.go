@@ -42,17 +42,17 @@ func (sub *Subscriber) offer(f Frame) bool {
 // the caller removes it with Unsubscribe.
 func (ss *Session) Subscribe(buffer int) *Subscriber {
 	sub := &Subscriber{C: make(chan Frame, buffer), Dropped: make(chan struct{})}
-	ss.mu.Lock()
+	ss.subMu.Lock()
 	ss.subs[sub] = struct{}{}
-	ss.mu.Unlock()
+	ss.subMu.Unlock()
 	return sub
 }
 
 // Unsubscribe removes sub.
 func (ss *Session) Unsubscribe(sub *Subscriber) {
-	ss.mu.Lock()
+	ss.subMu.Lock()
 	delete(ss.subs, sub)
-	ss.mu.Unlock()
+	ss.subMu.Unlock()
 }
 
 // ErrShutdown ends a Subscribe stream when the runner closes, after every message published
@@ -220,7 +220,9 @@ type pending struct {
 func (s *Runner) show(ss *Session, f Frame) {
 	c, ok := s.store.(committer)
 	if !ok {
+		ss.subMu.Lock()
 		ss.offer(f)
+		ss.subMu.Unlock()
 		return
 	}
 	sh := &s.shown
@@ -268,11 +270,11 @@ func (s *Runner) showQueue() {
 			}
 			for i < j { // one session's frames under one lock
 				ss := batch[i].ss
-				ss.mu.Lock()
+				ss.subMu.Lock()
 				for ; i < j && batch[i].ss == ss; i++ {
 					ss.offer(batch[i].f)
 				}
-				ss.mu.Unlock()
+				ss.subMu.Unlock()
 			}
 		}
 	}
@@ -305,7 +307,7 @@ func (s *Runner) durable(ctx context.Context) error {
 }
 
 // offer hands f to every subscriber of ss, dropping those too slow for it. The caller holds
-// ss.mu.
+// ss.subMu.
 func (ss *Session) offer(f Frame) {
 	for sub := range ss.subs {
 		if !sub.offer(f) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
+	"strconv"
 	"sync"
 
 	"github.com/labmate/labmate/protocol"
@@ -177,13 +179,57 @@ func (s *Runner) catchUp(ctx context.Context, session string, last, before int64
 	return last, true
 }
 
-// frameOf encodes m as a Frame.
+// frameOf encodes m as a Frame: the JSON json.Marshal gives, written without reflection (every
+// message a subscriber gets is encoded here once).
 func frameOf(m *protocol.EnhancedMessage) (Frame, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
+	data, ok := appendMessage(make([]byte, 0, 128+len(m.Payload)), m)
+	if !ok { // a string, number or payload the short way does not take: said by json
+		var err error
+		if data, err = json.Marshal(m); err != nil {
+			return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
+		}
 	}
 	return Frame{Seq: m.Seq, Data: data}, nil
+}
+
+// appendMessage appends m as json.Marshal encodes it, or says it cannot: a string that needs
+// escaping, a timestamp json writes with an exponent, a payload that is not valid JSON.
+func appendMessage(b []byte, m *protocol.EnhancedMessage) ([]byte, bool) {
+	ok := true
+	str := func(key, v string) {
+		b = append(b, key...)
+		b = append(b, '"')
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				ok = false
+				return
+			}
+		}
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	str(`{"id":`, m.ID)
+	str(`,"type":`, string(m.Type))
+	b = append(b, `,"payload":`...)
+	switch {
+	case len(m.Payload) == 0:
+		b = append(b, "null"...)
+	case json.Valid(m.Payload):
+		b = append(b, m.Payload...)
+	default:
+		return nil, false
+	}
+	b = append(b, `,"timestamp":`...)
+	if t := math.Abs(m.Timestamp); t != 0 && (t < 1e-6 || t >= 1e21) || math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, false
+	}
+	b = strconv.AppendFloat(b, m.Timestamp, 'f', -1, 64)
+	str(`,"session_id":`, m.SessionID)
+	str(`,"operation_id":`, m.OperationID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, m.Seq, 10)
+	b = append(b, '}')
+	return b, ok
 }
 
 // committer is a Store whose Append returns before the message is committed (protocol/sqlite,

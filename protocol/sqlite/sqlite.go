@@ -121,10 +121,12 @@ const (
 	msgCols  = 7    // the columns of a message's row
 	// A transaction is committed once no message has come for linger, and at the latest
 	// maxHold after it began (other processes wait for the write lock meanwhile).
-	linger    = time.Millisecond
-	maxHold   = 10 * time.Millisecond
-	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
-	readBytes = 4 << 20
+	linger  = time.Millisecond
+	maxHold = 10 * time.Millisecond
+	// checkpointEvery is how often a Store that committed copies the WAL into the file.
+	checkpointEvery = 100 * time.Millisecond
+	readChunk       = 256 // rows per read query, so a slow reader holds no transaction open
+	readBytes       = 4 << 20
 	// TailPoll is how often Tail looks whether another process committed.
 	TailPoll = 20 * time.Millisecond
 )
@@ -162,9 +164,10 @@ type Store struct {
 	updates           map[[2]string]update // operation → its last message in the transaction
 	rows              []any                // numbered messages not yet inserted: msgCols values each
 
-	dirty  atomic.Bool            // a transaction holds messages not yet committed
-	failed atomic.Pointer[error]  // a failed transaction: appends are refused
-	tx     atomic.Pointer[Commit] // the open transaction's; nil when none is open
+	dirty   atomic.Bool            // a transaction holds messages not yet committed
+	failed  atomic.Pointer[error]  // a failed transaction: appends are refused
+	tx      atomic.Pointer[Commit] // the open transaction's; nil when none is open
+	commits atomic.Int64           // transactions committed, for the checkpointer
 
 	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
 	tailers map[*tailer]struct{}
@@ -267,6 +270,9 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if mode != "wal" {
 		return fmt.Errorf("journal mode is %q, not wal", mode)
+	}
+	if _, err := s.w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil { // see checkpointer
+		return err
 	}
 	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
@@ -467,6 +473,9 @@ func (s *Store) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 // committer commits the open transaction once no append has come for linger, until Close.
 func (s *Store) committer() {
 	defer close(s.stopped)
+	checkpointed := make(chan struct{})
+	defer func() { <-checkpointed }()
+	go s.checkpointer(checkpointed)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	for {
@@ -485,6 +494,29 @@ func (s *Store) committer() {
 				}
 			}
 			s.wmu.Unlock()
+		}
+	}
+}
+
+// checkpointer copies what this Store committed from the WAL into the file every
+// checkpointEvery, beside the appends: the writer's connection does not checkpoint (SQLite's
+// autocheckpoint would, inside the COMMIT that crosses 1000 pages, with an fsync, holding the
+// write lock and every append waiting for it). A passive checkpoint waits for no one: what a
+// reader still reads is copied by a later one. It closes done when Close has been called.
+func (s *Store) checkpointer(done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	last := s.commits.Load()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		if n := s.commits.Load(); n != last {
+			last = n
+			s.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)") // a failure: the next one copies it
 		}
 	}
 }
@@ -670,6 +702,7 @@ func (s *Store) commit() error {
 		return err
 	}
 	s.endTurn()
+	s.commits.Add(1)
 	s.inTx = false
 	s.dirty.Store(false)
 	s.ended(nil)

@@ -75,7 +75,9 @@ func (e *TooSlowError) Error() string {
 // fan-out never waits for a listener; one more than Limits.SubscriberBuffer messages behind
 // is cut off, and its stream ends with a *TooSlowError that names where to resume — no
 // message is ever skipped silently. When the runner closes, the stream delivers what was
-// published and ends with ErrShutdown. It ends without error when ctx does.
+// published and ends with ErrShutdown. It ends without error when ctx does. A message is
+// published once the log has committed it (show), so nothing a listener was given is lost
+// to a crash of the process (kill -9): what it saw is what a restarted server replays.
 func (s *Runner) Subscribe(ctx context.Context, session string, after int64) iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
 		ss, err := s.Open(session)

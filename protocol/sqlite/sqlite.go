@@ -657,14 +657,15 @@ func (s *Store) insert(w write) error {
 // A failed statement fails the store.
 func (s *Store) insertRows() error {
 	ctx := context.Background()
-	for len(s.rows) > 0 {
+	// rows walks s.rows, whose array is kept for the next messages.
+	for rows := s.rows; len(rows) > 0; {
 		stmt, n := s.insertMsgs, rowBatch
-		if len(s.rows) < rowBatch*msgCols {
+		if len(rows) < rowBatch*msgCols {
 			stmt, n = s.insertMsg, 1
 		}
-		res, err := stmt.ExecContext(ctx, s.rows[:n*msgCols]...)
+		res, err := stmt.ExecContext(ctx, rows[:n*msgCols]...)
 		if err != nil {
-			s.fail(fmt.Errorf("message %d of session %s: %w", s.rows[1], s.rows[0], err))
+			s.fail(fmt.Errorf("message %d of session %s: %w", rows[1], rows[0], err))
 			return *s.failed.Load()
 		}
 		// Rows inserted by one statement take consecutive rowids, the last one's reported.
@@ -674,8 +675,9 @@ func (s *Store) insertRows() error {
 			}
 			s.last = id
 		}
-		s.rows = s.rows[n*msgCols:]
+		rows = rows[n*msgCols:]
 	}
+	clear(s.rows) // the payloads go with their messages
 	s.rows = s.rows[:0]
 	return nil
 }

@@ -29,9 +29,14 @@ import (
 // says which child it is: "serve", or a labmate run ("run1", "run2").
 const writerEnv = "LABMATE_RUNNER_WRITER_CHILD"
 
-// writerPace is how often each stream of a child writes: the children stream, they do not
-// flood the shared machine.
-const writerPace = time.Millisecond
+// writerPace is how often an agent run's events come, linePace a cell's lines: the children
+// stream, they do not flood the shared machine, but a cell's lines come often enough that a
+// transaction is open (not yet committed) nearly all the time, so a process that showed a
+// message before its commit would be caught by its kill.
+const (
+	writerPace = time.Millisecond
+	linePace   = 100 * time.Microsecond
+)
 
 func TestMain(m *testing.M) {
 	if data := os.Getenv(writerEnv); data != "" {
@@ -118,14 +123,14 @@ func runChild(data, name string) {
 			show(protocol.TypeStart, protocol.StatePayload{State: protocol.Started})
 			for j := 0; ; j++ {
 				show(protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: fmt.Sprint(op, " line ", j)}})
-				time.Sleep(writerPace)
+				time.Sleep(linePace)
 			}
 		}()
 	}
 	select {}
 }
 
-// streaming is a kernel that prints a line every writerPace until it is interrupted.
+// streaming is a kernel that prints a line every linePace until it is interrupted.
 type streaming struct{}
 
 func (streaming) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Step, error] {
@@ -135,7 +140,7 @@ func (streaming) Exec(ctx context.Context, c *kernel.Cell) iter.Seq2[*kernel.Ste
 			if !yield(&kernel.Step{Observation: o}, nil) {
 				return
 			}
-			time.Sleep(writerPace)
+			time.Sleep(linePace)
 		}
 		yield(&kernel.Step{Result: &protocol.Result{Status: protocol.StatusOK, WorkspaceOK: true}}, nil)
 	}
@@ -238,6 +243,7 @@ func TestManyWriters(t *testing.T) {
 	events := map[at]bool{}  // the run events the runs printed
 	type child struct {
 		name  string
+		began time.Time
 		cmd   *exec.Cmd
 		done  chan struct{}
 		count chan int // how many lines it has printed, now and then
@@ -253,7 +259,7 @@ func TestManyWriters(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		c := &child{name, cmd, make(chan struct{}), make(chan int, 1<<16)}
+		c := &child{name, time.Now(), cmd, make(chan struct{}), make(chan int, 1<<16)}
 		go func() {
 			defer close(c.done)
 			lines := bufio.NewScanner(stdout)
@@ -289,10 +295,10 @@ func TestManyWriters(t *testing.T) {
 	}
 	children := []*child{start("run1"), start("serve"), start("run2")}
 
-	// Kill each once it has shown a good deal, the others writing all the while.
+	// Kill each once it has shown a good deal for a second, the others writing all the while.
 	for _, c := range children {
 		for n := range c.count {
-			if n >= 1500 {
+			if n >= 1500 && time.Since(c.began) > time.Second {
 				break
 			}
 		}

@@ -32,6 +32,21 @@
 // the account's identity, and the workspace is given to the account (its directory, and what
 // root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).
 //
+// This holds in every mode, not only ModeBubblewrap: as root, ModeNamespaces and ModeNone run
+// code as the same account through the same wrapper and setpriv(1), adding no new privileges
+// (a host set-user-ID program such as su gains nothing) and death with labmate. In
+// ModeNamespaces root makes the namespaces and the account, without CAP_SYS_ADMIN, cannot setns
+// back into the host's; the account's processes share no user namespace of their own, so the
+// pids cgroup, not RLIMIT_NPROC, bounds them. The code reaches the host's files as the account
+// does: a read-only path it cannot read is refused when the command is made, and a workspace
+// below a directory only root may enter (/root/project, a 0700 temporary directory) is bound
+// back at its own path over a small tmpfs that replaces that directory in the command's mount
+// namespace — the account could not look into it anyway — so absolute paths still work. A mode
+// that cannot run code as the account (setpriv or mount missing, no account) is refused, as root,
+// with an error that says so: labmate never runs model-written code as root.
+// Test: TestEveryModeDropsRoot (every mode, as root and again as nobody); kernel/shell
+// TestMPIAsRoot (--no-sandbox as root: mpirun on 2 ranks, as the account).
+//
 // The command's environment exists only inside the sandbox (bwrap --clearenv --setenv; env(1)
 // in the other modes): the wrapper shell, mount, setpriv and bwrap run in labmate's own minimal
 // environment, so no variable of a request (LD_PRELOAD, GCONV_PATH, …) reaches a process
@@ -45,13 +60,13 @@
 // and with it the host's abstract unix sockets.
 //
 // [ModeNamespaces] is the fallback when bubblewrap is missing: the command starts directly in new
-// user, mount, pid, network, ipc and uts namespaces. The network and the host's processes are out
-// of reach, but without a helper binary nothing can remount the filesystem between clone and
-// exec, so the code can write wherever the calling user can. Use it for mistakes, not for
-// malicious code.
+// user (not as root: see below), mount, pid, network, ipc and uts namespaces. The network and
+// the host's processes are out of reach, but without a helper binary nothing can remount the
+// filesystem between clone and exec, so the code can write wherever its user can. Use it for
+// mistakes, not for malicious code.
 //
 // [ModeNone] starts a plain process with the same limits. It isolates nothing and must be chosen
-// explicitly (the CLI's --no-sandbox).
+// explicitly (the CLI's --no-sandbox). As root, it still runs code as the sandbox's account.
 //
 // # What labmate's host side touches
 //

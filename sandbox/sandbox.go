@@ -498,7 +498,7 @@ func (s *Sandbox) Limits() []Limit {
 	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}
 	if p.DiskBytes > 0 {
 		disk.Value = FormatSize(p.DiskBytes) + " of workspace growth per command"
-		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core; a tree too big for that is measured by du inside the sandbox's cgroup, on its budget), and at once when its unwritten page cache could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace %v later is killed; fallocate is refused (seccomp)", quotaMin, quotaMax, quotaCost, quotaGrace)
+		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks and %s for each file or directory, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core; a tree too big for that is measured by du inside the sandbox's cgroup, on its budget), and at once, the sandbox stopped meanwhile, when its unwritten page cache or kernel memory could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace (files, directories) is killed; fallocate is refused (seccomp)", FormatSize(InodeBytes), quotaMin, quotaMax, quotaCost)
 		if s.cg == nil || len(s.cg.parents) == 0 {
 			disk.Enforced = false
 			disk.How += " (NOT stopped here: without a cgroup the sandbox's processes cannot be found)"

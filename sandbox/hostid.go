@@ -161,8 +161,27 @@ func (id hostID) adopt(ws string) error {
 		}
 		return nil
 	}
-	return fs.WalkDir(root.FS(), ".", walk)
+	if whole {
+		return fs.WalkDir(root.FS(), ".", walk)
+	}
+	// Before each cell: the top level only, in batches, and at most adoptScan entries, so that
+	// a cell's 300 000 files do not cost the host that many lstat calls and that much memory
+	// before every cell.
+	for seen := 0; seen < adoptScan; {
+		entries, err := f.ReadDir(256)
+		for _, e := range entries {
+			walk(e.Name(), e, nil)
+		}
+		seen += len(entries)
+		if err != nil {
+			break
+		}
+	}
+	return nil
 }
+
+// adoptScan is how many top-level entries of a workspace adopt looks at, after the first time.
+const adoptScan = 10000
 
 // prlimit sets resource of the processes pids to lim as the account h, and says how many it
 // set: how root without CAP_SYS_RESOURCE lowers the limits of the account's processes (the

@@ -26,6 +26,9 @@ const (
 	// (ext4's inode and dentry take about 1.2 KiB): kernel memory the sandbox gained since the
 	// last walk, times this, could be files.
 	quotaKmem = 4
+	// quotaQuiet is the growth of the sandbox's kernel memory or unwritten page cache past a
+	// breach that is taken for files still being made or written.
+	quotaQuiet = 64 << 10
 )
 
 // InodeBytes is what each file, directory or other inode of a workspace costs in its quota on
@@ -146,9 +149,12 @@ func (w *watchdog) run() {
 		// if it could have taken the workspace past its quota.
 		d, known := w.dirty()
 		suspect := known && used+max(d-dirtyAt, 0) > w.limit
-		if k, ok := w.kmem(); ok && used+quotaKmem*max(k-kmemAt, 0) > w.limit {
+		k, kmemKnown := w.kmem()
+		if kmemKnown && used+quotaKmem*max(k-kmemAt, 0) > w.limit {
 			suspect = true
 		}
+		// Past a breach, whether the sandbox may be making files or writing since the last walk.
+		grew := kmemKnown && k-kmemAt > quotaQuiet || known && d-dirtyAt > quotaQuiet
 		// A sandbox writing fast enough to use up what is left of its quota within four
 		// reads is read every quotaFast, so that it cannot go far past it between two reads.
 		want := quotaMin
@@ -166,9 +172,11 @@ func (w *watchdog) run() {
 		begin := time.Now()
 		kmemAt, _ = w.kmem()
 		resume := func() {}
-		// Paused: a measure that may find a breach, and the one that settles its level; not
-		// later ones, so that growth during them shows and a sandbox still growing is killed.
-		if w.pause != nil && (since.IsZero() && suspect || !since.IsZero() && !settled) {
+		// Paused: a measure that may find a breach, the one that settles its level, and later
+		// ones while the sandbox may still be making files: nothing grows while they walk, and
+		// an idle interpreter past its quota (its cell interrupted) is not stopped again and
+		// again while the user cleans up.
+		if w.pause != nil && (since.IsZero() && suspect || !since.IsZero() && (!settled || grew)) {
 			resume = w.pause()
 		}
 		total, measured := int64(0), false
@@ -222,7 +230,7 @@ func (w *watchdog) run() {
 			// Once every write fails, the workspace cannot grow but through a shared mapping
 			// of a file (or a process that escaped the limit): a command still growing it
 			// is killed at once, or after quotaGrace where writes could not be stopped.
-			growing := used > level+quotaSlack
+			growing := used > level+quotaSlack/8
 			if growing && (stopped || time.Since(since) >= quotaGrace) && w.kill != nil {
 				w.breach(used, true)
 				w.kill()

@@ -958,7 +958,7 @@ func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {
 func quotaError(used, limit int64, ws string, killed bool) error {
 	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(limit), ws)
 	if killed {
-		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
+		err = fmt.Errorf("%w, and the sandbox still grew it once writes were stopped (files, directories, a shared mapping): it was killed", err)
 	}
 	return err
 }

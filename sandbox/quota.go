@@ -170,14 +170,20 @@ func (w *watchdog) run() {
 			continue
 		}
 		begin := time.Now()
-		kmemAt, _ = w.kmem()
+		kmemNow, _ := w.kmem()
 		resume := func() {}
 		// Paused: a measure that may find a breach, the one that settles its level, and later
 		// ones while the sandbox may still be making files: nothing grows while they walk, and
 		// an idle interpreter past its quota (its cell interrupted) is not stopped again and
 		// again while the user cleans up.
-		if w.pause != nil && (since.IsZero() && suspect || !since.IsZero() && (!settled || grew)) {
+		paused := w.pause != nil && (since.IsZero() && suspect || !since.IsZero() && (!settled || grew))
+		if paused {
 			resume = w.pause()
+		}
+		// Past a breach, growth is judged from the last paused measure, not the last one: a
+		// sandbox making a few files per tick would otherwise never look busy.
+		if since.IsZero() || paused {
+			kmemAt = kmemNow
 		}
 		total, measured := int64(0), false
 		if w.measure != nil && hostCost <= quotaCheap {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/local"
@@ -31,14 +30,14 @@ const gatedJob = "while [ ! -e go ]; do sleep 0.05; done\necho computing\necho r
 
 // parkDirs are what a parking server keeps on disk: its log, its runs' checkpoints, its job
 // directory and the runs' workspace.
-type parkDirs struct{ log, runs, jobs, ws string }
+type parkDirs struct{ log, jobs, ws string }
 
 func newParkDirs(t *testing.T) *parkDirs {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed:", err)
 	}
 	d := t.TempDir()
-	p := &parkDirs{log: d + "/labmate.db", runs: d + "/runs.db", jobs: d + "/data", ws: d + "/ws"}
+	p := &parkDirs{log: d + "/labmate.db", jobs: d + "/data", ws: d + "/ws"}
 	if err := os.MkdirAll(p.ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -54,20 +53,17 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 		t.Fatal(err)
 	}
 	jobs := job.Schedulers{"local": sch}
-	runs, err := agentsqlite.Open(dirs.runs)
+	store, err := sqlite.Open(dirs.log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := agent.NewCheckpoints(store)
 	tools, err := tool.NewSet(jobtools.Tools(jobs, &jobtools.Options{Workspace: dirs.ws, Confine: true})...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}),
 		&agent.Options{Tools: tools, Jobs: jobs, Store: runs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(dirs.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +88,6 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 			testutil.ReplayStore(t, store)
 		}
 		store.Close()
-		runs.Close()
 		sch.Close()
 	}
 	t.Cleanup(func() { closeAll(true) })

@@ -24,7 +24,6 @@ import (
 	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
@@ -44,10 +43,8 @@ type Config struct {
 	Memory memory.Store
 	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
 	// the MCP campaign tools and the dashboard's campaign page. Each campaign is a stream in
-	// Store (see CampaignEvent); CampaignStore, when set, also records their steps, the index
-	// that memory-informed planners learn from.
-	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
-	CampaignStore lab.Store
+	// Store (see CampaignEvent).
+	Campaign func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
 	// Artifacts, when set, keeps a copy of every artifact a cell reports, by its digest, so
 	// that figures and tables outlive workspaces and the server (GET /v1/artifacts/SHA/NAME,
 	// and OpenArtifact). Nil: artifacts are served from live workspaces only.
@@ -196,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (cfg *Config) RunnerConfig() runner.Config {
 	rc := runner.Config{
 		Store: cfg.Store, Memory: cfg.Memory,
-		Campaign: cfg.Campaign, CampaignStore: cfg.CampaignStore, Artifacts: cfg.Artifacts,
+		Campaign: cfg.Campaign, Artifacts: cfg.Artifacts,
 		Workspaces: cfg.Workspaces, Prewarm: cfg.Prewarm, Judge: cfg.Judge, Logf: cfg.Logf,
 		Limits: runner.Limits{Sessions: cfg.MaxSessions, Kernels: cfg.MaxKernels, Queue: cfg.MaxQueue,
 			Operations: cfg.MaxOperations, Runs: cfg.MaxRuns, Idle: cfg.IdleTimeout, SubscriberBuffer: cfg.SubscriberBuffer},

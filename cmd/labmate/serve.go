@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -62,11 +63,13 @@ run_resume follows, then the run's further events). Without a model it stays res
 run_end says how: POST /v1/runs/ID/resume (or the dashboard) once serve runs with --model, or
 labmate run --resume ID --data DATA while serve is not running. A run whose checkpoint cannot be
 continued (it had ended already, or there is none) gets a run_end saying why. Runs are
-checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the server's memory and
-documentation index like labmate run.
+checkpointed in their streams (run_checkpoint), work in DATA/workspaces/run-ID, and use the
+server's memory and documentation index like labmate run.
 
-State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
-campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
+State lives in DATA/labmate.db (SQLite) — operations, agent runs with their checkpoints, jobs,
+campaigns (a runs.db or campaigns.db of an earlier labmate is imported there once and kept as
+FILE.imported) — memory in $LABMATE_MEMORY or DATA/memory.db, the documentation index in
+$LABMATE_DOCS_DB or DATA/docs.db,
 session workspaces in DATA/workspaces, and every artifact a cell reports (a figure, a table, up
 to 32 MiB) in DATA/artifacts by its SHA-256, outliving workspace and server (GET
 /v1/artifacts/SHA256/NAME; --artifacts-max bounds it, the oldest unpinned evicted first, with a
@@ -135,11 +138,7 @@ it cannot open.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			runStore, err := openRuns(data)
-			if err != nil {
-				return err
-			}
-			defer runStore.Close()
+			importOld(ctx, data, store, cmd.ErrOrStderr())
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			if cfg.Artifacts, err = openArtifacts(data, artifactsMax); err != nil {
 				return err
@@ -147,12 +146,12 @@ it cannot open.`,
 			if cfg.Campaign, err = cf.setup(); err != nil {
 				return err
 			}
-			mem, docs, closeStores, err := openStores(ctx, data, &cfg)
+			mem, docs, closeStores, err := openStores(ctx, data)
 			if err != nil {
 				return err
 			}
 			defer closeStores()
-			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			runs, err := agentRuns(ctx, modelSpec, sb, data, agent.NewCheckpoints(store), mem, docs)
 			if err != nil {
 				return err
 			}

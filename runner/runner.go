@@ -91,7 +91,8 @@ type Kernels interface {
 	List(ctx context.Context) []KernelInfo
 }
 
-// KernelFuncs is Kernels of two functions; a nil ListFunc lists none.
+// KernelFuncs is Kernels of two functions; a nil ListFunc lists none, and a nil StartFunc
+// makes them no Kernels at all (New takes them for nil).
 type KernelFuncs struct {
 	StartFunc func(ctx context.Context, name, workspace string) (kernel.Kernel, error)
 	ListFunc  func(ctx context.Context) []KernelInfo
@@ -180,6 +181,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
+	}
+	if k, ok := cfg.Kernels.(KernelFuncs); ok && k.StartFunc == nil {
+		cfg.Kernels = nil // it starts none: no operations
 	}
 	for _, d := range []struct {
 		v   *int

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"github.com/labmate/labmate/runner"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -67,9 +68,9 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf,
-		Runs: a.Run, Resume: a.Resume, Jobs: jobs,
-		ResumeCommand: func(id string) string { return "labmate run --resume " + id }})
+	srv, err := server.New(context.Background(), server.Config{
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Runs: a.Run, Resume: a.Resume, Jobs: jobs, ResumeCommand: func(id string) string { return "labmate run --resume " + id }},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

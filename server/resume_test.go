@@ -176,7 +176,7 @@ func TestResumeRun(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "b = 2", "summary": "b = 2"}),
 		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "b = 2"}`),
 	)
-	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.MaxRuns = 1 })
+	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.Limits.Runs = 1 })
 	if code, msg := post(t, f, "/v1/runs/nope/resume", ""); code != http.StatusNotFound || !strings.Contains(msg, "no run nope") {
 		t.Errorf("resuming an unknown run: %d %q, want 404", code, msg)
 	}

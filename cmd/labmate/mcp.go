@@ -92,7 +92,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
-			rn, err := runner.New(ctx, cfg.RunnerConfig()) // no HTTP server: MCP over stdio is the only face
+			rn, err := runner.New(ctx, cfg.Config) // no HTTP server: MCP over stdio is the only face
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -30,7 +31,7 @@ func newServeCmd() *cobra.Command {
 		artifactsMax      string
 		prewarm           []string
 		idle              time.Duration
-		limits            server.Config // the Max* caps
+		limits            runner.Limits // the caps
 		sf                sandboxFlags
 		cf                campaignFlags
 	)
@@ -159,12 +160,12 @@ it cannot open.`,
 				cfg.Runs, cfg.Resume, cfg.Model = runs.Run, runs.Resume, runs.model.Name()
 				runs.artifacts = cfg.Artifacts
 			}
-			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
+			cfg.Token, cfg.Memory = token, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
 			cfg.Owner = locallog.Owner(store) // labmate run processes append their runs to the log themselves
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
-			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
-			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
+			limits.Idle = idle
+			cfg.Limits = limits
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
@@ -203,11 +204,11 @@ it cannot open.`,
 	f.StringSliceVar(&allowHosts, "allow-host", nil, "another name the Host header may carry, e.g. a reverse proxy's (NAME, IP or *.DOMAIN; repeatable)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python", "octave"}, "kernels kept started ahead of use")
 	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels, and drop the session, after this long without an operation")
-	f.IntVar(&limits.MaxSessions, "max-sessions", 256, "live sessions at most (with a connection, an operation or kernels)")
-	f.IntVar(&limits.MaxKernels, "max-kernels", 16, "kernels running at once at most, pre-warmed ones included")
-	f.IntVar(&limits.MaxQueue, "max-queue", 64, "operations queued or running per session at most")
-	f.IntVar(&limits.MaxOperations, "max-operations", 1024, "operations queued or running in all at most")
-	f.IntVar(&limits.MaxRuns, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
+	f.IntVar(&limits.Sessions, "max-sessions", 256, "live sessions at most (with a connection, an operation or kernels)")
+	f.IntVar(&limits.Kernels, "max-kernels", 16, "kernels running at once at most, pre-warmed ones included")
+	f.IntVar(&limits.Queue, "max-queue", 64, "operations queued or running per session at most")
+	f.IntVar(&limits.Operations, "max-operations", 1024, "operations queued or running in all at most")
+	f.IntVar(&limits.Runs, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
 	f.StringVar(&artifactsMax, "artifacts-max", "2GiB", "size of the artifact store, DATA/artifacts: the figures and files cells report, kept by content; past it the oldest unpinned go first")
 	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)

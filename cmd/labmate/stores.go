@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"net/url"
 	"os"
@@ -25,15 +26,11 @@ import (
 
 // serverConfig is the protocol server's configuration shared by serve and mcp.
 func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
-	return server.Config{
-		Store: store,
-		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-			return startKernel(ctx, name, sb, workspace)
-		},
-		Kernels:    kernelInfos,
-		Workspaces: filepath.Clean(workspaces),
-		Prewarm:    prewarm,
+	start := func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+		return startKernel(ctx, name, sb, workspace)
 	}
+	return server.Config{Config: runner.Config{Store: store, Workspaces: filepath.Clean(workspaces), Prewarm: prewarm,
+		Kernels: runner.KernelFuncs{StartFunc: start, ListFunc: kernelInfos}}}
 }
 
 // kernelInfos lists the kernels with their interpreter versions.

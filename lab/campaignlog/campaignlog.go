@@ -6,6 +6,10 @@
 //	run_event {"kind": "campaign", "type": "start", "campaign": lab.Campaign, "scale": lab.Scale}
 //	run_event {"kind": "campaign", "type": "step", "step": lab.Step, "advantage": A, "nma": N}  (one per turn)
 //	run_end   {"reason": "budget_spent" | "exhausted" | "error", "error": why}
+//
+// The log is the campaigns' only store: Steps reads the turns of earlier campaigns from it, the
+// prior of a memory-informed planner, and Import puts in it those an earlier labmate recorded
+// in campaigns.db.
 package campaignlog
 
 import (

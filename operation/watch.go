@@ -12,14 +12,15 @@ import (
 // that keeps no protocol log (labmate job wait, labmate job logs -f): it yields what AttachJob
 // would log for the job's operation from its log line after on — operation_start, the lines
 // (JobLine) with their telemetry and verdicts, the terminal message — and, like the server's
-// follower, cancels the job on a verdict its spec's hotfix acts on. The lines up to after are
+// follower, cancels the job on a verdict its spec's hotfix acts on — also when a supervisor
+// watches the job: it is what a supervisor runs (job/supervise). The lines up to after are
 // judged silently first, so perception sees the whole history. Stopping the iteration, or
 // ctx ending, leaves the job running (the last element is then an error wrapping
 // ErrDetached).
 func WatchJob(ctx context.Context, sched job.Scheduler, id job.ID, spec *job.Spec, after int64, opts *JobOptions) iter.Seq2[*Message, error] {
 	at := &JobAttachment{Request: JobRequest(spec), Job: id, State: protocol.Acknowledged, After: after}
 	log := LogFunc(func(_ context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) { return m, nil })
-	return AttachJob(ctx, log, string(id), string(id), sched, at, opts)
+	return attachJob(ctx, log, string(id), string(id), sched, at, opts, false)
 }
 
 // JobLine is the job's log line an observation of a job operation carries, nil when it

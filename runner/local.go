@@ -55,7 +55,7 @@ func (s *Runner) tailLog() {
 // run it belongs to when another process runs that.
 func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 	id := m.OperationID
-	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume)
+	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume || m.Type == protocol.TypeRunCheckpoint)
 	if isRun && s.cfg.Owner != nil {
 		s.mu.Lock()
 		lr, mine := s.local[id], s.runs[id] != nil

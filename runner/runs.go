@@ -184,6 +184,7 @@ func (s *Runner) endRun(id string) {
 func (s *Runner) runAndWatch(ss *Session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
 	jobID := func() string {
 		defer s.Release(ss)
+		defer ss.closeRunKernels()
 		defer s.endRun(id)
 		defer cancel()
 		return record()

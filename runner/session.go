@@ -64,6 +64,7 @@ type op struct {
 	id     string
 	life   *operation.Op
 	plan   *operation.Plan
+	opts   *operation.Options // nil: the runner's (execOptions)
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -223,6 +224,11 @@ func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 // session's queue, the server's operations, a kernel that cannot be started now) is refused
 // with an error wrapping ErrBusy, and not logged.
 func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
+	return ss.submit(ctx, opID, req, nil)
+}
+
+// submit is Submit of an operation watched with opts (nil: the runner's, execOptions).
+func (ss *Session) submit(ctx context.Context, opID string, req *protocol.Request, opts *operation.Options) (string, error) {
 	s := ss.s
 	if opID == "" {
 		opID = uuid.NewString()
@@ -232,7 +238,7 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
 	}
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
-	o := &op{id: opID}
+	o := &op{id: opID, opts: opts}
 	o.ctx, o.cancel = context.WithCancel(s.ctx)
 	// Held until the request is logged: a session being closed closes first, then this
 	// request reopens it.
@@ -357,12 +363,54 @@ func (ss *Session) run(o *op) {
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
 		return
 	}
-	for _, err := range o.life.Run(o.ctx, k, o.plan, ss.s.execOptions()) {
+	opts := o.opts
+	if opts == nil {
+		opts = ss.s.execOptions()
+	} else if opts.Artifacts == nil && ss.s.cfg.Artifacts != nil {
+		o := *opts
+		o.Artifacts = ss.s.cfg.Artifacts
+		opts = &o
+	}
+	gone := false // the interpreter died with the cell
+	for m, err := range o.life.Run(o.ctx, k, o.plan, opts) {
 		if err != nil {
 			ss.s.Logf("session %s: %v", ss.id, err)
+			continue
+		}
+		if f, ok := m.Payload.(*protocol.Failed); ok {
+			gone = f.Reason == protocol.ReasonCrashed || f.Reason == protocol.ReasonError && f.Result == nil
 		}
 	}
+	if gone {
+		ss.dropKernel(o.plan.Kernel, k) // the next cell starts a fresh one
+	}
 	ss.done(o)
+}
+
+// dropKernel closes k, the session's kernel of that name, and forgets it.
+func (ss *Session) dropKernel(name string, k kernel.Kernel) {
+	ss.mu.Lock()
+	mine := ss.kernels[name] == k
+	if mine {
+		delete(ss.kernels, name)
+	}
+	ss.mu.Unlock()
+	if mine {
+		k.Close()
+	}
+}
+
+// useWorkspace makes ws (when set) the session's workspace, unless it has one already: an
+// agent run's session works in the run's workspace.
+func (ss *Session) useWorkspace(ws string) {
+	if ws == "" {
+		return
+	}
+	ss.mu.Lock()
+	if ss.ws == "" && len(ss.kernels) == 0 {
+		ss.ws = ws
+	}
+	ss.mu.Unlock()
 }
 
 // finish ends an operation that did not run with f.
@@ -437,10 +485,10 @@ func (ss *Session) serveBench(ctx context.Context, ws string) {
 }
 
 // closeKernels closes the session's kernels if it is still idle for longer than idle (0:
-// unconditionally, at shutdown).
+// unconditionally, at shutdown; negative: when no operation runs).
 func (ss *Session) closeKernels(idle time.Duration) {
 	ss.mu.Lock()
-	if idle > 0 && (len(ss.running) > 0 || time.Since(ss.used) <= idle) {
+	if idle != 0 && len(ss.running) > 0 || idle > 0 && time.Since(ss.used) <= idle {
 		ss.mu.Unlock()
 		return
 	}

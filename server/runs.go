@@ -163,13 +163,27 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if m.OperationID != id {
+			// A message of one of the run's cells (an operation of its session): the line
+			// of an operation event, as a run with kernels of its own reports it.
+			if !runner.RunEvent(id, m) {
+				continue
+			}
+			if err := enc.Encode(runner.CellEvent(id, m)); err != nil {
+				return
+			}
+			flush.Flush()
 			continue
 		}
 		last := prev
 		prev = m
 		switch m.Type {
 		case protocol.TypeRunEvent:
-			if _, err := fmt.Fprintf(w, "%s\n", m.Payload); err != nil { // the payload is shared with the log
+			data, err := runner.EventJSON(m) // the payload itself, shared with the log, when its seq is the message's
+			if err != nil {
+				enc.Encode(map[string]string{"error": err.Error()})
+				return
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", data); err != nil {
 				return
 			}
 		case protocol.TypeRunEnd:

@@ -292,9 +292,9 @@ function render(m) {
       c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}${kept}`;
       break;
     }
-    case "run_event": // one event of an agent run: its operations as cards of their own, the rest as the run's story
+    case "run_event": // one event of an agent run: its cells are operations of the session (a "cell" event names one; an older log nests their messages), the rest is the run's story
       c.kernel.textContent = "agent run";
-      if (m.operation_id === state.session && p.type !== "operation") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
+      if (m.operation_id === state.session && p.type !== "operation" && p.type !== "cell") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
       setState(c, "running", "s-running");
       if (m.operation_id === state.session && !(state.run && state.run.running)) { state.run = { running: true }; showRunBar(); }
       if (p.type === "operation" && p.message) render(p.message);

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 
 	"github.com/labmate/labmate/agent"
@@ -34,3 +35,26 @@ func (c runCells) Kernel(ctx context.Context, session, workspace, name string) (
 // closeRunKernels closes the kernels of an agent run's session when the run has stopped and
 // no operation of the session runs: a resumed run restores its variables from its snapshots.
 func (ss *Session) closeRunKernels() { ss.closeKernels(-1) }
+
+// runLog is the log of an agent run's stream in its session (agent.LogRun), beside the
+// operations of its cells: a run_event's payload says the seq the message gets, which the
+// session knows once it has appended a message — the cells' make the run's own guess late.
+type runLog struct{ ss *Session }
+
+func (l runLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+	ss := l.ss
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if m.Type == protocol.TypeRunEvent && ss.last > 0 {
+		var ev agent.Event
+		if err := m.Decode(&ev); err == nil && ev.Seq != ss.last+1 {
+			ev.Seq = ss.last + 1
+			if payload, err := json.Marshal(&ev); err == nil {
+				c := *m
+				c.Payload = payload
+				m = &c
+			}
+		}
+	}
+	return ss.appendLocked(ctx, m)
+}

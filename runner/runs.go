@@ -211,7 +211,7 @@ func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter
 		}
 		return end
 	}
-	for _, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.Logf("%v", err) }) {
+	for _, err := range agent.LogRun(ctx, runLog{ss}, id, next, events, endOf, func(err error) { s.Logf("%v", err) }) {
 		if err != nil { // the run ends in error, parked on nothing
 			s.Logf("run %s: %v", id, err)
 			parkedOn = ""

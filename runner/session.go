@@ -54,6 +54,7 @@ type Session struct {
 	readsMu sync.Mutex
 	reads   map[string]*bench.Reading // the last plate-reader reading of each labware, by load name
 
+	last    int64          // the seq of the latest message this process appended (0: none yet)
 	queue   []*op          // accepted, not started
 	working bool           // a worker is running the queue
 	running map[string]*op // queued or running operations by id
@@ -201,10 +202,16 @@ func (s *Runner) reap(idle time.Duration) {
 func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	return ss.appendLocked(ctx, m)
+}
+
+// appendLocked is Append with ss.mu held.
+func (ss *Session) appendLocked(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	stored, err := ss.s.store.Append(ctx, m)
 	if err != nil {
 		return nil, err
 	}
+	ss.last = stored.Seq
 	if len(ss.subs) > 0 {
 		data, err := json.Marshal(stored)
 		if err != nil {

@@ -145,7 +145,7 @@ func TestRunOverAPI(t *testing.T) {
 			continue
 		}
 		var got agent.Event
-		if msgs[i].Type != protocol.TypeRunEvent || msgs[i].Decode(&got) != nil || msgs[i].Seq != ev.Seq || got.Type != ev.Type {
+		if msgs[i].Type != protocol.TypeRunEvent || msgs[i].Decode(&got) != nil || msgs[i].Seq != ev.Seq || got.Seq != ev.Seq || got.Type != ev.Type {
 			t.Errorf("message %d: %s seq %d %s, want the run_event of event %d (%s)", i, msgs[i].Type, msgs[i].Seq, msgs[i].Payload, ev.Seq, ev.Type)
 		}
 		if ev.Type == agent.EventCell && (ev.Cell == nil || ev.Cell.ID == "") {

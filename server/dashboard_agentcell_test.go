@@ -133,3 +133,58 @@ func TestDashboardInterruptAgentCell(t *testing.T) {
 	}
 	screenshot(t, ctx, "run-interrupt-cell.png")
 }
+
+// An agent run's running cell is interrupted over REST (POST
+// /v1/sessions/RUN/operations/OP/interrupt), by the id its run's events name: the operation
+// ends interrupted, the agent reads that result and repairs the cell, and the run answers.
+// The run's event stream reports the cells' messages as operation lines.
+func TestInterruptAgentCellOverREST(t *testing.T) {
+	long := "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
+	fake := llmtest.NewServer(t,
+		llmtest.JSON(agent.Plan{Goal: "t", Steps: []agent.Step{{Title: "t", Action: "count", Tool: agent.ToolRunCode, Checkpoint: "t = 7"}}}),
+		llmtest.CallTool(agent.ToolRunCode, fmt.Sprintf(`{"code": %q}`, long)),
+		llmtest.CallTool(agent.ToolRunCode, `{"code": "print('t =', 7)"}`),
+		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "t = 7", "summary": "t = 7"}),
+		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "7"}`),
+	)
+	f := runFixture(t, fake)
+	code, id := post(t, f, "/v1/runs", `{"goal": "count to t", "kernel": "python"}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("POST /v1/runs: %d %s", code, id)
+	}
+	var cell string
+	lines := followEvents(t, f, id, 0, func(l *line) {
+		if l.Type == agent.EventCell && cell == "" {
+			cell = l.Cell.ID
+		}
+		if l.Type == agent.EventOperation && l.Message.OperationID == cell && l.Message.Type == protocol.TypeProgress {
+			var p protocol.Progress
+			if l.Message.Decode(&p) == nil && p.Observation != nil && p.Observation.Line == "tick 2" {
+				if code, msg := post(t, f, "/v1/sessions/"+id+"/operations/"+cell+"/interrupt", `{"why": "a person asked"}`); code != http.StatusAccepted && code != http.StatusOK {
+					t.Errorf("interrupting the run's cell: %d %s", code, msg)
+				}
+			}
+		}
+	})
+	var end *protocol.Failed
+	repaired := false
+	for _, l := range lines {
+		if l.Type != agent.EventOperation {
+			continue
+		}
+		switch {
+		case l.Message.OperationID == cell && l.Message.Type == protocol.TypeFailed:
+			end = &protocol.Failed{}
+			l.Message.Decode(end)
+		case l.Message.OperationID != cell && l.Message.Type == protocol.TypeComplete:
+			repaired = true
+		}
+	}
+	if cell == "" || end == nil || end.Reason != protocol.ReasonInterrupted || end.Verdict != nil {
+		t.Fatalf("the run's cell %q ended %+v, want interrupted by the request", cell, end)
+	}
+	last := lines[len(lines)-1]
+	if !repaired || last.Type != agent.EventStop || last.Stop.Reason != agent.StopAnswered || last.Stop.Stats.Repairs != 1 {
+		t.Errorf("after the interrupt: repaired %v, the run ended %+v", repaired, last.Stop)
+	}
+}

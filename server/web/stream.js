@@ -232,13 +232,13 @@ function render(m) {
     case "operation_ack":
       setState(c, "queued");
       if (p.job) jobInfo(c, p.job, "submitted");
-      c.stop.hidden = false;
+      c.stop.hidden = !!c.nested;
       c.root.classList.add("live");
       break;
     case "operation_start":
       setState(c, "running", "s-running");
       if (p.job) jobInfo(c, p.job, "started");
-      c.stop.hidden = false;
+      c.stop.hidden = !!c.nested;
       c.root.classList.add("live");
       break;
     case "operation_progress": {
@@ -297,7 +297,10 @@ function render(m) {
       if (m.operation_id === state.session && p.type !== "operation" && p.type !== "cell") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
       setState(c, "running", "s-running");
       if (m.operation_id === state.session && !(state.run && state.run.running)) { state.run = { running: true }; showRunBar(); }
-      if (p.type === "operation" && p.message) render(p.message);
+      if (p.type === "operation" && p.message) { // a cell of a run with kernels of its own (labmate run): nobody here can interrupt it
+        card(p.message).nested = true;
+        render(p.message);
+      }
       else runLine(c, p);
       break;
     case "run_end": {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"iter"
 
@@ -49,7 +50,7 @@ type CellRef struct {
 	Kernel string `json:"kernel"`
 }
 
-// EventCell reports that a run_code cell was submitted as operation Cell.ID of the run's
+// EventCell reports that a run_code cell is submitted as operation Cell.ID of the run's
 // session (with Options.Cells); its messages follow in the session, not in the run's events.
 const EventCell EventType = "cell"
 
@@ -63,16 +64,14 @@ func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operatio
 	if c.Options.Artifacts == nil {
 		c.Options.Artifacts = r.a.opts.Artifacts
 	}
-	announced := false
+	// Said before the cell is submitted: a reader of the session knows the step and the
+	// attempt of each of the cell's messages (Story).
+	if err := r.emit(ctx, &Event{Type: EventCell, Cell: &CellRef{ID: out.OperationID, Kernel: req.Kernel}}, false); err != nil {
+		return err
+	}
 	for m, err := range r.a.opts.Cells.Exec(ctx, c) {
 		if err != nil {
 			return err
-		}
-		if !announced {
-			announced = true
-			if err := r.emit(ctx, &Event{Type: EventCell, Cell: &CellRef{ID: out.OperationID, Kernel: req.Kernel}}, false); err != nil {
-				return err
-			}
 		}
 		payload, err := protocol.DecodePayload(m)
 		if err != nil {
@@ -89,4 +88,54 @@ func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operatio
 		}
 	}
 	return nil
+}
+
+// Story reads the messages of run id's session, in order, as the run's event stream: its
+// run_events, and the messages of its cells as operation events (the events a run with
+// kernels of its own emits), each with the step and the attempt of its cell's EventCell.
+type Story struct {
+	id    string
+	cells map[string]*Event // the EventCell of each cell, by its operation id
+}
+
+// NewStory reads run id's session.
+func NewStory(id string) *Story { return &Story{id: id, cells: map[string]*Event{}} }
+
+// In says whether m is in the run's event stream: one of its run_events, or a message of one
+// of its cells.
+func (s *Story) In(m *protocol.EnhancedMessage) bool { return RunEvent(s.id, m) }
+
+// Cell is the operation event of m, a message of one of the run's cells.
+func (s *Story) Cell(m *protocol.EnhancedMessage) *Event {
+	ev := CellEvent(s.id, m)
+	if ref := s.cells[m.OperationID]; ref != nil {
+		ev.Step, ev.Attempt = ref.Step, ref.Attempt
+	}
+	return ev
+}
+
+// Event is the event run_event m carries, its Seq the message's; an EventCell is noted for
+// the cell's messages that follow.
+func (s *Story) Event(m *protocol.EnhancedMessage) (*Event, error) {
+	ev, err := EventOf(m)
+	if err == nil {
+		s.note(ev)
+	}
+	return ev, err
+}
+
+// JSON is EventJSON of run_event m, noting an EventCell as Event does.
+func (s *Story) JSON(m *protocol.EnhancedMessage) ([]byte, error) {
+	if bytes.Contains(m.Payload, []byte(`"type":"cell"`)) {
+		if _, err := s.Event(m); err != nil {
+			return nil, err
+		}
+	}
+	return EventJSON(m)
+}
+
+func (s *Story) note(ev *Event) {
+	if ev.Type == EventCell && ev.Cell != nil {
+		s.cells[ev.Cell.ID] = ev
+	}
 }

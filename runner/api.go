@@ -42,16 +42,9 @@ func CheckTask(task *Task) error {
 	return fmt.Errorf("%w: mode %q: choose agent, direct or codeact", ErrBadTask, task.Mode)
 }
 
-// CellEvent is a message of one of run id's cells (an operation of the run's session) as the
-// run's event stream reports it: an operation event, as a run with kernels of its own emits.
-func CellEvent(id string, m *protocol.EnhancedMessage) *agent.Event { return agent.CellEvent(id, m) }
-
-// RunEvent says whether m, a message of run id's session, is in the run's event stream
-// (agent.RunEvent).
-func RunEvent(id string, m *protocol.EnhancedMessage) bool { return agent.RunEvent(id, m) }
-
-// EventJSON is the event run_event m carries, its seq the message's (agent.EventJSON).
-func EventJSON(m *protocol.EnhancedMessage) ([]byte, error) { return agent.EventJSON(m) }
+// NewStory reads the messages of run id's session as the run's event stream: its run_events
+// and its cells' messages (agent.Story).
+func NewStory(id string) *agent.Story { return agent.NewStory(id) }
 
 // StopEvent says whether m is an agent run's stop event (which says all its run_end would).
 func StopEvent(m *protocol.EnhancedMessage) bool {

@@ -152,7 +152,7 @@ func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !runner.RunEvent(id, m) {
+		if !runner.NewStory(id).In(m) {
 			continue
 		}
 		if m.Type != protocol.TypeRunEvent {

@@ -157,6 +157,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	var prev *protocol.EnhancedMessage // the run's latest message read
+	story := runner.NewStory(id)
 	for m, err := range s.FollowRun(r.Context(), id, after) {
 		if err != nil {
 			enc.Encode(map[string]string{"error": err.Error()})
@@ -165,10 +166,10 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		if m.OperationID != id {
 			// A message of one of the run's cells (an operation of its session): the line
 			// of an operation event, as a run with kernels of its own reports it.
-			if !runner.RunEvent(id, m) {
+			if !story.In(m) {
 				continue
 			}
-			if err := enc.Encode(runner.CellEvent(id, m)); err != nil {
+			if err := enc.Encode(story.Cell(m)); err != nil {
 				return
 			}
 			flush.Flush()
@@ -178,7 +179,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		prev = m
 		switch m.Type {
 		case protocol.TypeRunEvent:
-			data, err := runner.EventJSON(m) // the payload itself, shared with the log, when its seq is the message's
+			data, err := story.JSON(m) // the payload itself, shared with the log, when its seq is the message's
 			if err != nil {
 				enc.Encode(map[string]string{"error": err.Error()})
 				return

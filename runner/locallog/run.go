@@ -113,6 +113,7 @@ func Events(ctx context.Context, data, id string) iter.Seq2[*agent.Event, error]
 			return
 		}
 		defer st.Close()
+		story := agent.NewStory(id)
 		for m, err := range st.After(ctx, id, 0) { // the run's session: its events, and its cells' messages
 			if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
 				return
@@ -121,12 +122,12 @@ func Events(ctx context.Context, data, id string) iter.Seq2[*agent.Event, error]
 				yield(nil, err)
 				return
 			}
-			if !agent.RunEvent(id, m) {
+			if !story.In(m) {
 				continue
 			}
-			ev := agent.CellEvent(id, m)
+			ev := story.Cell(m)
 			if m.OperationID == id {
-				if ev, err = agent.EventOf(m); err != nil {
+				if ev, err = story.Event(m); err != nil {
 					yield(nil, fmt.Errorf("locallog: %s: event %d of run %s: %w", path, m.Seq, id, err))
 					return
 				}

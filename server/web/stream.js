@@ -50,8 +50,9 @@ function send(type, opID, payload) {
 }
 
 
-// card returns the operation's card, making it (and its history entry) on first sight.
-function card(m) {
+// card returns the operation's card, making it (and its history entry) on first sight: from
+// its first message, or from the agent run's event that names it (timeline.js).
+export function card(m) {
   let c = state.ops.get(m.operation_id);
   if (c) return c;
   const root = el("article", "op");

@@ -3,6 +3,7 @@
 
 import { $, el, clock, duration } from "./util.js";
 import { state } from "./api.js";
+import { card } from "./stream.js";
 
 // STEP_EVENTS are the events that belong to a step of the plan: the first of a step opens
 // it with a heading (the step's title and check), so that the timeline reads step by step.
@@ -21,20 +22,19 @@ function stepHeading(ev) {
   $("#stream").append(h);
 }
 
-// cellOfRun marks the card of a cell the run submitted (an operation of its session, named
-// by its id) with the step and the attempt it belongs to.
+// cellOfRun makes, in its place in the timeline, the card of a cell the run submits (an
+// operation of its session, named by its id; its messages fill it) and marks it with the step
+// and the attempt it belongs to.
 function cellOfRun(ev) {
-  const c = state.ops.get((ev.cell || {}).id);
-  if (!c || c.root.dataset.step) return;
+  const id = (ev.cell || {}).id;
+  if (!id) return;
+  const c = card({ operation_id: id, timestamp: ev.time ? Date.parse(ev.time) / 1000 : Date.now() / 1000 });
+  if (c.root.dataset.step) return;
   c.root.dataset.step = String(ev.step + 1);
   c.root.classList.add("run-cell");
-  c.kernel.textContent = `${(ev.cell || {}).kernel || c.kernel.textContent} · step ${ev.step + 1}${ev.attempt ? ", repair " + ev.attempt : ""}`;
+  c.kernel.after(el("span", "muted step", `step ${ev.step + 1}${ev.attempt ? ", repair " + ev.attempt : ""}`));
 }
 
-// runLine adds one event of an agent run to the stream, in order between its operations'
-// cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
-// each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
-// the stop — each with its time. An error already shown in this run is not shown again.
 export function runLine(c, ev) {
   let text = "", cls = "run-line";
   const seen = (err) => {

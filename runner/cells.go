@@ -29,7 +29,11 @@ func (c runCells) Kernel(ctx context.Context, session, workspace, name string) (
 	}
 	defer c.s.Release(ss)
 	ss.useWorkspace(workspace)
-	return ss.kernel(ctx, name)
+	k, err := ss.kernel(ctx, name)
+	if ck, ok := k.(*counted); ok {
+		k = ck.Kernel // what the interpreter offers (kernel.Snapshotter): the session keeps the place
+	}
+	return k, err
 }
 
 // closeRunKernels closes the kernels of an agent run's session when the run has stopped and

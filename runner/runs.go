@@ -282,6 +282,14 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 					end.Error = "the server stopped while the run ran; its checkpoint continues it: " + hint
 				}
 			}
+			// The run's cells cut short by the stop end first, then the run.
+			for _, c := range ops {
+				if c.ID != op.ID && c.Kind == "exec" && c.State.Live() {
+					if _, err := store.Append(ctx, protocol.Restarted(si.ID, c.ID, c.State)); err != nil {
+						return closed, local, fmt.Errorf("closing operation %s of run %s: %w", c.ID, op.ID, err)
+					}
+				}
+			}
 			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)
 			if err == nil {
 				_, err = store.Append(ctx, m)

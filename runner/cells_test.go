@@ -21,14 +21,20 @@ import (
 // An agent run's cell is an operation of the run's session in the runner: Interrupt stops it
 // by the id the log knows, the agent reads the interrupted result and repairs the cell (the
 // scripted model's next cell runs, in the same kernel: the variable set before the interrupt
-// is still there), and the run answers. Every stream of the log replays through the state
+// is still there, though the model took longer than the session's idle time), and the run
+// answers. Every stream of the log replays through the state
 // machine.
 func TestAgentCellInterrupt(t *testing.T) {
 	long := "x = 5\nimport time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
 	fake := llmtest.NewServer(t,
 		llmtest.JSON(agent.Plan{Goal: "x", Steps: []agent.Step{{Title: "x", Action: "double x", Tool: agent.ToolRunCode, Checkpoint: "y = 10"}}}),
 		llmtest.CallTool(agent.ToolRunCode, fmt.Sprintf(`{"code": %q}`, long)),
-		llmtest.CallTool(agent.ToolRunCode, `{"code": "print('y =', 2 * x)"}`),
+		// The repair comes after the session's idle time: the run's kernel stays while it runs.
+		func() llmtest.Turn {
+			t := llmtest.CallTool(agent.ToolRunCode, `{"code": "print('y =', 2 * x)"}`)
+			t.Delay = time.Second
+			return t
+		}(),
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "y = 10", "summary": "y = 10"}),
 		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "10"}`),
 	)
@@ -43,6 +49,7 @@ func TestAgentCellInterrupt(t *testing.T) {
 			return python.Start(ctx, &o)
 		}},
 		Workspaces: t.TempDir(),
+		Limits:     runner.Limits{Idle: 200 * time.Millisecond},
 		Logf:       t.Logf,
 		Runs:       func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) },
 	})

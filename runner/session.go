@@ -170,16 +170,16 @@ func (s *Runner) evictLocked() bool {
 	return true
 }
 
-// reap closes the kernels of the sessions idle for longer than idle, and drops those of
-// them that nobody uses. A session whose lock is taken is not idle; the server's lock never
-// waits for a session's, and each session's kernels are closed on their own, so one that
-// does not close holds up no other.
+// reap closes the kernels of the sessions idle for longer than idle (not those of an agent run
+// that runs), and drops those of them that nobody uses. A session whose lock is taken is not
+// idle; the server's lock never waits for a session's, and each session's kernels are closed
+// on their own, so one that does not close holds up no other.
 func (s *Runner) reap(idle time.Duration) {
 	s.mu.Lock()
 	var quiet []*Session
 	for id, ss := range s.sessions {
-		if !ss.mu.TryLock() {
-			continue
+		if s.runs[id] != nil || !ss.mu.TryLock() {
+			continue // an agent run's kernels live while it runs, however long its model thinks
 		}
 		ok := len(ss.running) == 0 && !ss.serving && time.Since(ss.used) > idle
 		ss.mu.Unlock()

@@ -201,7 +201,7 @@ func (s *Runner) submitJob(ctx context.Context, kind string, spec *job.Spec, roo
 	case <-acked:
 	case <-ctx.Done():
 	}
-	return id, nil
+	return id, s.durable(ctx) // the caller tells its client: the log has it for good first
 }
 
 func (s *Runner) JobKinds() []string {

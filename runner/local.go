@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 	"time"
@@ -86,17 +85,13 @@ func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 // what a listener has and fills a gap from the log, so a message published out of order costs
 // a read, never a loss.
 func (ss *Session) publish(m *protocol.EnhancedMessage) {
-	data, err := json.Marshal(m)
+	f, err := frameOf(m)
 	if err != nil {
 		return
 	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for sub := range ss.subs {
-		if !sub.offer(Frame{m.Seq, data}) {
-			delete(ss.subs, sub)
-		}
-	}
+	ss.subMu.Lock()
+	defer ss.subMu.Unlock()
+	ss.offer(f)
 }
 
 // adoptLocal follows run id, which process pid runs: its session stays live (its followers are

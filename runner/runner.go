@@ -165,6 +165,7 @@ type Runner struct {
 	runsSeen runRows
 	parks    parkWatch // the jobs parked runs wait for
 	jobs     jobTracker
+	shown    shown // what it appended, until the log has committed it (subscribe.go)
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED

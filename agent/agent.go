@@ -189,6 +189,9 @@ type Options struct {
 	// workspace. Kernels are started on first use and closed when the run ends. Nil: run_code
 	// reports that no kernel is available.
 	StartKernel func(ctx context.Context, name string) (kernel.Kernel, error)
+	// Cells, when set, runs the run's cells as operations of the run's session (package
+	// runner): its queue, kernels, interrupt path and log. StartKernel is then not used.
+	Cells Cells
 	// Tools are more tools for the code module, beside run_code and final_answer.
 	Tools *tool.Set
 	// Jobs, when set, gives the code module wait_job: a run that needs a job's result parks

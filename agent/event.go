@@ -44,6 +44,7 @@ type Event struct {
 	Call       *ModuleCall               `json:"call,omitempty"`
 	Plan       *Plan                     `json:"plan,omitempty"`
 	Message    *protocol.EnhancedMessage `json:"message,omitempty"`
+	Cell       *CellRef                  `json:"cell,omitempty"`
 	Tool       *ToolEvent                `json:"tool,omitempty"`
 	Verdict    *protocol.Verdict         `json:"verdict,omitempty"`
 	Reflection *Reflection               `json:"reflection,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
 )
 
 // KernelState is a kernel's variables as the run last saved them (State.Kernels) or as a
@@ -39,6 +40,9 @@ func (r *run) stateDir(name string, k kernel.Kernel) string {
 // note a resumed run shows the code module; the run goes on either way.
 func (r *run) saveKernel(ctx context.Context, o *Outcome) {
 	k := r.kernels[o.Kernel]
+	if r.a.opts.Cells != nil && o.Result != nil && o.Reason != protocol.ReasonCrashed {
+		k, _ = r.kernel(ctx, o.Kernel) // the session's, which ran the cell
+	}
 	if k == nil || o.OperationID == "" {
 		return // the operation did not run, or its interpreter is gone
 	}

@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
+	"strconv"
+	"time"
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -11,13 +15,13 @@ import (
 
 // LogRun writes run id's events to l as the run's stream in the protocol log — the one story
 // every client follows — and yields each event as logged, its seq the session's. The stream is in the
-// run's own session, named by its id, whose one writer is the caller: one run_event per
-// event, its payload the event with its seq set to the message's seq in the session (next,
-// next+1, …, so that a follower's after=SEQ is the seq of the last event it read), then a
-// run_end: endOf of the stop event, or the error that ended the run. The run's checkpoints
-// (Checkpoints), saved in the same stream before the event they precede, take their seqs.
-// The run_end is logged whatever ctx says, so that a cancelled run's end is recorded. A
-// message l refuses goes to warn and does not stop the run.
+// run's own session, named by its id, beside the operations of the run's cells (Options.Cells)
+// and the run's checkpoints (Checkpoints, saved before the event they precede): one run_event
+// per event, its payload the event with its seq set to the seq the message is expected to get
+// in the session (a reader takes the message's, EventOf, so that a follower's after=SEQ is the
+// seq of the last event it read), then a run_end: endOf of the stop event, or the error that
+// ended the run. The run_end is logged whatever ctx says, so that a cancelled run's end is
+// recorded. A message l refuses goes to warn and does not stop the run.
 func LogRun(ctx context.Context, l operation.Log, id string, next int64, events iter.Seq2[*Event, error],
 	endOf func(*Stop) *protocol.RunEnd, warn func(error)) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
@@ -49,16 +53,63 @@ func LogRun(ctx context.Context, l operation.Log, id string, next int64, events 
 			if m, err := AppendRun(logCtx, l, protocol.TypeRunEvent, id, &logged); err != nil {
 				warn(fmt.Errorf("run %s: logging event %d: %w", id, ev.Seq, err))
 			} else {
-				if m.Seq != logged.Seq {
-					warn(fmt.Errorf("run %s: event %d logged at seq %d, not %d: something else writes in the run's session", id, ev.Seq, m.Seq, logged.Seq))
-				}
-				next = m.Seq + 1
+				// The run's cells (Options.Cells) write in the session too: the seq
+				// expected is then behind, and readers take the message's (EventOf).
+				logged.Seq, next = m.Seq, m.Seq+1
 			}
 			if !yield(&logged, nil) {
 				return
 			}
 		}
 	}
+}
+
+// EventOf decodes the event run_event m carries, its Seq the message's seq in the session.
+func EventOf(m *protocol.EnhancedMessage) (*Event, error) {
+	var ev Event
+	if err := m.Decode(&ev); err != nil {
+		return nil, err
+	}
+	ev.Seq = m.Seq
+	return &ev, nil
+}
+
+// EventJSON is the payload of run_event m with the event's seq the message's: the payload
+// itself when it says so already (the writer's expectation held), else re-encoded.
+func EventJSON(m *protocol.EnhancedMessage) ([]byte, error) {
+	id, err := json.Marshal(m.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	prefix := `{"run_id":` + string(id) + `,"seq":` + strconv.FormatInt(m.Seq, 10) + `,`
+	if bytes.HasPrefix(m.Payload, []byte(prefix)) {
+		return m.Payload, nil
+	}
+	ev, err := EventOf(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ev)
+}
+
+// CellEvent is a message of one of run id's cells (an operation of the run's session, with
+// Options.Cells) as the run's event stream reports it: the operation event a run with kernels
+// of its own emits, its seq the message's.
+func CellEvent(id string, m *protocol.EnhancedMessage) *Event {
+	return &Event{RunID: id, Seq: m.Seq, Type: EventOperation, Time: time.Unix(0, int64(m.Timestamp*1e9)), Message: m}
+}
+
+// RunEvent says whether m, a message of run id's session, belongs to the run's event stream:
+// one of its run_events, or a message of one of its cells (CellEvent).
+func RunEvent(id string, m *protocol.EnhancedMessage) bool {
+	if m.OperationID == id {
+		return m.Type == protocol.TypeRunEvent
+	}
+	switch m.Type {
+	case protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume, protocol.TypeSessionUpdate:
+		return false
+	}
+	return true
 }
 
 // RunEndOf is the run_end of a run that stopped so: its reason, error and whether it can be

@@ -101,32 +101,14 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	if stop != nil {
 		return stop, nil
 	}
-	start := func(ctx context.Context, name string) (kernel.Kernel, error) {
-		k, err := r.kernel(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
-		}
-		return k, nil
-	}
-	// The run's event stream is the operation's log: each message is emitted as it happens.
-	log := operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
-		return m, r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
-	})
 	out := operation.Collect(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: r.a.opts.OutputLines})
 	r.st.Operations++
-	for m, err := range operation.Run(ctx, log, r.st.RunID, out.OperationID, req, start, opts) {
-		if err != nil {
+	if r.a.opts.Cells != nil {
+		if err := r.execCell(ctx, req, out, opts, blind); err != nil {
 			return nil, err
 		}
-		out.Add(m)
-		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
-			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
-				return nil, err
-			}
-		}
-		if err := r.drainJudge(ctx); err != nil {
-			return nil, err
-		}
+	} else if err := r.execOwn(ctx, req, out, opts, blind); err != nil {
+		return nil, err
 	}
 	if blind {
 		out.Verdict, out.Verdicts = nil, nil
@@ -145,6 +127,37 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 		text += "\nMemory's cautions for this cell (from earlier runs):\n" + caution
 	}
 	return &tool.Result{Content: text, IsError: !out.OK, Data: &out.Outcome}, nil
+}
+
+// execOwn runs one cell in a kernel of the run's own (Options.StartKernel), its protocol
+// messages emitted as events (EventOperation), then perception's verdicts.
+func (r *run) execOwn(ctx context.Context, req *protocol.Request, out *operation.Collector, opts *operation.Options, blind bool) error {
+	start := func(ctx context.Context, name string) (kernel.Kernel, error) {
+		k, err := r.kernel(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("starting the %s kernel: %w", name, err)
+		}
+		return k, nil
+	}
+	// The run's event stream is the operation's log: each message is emitted as it happens.
+	log := operation.LogFunc(func(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+		return m, r.emit(ctx, &Event{Type: EventOperation, Message: m}, false)
+	})
+	for m, err := range operation.Run(ctx, log, r.st.RunID, out.OperationID, req, start, opts) {
+		if err != nil {
+			return err
+		}
+		out.Add(m)
+		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
+			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
+				return err
+			}
+		}
+		if err := r.drainJudge(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // guard asks memory about a cell before it runs. A cell that repeats a setting memory records
@@ -186,8 +199,12 @@ func (r *run) guard(ctx context.Context, kernelName, code string) (caution strin
 	return "", &tool.Result{Content: b.String(), IsError: true}
 }
 
-// kernel returns the live kernel of that name, starting it on first use.
+// kernel returns the live kernel of that name, starting it on first use: the run's session's
+// (Options.Cells), or one of the run's own.
 func (r *run) kernel(ctx context.Context, name string) (kernel.Kernel, error) {
+	if c := r.a.opts.Cells; c != nil {
+		return c.Kernel(ctx, r.st.RunID, r.st.Task.Workspace, name)
+	}
 	if k := r.kernels[name]; k != nil {
 		return k, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -24,6 +25,13 @@ var ErrNotRunning = errors.New("server: no such operation is queued or running")
 // early leaves the operation running. (A WebSocket client's requests take the same path:
 // Session.Submit.)
 func (s *Runner) Run(ctx context.Context, session string, req *protocol.Request) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return s.run(ctx, &agent.CellRun{Session: session, ID: uuid.NewString(), Request: req})
+}
+
+// run is Run of operation c.ID, in c.Workspace when the session has no kernel yet, with
+// c.Options when set (else the runner's): an agent run's cells take this path (Cells).
+func (s *Runner) run(ctx context.Context, c *agent.CellRun) iter.Seq2[*protocol.EnhancedMessage, error] {
+	session, opID := c.Session, c.ID
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		if session == "" {
 			yield(nil, errors.New("runner: Run: empty session id"))
@@ -35,10 +43,10 @@ func (s *Runner) Run(ctx context.Context, session string, req *protocol.Request)
 			return
 		}
 		defer s.Release(ss)
+		ss.useWorkspace(c.Workspace)
 		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 		defer func() { ss.Unsubscribe(sub) }()
-		opID := uuid.NewString()
-		if _, err := ss.Submit(ctx, opID, req); err != nil {
+		if _, err := ss.submit(ctx, opID, c.Request, c.Options); err != nil {
 			yield(nil, err)
 			return
 		}

@@ -185,6 +185,7 @@ func (s *Runner) endRun(id string) {
 func (s *Runner) runAndWatch(ss *Session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
 	jobID := func() string {
 		defer s.Release(ss)
+		defer ss.closeRunKernels()
 		defer s.endRun(id)
 		defer cancel()
 		return record()
@@ -211,7 +212,7 @@ func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter
 		}
 		return end
 	}
-	for _, err := range agent.LogRun(ctx, ss, id, next, events, endOf, func(err error) { s.Logf("%v", err) }) {
+	for _, err := range agent.LogRun(ctx, runLog{ss}, id, next, events, endOf, func(err error) { s.Logf("%v", err) }) {
 		if err != nil { // the run ends in error, parked on nothing
 			s.Logf("run %s: %v", id, err)
 			parkedOn = ""
@@ -280,6 +281,14 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 				if hint != "" {
 					end.Resumable, end.Resume = true, hint
 					end.Error = "the server stopped while the run ran; its checkpoint continues it: " + hint
+				}
+			}
+			// The run's cells cut short by the stop end first, then the run.
+			for _, c := range ops {
+				if c.ID != op.ID && c.Kind == "exec" && c.State.Live() {
+					if _, err := store.Append(ctx, protocol.Restarted(si.ID, c.ID, c.State)); err != nil {
+						return closed, local, fmt.Errorf("closing operation %s of run %s: %w", c.ID, op.ID, err)
+					}
 				}
 			}
 			m, err := protocol.NewMessage(protocol.TypeRunEnd, si.ID, op.ID, end)

@@ -54,6 +54,7 @@ type Session struct {
 	readsMu sync.Mutex
 	reads   map[string]*bench.Reading // the last plate-reader reading of each labware, by load name
 
+	last    int64          // the seq of the latest message this process appended (0: none yet)
 	queue   []*op          // accepted, not started
 	working bool           // a worker is running the queue
 	running map[string]*op // queued or running operations by id
@@ -64,6 +65,7 @@ type op struct {
 	id     string
 	life   *operation.Op
 	plan   *operation.Plan
+	opts   *operation.Options // nil: the runner's (execOptions)
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -168,16 +170,16 @@ func (s *Runner) evictLocked() bool {
 	return true
 }
 
-// reap closes the kernels of the sessions idle for longer than idle, and drops those of
-// them that nobody uses. A session whose lock is taken is not idle; the server's lock never
-// waits for a session's, and each session's kernels are closed on their own, so one that
-// does not close holds up no other.
+// reap closes the kernels of the sessions idle for longer than idle (not those of an agent run
+// that runs), and drops those of them that nobody uses. A session whose lock is taken is not
+// idle; the server's lock never waits for a session's, and each session's kernels are closed
+// on their own, so one that does not close holds up no other.
 func (s *Runner) reap(idle time.Duration) {
 	s.mu.Lock()
 	var quiet []*Session
 	for id, ss := range s.sessions {
-		if !ss.mu.TryLock() {
-			continue
+		if s.runs[id] != nil || !ss.mu.TryLock() {
+			continue // an agent run's kernels live while it runs, however long its model thinks
 		}
 		ok := len(ss.running) == 0 && !ss.serving && time.Since(ss.used) > idle
 		ss.mu.Unlock()
@@ -201,10 +203,16 @@ func (s *Runner) reap(idle time.Duration) {
 func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	return ss.appendLocked(ctx, m)
+}
+
+// appendLocked is Append with ss.mu held.
+func (ss *Session) appendLocked(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	stored, err := ss.s.store.Append(ctx, m)
 	if err != nil {
 		return nil, err
 	}
+	ss.last = stored.Seq
 	ss.subMu.Lock()
 	listened := len(ss.subs) > 0
 	ss.subMu.Unlock()
@@ -223,6 +231,11 @@ func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 // session's queue, the server's operations, a kernel that cannot be started now) is refused
 // with an error wrapping ErrBusy, and not logged.
 func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Request) (string, error) {
+	return ss.submit(ctx, opID, req, nil)
+}
+
+// submit is Submit of an operation watched with opts (nil: the runner's, execOptions).
+func (ss *Session) submit(ctx context.Context, opID string, req *protocol.Request, opts *operation.Options) (string, error) {
 	s := ss.s
 	if opID == "" {
 		opID = uuid.NewString()
@@ -232,7 +245,7 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 		err = fmt.Errorf("%w: this server runs no kernels", operation.ErrRejected)
 	}
 	// Registered before the request is logged, so that an interrupt racing the request finds it.
-	o := &op{id: opID}
+	o := &op{id: opID, opts: opts}
 	o.ctx, o.cancel = context.WithCancel(s.ctx)
 	// Held until the request is logged: a session being closed closes first, then this
 	// request reopens it.
@@ -364,12 +377,54 @@ func (ss *Session) run(o *op) {
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonError, Error: err.Error()})
 		return
 	}
-	for _, err := range o.life.Run(o.ctx, k, o.plan, ss.s.execOptions()) {
+	opts := o.opts
+	if opts == nil {
+		opts = ss.s.execOptions()
+	} else if opts.Artifacts == nil && ss.s.cfg.Artifacts != nil {
+		o := *opts
+		o.Artifacts = ss.s.cfg.Artifacts
+		opts = &o
+	}
+	gone := false // the interpreter died with the cell
+	for m, err := range o.life.Run(o.ctx, k, o.plan, opts) {
 		if err != nil {
 			ss.s.Logf("session %s: %v", ss.id, err)
+			continue
+		}
+		if f, ok := m.Payload.(*protocol.Failed); ok {
+			gone = f.Reason == protocol.ReasonCrashed || f.Reason == protocol.ReasonError && f.Result == nil
 		}
 	}
+	if gone {
+		ss.dropKernel(o.plan.Kernel, k) // the next cell starts a fresh one
+	}
 	ss.done(o)
+}
+
+// dropKernel closes k, the session's kernel of that name, and forgets it.
+func (ss *Session) dropKernel(name string, k kernel.Kernel) {
+	ss.mu.Lock()
+	mine := ss.kernels[name] == k
+	if mine {
+		delete(ss.kernels, name)
+	}
+	ss.mu.Unlock()
+	if mine {
+		k.Close()
+	}
+}
+
+// useWorkspace makes ws (when set) the session's workspace, unless it has one already: an
+// agent run's session works in the run's workspace.
+func (ss *Session) useWorkspace(ws string) {
+	if ws == "" {
+		return
+	}
+	ss.mu.Lock()
+	if ss.ws == "" && len(ss.kernels) == 0 {
+		ss.ws = ws
+	}
+	ss.mu.Unlock()
 }
 
 // finish ends an operation that did not run with f.
@@ -444,10 +499,10 @@ func (ss *Session) serveBench(ctx context.Context, ws string) {
 }
 
 // closeKernels closes the session's kernels if it is still idle for longer than idle (0:
-// unconditionally, at shutdown).
+// unconditionally, at shutdown; negative: when no operation runs).
 func (ss *Session) closeKernels(idle time.Duration) {
 	ss.mu.Lock()
-	if idle > 0 && (len(ss.running) > 0 || time.Since(ss.used) <= idle) {
+	if idle != 0 && len(ss.running) > 0 || idle > 0 && time.Since(ss.used) <= idle {
 		ss.mu.Unlock()
 		return
 	}

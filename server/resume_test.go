@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,12 +17,11 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/internal/testutil"
-	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -40,25 +40,42 @@ func resumeFixture(t *testing.T, fake *llmtest.Server, logPath string, edit func
 	}
 	t.Cleanup(func() { store.Close() })
 	runs := agent.NewCheckpoints(store) // the runs' checkpoints are events of their streams
-	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
-		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-			o := testutil.KernelOptions(t)
-			o.Workspace = ws
-			return python.Start(ctx, &o)
-		},
-		Store: runs,
-	})
-	if err != nil {
-		t.Fatal(err)
+	// The runs' cells are operations of the server's runner, in ws (the task's workspace): the
+	// agent is made once the server is, and a run the server resumes as it starts waits for it.
+	var a *agent.Agent
+	made := make(chan struct{})
+	agentOf := func(ctx context.Context) *agent.Agent {
+		select {
+		case <-made:
+		case <-ctx.Done():
+		}
+		return a
 	}
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
-		c.Runs, c.Resume = a.Run, a.Resume
+		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+			task.Workspace = ws
+			return agentOf(ctx).Run(ctx, task)
+		}
+		c.Resume = func(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
+			if a := agentOf(ctx); a != nil {
+				return a.Resume(ctx, id)
+			}
+			return func(yield func(*agent.Event, error) bool) { yield(nil, ctx.Err()) }
+		}
 		c.ResumeCommand = func(id string) string { return "labmate run --resume " + id }
 		if edit != nil {
 			edit(c)
 		}
 	})
+	a, err = agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
+		Cells: f.srv.Cells(),
+		Store: runs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(made)
 	return f, ws
 }
 
@@ -121,7 +138,8 @@ func post(t *testing.T, f *fixture, path, body string) (int, string) {
 	return resp.StatusCode, r.ID
 }
 
-// runEventSeqs returns the seqs of run id's run_event messages in the log.
+// runEventSeqs returns the seqs of run id's events in the log: its run_event messages and the
+// messages of its cells (operations of its session).
 func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 	t.Helper()
 	var seqs []int64
@@ -129,7 +147,11 @@ func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !runner.NewStory(id).In(m) {
+			continue
+		}
 		if m.Type != protocol.TypeRunEvent {
+			seqs = append(seqs, m.Seq)
 			continue
 		}
 		var ev agent.Event
@@ -139,6 +161,18 @@ func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 		seqs = append(seqs, m.Seq)
 	}
 	return seqs
+}
+
+// runEventCount counts the lines of a run's events that are its own (run_events), not its
+// cells' messages.
+func runEventCount(ls []*line) int64 {
+	n := int64(0)
+	for _, l := range ls {
+		if l.Type != agent.EventOperation {
+			n++
+		}
+	}
+	return n
 }
 
 type runRow struct {
@@ -212,8 +246,8 @@ func TestResumeRun(t *testing.T) {
 	}
 	wantEnd := &protocol.RunEnd{Reason: "cancelled", Error: "context canceled", Resumable: true,
 		Resume: "POST /v1/runs/" + id + "/resume (or the dashboard's Resume), or labmate run --resume " + id + " while labmate serve is not running"}
-	if len(rows) != 1 || rows[0].State != protocol.Ended || rows[0].Events != int64(len(first)) || !cmp.Equal(rows[0].End, wantEnd) {
-		t.Fatalf("GET /v1/runs after the cancel = %+v (end %+v), want the ended run, %d events, end %+v", rows, rows[0].End, len(first), wantEnd)
+	if len(rows) != 1 || rows[0].State != protocol.Ended || rows[0].Events != runEventCount(first) || !cmp.Equal(rows[0].End, wantEnd) {
+		t.Fatalf("GET /v1/runs after the cancel = %+v (end %+v), want the ended run, %d events, end %+v", rows, rows[0].End, runEventCount(first), wantEnd)
 	}
 
 	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
@@ -288,8 +322,8 @@ func TestResumeRun(t *testing.T) {
 	}
 
 	rows = listRuns(t, f)
-	if len(rows) != 1 || rows[0].State != protocol.Ended || rows[0].Events != int64(len(logged)) || rows[0].End == nil || rows[0].End.Reason != "answered" {
-		t.Errorf("GET /v1/runs after the resume = %+v, want the answered run with %d events", rows, len(logged))
+	if len(rows) != 1 || rows[0].State != protocol.Ended || rows[0].Events != runEventCount(all) || rows[0].End == nil || rows[0].End.Reason != "answered" {
+		t.Errorf("GET /v1/runs after the resume = %+v, want the answered run with %d events", rows, runEventCount(all))
 	}
 	if code, msg := post(t, f, "/v1/runs/"+id+"/resume", ""); code != http.StatusConflict || !strings.Contains(msg, "cannot be resumed") || !strings.Contains(msg, "answered") {
 		t.Errorf("resuming the answered run: %d %q, want 409 quoting its end", code, msg)

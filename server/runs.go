@@ -157,19 +157,37 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	var prev *protocol.EnhancedMessage // the run's latest message read
+	story := runner.NewStory(id)
 	for m, err := range s.FollowRun(r.Context(), id, after) {
 		if err != nil {
 			enc.Encode(map[string]string{"error": err.Error()})
 			return
 		}
-		if m.OperationID != id || m.Type == protocol.TypeRunCheckpoint { // a checkpoint is the resume's, not the story's
+		if m.Type == protocol.TypeRunCheckpoint { // a checkpoint is the resume's, not the story's
+			continue
+		}
+		if m.OperationID != id {
+			// A message of one of the run's cells (an operation of its session): the line
+			// of an operation event, as a run with kernels of its own reports it.
+			if !story.In(m) {
+				continue
+			}
+			if err := enc.Encode(story.Cell(m)); err != nil {
+				return
+			}
+			flush.Flush()
 			continue
 		}
 		last := prev
 		prev = m
 		switch m.Type {
 		case protocol.TypeRunEvent:
-			if _, err := fmt.Fprintf(w, "%s\n", m.Payload); err != nil { // the payload is shared with the log
+			data, err := story.JSON(m) // the payload itself, shared with the log, when its seq is the message's
+			if err != nil {
+				enc.Encode(map[string]string{"error": err.Error()})
+				return
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", data); err != nil {
 				return
 			}
 		case protocol.TypeRunEnd:

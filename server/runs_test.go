@@ -14,9 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/agent"
-	"github.com/labmate/labmate/internal/testutil"
-	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
@@ -27,28 +24,24 @@ import (
 // runFixture is a server whose agent runs talk to the fake model and run Python kernels.
 func runFixture(t *testing.T, fake *llmtest.Server, edits ...func(*server.Config)) *fixture {
 	t.Helper()
-	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
-		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-			o := testutil.KernelOptions(t)
-			o.Workspace = t.TempDir()
-			return python.Start(ctx, &o)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := sqlite.Open(t.TempDir() + "/labmate.db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return newFixture(t, store, func(c *server.Config) {
+	var a *agent.Agent // the run's cells are operations of the server's runner: made once it is
+	f := newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
 		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
 		for _, edit := range edits {
 			edit(c)
 		}
 	})
+	a, err = agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{Cells: f.srv.Cells()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func TestRunOverAPI(t *testing.T) {
@@ -128,20 +121,54 @@ func TestRunOverAPI(t *testing.T) {
 	}
 
 	// The run is a stream of the log: its session's WebSocket replays it, one run_event per
-	// event (its seq the event's) and then its run_end.
+	// event (its seq the event's), its cell as an operation of the session under its own id
+	// (the events' operation lines are its messages, at their seqs), and then its run_end.
 	var seq int64
 	msgs := until(t, f.dial(t, started.ID, 0), started.ID, &seq)
-	if len(msgs) != len(evs)+1 {
-		t.Fatalf("the run's session holds %d messages for %d events", len(msgs), len(evs))
-	}
-	for i, ev := range evs {
-		var got agent.Event
-		if msgs[i].Type != protocol.TypeRunEvent || msgs[i].Decode(&got) != nil || got.Seq != ev.Seq || msgs[i].Seq != ev.Seq || got.Type != ev.Type {
-			t.Errorf("message %d: %s seq %d %s, want the run_event of event %d (%s)", i, msgs[i].Type, msgs[i].Seq, msgs[i].Payload, ev.Seq, ev.Type)
+	runEvents := 0
+	for _, ev := range evs {
+		if ev.Type != agent.EventOperation {
+			runEvents++
 		}
 	}
+	if len(msgs) != runEvents+1 {
+		t.Fatalf("the run's stream holds %d messages for %d events", len(msgs), runEvents)
+	}
+	var cell string
+	i := 0
+	for _, ev := range evs {
+		if ev.Type == agent.EventOperation {
+			if ev.Message == nil || ev.Message.Seq != ev.Seq || ev.Message.OperationID == started.ID || ev.Message.SessionID != started.ID {
+				t.Fatalf("operation event %d: %+v, want a message of the cell's operation in the run's session", ev.Seq, ev.Message)
+			}
+			cell = ev.Message.OperationID
+			continue
+		}
+		var got agent.Event
+		if msgs[i].Type != protocol.TypeRunEvent || msgs[i].Decode(&got) != nil || msgs[i].Seq != ev.Seq || got.Seq != ev.Seq || got.Type != ev.Type {
+			t.Errorf("message %d: %s seq %d %s, want the run_event of event %d (%s)", i, msgs[i].Type, msgs[i].Seq, msgs[i].Payload, ev.Seq, ev.Type)
+		}
+		if ev.Type == agent.EventCell && (ev.Cell == nil || ev.Cell.ID == "") {
+			t.Errorf("cell event %d names no operation: %+v", ev.Seq, ev.Cell)
+		}
+		i++
+	}
+	infos, err := f.store.Operations(context.Background(), started.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, op := range infos {
+		if op.ID == cell {
+			found = op.State == protocol.Completed
+		}
+	}
+	if cell == "" || !found {
+		t.Errorf("the run's cell %q is not a completed operation of its session in the log: %+v", cell, infos)
+	}
+	msgs = msgs[:i+1]
 	var end protocol.RunEnd
-	if err := msgs[len(evs)].Decode(&end); err != nil || end != (protocol.RunEnd{Reason: "answered"}) {
+	if err := msgs[len(msgs)-1].Decode(&end); err != nil || end != (protocol.RunEnd{Reason: "answered"}) {
 		t.Errorf("the run ended with %+v, want reason answered", end)
 	}
 	resp, err = http.Get(f.http.URL + "/v1/runs")
@@ -156,7 +183,7 @@ func TestRunOverAPI(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&runs)
 	resp.Body.Close()
-	if len(runs) != 1 || runs[0].ID != started.ID || runs[0].Task == nil || runs[0].Task.Goal != "What is 2 + 3?" || runs[0].Events != int64(len(evs)) || !runs[0].Done {
+	if len(runs) != 1 || runs[0].ID != started.ID || runs[0].Task == nil || runs[0].Task.Goal != "What is 2 + 3?" || runs[0].Events != int64(runEvents) || !runs[0].Done {
 		t.Errorf("GET /v1/runs = %+v, want the ended run with its %d events", runs, len(evs))
 	}
 }

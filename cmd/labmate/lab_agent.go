@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"iter"
-	"os"
 
-	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/tool"
@@ -37,22 +34,4 @@ func serveBench(ctx context.Context, w io.Writer, ws string) func() {
 func benchTools(sb kernel.Sandbox, ws func() (string, error)) []tool.Tool {
 	return benchrun.Tools(&benchrun.ToolsOptions{Start: protocolStart(sb),
 		Workspace: func(context.Context) (string, error) { return ws() }})
-}
-
-// benchDuring serves the bench of a server's agent run id, in its workspace, while the run goes on.
-func benchDuring(ctx context.Context, workspace func(data, id string) (string, error), data, id string,
-	events iter.Seq2[*agent.Event, error]) iter.Seq2[*agent.Event, error] {
-	return func(yield func(*agent.Event, error) bool) {
-		ws, err := workspace(data, id)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer serveBench(ctx, os.Stderr, ws)()
-		for ev, err := range events {
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
 }

@@ -177,7 +177,7 @@ it cannot open.`,
 				return err
 			}
 			if runs != nil {
-				runs.srv.Store(srv)
+				runs.serving(srv)
 			}
 			srv.Handle("/mcp", mcp.New(srv.Runner, &mcp.Options{Version: version, Memory: mem, Docs: docs}).Handler())
 			ln, err := net.Listen("tcp", addr)

@@ -121,14 +121,15 @@ func TestServeRunKilledAndResumed(t *testing.T) {
 	}
 
 	// A dashboard (reloaded, in a real Chromium) tells the same story: the events before the
-	// kill, the restart, and the resumed run to its answer.
+	// kill, the restart (the cell it cut short ended in the log, then the run), and the resumed
+	// run to its answer.
 	ctx := browsertest.Start(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/#lab/"+id)); err != nil {
 		t.Fatal(err)
 	}
 	const story = `document.querySelector("#stream").innerText`
 	browsertest.Wait(t, ctx, "the run's whole story", story+`.includes("a = 1") && `+story+`.includes("ended (server_restart)") && `+
-		story+`.includes("cut short: the run ended (server_restart)") && `+story+`.includes("kernel state restored: a") && `+
+		story+`.includes("failed (server_restart): the server stopped while the operation ran") && `+story+`.includes("kernel state restored: a") && `+
 		story+`.includes("answer: a = 1, b = 2") && !`+story+`.includes("undefined")`)
 	browsertest.Screenshot(t, ctx, "run-restarted.png")
 

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/labmate/labmate/agent"
@@ -20,6 +21,7 @@ import (
 	"github.com/labmate/labmate/llm/providers"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/operation"
+	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/tool"
 )
@@ -63,6 +65,51 @@ type serveAgent struct {
 	srv atomic.Pointer[server.Server]
 	// artifacts keeps the artifacts of the runs' cells (the server's store); nil: none kept.
 	artifacts *artifact.Store
+	// up is closed once srv is set: the runs' cells are operations of the server's runner
+	// (runner.Runner.Cells), and a run the server resumes as it starts waits for it.
+	up     chan struct{}
+	upOnce sync.Once
+}
+
+// serving records the server the runs run their cells in.
+func (s *serveAgent) serving(srv *server.Server) {
+	s.srv.Store(srv)
+	s.upOnce.Do(func() { close(s.up) })
+}
+
+// cells is the server's runner as agent.Cells, once the server is up.
+type cells struct{ s *serveAgent }
+
+func (c cells) runner(ctx context.Context) (agent.Cells, error) {
+	select {
+	case <-c.s.up:
+		return c.s.srv.Load().Cells(), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("the server did not start: %w", ctx.Err())
+	}
+}
+
+func (c cells) Exec(ctx context.Context, cell *agent.CellRun) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		r, err := c.runner(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for m, err := range r.Exec(ctx, cell) {
+			if !yield(m, err) {
+				return
+			}
+		}
+	}
+}
+
+func (c cells) Kernel(ctx context.Context, session, workspace, name string) (kernel.Kernel, error) {
+	r, err := c.runner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Kernel(ctx, session, workspace, name)
 }
 
 // keeper is the runs' artifact store as an operation.Keeper: nil when there is none.
@@ -84,18 +131,21 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 	if err != nil {
 		return nil, err
 	}
-	return &serveAgent{model: model, kcfg: kcfg, sb: sb, data: data, store: store, mem: mem}, nil
+	return &serveAgent{model: model, kcfg: kcfg, sb: sb, data: data, store: store, mem: mem, up: make(chan struct{})}, nil
 }
 
 // Run is server.Config.Runs.
 func (s *serveAgent) Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 	// Kept with the checkpoint: labmate run --resume continues the run where its files are.
 	task.Workspace = runWorkspaceDir(s.data, task.ID)
+	if _, err := runWorkspace(s.data, task.ID); err != nil {
+		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
+	}
 	a, err := s.agent(task.ID)
 	if err != nil {
 		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 	}
-	return benchDuring(ctx, runWorkspace, s.data, task.ID, a.Run(ctx, task))
+	return a.Run(ctx, task) // the run's session serves the bench where its kernels work
 }
 
 // Resume is server.Config.Resume: run id goes on from its checkpoint, in its workspace, with
@@ -105,7 +155,7 @@ func (s *serveAgent) Resume(ctx context.Context, id string) iter.Seq2[*agent.Eve
 	if err != nil {
 		return func(yield func(*agent.Event, error) bool) { yield(nil, err) }
 	}
-	return benchDuring(ctx, runWorkspace, s.data, id, a.Resume(ctx, id))
+	return a.Resume(ctx, id)
 }
 
 // agent builds the agent of run id.
@@ -135,15 +185,9 @@ func (s *serveAgent) agent(id string) (*agent.Agent, error) {
 		}
 	}
 	return agent.New(s.model, &agent.Options{
-		Memory: mem,
-		Tools:  tools,
-		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-			ws, err := runWorkspace(s.data, id)
-			if err != nil {
-				return nil, err
-			}
-			return startKernel(ctx, name, s.sb, ws)
-		},
+		Memory:    mem,
+		Tools:     tools,
+		Cells:     cells{s}, // in the run's session, DATA/workspaces/run-ID its workspace (Task.Workspace)
 		Store:     s.store,
 		Jobs:      s.jobs,
 		Artifacts: s.keeper(),

@@ -116,7 +116,8 @@ func Events(ctx context.Context, data, id string) iter.Seq2[*agent.Event, error]
 			return
 		}
 		defer st.Close()
-		for m, err := range st.Operation(ctx, id, id) {
+		story := agent.NewStory(id)
+		for m, err := range st.After(ctx, id, 0) { // the run's session: its events, and its cells' messages
 			if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
 				return
 			}
@@ -124,13 +125,15 @@ func Events(ctx context.Context, data, id string) iter.Seq2[*agent.Event, error]
 				yield(nil, err)
 				return
 			}
-			if m.Type != protocol.TypeRunEvent {
+			if !story.In(m) {
 				continue
 			}
-			ev := &agent.Event{}
-			if err := m.Decode(ev); err != nil {
-				yield(nil, fmt.Errorf("locallog: %s: event %d of run %s: %w", path, m.Seq, id, err))
-				return
+			ev := story.Cell(m)
+			if m.OperationID == id {
+				if ev, err = story.Event(m); err != nil {
+					yield(nil, fmt.Errorf("locallog: %s: event %d of run %s: %w", path, m.Seq, id, err))
+					return
+				}
 			}
 			if !yield(ev, nil) {
 				return

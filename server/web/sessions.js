@@ -134,6 +134,8 @@ export function openSession(id, focusOp) {
   $("#runner-title").textContent = known && known.kind === "agent_run" ? "Agent run" : "Run a cell";
   state.runErrors = new Set();
   state.plans = 0;
+  state.plan = null;
+  state.runStep = "";
   showSessionName();
   state.run = null;
   showRunBar();

@@ -50,8 +50,9 @@ function send(type, opID, payload) {
 }
 
 
-// card returns the operation's card, making it (and its history entry) on first sight.
-function card(m) {
+// card returns the operation's card, making it (and its history entry) on first sight: from
+// its first message, or from the agent run's event that names it (timeline.js).
+export function card(m) {
   let c = state.ops.get(m.operation_id);
   if (c) return c;
   const root = el("article", "op");
@@ -233,13 +234,13 @@ function render(m) {
     case "operation_ack":
       setState(c, "queued");
       if (p.job) jobInfo(c, p.job, "submitted");
-      c.stop.hidden = false;
+      c.stop.hidden = !!c.nested;
       c.root.classList.add("live");
       break;
     case "operation_start":
       setState(c, "running", "s-running");
       if (p.job) jobInfo(c, p.job, "started");
-      c.stop.hidden = false;
+      c.stop.hidden = !!c.nested;
       c.root.classList.add("live");
       break;
     case "operation_progress": {
@@ -293,12 +294,15 @@ function render(m) {
       c.end.textContent = `failed (${p.reason})${p.error ? ": " + p.error : ""}${kept}`;
       break;
     }
-    case "run_event": // one event of an agent run: its operations as cards of their own, the rest as the run's story
+    case "run_event": // one event of an agent run: its cells are operations of the session (a "cell" event names one; an older log nests their messages), the rest is the run's story
       c.kernel.textContent = "agent run";
-      if (m.operation_id === state.session && p.type !== "operation") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
+      if (m.operation_id === state.session && p.type !== "operation" && p.type !== "cell") { $("#cell").hidden = true; $("#runner-title").textContent = "Agent run"; }
       setState(c, "running", "s-running");
       if (m.operation_id === state.session && !(state.run && state.run.running)) { state.run = { running: true }; showRunBar(); }
-      if (p.type === "operation" && p.message) render(p.message);
+      if (p.type === "operation" && p.message) { // a cell of a run with kernels of its own (labmate run): nobody here can interrupt it
+        card(p.message).nested = true;
+        render(p.message);
+      }
       else runLine(c, p);
       break;
     case "run_end": {

@@ -3,11 +3,38 @@
 
 import { $, el, clock, duration } from "./util.js";
 import { state } from "./api.js";
+import { card } from "./stream.js";
 
-// runLine adds one event of an agent run to the stream, in order between its operations'
-// cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
-// each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
-// the stop — each with its time. An error already shown in this run is not shown again.
+// STEP_EVENTS are the events that belong to a step of the plan: the first of a step opens
+// it with a heading (the step's title and check), so that the timeline reads step by step.
+const STEP_EVENTS = new Set(["model_call", "cell", "tool_result", "reflection", "verdict"]);
+
+// stepHeading adds the heading of the plan's step ev.step when ev is the first event of it.
+function stepHeading(ev) {
+  const pl = state.plan;
+  if (!pl || !STEP_EVENTS.has(ev.type) || (ev.type === "model_call" && (ev.call || {}).module === "plan")) return;
+  const st = (pl.steps || [])[ev.step];
+  const key = `${state.plans}/${ev.step}`;
+  if (!st || state.runStep === key) return;
+  state.runStep = key;
+  const h = el("h4", "run-step", `step ${ev.step + 1} of ${pl.steps.length}: ${st.title}`);
+  if (st.checkpoint) h.append(el("span", "muted", ` — check: ${st.checkpoint}`));
+  $("#stream").append(h);
+}
+
+// cellOfRun makes, in its place in the timeline, the card of a cell the run submits (an
+// operation of its session, named by its id; its messages fill it) and marks it with the step
+// and the attempt it belongs to.
+function cellOfRun(ev) {
+  const id = (ev.cell || {}).id;
+  if (!id) return;
+  const c = card({ operation_id: id, timestamp: ev.time ? Date.parse(ev.time) / 1000 : Date.now() / 1000 });
+  if (c.root.dataset.step) return;
+  c.root.dataset.step = String(ev.step + 1);
+  c.root.classList.add("run-cell");
+  c.kernel.after(el("span", "muted step", `step ${ev.step + 1}${ev.attempt ? ", repair " + ev.attempt : ""}`));
+}
+
 export function runLine(c, ev) {
   let text = "", cls = "run-line";
   const seen = (err) => {
@@ -22,7 +49,9 @@ export function runLine(c, ev) {
     if (t) e.prepend(el("time", "at", clock(t) + " "));
     $("#stream").append(e);
   };
+  stepHeading(ev);
   switch (ev.type) {
+    case "cell": cellOfRun(ev); return; // the cell's card is the session's operation
     case "run_start": {
       const st = ev.start || {}, task = st.task || {};
       text = `${st.resumed ? "resumed" : "started"} with ${st.model || "?"} (${task.mode || "agent"}, ${task.kernel || "?"} kernel): ${task.goal || ""}`;
@@ -34,6 +63,8 @@ export function runLine(c, ev) {
     case "plan": {
       const pl = ev.plan || {};
       state.plans = (state.plans || 0) + 1;
+      state.plan = pl;
+      state.runStep = "";
       const box = el("div", "run-line plan");
       box.append(el("p", "", `${state.plans > 1 ? "re-plan" : "plan"}: ${pl.goal || ""}`));
       const ol = document.createElement("ol");
@@ -44,7 +75,14 @@ export function runLine(c, ev) {
     }
     case "tool_result": {
       const t = ev.tool || {};
-      if (t.operation) return; // its card says it
+      if (t.operation && t.operation.ok) return; // its card says it
+      if (t.operation) { // a failed cell goes back to the code module: a repair, or the planner once they are exhausted
+        const o = t.operation, why = o.hot_fix ? "stopped by perception" : o.reason || "failed";
+        text = /repairs of this step are exhausted/.test(t.content || "") ?
+          `cell ${why}: the repairs of this step are exhausted; back to the planner` : `cell ${why}: repair ${ev.attempt} — the code module fixes it`;
+        cls += " warn repair";
+        break;
+      }
       if (t.is_error && seen(t.content)) return;
       const wrote = /^(save_fact|save_skill|update_skill)$/.test(t.name || "") && !t.is_error;
       text = `${wrote ? "memory written: " : ""}${t.name}${t.is_error ? " rejected" : ""}: ${String(t.content || "").split("\n")[0]}`;

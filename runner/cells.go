@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/protocol"
+)
+
+// Cells runs agent runs' cells (agent.Options.Cells) as operations of their runs' sessions:
+// each one queued with the session's other operations, in the session's kernels (from the
+// pool, in the run's workspace), logged in the session under its own id, and stopped by
+// Interrupt like any cell.
+func (s *Runner) Cells() agent.Cells { return runCells{s} }
+
+type runCells struct{ s *Runner }
+
+func (c runCells) Exec(ctx context.Context, cell *agent.CellRun) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return c.s.run(ctx, cell)
+}
+
+func (c runCells) Kernel(ctx context.Context, session, workspace, name string) (kernel.Kernel, error) {
+	ss, err := c.s.Open(session)
+	if err != nil {
+		return nil, err
+	}
+	defer c.s.Release(ss)
+	ss.useWorkspace(workspace)
+	k, err := ss.kernel(ctx, name)
+	if ck, ok := k.(*counted); ok {
+		k = ck.Kernel // what the interpreter offers (kernel.Snapshotter): the session keeps the place
+	}
+	return k, err
+}
+
+// closeRunKernels closes the kernels of an agent run's session when the run has stopped and
+// no operation of the session runs: a resumed run restores its variables from its snapshots.
+func (ss *Session) closeRunKernels() { ss.closeKernels(-1) }
+
+// runLog is the log of an agent run's stream in its session (agent.LogRun), beside the
+// operations of its cells: a run_event's payload says the seq the message gets, which the
+// session knows once it has appended a message — the cells' make the run's own guess late.
+type runLog struct{ ss *Session }
+
+func (l runLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
+	ss := l.ss
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if m.Type == protocol.TypeRunEvent && ss.last > 0 {
+		var ev agent.Event
+		if err := m.Decode(&ev); err == nil && ev.Seq != ss.last+1 {
+			ev.Seq = ss.last + 1
+			if payload, err := json.Marshal(&ev); err == nil {
+				c := *m
+				c.Payload = payload
+				m = &c
+			}
+		}
+	}
+	return ss.appendLocked(ctx, m)
+}

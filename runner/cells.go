@@ -51,7 +51,9 @@ func (l runLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 	defer ss.mu.Unlock()
 	if m.Type == protocol.TypeRunEvent && ss.last > 0 {
 		var ev agent.Event
-		if err := m.Decode(&ev); err == nil && ev.Seq != ss.last+1 {
+		// The run's own guess counts its checkpoints (appended to the store, not through the
+		// session); the session's counts its cells: the later of the two is the seq to come.
+		if err := m.Decode(&ev); err == nil && ev.Seq < ss.last+1 {
 			ev.Seq = ss.last + 1
 			if payload, err := json.Marshal(&ev); err == nil {
 				c := *m

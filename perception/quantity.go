@@ -22,7 +22,7 @@ import (
 //     from its largest value is at its rounding floor and is not judged; a plateau at its
 //     best (a long flat stretch before a drop) has its median at the best and stays Normal;
 //     a slow but steady residual sets a new best at every step. A residual that repeats the
-//     same value 25 times in a row, above its rounding floor, has stalled too (a restarted
+//     same value 13 times in a row, above its rounding floor, has stalled too (a restarted
 //     Krylov solver that makes no progress).
 //   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
 //     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
@@ -51,7 +51,10 @@ const (
 	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
-	residualFrozen = 24    // a residual repeating its value this many times more has stalled
+	residualFrozen = 12    // a residual repeating its value this many times more has stalled
+	stallLong      = 40    // samples without any new best that make a residual stuck …
+	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
+	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
 	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
@@ -74,6 +77,7 @@ type quantityState struct {
 	repeats  int     // a residual: samples in a row equal to the one before
 	epBest   float64 // the best log10|x| of the current episode (one solve)
 	epStart  int     // the sample the episode started at
+	epBestAt int     // the sample its best was set at
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -172,10 +176,12 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	// An episode is one solve: a residual that had converged by three decades and jumps back
 	// up by three (the next solve of a sweep, the next time step's Newton) starts a new one.
 	if st.n == 1 || st.epBest <= st.maxLog-episodeJump && lg >= st.epBest+episodeJump {
-		st.maxLog, st.epBest, st.epStart, st.repeats = lg, lg, d.n-1, 0
+		st.maxLog, st.epBest, st.epStart, st.epBestAt, st.repeats = lg, lg, d.n-1, d.n-1, 0
 	}
 	st.maxLog = max(st.maxLog, lg)
-	st.epBest = min(st.epBest, lg)
+	if lg < st.epBest {
+		st.epBest, st.epBestAt = lg, d.n-1
+	}
 	i := (d.n - 1) % divRing // divergence recorded this sample already
 	st.bests[i] = st.epBest
 	if v == st.last && v != 0 {
@@ -192,6 +198,9 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			evidence: fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
 			severity: 0.8, role: sr.roleText(),
 		}, true
+	}
+	if f, ok := q.stuck(sr); ok {
+		return f, true
 	}
 	n := q.stall
 	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
@@ -239,6 +248,50 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 		message: fmt.Sprintf("%s is not converging: it has not improved on its best %s in %d samples, and wanders around %s (now %s); it is a %s",
 			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
+		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// stuck is the residual rule's long view: a residual that never got far below its start (two
+// decades) and then went stallLong samples, and at least as many as it took to reach its
+// best, without improving on that best at all, bouncing around above it — a subgradient
+// method at a kink, a fixed-step optimiser rattling in a valley, a Newton iteration caught in
+// a basin without a root. A converging residual keeps setting new bests, and a plateau sits
+// at its best (its median there) without turning back and forth.
+func (q *quantity) stuck(sr *series) (finding, bool) {
+	st, d := &sr.qty, &sr.div
+	since := d.n - 1 - st.epBestAt
+	if st.negative || since < stallLong || since < st.epBestAt-st.epStart || st.epBest < st.maxLog-stuckDepth {
+		return finding{}, false
+	}
+	turns, prev := 0, 0.0
+	for k := d.n - stallLong + 1; k < d.n; k++ {
+		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
+		if step*prev < 0 {
+			turns++
+		}
+		if step != 0 {
+			prev = step
+		}
+	}
+	if turns*stallTurns < stallLong {
+		return finding{}, false
+	}
+	w := q.scan[:stallLong]
+	for k := range stallLong {
+		w[k] = d.ring[(d.n-stallLong+k)%divRing]
+	}
+	slices.Sort(w)
+	med := w[stallLong/2]
+	if med-st.epBest < stuckMedian {
+		return finding{}, false
+	}
+	bestV, v := math.Pow(10, st.epBest), math.Pow(10, d.ring[(d.n-1)%divRing])
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not converging: it fell only %s× from its largest value, to %s, and has not improved on that in %d samples, bouncing around %s (now %s); it is a %s",
+			sr.label(), num(math.Pow(10, st.maxLog-st.epBest)), num(bestV), since, num(math.Pow(10, med)), num(v), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, best %s %d samples ago", sr.label(), num(v), num(bestV), since),
 		severity: 0.8, role: sr.roleText(),
 	}, true
 }

@@ -161,11 +161,15 @@ func isDigits(s string) bool {
 var (
 	residualNames = []string{"res", "resid", "residual", "residue", "rnorm", "resnorm", "res_norm", "resnrm", "norm_res", "residual_norm",
 		"fnorm", "normf", "norm_f", "f_norm", "r_norm", "normr", "norm_r", "relres", "rel_res", "relative_residual", "res_rel",
-		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error"}
+		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error",
+		// an optimiser's gradient norm (first-order optimality), which should fall toward its tolerance
+		// (not a training run's grad_norm, whose noise is its normal state)
+		"gnorm", "norm_g", "g_norm", "gradnorm", "norm_grad", "gradient_norm", "norm_gradient", "first-order_optimality", "firstorderopt", "optimality", "kkt", "kkt_residual"}
 	// normedResiduals are what a norm `|…|` / `||…||` of is a residual: F(x), r, the update.
-	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)"}
-	lossNames       = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
-	lossAffixes     = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
+	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)",
+		"g", "grad", "gradient", "grad f", "grad(f)", "gradf", "df", "nabla f", "∇f", "pg"}
+	lossNames   = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
+	lossAffixes = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
 	// relativeDrifts are already relative errors of a conserved quantity.
 	relativeDrifts = []string{"de/e0", "de/e", "de/e_0", "d_e/e0", "dh/h0", "dh/h", "de_rel", "rel_de", "dee0", "de_e0", "delta_e/e0", "(e-e0)/e0",
 		"(e-e0)/|e0|", "|de/e0|", "rel_energy_error", "rel_energy_err", "relative_energy_error", "energy_rel_error", "energy_relerr", "rel_energy_drift",

@@ -125,6 +125,23 @@ func frozenRun(dt float64, moving, frozen int) []*protocol.Observation {
 	return obs
 }
 
+// creeping is gradient descent's x escaping a saddle: growing geometrically, then creeping
+// to 1 one unit of its seventh digit per line, printed with the loss, which reaches 0 first.
+func creeping(dt float64) []*protocol.Observation {
+	var obs []*protocol.Observation
+	x := 1e-7
+	for i := range 180 {
+		if i < 120 {
+			x = min(x*1.15, 0.999995)
+		} else {
+			x = min(0.999995+float64(i-119)*1e-7, 1)
+		}
+		loss := math.Round((1-x*x)*(1-x*x)*1e10) / 1e10
+		obs = append(obs, printed(float64(i)*dt, "loss", loss), printed(float64(i)*dt, "x", math.Round(x*1e7)/1e7))
+	}
+	return obs
+}
+
 func TestFrozen(t *testing.T) {
 	err := func(i int) []emitted { return []emitted{{i, protocol.Error, DetectorStagnation}} }
 	withT := func(obs []*protocol.Observation) []*protocol.Observation {
@@ -166,6 +183,10 @@ func TestFrozen(t *testing.T) {
 		{"counter", counter(frozenRun(0.05, 10, 60)), err(2*59 + 1)},
 		// Another series changing is progress.
 		{"another series changes", changing(frozenRun(0.05, 10, 100)), nil},
+		// A value creeping to its limit one unit of its last printed digit at a time, after
+		// uneven steps, on lines slowed by a busy machine (0.1 s), beside a converged loss:
+		// it progresses, it is no clock.
+		{"a value creeping in its last digit", creeping(0.1), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

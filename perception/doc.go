@@ -163,6 +163,10 @@
 //     staying above 20% of the step and 10% of the setpoint all along (an actuator at its
 //     limit, a missing integral term): Error. A loop still settling, a noisy process held at
 //     its setpoint and a slow, steady approach stay Normal.
+//   - collapse (acceptance rates: acc_rate, acceptance, p_accept…): a sampler's acceptance
+//     that was 10% or more and then stays at 5% or less for 10 samples in a row, averaging
+//     1% or less — a frozen chain: Error. An annealing schedule (the code says anneal,
+//     cooling, quench) is not judged.
 //   - range: an absolute temperature below zero, a probability (that started in [0, 1])
 //     outside [0, 1], two samples in a row: Error.
 //   - oscillation: a series whose swings grow steadily by 1.2× or more, three times in a row,

@@ -59,8 +59,12 @@ const (
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
-	rangeRun       = 2     // samples out of range …
-	rangeClear     = 3     // … without this many in a row back inside
+	acceptHealthy  = 0.1   // an acceptance rate this high is a working sampler …
+	acceptLow      = 0.05  // … and one at most this for collapseRun samples in a row …
+	acceptMean     = 0.01  // … averaging at most this has frozen
+	collapseRun    = 10
+	rangeRun       = 2 // samples out of range …
+	rangeClear     = 3 // … without this many in a row back inside
 	rangeTolerance = 1e-9
 	// amountTolerance is how far below zero, relative to its largest magnitude, an amount
 	// must go to be negative rather than rounded.
@@ -87,11 +91,15 @@ type quantityState struct {
 	dPending  int
 	over      int // samples in a row beyond the tolerance
 
-	outside  int // range: samples outside since the last rangeClear in a row inside
-	inRow    int // range: samples in a row inside
-	maxAbs   float64
-	inside   bool // range: every sample so far was inside (a probability)
-	reported bool
+	outside int // range: samples outside since the last rangeClear in a row inside
+	inRow   int // range: samples in a row inside
+	maxAbs  float64
+	inside  bool // range: every sample so far was inside (a probability)
+
+	hadHealthy bool    // acceptance: it was at acceptHealthy or more
+	lowRun     int     // acceptance: samples in a row at acceptLow or less …
+	lowSum     float64 // … and their sum
+	reported   bool
 }
 
 // thinned keeps a series over the whole run in at most divLong points: when full, pairs of
@@ -159,6 +167,13 @@ func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 		if f, ok := q.outOfRange(sr, v); ok {
 			st.reported = true
 			m.raise(detRange, m.corrected(sr, detRange, f))
+			return
+		}
+		if sr.role.role == RoleProbability && !m.ctx.annealing && slices.Contains(acceptanceNames, sr.lower) {
+			if f, ok := q.collapsed(sr, v); ok {
+				st.reported = true
+				m.raise(detStall, f)
+			}
 		}
 	}
 }
@@ -293,6 +308,37 @@ func (q *quantity) stuck(sr *series) (finding, bool) {
 			sr.label(), num(math.Pow(10, st.maxLog-st.epBest)), num(bestV), since, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s %d samples ago", sr.label(), num(v), num(bestV), since),
 		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// collapsed is the acceptance-rate rule: a Markov chain's acceptance rate that was healthy
+// (10% or more) and then stays near zero — every one of collapseRun samples in a row at 5% or
+// less, averaging 1% or less — has frozen the chain: it keeps its state and samples nothing
+// (a proposal step grown far too large, an adaptation with the wrong sign, a likelihood
+// that became -inf). A tuned sampler runs at 20–50%; an annealing schedule, whose acceptance
+// falls to zero by design, is not judged.
+func (q *quantity) collapsed(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	if v >= acceptHealthy {
+		st.hadHealthy = true
+	}
+	if !st.hadHealthy || v > acceptLow {
+		st.lowRun, st.lowSum = 0, 0
+		return finding{}, false
+	}
+	st.lowRun++
+	st.lowSum += v
+	if st.lowRun < collapseRun || st.lowSum > acceptMean*float64(st.lowRun) {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s collapsed: %s now, at most %s for %d samples in a row (mean %s) after a healthy start; the chain is frozen; it is a %s",
+			sr.label(), num(v), percent(acceptLow), st.lowRun, num(st.lowSum/float64(st.lowRun)), sr.role.describe()),
+		evidence:   fmt.Sprintf("%s = %s, %d samples in a row at %s or less", sr.label(), num(v), st.lowRun, percent(acceptLow)),
+		severity:   0.8,
+		role:       sr.roleText(),
+		correction: "the sampler accepts nothing: shrink the proposal step (adapt it toward 20–50% acceptance, and check the adaptation's sign), and check that the log-density is finite at the current state",
 	}, true
 }
 

@@ -457,3 +457,46 @@ func TestLAMMPSNVESecularDrift(t *testing.T) {
 	}
 	t.Errorf("steady drift of 0.1%% per row: no Error, verdict %+v", m.Verdict())
 }
+
+// TestAcceptanceCollapse: a Metropolis acceptance rate that falls from a healthy 0.5 to near
+// zero and stays there has frozen the chain; a sampler tuned low from the start, a healthy
+// one and an annealing schedule (whose acceptance falls to zero by design) are not.
+func TestAcceptanceCollapse(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	collapse := func(i int) float64 {
+		if i < 15 {
+			return 0.5 - 0.03*float64(i)
+		}
+		return 0.01 * r.Float64()
+	}
+	for _, c := range []struct {
+		name, code, series string
+		rate               func(i int) float64
+		want               string
+	}{
+		{"collapse to 0", "# Metropolis sampler with adaptive step", "acc_rate", collapse, DetectorStall},
+		{"collapse, printed as acceptance", "", "acceptance", collapse, DetectorStall},
+		{"healthy chain", "", "acc_rate", func(int) float64 { return 0.25 + 0.1*(r.Float64()-0.5) }, ""},
+		{"low from the start", "", "acc_rate", func(int) float64 { return 0.02 * r.Float64() }, ""},
+		{"simulated annealing", "# simulated annealing: T *= 0.95 (cooling schedule)", "acc_rate", collapse, ""},
+		{"collapse of an unknown series", "", "rate", collapse, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMonitor(t, &Config{Code: c.code})
+			got := ""
+			for i := range 80 {
+				if v := m.Observe(printed(float64(i)*0.1, c.series, math.Round(c.rate(i)*1000)/1000)); v != nil && v.State == protocol.Error {
+					got = v.Detector
+					t.Logf("sample %d: %s; correction %q", i, v.Message, v.Correction)
+					if i > 15+collapseRun+2 {
+						t.Errorf("stopped at sample %d, want by %d", i, 15+collapseRun+2)
+					}
+					break
+				}
+			}
+			if got != c.want {
+				t.Errorf("first Error by %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -75,6 +75,7 @@ type runContext struct {
 	dynamics     string // the code integrates a mechanical system: orbit, oscillator, pendulum…
 	conservative bool   // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
 	dissipative  bool   // the code names damping, friction, a thermostat or forcing
+	annealing    bool   // the code anneals (cooling schedule): acceptance falls to 0 by design
 	integrator   string
 }
 
@@ -113,6 +114,9 @@ func readContext(code string) runContext {
 			}
 			break
 		}
+	}
+	for _, w := range []string{"anneal", "cooling", "quench", "temperature schedule", "t_schedule"} {
+		c.annealing = c.annealing || strings.Contains(lc, w)
 	}
 	if !c.conservative && strings.Contains(lc, "euler") && !c.dissipative {
 		c.integrator = "euler"
@@ -182,6 +186,8 @@ var (
 	finiteNames = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
 		"logp", "log_p", "logprob", "log_prob", "log_post", "logpost", "log_posterior", "logposterior", "lp", "lp__", "elbo", "log_evidence",
 		"logz", "log_z", "ll", "loglik_chain", "log_lik_total"}
+	// acceptanceNames are a sampler's acceptance rate (a probability that should not collapse).
+	acceptanceNames  = []string{"p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio", "acceptance_ratio", "acc_ratio", "accrate", "accept_frac", "acceptance_fraction", "acc_frac"}
 	probabilityNames = []string{"prob", "probability", "p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio",
 		"acceptance_ratio", "frac", "fraction", "survival", "survival_prob", "p_survive", "p_success", "success_rate", "occupancy", "occupation"}
 	amountNames = []string{"population", "pop", "stock", "inventory", "biomass", "prey", "predator", "predators", "density", "mass", "amount",

@@ -175,7 +175,7 @@
 //   - stagnation: no output, telemetry or followed-file line for 10 s (or Cadence = 3 times
 //     the longest gap the run already had, or past the declared Expectation.Silence) while the
 //     process burns CPU: Warning, Error at 30 s (or twice the stretched limit); telemetry that
-//     keeps coming but in which nothing changes for 50 samples and 1 s: Error; an integrator
+//     keeps coming but in which nothing changes for 40 samples and 1 s: Error; an integrator
 //     whose step collapsed 10⁴-fold to 10⁻⁵ of t for a second and 20 samples (it crawls): Error.
 //     A batch job (Expectation.Batch) is the other way round: its CPU time rising is progress,
 //     like its output and its followed files growing, and only a job that does none of these

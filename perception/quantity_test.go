@@ -458,6 +458,32 @@ func TestLAMMPSNVESecularDrift(t *testing.T) {
 	t.Errorf("steady drift of 0.1%% per row: no Error, verdict %+v", m.Verdict())
 }
 
+// TestLAMMPSNVEShiftThenClimb: a timestep far too large shifts TotEng by 10% of the kinetic
+// energy within a few rows and then keeps pushing it up by 0.3% per row (silicon at 10 fs):
+// the first half of the run holds most of the drift, so the drift is never 1.5 times the
+// first half's, but it climbs row after row at a steady pace.
+func TestLAMMPSNVEShiftThenClimb(t *testing.T) {
+	code := "units metal\ntimestep 0.010\nvelocity all create 1200 1\nfix 1 all nve\nthermo 50\nrun 5000\n"
+	r := rand.New(rand.NewPCG(9, 10))
+	lines := []string{"Step Temp E_pair E_mol TotEng Press"}
+	ke := 10.0
+	for i := range 100 {
+		tot := -896 + ke*(0.1*(1-math.Exp(-float64(i)/3))+0.003*float64(i)+0.0003*r.Float64())
+		lines = append(lines, fmt.Sprintf("%d %.3f %.4f 0 %.4f 100", i*50, 600+20*r.Float64(), tot-ke, tot))
+	}
+	m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
+	for i, o := range linesAt(0.05, lines...) {
+		if v := m.Observe(o); v != nil && v.State == protocol.Error {
+			t.Logf("row %d: %s", i-1, v.Message)
+			if i-1 > 30 {
+				t.Errorf("Error at row %d, want by row 30", i-1)
+			}
+			return
+		}
+	}
+	t.Errorf("no Error: %+v", m.Verdict())
+}
+
 // TestAcceptanceCollapse: a Metropolis acceptance rate that falls from a healthy 0.5 to near
 // zero and stays there has frozen the chain; a sampler tuned low from the start, a healthy
 // one and an annealing schedule (whose acceptance falls to zero by design) are not.

@@ -23,7 +23,7 @@ import (
 //
 // Frozen series. A run that keeps emitting telemetry in which nothing changes claims to
 // iterate without progressing: a bisection whose interval stopped shrinking at machine
-// precision, a fixed-point loop stuck on one value. It is an Error when Frozen (default 50)
+// precision, a fixed-point loop stuck on one value. It is an Error when Frozen (default 40)
 // samples in a row repeat their series' previous value exactly, spanning at least FrozenFor
 // (default 1 s), while no series changes meanwhile. What does not count:
 //
@@ -38,7 +38,7 @@ import (
 //   - samples whose simulation time advanced: a simulation that reached its steady state is
 //     still stepping towards its end time (such samples neither count nor reset).
 //
-// 50 samples and 1 s let a converged iterative method print its final value a few dozen times,
+// 40 samples and 1 s let a converged iterative method print its final value a few dozen times,
 // or in a quick burst at the end, without an alarm, while a stuck loop printing 20 lines a
 // second is stopped within about a second and a half. The count is over samples, not lines: a
 // line `mid = … width = …` is two samples, and the helper's copy of a printed value a third. A

@@ -148,8 +148,8 @@
 //     improved less than twofold, the residual turned back at least every fourth step and its
 //     median is 1.5 times its best or more — it wanders instead of converging: Error. So is a
 //     residual that fell less than two decades from its largest value and then went 40
-//     samples (and as many as it took to get there) without any new best, bouncing around
-//     above it (a subgradient method at a kink), and one that repeats its value 13 times in
+//     samples (and as many as it took to get there) without a new best 10% below it, bouncing
+//     around above it (a subgradient method at a kink), and one that repeats its value 13 times in
 //     a row. A residual at its rounding floor (eight decades below its largest value), a
 //     plateau at its best and a slow but steady residual stay Normal.
 //   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|)

@@ -55,6 +55,7 @@ const (
 	stallLong      = 40    // samples without any new best that make a residual stuck …
 	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
 	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
+	stuckGain      = 0.046 // a new best counts when it improves by 10% (-log10 0.9)
 	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
@@ -81,7 +82,8 @@ type quantityState struct {
 	repeats  int     // a residual: samples in a row equal to the one before
 	epBest   float64 // the best log10|x| of the current episode (one solve)
 	epStart  int     // the sample the episode started at
-	epBestAt int     // the sample its best was set at
+	epBestAt int     // the sample its best last improved by 10% or more (stuckGain) …
+	sigBest  float64 // … to this log10|x|
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -191,11 +193,12 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	// An episode is one solve: a residual that had converged by three decades and jumps back
 	// up by three (the next solve of a sweep, the next time step's Newton) starts a new one.
 	if st.n == 1 || st.epBest <= st.maxLog-episodeJump && lg >= st.epBest+episodeJump {
-		st.maxLog, st.epBest, st.epStart, st.epBestAt, st.repeats = lg, lg, d.n-1, d.n-1, 0
+		st.maxLog, st.epBest, st.epStart, st.epBestAt, st.sigBest, st.repeats = lg, lg, d.n-1, d.n-1, lg, 0
 	}
 	st.maxLog = max(st.maxLog, lg)
-	if lg < st.epBest {
-		st.epBest, st.epBestAt = lg, d.n-1
+	st.epBest = min(st.epBest, lg)
+	if lg <= st.sigBest-stuckGain {
+		st.sigBest, st.epBestAt = lg, d.n-1
 	}
 	i := (d.n - 1) % divRing // divergence recorded this sample already
 	st.bests[i] = st.epBest
@@ -269,7 +272,8 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 
 // stuck is the residual rule's long view: a residual that never got far below its start (two
 // decades) and then went stallLong samples, and at least as many as it took to reach its
-// best, without improving on that best at all, bouncing around above it — a subgradient
+// best, without improving on that best by 10% (a new low by a hair, which noise sets now
+// and then, is no progress), bouncing around above it — a subgradient
 // method at a kink, a fixed-step optimiser rattling in a valley, a Newton iteration caught in
 // a basin without a root. A converging residual keeps setting new bests, and a plateau sits
 // at its best (its median there) without turning back and forth.
@@ -304,7 +308,7 @@ func (q *quantity) stuck(sr *series) (finding, bool) {
 	bestV, v := math.Pow(10, st.epBest), math.Pow(10, d.ring[(d.n-1)%divRing])
 	return finding{
 		state: protocol.Error,
-		message: fmt.Sprintf("%s is not converging: it fell only %s× from its largest value, to %s, and has not improved on that in %d samples, bouncing around %s (now %s); it is a %s",
+		message: fmt.Sprintf("%s is not converging: it fell only %s× from its largest value, to %s, and has not improved on that by 10%% in %d samples, bouncing around %s (now %s); it is a %s",
 			sr.label(), num(math.Pow(10, st.maxLog-st.epBest)), num(bestV), since, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s %d samples ago", sr.label(), num(v), num(bestV), since),
 		severity: 0.8, role: sr.roleText(),

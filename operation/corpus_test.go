@@ -33,8 +33,8 @@ var (
 
 // corpusDirs are the labelled corpora TestCorpus can run: the one the detectors were built
 // with, which make test holds to the bar, and one written blind (from the physics, without
-// reading perception/) to check that they generalise, which perception does not yet pass
-// (-corpus.dir blind or all; see the README). A missing folder is skipped.
+// reading perception/) to check that they generalise, run on demand (-corpus.dir blind or
+// all; see the README). A missing folder is skipped.
 var corpusDirs = []string{"../perception/testdata/corpus", "../perception/testdata/blind"}
 
 // program is one labelled corpus program (see its README for the header format).

@@ -57,7 +57,7 @@ type Thresholds struct {
 	Silence      time.Duration // busy with no output or telemetry this long → Warning (10 s)
 	SilenceError time.Duration // … this long → Error (30 s)
 
-	Frozen    int           // samples in a row with no series changing → Error (50) …
+	Frozen    int           // samples in a row with no series changing → Error (40) …
 	FrozenFor time.Duration // … when they also span at least this long (1 s)
 
 	DivergenceWindow int     // samples judged for exponential growth (16)
@@ -106,7 +106,7 @@ const (
 	DefaultSilenceError     = 30 * time.Second
 	DefaultJobSilence       = 5 * time.Minute  // a batch job without a wall time: Warning
 	DefaultJobSilenceError  = 15 * time.Minute // … Error
-	DefaultFrozen           = 50
+	DefaultFrozen           = 40
 	DefaultFrozenFor        = time.Second
 	DefaultDivergenceWindow = 16
 	DefaultSwingGrowth      = 1.2

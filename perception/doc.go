@@ -73,7 +73,9 @@
 // the evidence for it, which every verdict about the series carries (Verdict.Role):
 //
 //   - residual — should fall toward a tolerance: names such as res, residual, rnorm, and the
-//     norms `||F||`, `|r|`, `|dx|`; Quantum ESPRESSO's scf_accuracy, whose tolerance is the
+//     norms `||F||`, `|r|`, `|dx|`; an optimiser's gradient norm (`||g||`, `|grad|`, gnorm,
+//     first-order optimality; not a training run's grad_norm, which is noisy by nature);
+//     Quantum ESPRESSO's scf_accuracy, whose tolerance is the
 //     input's conv_thr (read from the cell's input and from pw.x's summary).
 //   - loss — should fall, noisily and with no tolerance: loss, train_loss, cost, objective,
 //     nll, mse; and a series declared with `--watch 'x decreasing'`.
@@ -144,19 +146,27 @@
 //     1e20`, `N in [0, 1e20]`) replaces it: growth below the bound was declared.
 //   - stall (residuals): over the last 25 samples at most a fifth were new bests, the best
 //     improved less than twofold, the residual turned back at least every fourth step and its
-//     median is 1.5 times its best or more — it wanders instead of converging: Error. A
-//     residual at its rounding floor (eight decades below its largest value), a plateau at
-//     its best and a slow but steady residual stay Normal.
+//     median is 1.5 times its best or more — it wanders instead of converging: Error. So is a
+//     residual that fell less than two decades from its largest value and then went 40
+//     samples (and as many as it took to get there) without a new best 10% below it, bouncing
+//     around above it (a subgradient method at a kink), and one that repeats its value 13 times in
+//     a row. A residual at its rounding floor (eight decades below its largest value), a
+//     plateau at its best and a slow but steady residual stay Normal.
 //   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|)
 //     for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
 //     first half of the run — secular, not the bounded error of a symplectic scheme: Error.
 //   - setpoint (controlled quantities): LAMMPS' Temp more than 50% from its thermostat's
-//     target for 15 thermo rows in a row spanning five Tdamp (5 rows when it is below a
-//     thousandth of the target: atoms at rest): Error. A process value printed with its
+//     target for 15 thermo rows in a row spanning five Tdamp (5 rows, with no Tdamp to wait
+//     for, when it is below a thousandth of the target: atoms at rest, which only Langevin
+//     could heat, within a Tdamp): Error. A process value printed with its
 //     reference whose gap has not closed for 20 samples after the setpoint last changed,
 //     staying above 20% of the step and 10% of the setpoint all along (an actuator at its
 //     limit, a missing integral term): Error. A loop still settling, a noisy process held at
 //     its setpoint and a slow, steady approach stay Normal.
+//   - collapse (acceptance rates: acc_rate, acceptance, p_accept…): a sampler's acceptance
+//     that was 10% or more and then stays at 5% or less for 10 samples in a row, averaging
+//     1% or less — a frozen chain: Error. An annealing schedule (the code says anneal,
+//     cooling, quench) is not judged.
 //   - range: an absolute temperature below zero, a probability (that started in [0, 1])
 //     outside [0, 1], two samples in a row: Error.
 //   - oscillation: a series whose swings grow steadily by 1.2× or more, three times in a row,
@@ -165,7 +175,7 @@
 //   - stagnation: no output, telemetry or followed-file line for 10 s (or Cadence = 3 times
 //     the longest gap the run already had, or past the declared Expectation.Silence) while the
 //     process burns CPU: Warning, Error at 30 s (or twice the stretched limit); telemetry that
-//     keeps coming but in which nothing changes for 50 samples and 1 s: Error; an integrator
+//     keeps coming but in which nothing changes for 40 samples and 1 s: Error; an integrator
 //     whose step collapsed 10⁴-fold to 10⁻⁵ of t for a second and 20 samples (it crawls): Error.
 //     A batch job (Expectation.Batch) is the other way round: its CPU time rising is progress,
 //     like its output and its followed files growing, and only a job that does none of these

@@ -69,9 +69,11 @@ func (lammpsReader) sample(m *Monitor, sr *series, s *protocol.Sample) { m.lammp
 //     a timestep near the stability limit shifts it by a few percent at the start and then
 //     holds it (copper at 20 fs: 7%, a Warning); a drift of a quarter of the kinetic energy
 //     and growing means the trajectory is no longer the system's (copper at 28–30 fs). A
-//     secular drift is an Error sooner: 5% of the kinetic energy for 10 rows in a row, from
-//     the 20th row, and 1.5 times the largest drift of the first half of the run (a drift
-//     that keeps growing, not a shift that holds).
+//     secular drift is an Error sooner: 1% of the kinetic energy (ten times what a sound
+//     timestep lets through: 0.1% for Lennard-Jones at 0.005 τ and silicon at 1 fs) for 10
+//     rows in a row, from the 12th row, and 1.5 times the largest drift of the first half
+//     of the run, or, from 2%, rising in 8 of the last 9 rows (a drift that keeps growing,
+//     not a shift that holds).
 //
 // Minimizations (`Setting up cg style minimization`) are judged by none of the three rules.
 type lammps struct {
@@ -95,10 +97,11 @@ type lammpsRun struct {
 	haveKin  bool
 	ePair    float64
 	eMol     float64
-	fired    [3]bool // temperature, energy, drift Error reported
-	drifting bool    // drift Warning reported
-	shares   thinned // |TotEng − TotEng₀| / kinetic energy over the run
-	over     int     // rows in a row with the share at NVEDrift/5 or more
+	fired    [3]bool               // temperature, energy, drift Error reported
+	drifting bool                  // drift Warning reported
+	shares   thinned               // |TotEng − TotEng₀| / kinetic energy over the run
+	over     int                   // rows in a row with the share at NVEDrift/nveSecular or more
+	recent   [2 * driftRun]float64 // the last 2·driftRun shares (a ring)
 
 	step, step0 float64 // the Step column: now, and at the run's first row
 	haveStep    bool
@@ -276,14 +279,16 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 		}
 		drift := abs(v - r.e0)
 		share := drift / r.keMx
+		r.recent[r.shares.n%(2*driftRun)] = share
 		r.shares.add(share)
-		if share >= m.th.NVEDrift/5 {
+		if share >= m.th.NVEDrift/nveSecular {
 			r.over++
 		} else {
 			r.over = 0
 		}
 		switch {
-		case share >= m.th.NVEDrift/5 && r.over >= driftRun && r.shares.n >= driftMinN && share >= driftSecular*r.shares.firstHalfMax():
+		case share >= m.th.NVEDrift/nveSecular && r.over >= driftRun && r.shares.n >= nveMinRows &&
+			(share >= driftSecular*r.shares.firstHalfMax() || share >= 2*m.th.NVEDrift/nveSecular && r.climbing()):
 			r.fired[2] = true
 			m.raise(detProfile, finding{state: protocol.Error,
 				message: fmt.Sprintf("LAMMPS: energy not conserved under NVE: TotEng (conserved: the input integrates with fix nve alone) drifted by %s (%s of the kinetic energy %s), and the drift keeps growing (%s in the first half of the run)",
@@ -305,6 +310,28 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 	}
 }
 
+// climbing reports whether the drift rose in at least 8 of the last 9 rows, and by at least
+// half as much over the last 10 rows as over the 10 before: it keeps growing row after row
+// at a steady pace, even when that pace is slower than its start (a timestep too large
+// shifts the energy fast at first, then keeps pushing it up), while a shift that holds
+// fluctuates up and down, or levels off.
+func (r *lammpsRun) climbing() bool {
+	const w = 2 * driftRun
+	n := r.shares.n
+	if n < w {
+		return false
+	}
+	at := func(k int) float64 { return r.recent[k%w] }
+	ups := 0
+	for k := n - driftRun + 1; k < n; k++ {
+		if at(k) > at(k-1) {
+			ups++
+		}
+	}
+	last, before := at(n-1)-at(n-driftRun), at(n-driftRun)-at(n-w)
+	return ups >= driftRun-2 && last > 0 && last >= 0.5*before
+}
+
 // lammpsMessage is the text of an ERROR line without its prefix and source location:
 // "ERROR on proc 0: Unknown command: velcity … (src/input.cpp:232)" → "Unknown command: velcity …".
 func lammpsMessage(line string) string {
@@ -322,6 +349,14 @@ func percent(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 
 // setpointColdRows is how many rows of a temperature at a thousandth of its target suffice.
 const setpointColdRows = 5
+
+const (
+	// nveSecular: a drift of NVEDrift/nveSecular (1%) of the kinetic energy that keeps
+	// growing is an Error (velocity Verlet at a sound timestep holds TotEng to 10⁻³ of it) …
+	nveSecular = 25
+	// nveMinRows: … judged from this many thermo rows on.
+	nveMinRows = 12
+)
 
 // lammpsSetpoint judges the thermostatted temperature against the thermostat's target: the
 // target at this step (Tstart → Tstop along the run when its length and the Step column are
@@ -370,7 +405,13 @@ func (m *Monitor) lammpsSetpoint(sr *series, r *lammpsRun, v float64) {
 	}
 	rows := m.th.SetpointRows
 	if r.coldRows == r.offRows {
-		rows = min(rows, setpointColdRows)
+		// Atoms at rest: a Nose-Hoover or rescaling thermostat multiplies velocities and
+		// cannot start them however long it is given, so its relaxation time is no excuse;
+		// Langevin's random kicks heat them within a Tdamp.
+		rows, need = min(rows, setpointColdRows), 0
+		if th.style == "langevin" {
+			need = l.tdampSteps()
+		}
 	}
 	if r.offRows < rows || (r.haveStep && r.step-r.offFrom < need) {
 		return

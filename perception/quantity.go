@@ -22,7 +22,7 @@ import (
 //     from its largest value is at its rounding floor and is not judged; a plateau at its
 //     best (a long flat stretch before a drop) has its median at the best and stays Normal;
 //     a slow but steady residual sets a new best at every step. A residual that repeats the
-//     same value 25 times in a row, above its rounding floor, has stalled too (a restarted
+//     same value 13 times in a row, above its rounding floor, has stalled too (a restarted
 //     Krylov solver that makes no progress).
 //   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
 //     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
@@ -51,13 +51,21 @@ const (
 	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
-	residualFrozen = 24    // a residual repeating its value this many times more has stalled
+	residualFrozen = 12    // a residual repeating its value this many times more has stalled
+	stallLong      = 40    // samples without any new best that make a residual stuck …
+	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
+	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
+	stuckGain      = 0.046 // a new best counts when it improves by 10% (-log10 0.9)
 	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
-	rangeRun       = 2     // samples out of range …
-	rangeClear     = 3     // … without this many in a row back inside
+	acceptHealthy  = 0.1   // an acceptance rate this high is a working sampler …
+	acceptLow      = 0.05  // … and one at most this for collapseRun samples in a row …
+	acceptMean     = 0.01  // … averaging at most this has frozen
+	collapseRun    = 10
+	rangeRun       = 2 // samples out of range …
+	rangeClear     = 3 // … without this many in a row back inside
 	rangeTolerance = 1e-9
 	// amountTolerance is how far below zero, relative to its largest magnitude, an amount
 	// must go to be negative rather than rounded.
@@ -74,6 +82,8 @@ type quantityState struct {
 	repeats  int     // a residual: samples in a row equal to the one before
 	epBest   float64 // the best log10|x| of the current episode (one solve)
 	epStart  int     // the sample the episode started at
+	epBestAt int     // the sample its best last improved by 10% or more (stuckGain) …
+	sigBest  float64 // … to this log10|x|
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -83,11 +93,15 @@ type quantityState struct {
 	dPending  int
 	over      int // samples in a row beyond the tolerance
 
-	outside  int // range: samples outside since the last rangeClear in a row inside
-	inRow    int // range: samples in a row inside
-	maxAbs   float64
-	inside   bool // range: every sample so far was inside (a probability)
-	reported bool
+	outside int // range: samples outside since the last rangeClear in a row inside
+	inRow   int // range: samples in a row inside
+	maxAbs  float64
+	inside  bool // range: every sample so far was inside (a probability)
+
+	hadHealthy bool    // acceptance: it was at acceptHealthy or more
+	lowRun     int     // acceptance: samples in a row at acceptLow or less …
+	lowSum     float64 // … and their sum
+	reported   bool
 }
 
 // thinned keeps a series over the whole run in at most divLong points: when full, pairs of
@@ -155,6 +169,13 @@ func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 		if f, ok := q.outOfRange(sr, v); ok {
 			st.reported = true
 			m.raise(detRange, m.corrected(sr, detRange, f))
+			return
+		}
+		if sr.role.role == RoleProbability && !m.ctx.annealing && slices.Contains(acceptanceNames, sr.lower) {
+			if f, ok := q.collapsed(sr, v); ok {
+				st.reported = true
+				m.raise(detStall, f)
+			}
 		}
 	}
 }
@@ -172,10 +193,13 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	// An episode is one solve: a residual that had converged by three decades and jumps back
 	// up by three (the next solve of a sweep, the next time step's Newton) starts a new one.
 	if st.n == 1 || st.epBest <= st.maxLog-episodeJump && lg >= st.epBest+episodeJump {
-		st.maxLog, st.epBest, st.epStart, st.repeats = lg, lg, d.n-1, 0
+		st.maxLog, st.epBest, st.epStart, st.epBestAt, st.sigBest, st.repeats = lg, lg, d.n-1, d.n-1, lg, 0
 	}
 	st.maxLog = max(st.maxLog, lg)
 	st.epBest = min(st.epBest, lg)
+	if lg <= st.sigBest-stuckGain {
+		st.sigBest, st.epBestAt = lg, d.n-1
+	}
 	i := (d.n - 1) % divRing // divergence recorded this sample already
 	st.bests[i] = st.epBest
 	if v == st.last && v != 0 {
@@ -192,6 +216,9 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			evidence: fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
 			severity: 0.8, role: sr.roleText(),
 		}, true
+	}
+	if f, ok := q.stuck(sr); ok {
+		return f, true
 	}
 	n := q.stall
 	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
@@ -240,6 +267,82 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
 		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// stuck is the residual rule's long view: a residual that never got far below its start (two
+// decades) and then went stallLong samples, and at least as many as it took to reach its
+// best, without improving on that best by 10% (a new low by a hair, which noise sets now
+// and then, is no progress), bouncing around above it — a subgradient
+// method at a kink, a fixed-step optimiser rattling in a valley, a Newton iteration caught in
+// a basin without a root. A converging residual keeps setting new bests, and a plateau sits
+// at its best (its median there) without turning back and forth.
+func (q *quantity) stuck(sr *series) (finding, bool) {
+	st, d := &sr.qty, &sr.div
+	since := d.n - 1 - st.epBestAt
+	if st.negative || since < stallLong || since < st.epBestAt-st.epStart || st.epBest < st.maxLog-stuckDepth {
+		return finding{}, false
+	}
+	turns, prev := 0, 0.0
+	for k := d.n - stallLong + 1; k < d.n; k++ {
+		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
+		if step*prev < 0 {
+			turns++
+		}
+		if step != 0 {
+			prev = step
+		}
+	}
+	if turns*stallTurns < stallLong {
+		return finding{}, false
+	}
+	w := q.scan[:stallLong]
+	for k := range stallLong {
+		w[k] = d.ring[(d.n-stallLong+k)%divRing]
+	}
+	slices.Sort(w)
+	med := w[stallLong/2]
+	if med-st.epBest < stuckMedian {
+		return finding{}, false
+	}
+	bestV, v := math.Pow(10, st.epBest), math.Pow(10, d.ring[(d.n-1)%divRing])
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not converging: it fell only %s× from its largest value, to %s, and has not improved on that by 10%% in %d samples, bouncing around %s (now %s); it is a %s",
+			sr.label(), num(math.Pow(10, st.maxLog-st.epBest)), num(bestV), since, num(math.Pow(10, med)), num(v), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, best %s %d samples ago", sr.label(), num(v), num(bestV), since),
+		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// collapsed is the acceptance-rate rule: a Markov chain's acceptance rate that was healthy
+// (10% or more) and then stays near zero — every one of collapseRun samples in a row at 5% or
+// less, averaging 1% or less — has frozen the chain: it keeps its state and samples nothing
+// (a proposal step grown far too large, an adaptation with the wrong sign, a likelihood
+// that became -inf). A tuned sampler runs at 20–50%; an annealing schedule, whose acceptance
+// falls to zero by design, is not judged.
+func (q *quantity) collapsed(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	if v >= acceptHealthy {
+		st.hadHealthy = true
+	}
+	if !st.hadHealthy || v > acceptLow {
+		st.lowRun, st.lowSum = 0, 0
+		return finding{}, false
+	}
+	st.lowRun++
+	st.lowSum += v
+	if st.lowRun < collapseRun || st.lowSum > acceptMean*float64(st.lowRun) {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s collapsed: %s now, at most %s for %d samples in a row (mean %s) after a healthy start; the chain is frozen; it is a %s",
+			sr.label(), num(v), percent(acceptLow), st.lowRun, num(st.lowSum/float64(st.lowRun)), sr.role.describe()),
+		evidence:   fmt.Sprintf("%s = %s, %d samples in a row at %s or less", sr.label(), num(v), st.lowRun, percent(acceptLow)),
+		severity:   0.8,
+		role:       sr.roleText(),
+		correction: "the sampler accepts nothing: shrink the proposal step (adapt it toward 20–50% acceptance, and check the adaptation's sign), and check that the log-density is finite at the current state",
 	}, true
 }
 

@@ -92,12 +92,23 @@ func TestStall(t *testing.T) {
 	for i := range noisy {
 		noisy[i] = 0.2 + math.Exp(-float64(i)/20) + 0.15*r.Float64()
 	}
+	rattle := []float64{24, 12, 9, 8.5} // a subgradient method at a kink: ||g|| stops falling and jitters 10-35% above its best
+	for range 150 {
+		rattle = append(rattle, 9+2.5*r.Float64())
+	}
+	cg := make([]float64, 300) // an ill-conditioned CG: erratic bumps up to 3x, but a new best every dozen samples or so
+	for i := range cg {
+		cg[i] = math.Exp(-float64(i)/60) * (1 + 2*math.Abs(math.Sin(float64(i)*0.7)))
+	}
 	for _, c := range []struct {
 		name, series string
 		vs           []float64
 		want         string // the first Error's detector, "" for none
 	}{
 		{"Newton wandering", "||F||", wander(200), DetectorStall},
+		{"gradient norm rattling above its best", "||g||", rattle, DetectorStall},
+		{"erratic but converging CG residual", "|r|", cg, ""},
+		{"rattling, no role", "g", rattle, ""},
 		{"Newton wandering, printed as res", "res", wander(200), DetectorStall},
 		{"a solve that converges, then one that wanders", "|r|", append(geometric(1, 0.05, 10), wander(100)...), DetectorStall},
 		{"solves that all converge", "|r|", append(append(geometric(1, 0.05, 10), geometric(2, 0.1, 12)...), geometric(3, 0.2, 20)...), ""},
@@ -271,6 +282,40 @@ func TestSetpoint(t *testing.T) {
 			}
 		})
 	}
+	// Atoms at rest under Nose-Hoover (no velocity command): no Tdamp to wait for, stopped at
+	// the fifth row, long before five Tdamp (250 steps, 25 rows). Under Langevin, whose
+	// random kicks heat them within a Tdamp, the same start is a thermostat at work.
+	for _, c := range []struct {
+		style   string
+		heats   bool
+		wantRow int // the row (from 0) of the first Error; -1 for none
+	}{
+		{"nvt temp", false, 4},
+		{"langevin", true, -1},
+	} {
+		code := "units metal\ntimestep 0.002\nfix 1 all " + c.style + " 300 300 0.1 48279\nthermo 10\nrun 1000\n"
+		if c.style == "langevin" {
+			code += "fix 2 all nve\n"
+		}
+		m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
+		lines := lammpsThermo(60, 10, func(i int) float64 {
+			if c.heats {
+				return 300 * (1 - math.Exp(-float64(i)/3))
+			}
+			return 1e-26 * math.Pow(1.1, float64(i))
+		}, func(int) float64 { return 0 })
+		row := -1
+		for i, o := range linesAt(0.05, lines...) {
+			if v := m.Observe(o); v != nil && v.State == protocol.Error {
+				row = i - 1 // the header is line 0
+				t.Logf("%s at rest: %s; correction %q", c.style, v.Message, v.Correction)
+				break
+			}
+		}
+		if row != c.wantRow {
+			t.Errorf("%s, atoms at rest: first Error at row %d, want %d", c.style, row, c.wantRow)
+		}
+	}
 	// A Tdamp of 5 timesteps: the correction says to raise it.
 	m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: short})
 	feed(m, linesAt(0.05, lammpsThermo(40, 100, func(i int) float64 {
@@ -387,12 +432,96 @@ func TestLAMMPSNVESecularDrift(t *testing.T) {
 	}{
 		{"steady drift to 9%", func(i int) float64 { return -896 + 0.09*ke*float64(i)/119 }, protocol.Error},
 		{"a 7% shift that holds", func(i int) float64 { return -896 + 0.07*ke*(1-math.Exp(-float64(i)/3)) }, protocol.Warning},
+		// A sound timestep: TotEng wanders by 0.1% of the kinetic energy.
+		{"healthy wobble", func(i int) float64 { return -896 + 0.001*ke*math.Sin(float64(i)/7) }, protocol.Normal},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
 			feed(m, linesAt(0.05, table(c.tot)...))
 			if v := m.Verdict(); v.State != c.want {
 				t.Errorf("verdict %+v, want %s", v, c.want)
+			}
+		})
+	}
+	// A timestep too large from the start: TotEng climbs 0.1% of the kinetic energy per row.
+	// The drift is judged in rows, not seconds: it is an Error by the 21st row (1.5%, and
+	// growing), whatever the pace of the rows.
+	m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
+	for i, o := range linesAt(0.05, table(func(i int) float64 { return -896 + 0.001*ke*float64(i) })...) {
+		if v := m.Observe(o); v != nil && v.State == protocol.Error {
+			if i > 21 {
+				t.Errorf("steady drift of 0.1%% per row: Error at row %d, want by row 21: %s", i-1, v.Message)
+			}
+			return
+		}
+	}
+	t.Errorf("steady drift of 0.1%% per row: no Error, verdict %+v", m.Verdict())
+}
+
+// TestLAMMPSNVEShiftThenClimb: a timestep far too large shifts TotEng by 10% of the kinetic
+// energy within a few rows and then keeps pushing it up by 0.3% per row (silicon at 10 fs):
+// the first half of the run holds most of the drift, so the drift is never 1.5 times the
+// first half's, but it climbs row after row at a steady pace.
+func TestLAMMPSNVEShiftThenClimb(t *testing.T) {
+	code := "units metal\ntimestep 0.010\nvelocity all create 1200 1\nfix 1 all nve\nthermo 50\nrun 5000\n"
+	r := rand.New(rand.NewPCG(9, 10))
+	lines := []string{"Step Temp E_pair E_mol TotEng Press"}
+	ke := 10.0
+	for i := range 100 {
+		tot := -896 + ke*(0.1*(1-math.Exp(-float64(i)/3))+0.003*float64(i)+0.0003*r.Float64())
+		lines = append(lines, fmt.Sprintf("%d %.3f %.4f 0 %.4f 100", i*50, 600+20*r.Float64(), tot-ke, tot))
+	}
+	m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: code})
+	for i, o := range linesAt(0.05, lines...) {
+		if v := m.Observe(o); v != nil && v.State == protocol.Error {
+			t.Logf("row %d: %s", i-1, v.Message)
+			if i-1 > 30 {
+				t.Errorf("Error at row %d, want by row 30", i-1)
+			}
+			return
+		}
+	}
+	t.Errorf("no Error: %+v", m.Verdict())
+}
+
+// TestAcceptanceCollapse: a Metropolis acceptance rate that falls from a healthy 0.5 to near
+// zero and stays there has frozen the chain; a sampler tuned low from the start, a healthy
+// one and an annealing schedule (whose acceptance falls to zero by design) are not.
+func TestAcceptanceCollapse(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	collapse := func(i int) float64 {
+		if i < 15 {
+			return 0.5 - 0.03*float64(i)
+		}
+		return 0.01 * r.Float64()
+	}
+	for _, c := range []struct {
+		name, code, series string
+		rate               func(i int) float64
+		want               string
+	}{
+		{"collapse to 0", "# Metropolis sampler with adaptive step", "acc_rate", collapse, DetectorStall},
+		{"collapse, printed as acceptance", "", "acceptance", collapse, DetectorStall},
+		{"healthy chain", "", "acc_rate", func(int) float64 { return 0.25 + 0.1*(r.Float64()-0.5) }, ""},
+		{"low from the start", "", "acc_rate", func(int) float64 { return 0.02 * r.Float64() }, ""},
+		{"simulated annealing", "# simulated annealing: T *= 0.95 (cooling schedule)", "acc_rate", collapse, ""},
+		{"collapse of an unknown series", "", "rate", collapse, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMonitor(t, &Config{Code: c.code})
+			got := ""
+			for i := range 80 {
+				if v := m.Observe(printed(float64(i)*0.1, c.series, math.Round(c.rate(i)*1000)/1000)); v != nil && v.State == protocol.Error {
+					got = v.Detector
+					t.Logf("sample %d: %s; correction %q", i, v.Message, v.Correction)
+					if i > 15+collapseRun+2 {
+						t.Errorf("stopped at sample %d, want by %d", i, 15+collapseRun+2)
+					}
+					break
+				}
+			}
+			if got != c.want {
+				t.Errorf("first Error by %q, want %q", got, c.want)
 			}
 		})
 	}

@@ -75,6 +75,7 @@ type runContext struct {
 	dynamics     string // the code integrates a mechanical system: orbit, oscillator, pendulum…
 	conservative bool   // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
 	dissipative  bool   // the code names damping, friction, a thermostat or forcing
+	annealing    bool   // the code anneals (cooling schedule): acceptance falls to 0 by design
 	integrator   string
 }
 
@@ -113,6 +114,9 @@ func readContext(code string) runContext {
 			}
 			break
 		}
+	}
+	for _, w := range []string{"anneal", "cooling", "quench", "temperature schedule", "t_schedule"} {
+		c.annealing = c.annealing || strings.Contains(lc, w)
 	}
 	if !c.conservative && strings.Contains(lc, "euler") && !c.dissipative {
 		c.integrator = "euler"
@@ -161,11 +165,15 @@ func isDigits(s string) bool {
 var (
 	residualNames = []string{"res", "resid", "residual", "residue", "rnorm", "resnorm", "res_norm", "resnrm", "norm_res", "residual_norm",
 		"fnorm", "normf", "norm_f", "f_norm", "r_norm", "normr", "norm_r", "relres", "rel_res", "relative_residual", "res_rel",
-		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error"}
+		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error",
+		// an optimiser's gradient norm (first-order optimality), which should fall toward its tolerance
+		// (not a training run's grad_norm, whose noise is its normal state)
+		"gnorm", "norm_g", "g_norm", "gradnorm", "norm_grad", "gradient_norm", "norm_gradient", "first-order_optimality", "firstorderopt", "optimality", "kkt", "kkt_residual"}
 	// normedResiduals are what a norm `|…|` / `||…||` of is a residual: F(x), r, the update.
-	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)"}
-	lossNames       = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
-	lossAffixes     = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
+	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)",
+		"g", "grad", "gradient", "grad f", "grad(f)", "gradf", "df", "nabla f", "∇f", "pg"}
+	lossNames   = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
+	lossAffixes = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
 	// relativeDrifts are already relative errors of a conserved quantity.
 	relativeDrifts = []string{"de/e0", "de/e", "de/e_0", "d_e/e0", "dh/h0", "dh/h", "de_rel", "rel_de", "dee0", "de_e0", "delta_e/e0", "(e-e0)/e0",
 		"(e-e0)/|e0|", "|de/e0|", "rel_energy_error", "rel_energy_err", "relative_energy_error", "energy_rel_error", "energy_relerr", "rel_energy_drift",
@@ -178,6 +186,8 @@ var (
 	finiteNames = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
 		"logp", "log_p", "logprob", "log_prob", "log_post", "logpost", "log_posterior", "logposterior", "lp", "lp__", "elbo", "log_evidence",
 		"logz", "log_z", "ll", "loglik_chain", "log_lik_total"}
+	// acceptanceNames are a sampler's acceptance rate (a probability that should not collapse).
+	acceptanceNames  = []string{"p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio", "acceptance_ratio", "acc_ratio", "accrate", "accept_frac", "acceptance_fraction", "acc_frac"}
 	probabilityNames = []string{"prob", "probability", "p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio",
 		"acceptance_ratio", "frac", "fraction", "survival", "survival_prob", "p_survive", "p_success", "success_rate", "occupancy", "occupation"}
 	amountNames = []string{"population", "pop", "stock", "inventory", "biomass", "prey", "predator", "predators", "density", "mass", "amount",

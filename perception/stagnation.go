@@ -23,19 +23,22 @@ import (
 //
 // Frozen series. A run that keeps emitting telemetry in which nothing changes claims to
 // iterate without progressing: a bisection whose interval stopped shrinking at machine
-// precision, a fixed-point loop stuck on one value. It is an Error when Frozen (default 50)
+// precision, a fixed-point loop stuck on one value. It is an Error when Frozen (default 40)
 // samples in a row repeat their series' previous value exactly, spanning at least FrozenFor
 // (default 1 s), while no series changes meanwhile. What does not count:
 //
 //   - series that never changed: constants logged for reference (a mass, a setpoint);
-//   - clocks: series whose last three steps were equal (an iteration counter, a day number),
-//     which change without saying anything about progress; they neither count nor reset;
+//   - clocks: series whose last three steps were equal, and four in five of all their steps
+//     (an iteration counter, a day number), which change without saying anything about
+//     progress; they neither count nor reset. A value creeping to its limit by one unit of
+//     its last printed digit per step (0.9999998, 0.9999999, 1) steps evenly too, but after
+//     a history of uneven steps: it is progressing, and resets the count;
 //   - a series that froze while others still change: a converged gain, a running maximum;
 //     any other series changing resets the count;
 //   - samples whose simulation time advanced: a simulation that reached its steady state is
 //     still stepping towards its end time (such samples neither count nor reset).
 //
-// 50 samples and 1 s let a converged iterative method print its final value a few dozen times,
+// 40 samples and 1 s let a converged iterative method print its final value a few dozen times,
 // or in a quick burst at the end, without an alarm, while a stuck loop printing 20 lines a
 // second is stopped within about a second and a half. The count is over samples, not lines: a
 // line `mid = … width = …` is two samples, and the helper's copy of a printed value a third. A
@@ -77,8 +80,11 @@ const (
 	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
 	// that computes on a crowded machine gets well under a core, one that waits gets none.
 	idleShare = 0.05
-	clockRun  = 3 // equal steps in a row that make a series a clock
-	clockTol  = 1e-6
+	clockRun  = 3 // equal steps in a row that make a series a clock …
+	// clockShare: … when at least (clockShare-1)/clockShare of all its steps were equal to
+	// the one before.
+	clockShare = 5
+	clockTol   = 1e-6
 )
 
 // freezeState is one series' state for the frozen-series check.
@@ -89,6 +95,8 @@ type freezeState struct {
 	prev    float64 // the previous Value
 	step    float64 // the previous step
 	equal   int     // equal steps in a row
+	steps   int     // changes so far
+	even    int     // … of which steps equal to the one before
 	t       float64 // the previous simulation time
 	hasT    bool
 }
@@ -202,13 +210,18 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 	}
 	if fp != fs.fp {
 		step := s.Value - fs.prev
+		fs.steps++
 		if abs(step-fs.step) <= clockTol*max(abs(step), abs(fs.step)) && step != 0 {
 			fs.equal++
+			fs.even++
 		} else {
 			fs.equal = 0
 		}
 		fs.fp, fs.prev, fs.step, fs.changed = fp, s.Value, step, true
-		if fs.equal < clockRun-1 {
+		// A clock steps evenly all its life (an iteration counter, a time); a value creeping
+		// toward its limit one unit of its last printed digit at a time steps evenly too,
+		// but only at the end of a history of uneven steps: that is progress.
+		if fs.equal < clockRun-1 || fs.even*clockShare < fs.steps*(clockShare-1) {
 			d.frozenRun = 0 // real progress
 		}
 		return finding{}, false

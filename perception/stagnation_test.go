@@ -125,6 +125,23 @@ func frozenRun(dt float64, moving, frozen int) []*protocol.Observation {
 	return obs
 }
 
+// creeping is gradient descent's x escaping a saddle: growing geometrically, then creeping
+// to 1 one unit of its seventh digit per line, printed with the loss, which reaches 0 first.
+func creeping(dt float64) []*protocol.Observation {
+	var obs []*protocol.Observation
+	x := 1e-7
+	for i := range 180 {
+		if i < 120 {
+			x = min(x*1.15, 0.999995)
+		} else {
+			x = min(0.999995+float64(i-119)*1e-7, 1)
+		}
+		loss := math.Round((1-x*x)*(1-x*x)*1e10) / 1e10
+		obs = append(obs, printed(float64(i)*dt, "loss", loss), printed(float64(i)*dt, "x", math.Round(x*1e7)/1e7))
+	}
+	return obs
+}
+
 func TestFrozen(t *testing.T) {
 	err := func(i int) []emitted { return []emitted{{i, protocol.Error, DetectorStagnation}} }
 	withT := func(obs []*protocol.Observation) []*protocol.Observation {
@@ -153,19 +170,23 @@ func TestFrozen(t *testing.T) {
 		obs  []*protocol.Observation
 		want []emitted
 	}{
-		// 20 samples a second: the 50th repeat (sample 10+50) comes 2.45 s after the first.
-		{"49 repeats", frozenRun(0.05, 10, 49), nil},
-		{"50 repeats", frozenRun(0.05, 10, 50), err(59)},
-		// 50 repeats in a quick burst are a converged method printing its result; a second's
+		// 20 samples a second: the 40th repeat (sample 10+40) comes 1.95 s after the first.
+		{"39 repeats", frozenRun(0.05, 10, 39), nil},
+		{"40 repeats", frozenRun(0.05, 10, 40), err(49)},
+		// 40 repeats in a quick burst are a converged method printing its result; a second's
 		// worth is not.
 		{"50 repeats in 0.98 s", frozenRun(0.02, 10, 50), nil},
 		{"repeats for 1 s", frozenRun(0.02, 10, 51), err(60)},
 		{"a constant is not frozen", frozenRun(0.05, 1, 500), nil},
 		{"simulation time advances", withT(frozenRun(0.05, 10, 100)), nil},
 		// An iteration counter changes but is a clock: it does not hide the stagnation.
-		{"counter", counter(frozenRun(0.05, 10, 60)), err(2*59 + 1)},
+		{"counter", counter(frozenRun(0.05, 10, 60)), err(2*49 + 1)},
 		// Another series changing is progress.
 		{"another series changes", changing(frozenRun(0.05, 10, 100)), nil},
+		// A value creeping to its limit one unit of its last printed digit at a time, after
+		// uneven steps, on lines slowed by a busy machine (0.1 s), beside a converged loss:
+		// it progresses, it is no clock.
+		{"a value creeping in its last digit", creeping(0.1), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,7 +204,7 @@ func TestFrozenEvidence(t *testing.T) {
 	want := protocol.Verdict{
 		State:    protocol.Error,
 		Detector: DetectorStagnation,
-		Message:  "no progress: 50 samples in 2.45s repeated their previous value and no series changed",
+		Message:  "no progress: 40 samples in 1.95s repeated their previous value and no series changed",
 		Evidence: []string{"x stuck at 0.839085"},
 		Severity: 0.8,
 		Action:   protocol.ActionInterrupt,

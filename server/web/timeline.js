@@ -86,7 +86,7 @@ export function runLine(c, ev) {
       const d = el("details", "run-line model");
       const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
       d.append(el("summary", "", `model · ${call.module}, turn ${call.turn}${tokens ? " · " + tokens + " tokens" : ""}` +
-        `${call.duration_ns ? " · " + duration(call.duration_ns / 1e9) : ""}`));
+        `${call.duration_s ? " · " + duration(call.duration_s) : ""}`));
       d.append(el("pre", "reply", call.reply || "(no text)"));
       stamp(d);
       return;

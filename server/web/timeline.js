@@ -4,19 +4,24 @@
 import { $, el, clock, duration } from "./util.js";
 import { state } from "./api.js";
 
+// told reports whether the run's view said err already — it, or an error it wraps, or one
+// that wraps it ("code module: llm: …" wraps the failed call's "llm: …") — and remembers it.
+export function told(err) {
+  if (!err) return false;
+  const key = String(err).trim();
+  const said = (state.runErrors ||= new Set());
+  for (const e of said) if (e.includes(key) || key.includes(e)) return true;
+  said.add(key);
+  return false;
+}
+
 // runLine adds one event of an agent run to the stream, in order between its operations'
 // cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
 // each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
 // the stop — each with its time. An error already shown in this run is not shown again.
 export function runLine(c, ev) {
   let text = "", cls = "run-line";
-  const seen = (err) => {
-    if (!err) return false;
-    const key = String(err).trim();
-    if ((state.runErrors ||= new Set()).has(key)) return true;
-    state.runErrors.add(key);
-    return false;
-  };
+  const seen = told;
   const stamp = (e) => {
     const t = ev.time ? Date.parse(ev.time) / 1000 : 0;
     if (t) e.prepend(el("time", "at", clock(t) + " "));

@@ -2,13 +2,11 @@ package agent_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/tool"
 )
@@ -28,11 +26,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := agentsqlite.Open(filepath.Join(b.TempDir(), "runs.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := checkpoints(b)
 	script := []llmtest.Turn{llmtest.JSON(agent.Plan{Goal: "g", Steps: []agent.Step{{Title: "notes", Action: "take notes", Tool: "note", Checkpoint: "20 notes"}}})}
 	for range turns {
 		script = append(script, llmtest.CallTool("note", `{"text": "the residual is 1.2e-9 after 14 iterations"}`))

@@ -50,6 +50,10 @@ type Event struct {
 	Stop       *Stop                     `json:"stop,omitempty"`
 
 	KernelState *KernelState `json:"kernel_state,omitempty"`
+
+	// after is the seq of the run's last checkpoint in its stream when the event was emitted
+	// (Checkpoints): LogRun logs the event after it.
+	after int64
 }
 
 // StartInfo opens a run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -16,7 +17,18 @@ import (
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
+	psqlite "github.com/labmate/labmate/protocol/sqlite"
 )
+
+// checkpoints is the agent's Store in a protocol log of its own, a SQLite file as labmate's.
+func checkpoints(tb testing.TB) *agent.Checkpoints {
+	log, err := psqlite.Open(filepath.Join(tb.TempDir(), "labmate.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { log.Close() })
+	return agent.NewCheckpoints(log)
+}
 
 // openAIModel is the real OpenAI-compatible adapter talking to the fake server over HTTP.
 func openAIModel(srv *llmtest.Server) llm.Model {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
@@ -27,11 +26,7 @@ const (
 // run's id, the store and a second agent on the same store and workspace.
 func stoppedAfterStep1(t *testing.T, ws string, turns ...llmtest.Turn) (string, *agent.Agent, *llmtest.Server) {
 	t.Helper()
-	store, err := agentsqlite.Open(filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := checkpoints(t)
 	srv := llmtest.NewServer(t, append([]llmtest.Turn{
 		llmtest.JSON(agent.Plan{Goal: "x and total", Steps: []agent.Step{
 			{Title: "x", Action: "make x and d", Tool: agent.ToolRunCode, Checkpoint: "sum 45"},

@@ -11,7 +11,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/local"
 	jobtools "github.com/labmate/labmate/job/tools"
@@ -32,11 +31,7 @@ func TestRunParksOnJob(t *testing.T) {
 	sch := localJobs(t)
 	jobs := job.Schedulers{"local": sch}
 	ws := t.TempDir()
-	store, err := agentsqlite.Open(filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := checkpoints(t)
 	srv := llmtest.NewServer(t,
 		agenttest.Plan("simulate", "submit the simulation as a job and wait for its result", "the job prints result"),
 		agenttest.SubmitJob("sim", gatedJob),

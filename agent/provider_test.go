@@ -3,13 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
@@ -18,11 +16,7 @@ import (
 // A run stopped by the provider failing keeps its phase and resumes where it stood; a run
 // stopped by a cap does not.
 func TestProviderErrorResumes(t *testing.T) {
-	store, err := agentsqlite.Open(filepath.Join(t.TempDir(), "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := checkpoints(t)
 	overloaded := llmtest.Fail(529, "overloaded")
 	overloaded.RetryAfter = 10 * time.Millisecond
 	srv := llmtest.NewServer(t,

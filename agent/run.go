@@ -28,6 +28,9 @@ type run struct {
 	system  map[string]string
 	// restored is what a resume restored of the kernels' variables, for the code module.
 	restored string
+	// saved is the seq of the last checkpoint saved in the run's own stream (Checkpoints),
+	// which the run's next logged event follows (Event.after).
+	saved int64
 }
 
 var (
@@ -220,6 +223,7 @@ func (r *run) emitAt(ctx context.Context, ev *Event, withState bool, step, attem
 			return err
 		}
 	}
+	ev.after = r.saved
 	if !r.yield(ev, nil) {
 		r.ended = true
 		return errEnded
@@ -235,7 +239,16 @@ func (r *run) save(ctx context.Context) error {
 	}
 	if s := r.a.opts.Store; s != nil {
 		r.st.Elapsed = r.before + time.Since(r.start)
-		if err := s.Save(context.WithoutCancel(ctx), r.st); err != nil {
+		var err error
+		if c, ok := s.(*Checkpoints); ok {
+			var seq int64
+			if seq, err = c.save(context.WithoutCancel(ctx), r.st); err == nil {
+				r.saved = seq
+			}
+		} else {
+			err = s.Save(context.WithoutCancel(ctx), r.st)
+		}
+		if err != nil {
 			r.ended = true
 			r.yield(nil, fmt.Errorf("agent: checkpointing run %s: %w", r.st.RunID, err))
 			return errEnded

@@ -14,9 +14,10 @@ import (
 // run's own session, named by its id, whose one writer is the caller: one run_event per
 // event, its payload the event with its seq set to the message's seq in the session (next,
 // next+1, …, so that a follower's after=SEQ is the seq of the last event it read), then a
-// run_end: endOf of the stop event, or the error that ended the run. The run_end is logged
-// whatever ctx says, so that a cancelled run's end is recorded. A message l refuses goes to
-// warn and does not stop the run.
+// run_end: endOf of the stop event, or the error that ended the run. The run's checkpoints
+// (Checkpoints), saved in the same stream before the event they precede, take their seqs.
+// The run_end is logged whatever ctx says, so that a cancelled run's end is recorded. A
+// message l refuses goes to warn and does not stop the run.
 func LogRun(ctx context.Context, l operation.Log, id string, next int64, events iter.Seq2[*Event, error],
 	endOf func(*Stop) *protocol.RunEnd, warn func(error)) iter.Seq2[*Event, error] {
 	return func(yield func(*Event, error) bool) {
@@ -38,7 +39,12 @@ func LogRun(ctx context.Context, l operation.Log, id string, next int64, events 
 			if ev.Type == EventStop && ev.Stop != nil {
 				end = endOf(ev.Stop)
 			}
-			logged := *ev // the agent's seq counts its events; a follower needs the session's
+			// The agent's seq counts its events; a follower needs the session's, after the
+			// run's checkpoints (Checkpoints), which are in the same stream.
+			logged := *ev
+			if ev.after >= next {
+				next = ev.after + 1
+			}
 			logged.Seq = next
 			if m, err := AppendRun(logCtx, l, protocol.TypeRunEvent, id, &logged); err != nil {
 				warn(fmt.Errorf("run %s: logging event %d: %w", id, ev.Seq, err))

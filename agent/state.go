@@ -80,8 +80,9 @@ type State struct {
 	Kernels map[string]*KernelState `json:"kernels,omitempty"`
 }
 
-// Store checkpoints runs: each run's latest State, which Resume continues from. A run's events
-// are its stream in the protocol log (LogRun), not the Store's. Implementations: agent/sqlite.
+// Store checkpoints runs: each run's latest State, which Resume continues from. The one
+// implementation, Checkpoints, keeps them in the run's stream of the protocol log beside its
+// events (LogRun).
 type Store interface {
 	// Save replaces the run's state with st.
 	Save(ctx context.Context, st *State) error

@@ -60,10 +60,15 @@ type Resources struct {
 	WallTime    time.Duration `json:"-"` // wall_time_s
 	GPUs        int           `json:"gpus,omitempty"`
 	Partition   string        `json:"partition,omitempty"` // Slurm only
-	// DiskBytes is how much the job's workspace may grow while it runs (local only; 0: no
-	// quota): past it the job is stopped, FAILED with the quota in its reason.
+	// DiskBytes is how much the job's workspace may grow while it runs (local only; 0: the
+	// scheduler's default, NoDiskQuota: none): past it the job is stopped, FAILED with the quota
+	// in its reason.
 	DiskBytes int64 `json:"disk_bytes,omitempty"`
 }
+
+// NoDiskQuota as Resources.DiskBytes asks for no workspace quota at all (0 asks for the
+// scheduler's default).
+const NoDiskQuota = -1
 
 // Spec describes a job: either Command (an argv) or Script (a bash script), run in Workspace.
 type Spec struct {
@@ -103,8 +108,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("job spec: resources.wall_time: %v is negative", s.Resources.WallTime)
 	case s.Resources.GPUs < 0:
 		return fmt.Errorf("job spec: resources.gpus: %d is negative", s.Resources.GPUs)
-	case s.Resources.DiskBytes < 0:
-		return fmt.Errorf("job spec: resources.disk_bytes: %d is negative", s.Resources.DiskBytes)
+	case s.Resources.DiskBytes < NoDiskQuota:
+		return fmt.Errorf("job spec: resources.disk_bytes: %d is negative (%d: no quota, 0: the default)", s.Resources.DiskBytes, NoDiskQuota)
 	}
 	for i, f := range s.Follow {
 		if f == "" || path.IsAbs(f) || f != path.Clean(f) || f == ".." || strings.HasPrefix(f, "../") {

@@ -160,7 +160,10 @@ type JobOptions struct {
 // job followed to its end (see the comment at the top of this file). An error ends the
 // iteration: a message the log did not take, or ErrDetached when ctx ended or the iteration
 // was stopped while the job runs. The job is cancelled only by perception's Hot-Fix, never by
-// its follower going away.
+// its follower going away. A job a supervisor watches where it runs (job.Supervised: job/local
+// starts one beside each job) is followed passively: its lines and their telemetry are logged,
+// and the verdicts are the supervisor's, published as it records them, its Hot-Fix the one
+// that stops the job — perception does not judge the job a second time.
 func RunJob(ctx context.Context, log Log, session, id string, sched job.Scheduler, req *protocol.Request, opts *JobOptions) iter.Seq2[*Message, error] {
 	return func(yield func(*Message, error) bool) {
 		op := New(log, session, id)
@@ -186,6 +189,7 @@ func RunJob(ctx context.Context, log Log, session, id string, sched job.Schedule
 			return
 		}
 		f := newJobFollower(op, sched, jid, plan, opts)
+		f.sv, _ = sched.(job.Supervised)
 		f.run(ctx, 0, nil, yield)
 	}
 }
@@ -249,9 +253,16 @@ func ReadJobAttachment(msgs iter.Seq[*protocol.EnhancedMessage]) (*JobAttachment
 // AttachJob follows job operation id of session, already submitted and logged up to at, on to
 // its end: after a restart of the server that followed it. It logs and yields what RunJob
 // would have from there: operation_start if it was not logged yet, the job's log lines after
-// at.After, and the terminal message. Perception starts from the history: the lines up to
+// at.After, and the terminal message. A job a supervisor watches (job.Supervised) is followed
+// passively, as RunJob does. Perception starts from the history: the lines up to
 // at.After are replayed through the Monitor without being logged again.
 func AttachJob(ctx context.Context, log Log, session, id string, sched job.Scheduler, at *JobAttachment, opts *JobOptions) iter.Seq2[*Message, error] {
+	return attachJob(ctx, log, session, id, sched, at, opts, true)
+}
+
+// attachJob is AttachJob; a follower that is the job's supervisor (WatchJob) judges it
+// itself, whatever supervision the scheduler reports.
+func attachJob(ctx context.Context, log Log, session, id string, sched job.Scheduler, at *JobAttachment, opts *JobOptions, passive bool) iter.Seq2[*Message, error] {
 	return func(yield func(*Message, error) bool) {
 		plan, err := CheckJob(at.Request)
 		if err != nil { // it was accepted once: the rules changed under it
@@ -263,6 +274,9 @@ func AttachJob(ctx context.Context, log Log, session, id string, sched job.Sched
 		}
 		op := &Op{log: log, session: session, id: id, state: at.State}
 		f := newJobFollower(op, sched, at.Job, plan, opts)
+		if passive {
+			f.sv, _ = sched.(job.Supervised)
+		}
 		f.started = at.State == protocol.Started || at.State == protocol.InProgress
 		f.run(ctx, at.After, at, yield)
 	}
@@ -289,6 +303,11 @@ type jobFollower struct {
 	listening bool
 	yield     func(*Message, error) bool
 	failed    bool // the log refused a message
+	// sv, when the scheduler's jobs have supervisors (job/local), says whether one watches
+	// this job: the follower then follows it passively (perceiver.passive), publishing the
+	// supervisor's verdicts (seen of them so far) instead of judging the job a second time.
+	sv   job.Supervised
+	seen int
 }
 
 type fileWatch struct {
@@ -382,8 +401,60 @@ func (f *jobFollower) line(ctx context.Context, l *job.Line) bool {
 	return f.per.observe(o, true)
 }
 
+// supervised makes the follower passive once a supervisor watches the job (it stays so: a
+// supervisor that dies is started again by the scheduler), and publishes the verdicts the
+// supervisor recorded since the last look.
+func (f *jobFollower) supervised(ctx context.Context) bool {
+	if f.sv == nil {
+		return true
+	}
+	if !f.per.passive {
+		if !f.sv.Supervised(ctx, f.id) {
+			return true
+		}
+		f.per.passive = true
+	}
+	vs, err := f.sv.Verdicts(ctx, f.id)
+	if err != nil {
+		return true // read again at the next look
+	}
+	for _, v := range vs[min(f.seen, len(vs)):] {
+		f.seen++
+		if v.State == protocol.Normal {
+			continue
+		}
+		if !f.start(ctx, time.Now()) || !f.per.follow(v) { // a verdict is progress: it follows the start
+			return false
+		}
+	}
+	return true
+}
+
+// settle publishes, once the job has ended, what its supervisor judged last: the supervisor
+// records the verdict it stopped the job with after the stop, and lets go of the job once it
+// has recorded all (bounded by a minute).
+func (f *jobFollower) settle(ctx context.Context) bool {
+	for deadline := time.Now().Add(time.Minute); ; {
+		gone := !f.sv.Supervised(ctx, f.id)
+		if !f.supervised(ctx) {
+			return false
+		}
+		if gone || time.Now().After(deadline) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(f.opts.Poll / 5):
+		}
+	}
+}
+
 // look measures the job, looks at its followed files and runs the time-based detectors.
 func (f *jobFollower) look(ctx context.Context, now time.Time) bool {
+	if !f.supervised(ctx) {
+		return false
+	}
 	if !f.started {
 		return true
 	}
@@ -462,6 +533,16 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 		f.info.Native = st.Native
 		if !st.Started.IsZero() {
 			f.startedAt = st.Started
+		}
+	}
+	if f.sv != nil && f.sv.Supervised(ctx, f.id) {
+		f.per.passive = true
+		if at != nil && at.Verdict != nil { // its verdicts up to the last logged are in the log
+			if vs, err := f.sv.Verdicts(ctx, f.id); err == nil {
+				if i := slices.IndexFunc(vs, func(v *protocol.Verdict) bool { return sameVerdict(v, at.Verdict) }); i >= 0 {
+					f.seen = i + 1
+				}
+			}
 		}
 	}
 	if at != nil && !f.replay(ctx, at) {
@@ -581,7 +662,7 @@ func (f *jobFollower) replay(ctx context.Context, at *JobAttachment) bool {
 	if f.started { // the silence clock starts again now: what it did while nobody watched is unknown
 		f.per.mon.Observe(&protocol.Observation{Kind: protocol.ObsEvent, Time: now, Event: &protocol.Event{Name: protocol.EventRestarted}})
 	}
-	if v := f.per.mon.Verdict(); v.State != protocol.Normal && (at.Verdict == nil || at.Verdict.State != v.State || at.Verdict.Detector != v.Detector) {
+	if v := f.per.mon.Verdict(); !f.per.passive && v.State != protocol.Normal && (at.Verdict == nil || at.Verdict.State != v.State || at.Verdict.Detector != v.Detector) {
 		if !f.start(ctx, now) { // a verdict is progress: it follows the start
 			return false
 		}
@@ -618,6 +699,9 @@ func (f *jobFollower) finish(ctx context.Context, st *job.Status) {
 	if st.Native != "" {
 		f.info.Native = st.Native
 	}
+	if f.per.passive && !f.settle(ctx) {
+		return
+	}
 	if !f.started && st.State == job.Completed && !f.start(ctx, st.Started) {
 		return
 	}
@@ -645,7 +729,16 @@ func (f *jobFollower) finish(ctx context.Context, st *job.Status) {
 			}
 		}
 	}
-	f.emit(ctx, jobTerminal(st, f.per.trigger, f.cancelErr, f.per.mon.Verdict(), f.bytes))
+	final := f.per.mon.Verdict()
+	if f.per.passive { // the supervisor's, not this Monitor's
+		final = protocol.Verdict{State: protocol.Normal}
+	}
+	f.emit(ctx, jobTerminal(st, f.per.trigger, f.cancelErr, final, f.bytes))
+}
+
+// sameVerdict reports whether a and b say the same thing.
+func sameVerdict(a, b *protocol.Verdict) bool {
+	return a.State == b.State && a.Detector == b.Detector && a.Message == b.Message
 }
 
 // jobTerminal reports how the job ended. A job the Hot-Fix cancelled fails as interrupted

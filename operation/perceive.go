@@ -32,6 +32,10 @@ type perceiver struct {
 
 	trigger *protocol.Verdict // the verdict that stopped the run
 	quiet   bool              // replaying history: judge and act on it, report and escalate nothing
+	// passive: another process perceives the run (a job's supervisor): the Monitor only reads
+	// telemetry, its verdicts are neither reported nor acted on, and the verdicts reported are
+	// that process's (follow).
+	passive bool
 }
 
 // newPerceiver watches one run as cfg says under policy. The Judge's calls end with ctx.
@@ -49,6 +53,9 @@ func newPerceiver(ctx context.Context, cfg *perception.Config, policy protocol.H
 // verdict) with the verdict, then each sample of telemetry perception read from it.
 func (p *perceiver) observe(o *protocol.Observation, log bool) bool {
 	v := p.mon.Observe(o)
+	if p.passive {
+		v = nil
+	}
 	p.hotfix(v)
 	if p.esc.Should(v, o.Time) && !p.quiet {
 		go judge(p.judgeCtx, p.judge, p.mon.Window(), v, p.judged)
@@ -96,8 +103,20 @@ func (p *perceiver) takeJudged() bool {
 	}
 }
 
+// follow reports v, a verdict another process reached and acted on (passive): the first the
+// policy would act on is the trigger, as if this loop had stopped the run.
+func (p *perceiver) follow(v *protocol.Verdict) bool {
+	if p.trigger == nil && perception.Interrupts(p.policy, v) {
+		p.trigger = v
+	}
+	return p.report(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: v}})
+}
+
 // tick runs the time-based detectors at now.
 func (p *perceiver) tick(now time.Time) bool {
+	if p.passive {
+		return true
+	}
 	if v := p.mon.Tick(now); v != nil {
 		return p.verdict(v)
 	}
@@ -107,7 +126,7 @@ func (p *perceiver) tick(now time.Time) bool {
 // end reports what perception could not check by the run's end (a watched series that never
 // appeared); the run is over, so nothing is stopped.
 func (p *perceiver) end() bool {
-	if v := p.mon.End(); v != nil {
+	if v := p.mon.End(); v != nil && !p.passive {
 		return p.report(&Message{protocol.TypeProgress, &protocol.Progress{Verdict: v}})
 	}
 	return true

@@ -39,10 +39,14 @@ const (
 // campaign, its payload the event (a JSON object: package agent's Event, or a campaign's turn),
 // then one run_end. A run_end that says the run is resumable may be followed by a run_resume, and
 // the stream goes on with the resumed run's events. The run's id is the message's operation_id.
+// A run_checkpoint carries what the run needs to go on (package agent's State, a JSON object):
+// a resume continues from the stream's last one. It may come before the first run_event and
+// after a run_end (a checkpoint imported into an ended run's stream); clients may ignore it.
 const (
-	TypeRunEvent  Type = "run_event"  // server → client
-	TypeRunEnd    Type = "run_end"    // server → client
-	TypeRunResume Type = "run_resume" // server → client
+	TypeRunEvent      Type = "run_event"      // server → client
+	TypeRunEnd        Type = "run_end"        // server → client
+	TypeRunResume     Type = "run_resume"     // server → client
+	TypeRunCheckpoint Type = "run_checkpoint" // server → client
 )
 
 // TypeSessionUpdate names or closes a session (extension): the stream of operation id
@@ -68,7 +72,7 @@ const SessionStream = "session"
 func (t Type) Valid() bool {
 	switch t {
 	case TypeRequest, TypeAck, TypeStart, TypeProgress, TypeComplete, TypeFailed, TypeInterrupt,
-		TypeRunEvent, TypeRunEnd, TypeRunResume, TypeSessionUpdate:
+		TypeRunEvent, TypeRunEnd, TypeRunResume, TypeRunCheckpoint, TypeSessionUpdate:
 		return true
 	}
 	return false
@@ -493,7 +497,7 @@ func DecodePayload(m *EnhancedMessage) (any, error) {
 		v = &Interrupt{}
 	case TypeRunEnd:
 		v = &RunEnd{}
-	case TypeRunEvent:
+	case TypeRunEvent, TypeRunCheckpoint:
 		v = &json.RawMessage{}
 	case TypeRunResume:
 		v = &RunResume{}
@@ -505,7 +509,7 @@ func DecodePayload(m *EnhancedMessage) (any, error) {
 	if err := m.Decode(v); err != nil {
 		return nil, err
 	}
-	if m.Type == TypeRunEvent || m.Type == TypeRunEnd || m.Type == TypeSessionUpdate {
+	if m.Type == TypeRunEvent || m.Type == TypeRunCheckpoint || m.Type == TypeRunEnd || m.Type == TypeSessionUpdate {
 		if _, err := Check(m); err != nil {
 			return nil, err
 		}

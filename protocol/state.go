@@ -50,12 +50,13 @@ var (
 // failed before its first event. Whether an ended run may be resumed is its run_end's to say
 // (RunEnd.Resumable), checked by whoever resumes it.
 var transitions = map[State]map[Type]State{
-	"": {TypeRequest: Pending, TypeRunEvent: Running, TypeRunEnd: Ended, TypeSessionUpdate: Open},
+	"": {TypeRequest: Pending, TypeRunEvent: Running, TypeRunCheckpoint: Running, TypeRunEnd: Ended, TypeSessionUpdate: Open},
 	Running: {
-		TypeRunEvent: Running,
-		TypeRunEnd:   Ended,
+		TypeRunEvent:      Running,
+		TypeRunCheckpoint: Running,
+		TypeRunEnd:        Ended,
 	},
-	Ended: {TypeRunResume: Running},
+	Ended: {TypeRunResume: Running, TypeRunCheckpoint: Ended},
 	Open:  {TypeSessionUpdate: Open},
 	Pending: {
 		TypeAck:       Acknowledged,

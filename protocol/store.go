@@ -93,7 +93,7 @@ func Restarted(sessionID, operationID string, s State) *EnhancedMessage {
 // "kind", a run_event's "kind" (KindAgentRun when absent) or KindAgentRun for a run's other
 // messages, KindSession for a session_update. An operation_request, a run_event and a run_resume
 // must carry a JSON object, a run_end a RunEnd with a reason, a session_update a SessionUpdate
-// on the stream SessionStream. Its errors wrap ErrInvalidMessage.
+// on the stream SessionStream, a run_checkpoint a JSON object. Its errors wrap ErrInvalidMessage.
 func Check(m *EnhancedMessage) (kind string, err error) {
 	switch m.Type {
 	case TypeRequest:
@@ -107,7 +107,7 @@ func Check(m *EnhancedMessage) (kind string, err error) {
 			return "", fmt.Errorf("%w: operation_request payload of operation %s: %w", ErrInvalidMessage, m.OperationID, err)
 		}
 		return r.Kind, nil
-	case TypeRunEvent, TypeRunResume:
+	case TypeRunEvent, TypeRunResume, TypeRunCheckpoint:
 		var r struct {
 			Kind string `json:"kind"`
 		}

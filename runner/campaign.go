@@ -40,8 +40,8 @@ type CampaignSetup struct {
 // (CampaignEvent; R is one of the CampaignEnd reasons). Clients follow a campaign on its
 // session's WebSocket or GET /v1/sessions/ID/messages; GET /v1/campaigns and
 // /v1/campaigns/ID read campaigns from the log, so that they outlive the server. The server
-// keeps in memory only the campaigns it is playing (their dataset group and planner);
-// Config.CampaignStore stays the index of turns that memory-informed planners learn from.
+// keeps in memory only the campaigns it is playing (their dataset group and planner); the log
+// is also what memory-informed planners learn from (campaignlog.Steps).
 
 // CampaignEvent is the payload of a campaign's run_event: its start or one turn.
 type CampaignEvent struct {
@@ -146,8 +146,7 @@ var ErrUnknownCampaign = errors.New("server: unknown campaign")
 
 // StartCampaign sets a campaign up from spec (Config.Campaign), logs its start and returns
 // its status before the first turn. What spec leaves out takes game's defaults
-// (Spec.SetDefaults), those of labmate campaign run. Steps are recorded in
-// Config.CampaignStore when set.
+// (Spec.SetDefaults), those of labmate campaign run.
 func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*CampaignStatus, error) {
 	if s.cfg.Campaign == nil {
 		return nil, ErrNoCampaigns
@@ -196,12 +195,9 @@ func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 		}
 		return nil, fmt.Errorf("campaign %s: already exists", c.ID)
 	}
-	var store lab.Store
-	if s.cfg.CampaignStore != nil {
-		store = s.cfg.CampaignStore
-	}
-	// The campaign lives as long as the server: its turns are played on later calls.
-	next, stop := iter.Pull2(lab.Run(s.ctx, setup.Instrument, setup.Planner, c, &lab.Options{Store: store}))
+	// The campaign lives as long as the server: its turns are played on later calls, each
+	// logged as it is played (play), where later campaigns' priors read it (campaignlog.Steps).
+	next, stop := iter.Pull2(lab.Run(s.ctx, setup.Instrument, setup.Planner, c, nil))
 	cp := &campaign{id: c.ID, budget: c.Budget, scale: setup.Scale, next: next, stop: stop, last: time.Now()}
 	s.camps.mu.Lock()
 	if s.camps.byID == nil {

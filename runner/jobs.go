@@ -24,7 +24,9 @@ import (
 // operation.RunJob (request → ack with the job → start → one progress per log line, with its
 // job_seq, telemetry and perception's verdicts → terminal). Clients follow it like any other
 // session (WebSocket, GET /v1/sessions/ID/messages); an Error verdict cancels the job unless
-// its spec's hotfix is off.
+// its spec's hotfix is off. A local job's supervisor (labmate job supervise) runs its
+// perception and Hot-Fix where it runs; the runner then follows the job passively, publishing
+// the supervisor's verdicts in the job's stream instead of judging it a second time.
 //
 // A job outlives the server. Close detaches from the jobs it follows (they run on, their
 // operations stay open in the log); New follows again every job operation left open
@@ -110,6 +112,20 @@ func (p submitted) Usage(ctx context.Context, id job.ID) (*job.Usage, error) {
 		return m.Usage(ctx, id)
 	}
 	return nil, errors.ErrUnsupported
+}
+
+// Supervised and Verdicts pass job.Supervised through: a job its supervisor watches is
+// followed passively (operation.RunJob), the supervisor's verdicts published.
+func (p submitted) Supervised(ctx context.Context, id job.ID) bool {
+	sv, ok := p.Scheduler.(job.Supervised)
+	return ok && sv.Supervised(ctx, id)
+}
+
+func (p submitted) Verdicts(ctx context.Context, id job.ID) ([]*protocol.Verdict, error) {
+	if sv, ok := p.Scheduler.(job.Supervised); ok {
+		return sv.Verdicts(ctx, id)
+	}
+	return nil, nil
 }
 
 // ErrJobSpec is matched (errors.Is) by the reasons SubmitJob refuses a job: the client's
@@ -201,7 +217,7 @@ func (s *Runner) submitJob(ctx context.Context, kind string, spec *job.Spec, roo
 	case <-acked:
 	case <-ctx.Done():
 	}
-	return id, nil
+	return id, s.durable(ctx) // the caller tells its client: the log has it for good first
 }
 
 func (s *Runner) JobKinds() []string {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 	"time"
@@ -56,7 +55,7 @@ func (s *Runner) tailLog() {
 // run it belongs to when another process runs that.
 func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 	id := m.OperationID
-	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume)
+	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume || m.Type == protocol.TypeRunCheckpoint)
 	if isRun && s.cfg.Owner != nil {
 		s.mu.Lock()
 		lr, mine := s.local[id], s.runs[id] != nil
@@ -86,17 +85,13 @@ func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 // what a listener has and fills a gap from the log, so a message published out of order costs
 // a read, never a loss.
 func (ss *Session) publish(m *protocol.EnhancedMessage) {
-	data, err := json.Marshal(m)
+	f, err := frameOf(m)
 	if err != nil {
 		return
 	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for sub := range ss.subs {
-		if !sub.offer(Frame{m.Seq, data}) {
-			delete(ss.subs, sub)
-		}
-	}
+	ss.subMu.Lock()
+	defer ss.subMu.Unlock()
+	ss.offer(f)
 }
 
 // adoptLocal follows run id, which process pid runs: its session stays live (its followers are

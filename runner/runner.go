@@ -24,7 +24,6 @@ import (
 	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
-	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
@@ -40,10 +39,8 @@ type Config struct {
 	Memory memory.Store
 	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
 	// the MCP campaign tools and the dashboard's campaign page. Each campaign is a stream in
-	// Store (see CampaignEvent); CampaignStore, when set, also records their steps, the index
-	// that memory-informed planners learn from.
-	Campaign      func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
-	CampaignStore lab.Store
+	// Store (see CampaignEvent).
+	Campaign func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
 	// Artifacts, when set, keeps a copy of every artifact a cell reports, by its digest, so
 	// that figures and tables outlive workspaces and the server (GET /v1/artifacts/SHA/NAME,
 	// and OpenArtifact). Nil: artifacts are served from live workspaces only.
@@ -94,7 +91,8 @@ type Kernels interface {
 	List(ctx context.Context) []KernelInfo
 }
 
-// KernelFuncs is Kernels of two functions; a nil ListFunc lists none.
+// KernelFuncs is Kernels of two functions; a nil ListFunc lists none, and a nil StartFunc
+// makes them no Kernels at all (New takes them for nil).
 type KernelFuncs struct {
 	StartFunc func(ctx context.Context, name, workspace string) (kernel.Kernel, error)
 	ListFunc  func(ctx context.Context) []KernelInfo
@@ -165,6 +163,7 @@ type Runner struct {
 	runsSeen runRows
 	parks    parkWatch // the jobs parked runs wait for
 	jobs     jobTracker
+	shown    shown // what it appended, until the log has committed it (subscribe.go)
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -183,6 +182,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
+	}
+	if k, ok := cfg.Kernels.(KernelFuncs); ok && k.StartFunc == nil {
+		cfg.Kernels = nil // it starts none: no operations
 	}
 	for _, d := range []struct {
 		v   *int

@@ -26,9 +26,10 @@ type ResumeFunc func(ctx context.Context, id string) iter.Seq2[*agent.Event, err
 // Each agent run is a stream in the protocol log: its own session, named by the run's id, in
 // which the run's id is the operation id of one run_event per agent event and then one
 // run_end; a resumable run_end may be followed by a run_resume and the resumed run's events,
-// then its run_end, and so on. A run_event's payload is the event with its seq set to the
-// message's seq in the session (the server is the one writer of a run's session and appends
-// in order), so a follower's after=SEQ is the seq of the last line it read. Clients follow it
+// then its run_end, and so on; the run's checkpoints (agent.Checkpoints, run_checkpoint) are
+// in the same stream, and a resume continues from the last. A run_event's payload is the event
+// with its seq set to the message's seq in the session (the server is the one writer of a run's
+// session and appends in order), so a follower's after=SEQ is the seq of the last line it read. Clients follow it
 // from the log, on GET /v1/runs/ID/events (the events as NDJSON) or the session's WebSocket
 // (the messages). The server keeps in memory only how to cancel the runs it is running.
 
@@ -390,6 +391,13 @@ func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (R
 				for _, u := range ev.Stop.Stats.Modules {
 					rd.row.Tokens += u.Total()
 				}
+			}
+		case protocol.TypeRunCheckpoint: // a run imported from an earlier labmate has no run_start
+			var st struct {
+				Task *agent.Task `json:"task"`
+			}
+			if rd.row.Task == nil && m.Decode(&st) == nil {
+				rd.row.Task = st.Task
 			}
 		case protocol.TypeRunEnd:
 			if e := (&protocol.RunEnd{}); m.Decode(e) == nil {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,6 +39,7 @@ type Session struct {
 	// on a kernel (which code in the workspace controls), and the server's lock never waits
 	// for it (TryLock): one session's stuck workspace stops that session alone.
 	mu      sync.Mutex
+	subMu   sync.Mutex // guards subs: held briefly, never while appending
 	subs    map[*Subscriber]struct{}
 	ws      string
 	kernels map[string]kernel.Kernel
@@ -195,8 +195,9 @@ func (s *Runner) reap(idle time.Duration) {
 	}
 }
 
-// Append stores m in the session's log and publishes the stored copy: the session is the
-// operation.Log of its operations.
+// Append stores m in the session's log and publishes the stored copy to the session's
+// subscribers once the log has it for good (show): the session is the operation.Log of its
+// operations.
 func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -204,16 +205,15 @@ func (ss *Session) Append(ctx context.Context, m *protocol.EnhancedMessage) (*pr
 	if err != nil {
 		return nil, err
 	}
-	if len(ss.subs) > 0 {
-		data, err := json.Marshal(stored)
+	ss.subMu.Lock()
+	listened := len(ss.subs) > 0
+	ss.subMu.Unlock()
+	if listened {
+		f, err := frameOf(stored)
 		if err != nil {
 			return nil, err
 		}
-		for sub := range ss.subs {
-			if !sub.offer(Frame{stored.Seq, data}) {
-				delete(ss.subs, sub)
-			}
-		}
+		ss.s.show(ss, f)
 	}
 	return stored, nil
 }
@@ -301,6 +301,10 @@ func (ss *Session) Submit(ctx context.Context, opID string, req *protocol.Reques
 	if start {
 		s.goWorker(ss.work)
 	}
+	// The caller tells its client the operation is accepted: the log has it for good first.
+	if err := s.durable(ctx); err != nil {
+		return opID, err
+	}
 	return opID, nil
 }
 
@@ -312,6 +316,9 @@ func (ss *Session) Interrupt(ctx context.Context, opID string, in *protocol.Inte
 		return err
 	}
 	if _, err := ss.Append(ctx, m); err != nil {
+		return err
+	}
+	if err := ss.s.durable(ctx); err != nil { // the caller tells its client the interrupt is taken
 		return err
 	}
 	ss.mu.Lock()

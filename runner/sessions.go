@@ -114,7 +114,11 @@ func (ss *Session) metaLocked(ctx context.Context) (protocol.SessionUpdate, erro
 func (ss *Session) Update(ctx context.Context, edit func(*protocol.SessionUpdate)) (protocol.SessionUpdate, error) {
 	ss.metaMu.Lock()
 	defer ss.metaMu.Unlock()
-	return ss.updateLocked(ctx, edit)
+	u, err := ss.updateLocked(ctx, edit)
+	if err == nil {
+		err = ss.s.durable(ctx) // the caller tells its client: the log has it for good first
+	}
+	return u, err
 }
 
 func (ss *Session) updateLocked(ctx context.Context, edit func(*protocol.SessionUpdate)) (protocol.SessionUpdate, error) {
@@ -173,7 +177,12 @@ func (ss *Session) Close(ctx context.Context) (protocol.SessionUpdate, error) {
 		}
 	}
 	ss.closeKernels(0)
-	return ss.updateLocked(context.WithoutCancel(ctx), func(u *protocol.SessionUpdate) { u.Closed = true })
+	ctx = context.WithoutCancel(ctx)
+	u, err := ss.updateLocked(ctx, func(u *protocol.SessionUpdate) { u.Closed = true })
+	if err == nil {
+		err = ss.s.durable(ctx) // the caller tells its client: the log has it for good first
+	}
+	return u, err
 }
 
 // maxTitle caps SessionListing.Title, in characters.

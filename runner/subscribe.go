@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
+	"strconv"
 	"sync"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 )
 
 // Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
@@ -41,17 +44,17 @@ func (sub *Subscriber) offer(f Frame) bool {
 // the caller removes it with Unsubscribe.
 func (ss *Session) Subscribe(buffer int) *Subscriber {
 	sub := &Subscriber{C: make(chan Frame, buffer), Dropped: make(chan struct{})}
-	ss.mu.Lock()
+	ss.subMu.Lock()
 	ss.subs[sub] = struct{}{}
-	ss.mu.Unlock()
+	ss.subMu.Unlock()
 	return sub
 }
 
 // Unsubscribe removes sub.
 func (ss *Session) Unsubscribe(sub *Subscriber) {
-	ss.mu.Lock()
+	ss.subMu.Lock()
 	delete(ss.subs, sub)
-	ss.mu.Unlock()
+	ss.subMu.Unlock()
 }
 
 // ErrShutdown ends a Subscribe stream when the runner closes, after every message published
@@ -72,7 +75,9 @@ func (e *TooSlowError) Error() string {
 // fan-out never waits for a listener; one more than Limits.SubscriberBuffer messages behind
 // is cut off, and its stream ends with a *TooSlowError that names where to resume — no
 // message is ever skipped silently. When the runner closes, the stream delivers what was
-// published and ends with ErrShutdown. It ends without error when ctx does.
+// published and ends with ErrShutdown. It ends without error when ctx does. A message is
+// published once the log has committed it (show), so nothing a listener was given is lost
+// to a crash of the process (kill -9): what it saw is what a restarted server replays.
 func (s *Runner) Subscribe(ctx context.Context, session string, after int64) iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
 		ss, err := s.Open(session)
@@ -105,6 +110,7 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 		}
 		// drain delivers what was published before the runner shut down, then says so.
 		drain := func() {
+			s.shownAll(context.WithoutCancel(ctx))
 			for {
 				select {
 				case f := <-sub.C:
@@ -175,11 +181,185 @@ func (s *Runner) catchUp(ctx context.Context, session string, last, before int64
 	return last, true
 }
 
-// frameOf encodes m as a Frame.
+// frameOf encodes m as a Frame: the JSON json.Marshal gives, written without reflection (every
+// message a subscriber gets is encoded here once).
 func frameOf(m *protocol.EnhancedMessage) (Frame, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
+	data, ok := appendMessage(make([]byte, 0, 128+len(m.Payload)), m)
+	if !ok { // a string, number or payload the short way does not take: said by json
+		var err error
+		if data, err = json.Marshal(m); err != nil {
+			return Frame{}, fmt.Errorf("encoding message %d: %w", m.Seq, err)
+		}
 	}
 	return Frame{Seq: m.Seq, Data: data}, nil
+}
+
+// appendMessage appends m as json.Marshal encodes it, or says it cannot: a string that needs
+// escaping, a timestamp json writes with an exponent, a payload that is not valid JSON.
+func appendMessage(b []byte, m *protocol.EnhancedMessage) ([]byte, bool) {
+	ok := true
+	str := func(key, v string) {
+		b = append(b, key...)
+		b = append(b, '"')
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				ok = false
+				return
+			}
+		}
+		b = append(b, v...)
+		b = append(b, '"')
+	}
+	str(`{"id":`, m.ID)
+	str(`,"type":`, string(m.Type))
+	b = append(b, `,"payload":`...)
+	switch {
+	case len(m.Payload) == 0:
+		b = append(b, "null"...)
+	case json.Valid(m.Payload):
+		b = append(b, m.Payload...)
+	default:
+		return nil, false
+	}
+	b = append(b, `,"timestamp":`...)
+	if t := math.Abs(m.Timestamp); t != 0 && (t < 1e-6 || t >= 1e21) || math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, false
+	}
+	b = strconv.AppendFloat(b, m.Timestamp, 'f', -1, 64)
+	str(`,"session_id":`, m.SessionID)
+	str(`,"operation_id":`, m.OperationID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, m.Seq, 10)
+	b = append(b, '}')
+	return b, ok
+}
+
+// committer is a Store whose Append returns before the message is committed (protocol/sqlite,
+// which commits in groups): Committed says when what it has appended so far is in the file.
+type committer interface {
+	Committed() *sqlite.Commit
+}
+
+// syncer is a Store that commits what it has appended on demand.
+type syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// shown holds the frames this runner appended, in append order, until the log has committed
+// them: nothing is shown to a subscriber that a crash (kill -9) could take back from the log.
+// One goroutine shows them while there are some.
+type shown struct {
+	mu      sync.Mutex
+	queue   []pending
+	running bool       // a goroutine shows the queue
+	idle    *sync.Cond // broadcast when the queue is empty and shown
+}
+
+// pending is a frame of session ss waiting for its commit.
+type pending struct {
+	ss *Session
+	f  Frame
+	c  *sqlite.Commit
+}
+
+// show hands f, just appended to ss's log, to ss's subscribers: at once when the log has no
+// group commit, else once its transaction is committed. The caller holds ss.mu, so frames queue
+// in the order their messages were appended.
+func (s *Runner) show(ss *Session, f Frame) {
+	c, ok := s.store.(committer)
+	if !ok {
+		ss.subMu.Lock()
+		ss.offer(f)
+		ss.subMu.Unlock()
+		return
+	}
+	sh := &s.shown
+	sh.mu.Lock()
+	sh.queue = append(sh.queue, pending{ss, f, c.Committed()})
+	start := !sh.running
+	sh.running = true
+	sh.mu.Unlock()
+	if start {
+		go s.showQueue()
+	}
+}
+
+// showQueue offers the queued frames to their subscribers, each once its commit is done, in
+// order, until the queue is empty. A commit never takes long (the store commits within
+// milliseconds, and at Close); one that failed shows nothing (those messages are not in the
+// log: the store refuses every append from then on).
+func (s *Runner) showQueue() {
+	sh := &s.shown
+	var batch []pending
+	for {
+		sh.mu.Lock()
+		clear(batch)
+		batch, sh.queue = sh.queue, batch[:0]
+		if len(batch) == 0 {
+			sh.running = false
+			if sh.idle != nil {
+				sh.idle.Broadcast()
+			}
+			sh.mu.Unlock()
+			return
+		}
+		sh.mu.Unlock()
+		for i := 0; i < len(batch); {
+			c := batch[i].c
+			<-c.Done()
+			j := i
+			for j < len(batch) && batch[j].c == c {
+				j++
+			}
+			if err := c.Err(); err != nil {
+				s.Logf("the log failed: %d messages not published: %v", j-i, err)
+				i = j
+				continue
+			}
+			for i < j { // one session's frames under one lock
+				ss := batch[i].ss
+				ss.subMu.Lock()
+				for ; i < j && batch[i].ss == ss; i++ {
+					ss.offer(batch[i].f)
+				}
+				ss.subMu.Unlock()
+			}
+		}
+	}
+}
+
+// shownAll returns once every frame appended before the call has been shown (or was not: its
+// commit failed), committing what the log holds first.
+func (s *Runner) shownAll(ctx context.Context) {
+	if st, ok := s.store.(syncer); ok {
+		st.Sync(ctx)
+	}
+	sh := &s.shown
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.idle == nil {
+		sh.idle = sync.NewCond(&sh.mu)
+	}
+	for sh.running {
+		sh.idle.Wait()
+	}
+}
+
+// durable returns once everything appended to the log so far is committed: a client is told
+// (an operation accepted, an interrupt taken) only what a crash cannot take back.
+func (s *Runner) durable(ctx context.Context) error {
+	if st, ok := s.store.(syncer); ok {
+		return st.Sync(ctx)
+	}
+	return nil
+}
+
+// offer hands f to every subscriber of ss, dropping those too slow for it. The caller holds
+// ss.subMu.
+func (ss *Session) offer(f Frame) {
+	for sub := range ss.subs {
+		if !sub.offer(f) {
+			delete(ss.subs, sub)
+		}
+	}
 }

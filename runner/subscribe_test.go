@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/labmate/labmate/protocol"
@@ -86,5 +88,45 @@ func TestSubscribe(t *testing.T) {
 	}
 	if len(seqs) == 0 || seqs[0] != slow.Last+1 || seqs[len(seqs)-1] != 15 {
 		t.Errorf("resumed after %d: seqs %v, want %d … 15", slow.Last, seqs, slow.Last+1)
+	}
+}
+
+// frameOf writes what json.Marshal writes: the same bytes for a message of plain strings and a
+// compact payload, the same JSON value for any other (it falls back to json.Marshal).
+func TestFrameOf(t *testing.T) {
+	plain, err := protocol.NewMessage(protocol.TypeProgress, "s1", "op-1", &protocol.Progress{
+		Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: "x = 1 < 2 & \"quoted\" ü\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Seq = 42
+	for _, m := range []*protocol.EnhancedMessage{
+		plain,
+		{ID: "a", Type: protocol.TypeAck, Timestamp: 1.5e-7, SessionID: "s<1>", OperationID: "ü", Seq: 1},
+		{ID: "b", Type: protocol.TypeAck, Timestamp: 0, SessionID: "s", OperationID: "o", Payload: []byte(` { "a" : 1 } `)},
+		{ID: "c", Type: protocol.TypeAck, Timestamp: 1e22, SessionID: "s\n", OperationID: "o"},
+	} {
+		f, err := frameOf(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == plain && string(f.Data) != string(want) {
+			t.Errorf("frameOf = %s\nwant        %s", f.Data, want)
+		}
+		var got, wantV any
+		if err := json.Unmarshal(f.Data, &got); err != nil {
+			t.Fatalf("frameOf wrote %s: %v", f.Data, err)
+		}
+		json.Unmarshal(want, &wantV)
+		if !reflect.DeepEqual(got, wantV) || f.Seq != m.Seq {
+			t.Errorf("frameOf = %s (seq %d), want %s", f.Data, f.Seq, want)
+		}
+	}
+	if _, err := frameOf(&protocol.EnhancedMessage{ID: "d", Payload: []byte("{not json")}); err == nil {
+		t.Error("frameOf of a message whose payload is not JSON: no error")
 	}
 }

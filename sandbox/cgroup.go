@@ -394,6 +394,32 @@ func (c *cgroup) procsFiles() []string {
 }
 
 // freeze forbids new processes in c, so that a fork bomb cannot outrun the killing.
+// pause stops every process of the cgroup with SIGSTOP, going over the list again while new ones
+// appear, and returns what resumes them (SIGCONT to every process then in the cgroup: one that
+// has left it has ended, its pid maybe reused).
+func (c *cgroup) pause() (resume func()) {
+	done := map[int]bool{}
+	for range 8 {
+		fresh := false
+		for _, pid := range c.procs() {
+			if !done[pid] {
+				done[pid], fresh = true, true
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			}
+		}
+		if !fresh {
+			break
+		}
+	}
+	return func() {
+		for _, pid := range c.procs() {
+			if done[pid] {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}
+	}
+}
+
 func (c *cgroup) freeze() {
 	if d := c.by[ctlPids]; d != "" {
 		_ = os.WriteFile(filepath.Join(d, "pids.max"), []byte("0"), 0)
@@ -585,6 +611,34 @@ func ownPath(own map[string]string, controller string) (string, bool) {
 // dirty is how many bytes of file pages c's processes have dirtied and not yet written back
 // (dirty and under writeback): a lower bound, readable at once, of what they have just written.
 // ok is false without a memory controller.
+// kmem is the kernel memory the cgroup's processes hold: memory.kmem.usage_in_bytes in v1
+// (where kernel memory is accounted), the slab in memory.stat in v2.
+func (c *cgroup) kmem() (int64, bool) {
+	d := c.by[ctlMemory]
+	if d == "" {
+		return 0, false
+	}
+	if c.version == 1 {
+		b, err := os.ReadFile(filepath.Join(d, "memory.kmem.usage_in_bytes"))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		return n, err == nil
+	}
+	b, err := os.ReadFile(filepath.Join(d, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "slab "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
 func (c *cgroup) dirty() (int64, bool) {
 	d := c.by[ctlMemory]
 	if d == "" {

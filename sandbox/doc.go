@@ -32,6 +32,24 @@
 // the account's identity, and the workspace is given to the account (its directory, and what
 // root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).
 //
+// This holds in every mode, not only ModeBubblewrap: as root, ModeNamespaces and ModeNone run
+// code as the same account through the same wrapper and setpriv(1), adding no new privileges
+// (a host set-user-ID program such as su gains nothing) and death with labmate. In
+// ModeNamespaces root makes the namespaces and the account, without CAP_SYS_ADMIN, cannot setns
+// back into the host's; the account's processes share no user namespace of their own, so the
+// pids cgroup, not RLIMIT_NPROC, bounds them. The code reaches the host's files as the account
+// does: a read-only path it cannot read is refused when the command is made, and a workspace
+// below a directory only root may enter (/root/project, a 0700 temporary directory) is bound
+// back at its own path over a small tmpfs that replaces that directory in the command's mount
+// namespace — the account could not look into it anyway — so absolute paths still work. A mode
+// that cannot run code as the account (setpriv or mount missing, no account) is refused, as root,
+// with an error that says so: labmate never runs model-written code as root. Outside
+// ModeBubblewrap the commands of one labmate share that account, so they can reach each
+// other's workspaces and processes and make files set-user-ID to it (no seccomp there): the
+// account owns nothing else, and those modes isolate nothing anyway.
+// Test: TestEveryModeDropsRoot (every mode, as root and again as nobody); kernel/shell
+// TestMPIAsRoot (--no-sandbox as root: mpirun on 2 ranks, as the account).
+//
 // The command's environment exists only inside the sandbox (bwrap --clearenv --setenv; env(1)
 // in the other modes): the wrapper shell, mount, setpriv and bwrap run in labmate's own minimal
 // environment, so no variable of a request (LD_PRELOAD, GCONV_PATH, …) reaches a process
@@ -45,13 +63,13 @@
 // and with it the host's abstract unix sockets.
 //
 // [ModeNamespaces] is the fallback when bubblewrap is missing: the command starts directly in new
-// user, mount, pid, network, ipc and uts namespaces. The network and the host's processes are out
-// of reach, but without a helper binary nothing can remount the filesystem between clone and
-// exec, so the code can write wherever the calling user can. Use it for mistakes, not for
-// malicious code.
+// user (not as root: see below), mount, pid, network, ipc and uts namespaces. The network and
+// the host's processes are out of reach, but without a helper binary nothing can remount the
+// filesystem between clone and exec, so the code can write wherever its user can. Use it for
+// mistakes, not for malicious code.
 //
 // [ModeNone] starts a plain process with the same limits. It isolates nothing and must be chosen
-// explicitly (the CLI's --no-sandbox).
+// explicitly (the CLI's --no-sandbox). As root, it still runs code as the sandbox's account.
 //
 // # What labmate's host side touches
 //
@@ -110,7 +128,7 @@
 //     the workspace has taken longer than 30 s, with ok still true (the others are served).
 //     Tests: server TestStuckSessionAlone, TestAttackPlantedJournal.
 //
-// Not covered here: the quota's walk of the workspace (see One budget). eval/benchtasks writes
+// The quota's walk of the workspace is in One budget. eval/benchtasks writes
 // and grades a task's journal through benchrun.WriteJournal and benchrun.OpenJournal, the same
 // way.
 //
@@ -129,19 +147,31 @@
 // memory budget (an oversized allocation fails recoverably, e.g. MemoryError in Python) and
 // RLIMIT_FSIZE at the file-size cap, at most the quota.
 //
-// The workspace quota (Policy.DiskBytes) bounds how much the workspace may grow while one
-// command runs. There is no unprivileged filesystem quota, so a watchdog measures the
-// workspace's allocated blocks (each inode once, read-only subtrees skipped, through directory
-// descriptors that never follow a symlink) every 10 ms to 5 s, depending on the size of the
-// tree, so that walking costs at most a twentieth of a core, and only while the sandbox uses
-// CPU; between walks it reads the sandbox's unwritten page cache from its memory cgroup every
-// 10 ms and walks at once when that could take the workspace past its quota. fallocate, which
-// allocates without writing, is refused by the seccomp profile. On a breach every process of
-// the sandbox gets a file-size limit of 0, so every write to a file fails at once ("File too
-// large") until the workspace is back within its quota; Exceeded reports the breach, on which
-// the kernel interrupts the cell; a command that still grows the workspace (through a shared
-// mapping) is killed. The overshoot is what the code writes in the ≈10 ms before a breach is
-// seen: measured, under 64 MiB whether it writes, fallocates or makes many small files.
+// The workspace quota (Policy.DiskBytes; for local jobs job/local's default, 10 GiB) bounds how
+// much the workspace may grow while one command runs. There is no unprivileged filesystem
+// quota, so a watchdog measures the workspace's allocated blocks (each inode once, read-only
+// subtrees skipped, through directory descriptors that never follow a symlink) and charges
+// every inode [InodeBytes] (4 KiB) on top: an empty file or directory allocates no block of its
+// own, and 300 000 of them would otherwise be free while costing the filesystem inodes and the
+// watchdog time. It walks every 10 ms to 5 s, depending on the size of the tree, so that
+// walking costs labmate at most a twentieth of a core, and only while the sandbox uses CPU; a
+// tree that takes longer than 10 ms to walk is measured by du(1) run inside the sandbox's
+// cgroup, on the sandbox's CPU and memory budget, not the host's. Between walks it reads,
+// every 1–10 ms, the sandbox's unwritten page cache and its kernel memory (inodes and dentries
+// are charged there) from its memory cgroup, and walks at once when either could take the
+// workspace past its quota; such a walk, and the one after a breach, runs with the sandbox's
+// processes stopped (SIGSTOP), so that nothing grows while a big tree is measured. fallocate,
+// which allocates without writing, is refused by the seccomp profile. On a breach every
+// process of the sandbox gets a file-size limit of 0, so every write to a file fails at once
+// ("File too large") until the workspace is back within its quota; Exceeded reports the
+// breach, on which the kernel interrupts the cell; a command that still grows the workspace
+// (files or directories, which no file-size limit stops, or a shared mapping) is killed. The
+// overshoot is what the code makes before a breach is seen, and after it until it is stopped
+// or killed: measured under 64 MiB (the bound is max(10%, 64 MiB)) whether it writes,
+// fallocates, or makes 300 000 empty files, in a sandbox (TestQuota, TestQuotaEmptyFiles), a
+// Python kernel (kernel/python TestQuotaAttacks) and a local job (cmd/labmate
+// TestJobDiskQuota, TestJobDiskQuotaFiles). The host's cost for a workspace of 300 000 files:
+// BenchmarkQuotaHostCPU.
 //
 // [Sandbox.Limits] says which limits are enforced and how; [Sandbox.CheckLimits] fails when
 // the memory or process limit cannot be enforced for the sandbox as a whole (an ordinary user

@@ -161,8 +161,27 @@ func (id hostID) adopt(ws string) error {
 		}
 		return nil
 	}
-	return fs.WalkDir(root.FS(), ".", walk)
+	if whole {
+		return fs.WalkDir(root.FS(), ".", walk)
+	}
+	// Before each cell: the top level only, in batches, and at most adoptScan entries, so that
+	// a cell's 300 000 files do not cost the host that many lstat calls and that much memory
+	// before every cell.
+	for seen := 0; seen < adoptScan; {
+		entries, err := f.ReadDir(256)
+		for _, e := range entries {
+			walk(e.Name(), e, nil)
+		}
+		seen += len(entries)
+		if err != nil {
+			break
+		}
+	}
+	return nil
 }
+
+// adoptScan is how many top-level entries of a workspace adopt looks at, after the first time.
+const adoptScan = 10000
 
 // prlimit sets resource of the processes pids to lim as the account h, and says how many it
 // set: how root without CAP_SYS_RESOURCE lowers the limits of the account's processes (the
@@ -203,4 +222,58 @@ func (h hostID) prlimit(pids []int, resource int, lim unix.Rlimit) int {
 		runtime.UnlockOSThread()
 	}()
 	return <-set
+}
+
+// may says whether the account has the permission bits want (4 read, 2 write, 1 search) on fi,
+// from its mode bits alone (the account has no supplementary groups).
+func (id hostID) may(fi os.FileInfo, want uint32) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	perm := st.Mode & 0o7
+	switch {
+	case int(st.Uid) == id.uid:
+		perm = st.Mode >> 6 & 0o7
+	case int(st.Gid) == id.gid:
+		perm = st.Mode >> 3 & 0o7
+	}
+	return perm&want == want
+}
+
+// closedAbove returns the topmost directory above p that the account cannot search; "" when it
+// can search them all.
+func (id hostID) closedAbove(p string) string {
+	dir, rest := "/", strings.Trim(filepath.Dir(p), "/")
+	for {
+		if fi, err := os.Stat(dir); err != nil || !id.may(fi, 1) {
+			return dir
+		}
+		if rest == "" {
+			return ""
+		}
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		dir = filepath.Join(dir, part)
+	}
+}
+
+// blocked names what keeps the account from reading p: the topmost directory above it that it
+// cannot search, or p itself (read, and search for a directory); "" when nothing does.
+func (id hostID) blocked(p string) string {
+	if d := id.closedAbove(p); d != "" {
+		return d
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return p
+	}
+	want := uint32(4)
+	if fi.IsDir() {
+		want = 5
+	}
+	if !id.may(fi, want) {
+		return p
+	}
+	return ""
 }

@@ -186,3 +186,108 @@ func TestHostUser(t *testing.T) {
 		t.Errorf("f is uid %d's; want nobody's (65534)", uid)
 	}
 }
+
+// asNobody runs the test named test again, in a copy of the test binary, as the ordinary user
+// nobody (uid 65534), and fails t with its output when it fails. The copy sees
+// LABMATE_TEST_AS=nobody.
+func asNobody(t *testing.T, test string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "labmate-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LABMATE_TEST_AS=nobody"}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
+	}
+}
+
+// TestEveryModeDropsRoot: as root, ModeBubblewrap ran code as an unprivileged account but
+// ModeNamespaces and ModeNone ran it as root, so a workspace's file could be made setuid root,
+// /etc/shadow read, the host written. Now as root every mode runs code as the sandbox's account
+// (with no new privileges where bwrap does not set that), a file it writes is the account's, and
+// a workspace whose parent directory only root may enter is still reached by its own path. As
+// an ordinary user the code is that user (uid 0 of its user namespace in ModeNamespaces).
+func TestEveryModeDropsRoot(t *testing.T) {
+	asUser := os.Getenv("LABMATE_TEST_AS") == "nobody"
+	if os.Geteuid() == 0 {
+		defer asNobody(t, "TestEveryModeDropsRoot")
+	} else if !asUser {
+		t.Skip("run by root, which runs it again as nobody")
+	}
+	for _, mode := range allModes {
+		t.Run(string(mode), func(t *testing.T) {
+			s := newSandbox(t, mode, &Policy{MemoryBytes: -1, MaxProcs: -1})
+			parent, err := os.MkdirTemp("", "labmate-closed-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(parent) })
+			ws := filepath.Join(parent, "ws")
+			if err := os.Mkdir(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := `id -u; id -G; echo x >f && cat "$(pwd)/f"; grep NoNewPrivs /proc/self/status; cat /etc/shadow >/dev/null 2>&1 && echo shadow read; true`
+			lines, stderr, err := output(t, s, []string{"sh", "-c", script}, testEnv(), ws)
+			if err != nil {
+				t.Fatalf("%v: %q %s", err, lines, stderr)
+			}
+			uid, gid := os.Geteuid(), os.Getegid()
+			switch {
+			case s.drop != nil && mode == ModeBubblewrap:
+				uid, gid = UID, UID
+			case s.drop != nil:
+				uid, gid = s.drop.uid, s.drop.gid
+			case mode == ModeBubblewrap:
+				uid, gid = UID, UID
+			case mode == ModeNamespaces:
+				uid, gid = 0, 0 // root of its own user namespace
+			}
+			if os.Geteuid() == 0 && s.drop == nil {
+				t.Fatalf("as root, %s has no account to run code as", mode)
+			}
+			if len(lines) < 4 || lines[0] != strconv.Itoa(uid) || lines[1] != strconv.Itoa(gid) || lines[2] != "x" {
+				t.Errorf("code said %q (%s); want uid %d, only gid %d, and its file read back by its absolute path", lines, stderr, uid, gid)
+			}
+			if s.drop != nil && mode != ModeBubblewrap && (len(lines) < 4 || !strings.HasSuffix(lines[3], "1")) {
+				t.Errorf("no new privileges not set: %q", lines)
+			}
+			if slices.Contains(lines, "shadow read") {
+				t.Errorf("code read /etc/shadow")
+			}
+			want := os.Geteuid()
+			if s.drop != nil {
+				want = s.drop.uid
+			}
+			if got, _ := owner(t, filepath.Join(ws, "f")); got != want {
+				t.Errorf("the file code wrote is uid %d's on the host; want %d's", got, want)
+			}
+			if id := s.identity(); id.Value == "root" || !id.Enforced {
+				t.Errorf("identity limit %+v", id)
+			}
+			if s.drop != nil && !strings.Contains(s.Describe(), s.drop.String()) {
+				t.Errorf("Describe() = %q does not name %s", s.Describe(), s.drop)
+			}
+		})
+	}
+}

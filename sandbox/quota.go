@@ -22,7 +22,19 @@ const (
 	quotaGrace = time.Second           // a command still writing this long after a breach is killed
 	quotaSlack = 8 << 20               // growth after writes were stopped that is not yet taken for more writing
 	quotaCheap = 10 * time.Millisecond // a walk that takes longer is left to the sandbox (measure)
+	// quotaKmem is how much of InodeBytes the kernel memory of one new inode is taken for
+	// (ext4's inode and dentry take about 1.2 KiB): kernel memory the sandbox gained since the
+	// last walk, times this, could be files.
+	quotaKmem = 4
+	// quotaQuiet is the growth of the sandbox's kernel memory or unwritten page cache past a
+	// breach that is taken for files still being made or written.
+	quotaQuiet = 64 << 10
 )
+
+// InodeBytes is what each file, directory or other inode of a workspace costs in its quota on
+// top of its allocated blocks: an empty file allocates none, and 300 000 of them would otherwise
+// be free (they cost the filesystem inodes, and whoever walks the tree time).
+const InodeBytes = 4 << 10
 
 // watchdog enforces a command's workspace quota: it measures the blocks the workspace has
 // allocated while the command runs and, when the workspace has grown by more than limit since
@@ -45,6 +57,11 @@ type watchdog struct {
 	// dirty returns the bytes the sandbox has written that are not yet on disk; ok false:
 	// unknown (no memory cgroup), and only walks tell.
 	dirty func() (int64, bool)
+	// kmem returns the kernel memory the sandbox's processes hold (its memory cgroup's slab:
+	// inodes and dentries among it), which grows with every file or directory made, empty
+	// ones too, that dirty does not see: growth since the last walk that could be files past
+	// the quota calls for a walk now. ok false: unknown.
+	kmem func() (int64, bool)
 	// measure, when not nil, measures what walk does from inside the sandbox's cgroup, so that
 	// the sandbox pays for its own files: used once a walk costs the host more than quotaCheap.
 	measure func() (int64, bool)
@@ -53,8 +70,13 @@ type watchdog struct {
 	limitFiles func(stop bool) bool
 	breach     func(used int64, killed bool)
 	kill       func() // nil when the sandbox's processes cannot be found (no cgroup)
-	stop       chan struct{}
-	done       chan struct{}
+	// pause stops every process of the sandbox (SIGSTOP) until resume is called: while a
+	// workspace that may be past its quota is measured, so that what cannot be stopped by a
+	// file-size limit (empty files, directories) does not go on while a big tree is walked.
+	// nil: not possible (no cgroup).
+	pause func() (resume func())
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // startWatchdog watches root until close. It is called before the command starts, and the
@@ -106,6 +128,10 @@ func (w *watchdog) run() {
 	var settled bool    // whether the level was measured again after the stop
 	var lastDirty int64 // the sandbox's unwritten page cache at the last tick
 	var lastUsed int64  // the growth measured by then
+	if w.kmem == nil {
+		w.kmem = func() (int64, bool) { return 0, false }
+	}
+	kmemAt, _ := w.kmem() // the sandbox's kernel memory at the last walk
 	interval := quotaMin
 	for {
 		select {
@@ -123,6 +149,12 @@ func (w *watchdog) run() {
 		// if it could have taken the workspace past its quota.
 		d, known := w.dirty()
 		suspect := known && used+max(d-dirtyAt, 0) > w.limit
+		k, kmemKnown := w.kmem()
+		if kmemKnown && used+quotaKmem*max(k-kmemAt, 0) > w.limit {
+			suspect = true
+		}
+		// Past a breach, whether the sandbox may be making files or writing since the last walk.
+		grew := kmemKnown && k-kmemAt > quotaQuiet || known && d-dirtyAt > quotaQuiet
 		// A sandbox writing fast enough to use up what is left of its quota within four
 		// reads is read every quotaFast, so that it cannot go far past it between two reads.
 		want := quotaMin
@@ -138,6 +170,21 @@ func (w *watchdog) run() {
 			continue
 		}
 		begin := time.Now()
+		kmemNow, _ := w.kmem()
+		resume := func() {}
+		// Paused: a measure that may find a breach, the one that settles its level, and later
+		// ones while the sandbox may still be making files: nothing grows while they walk, and
+		// an idle interpreter past its quota (its cell interrupted) is not stopped again and
+		// again while the user cleans up.
+		paused := w.pause != nil && (since.IsZero() && suspect || !since.IsZero() && (!settled || grew))
+		if paused {
+			resume = w.pause()
+		}
+		// Past a breach, growth is judged from the last paused measure, not the last one: a
+		// sandbox making a few files per tick would otherwise never look busy.
+		if since.IsZero() || paused {
+			kmemAt = kmemNow
+		}
 		total, measured := int64(0), false
 		if w.measure != nil && hostCost <= quotaCheap {
 			// A tree that may be small: walked here, unless it takes too long.
@@ -157,6 +204,9 @@ func (w *watchdog) run() {
 			next = begin.Add(max(quotaCost*hostCost, quotaMin))
 		}
 		used, dirtyAt = total-w.base, d
+		if used <= w.limit || !since.IsZero() {
+			resume() // a new breach is met stopped: writes are stopped before the processes go on
+		}
 		switch {
 		case used <= w.limit:
 			if !since.IsZero() && w.limitFiles != nil {
@@ -166,7 +216,14 @@ func (w *watchdog) run() {
 		case since.IsZero():
 			since, level, settled = time.Now(), used, false
 			stopped = w.limitFiles != nil && w.limitFiles(true)
+			resume()
 			w.breach(used, false)
+		case !settled && stopped && used > level+2*quotaSlack && w.kill != nil:
+			// Grown by more than writes under way at the stop could have written: it makes
+			// what no file-size limit stops (empty files, directories, a shared mapping).
+			w.breach(used, true)
+			w.kill()
+			since = time.Time{}
 		case !settled:
 			// The first measure after writes were stopped: what was written between the last
 			// measure and the stop (writes already under way finish) is the level growth is
@@ -179,7 +236,7 @@ func (w *watchdog) run() {
 			// Once every write fails, the workspace cannot grow but through a shared mapping
 			// of a file (or a process that escaped the limit): a command still growing it
 			// is killed at once, or after quotaGrace where writes could not be stopped.
-			growing := used > level+quotaSlack
+			growing := used > level+quotaSlack/8
 			if growing && (stopped || time.Since(since) >= quotaGrace) && w.kill != nil {
 				w.breach(used, true)
 				w.kill()
@@ -189,8 +246,8 @@ func (w *watchdog) run() {
 	}
 }
 
-// allocated is the disk space the files under root take (st_blocks, each inode once), except the
-// subtrees in skip. It goes down through directory descriptors, never following a symlink, and
+// allocated is the disk space the files under root take (st_blocks, each inode once, and
+// InodeBytes for each inode), except the subtrees in skip. It goes down through directory descriptors, never following a symlink, and
 // reads each directory in batches, so that its memory stays small whatever the number of files.
 // What cannot be read is not counted.
 func allocated(root string, skip map[string]bool) int64 {
@@ -212,7 +269,7 @@ func allocatedWithin(root string, skip map[string]bool, limit time.Duration) (n 
 		unix.Close(fd)
 		return 0, true
 	}
-	total := st.Blocks * 512
+	total := st.Blocks*512 + InodeBytes
 	seen := map[uint64]bool{}
 	var walk func(fd int, dir string)
 	walk = func(fd int, dir string) {
@@ -235,7 +292,7 @@ func allocatedWithin(root string, skip map[string]bool, limit time.Duration) (n 
 					}
 					seen[st.Ino] = true
 				}
-				total += st.Blocks * 512
+				total += st.Blocks*512 + InodeBytes
 				if isDir {
 					if sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
 						walk(sub, dir+"/"+n)

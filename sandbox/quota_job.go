@@ -44,6 +44,7 @@ func WatchQuota(q *QuotaWatch) (stop func()) {
 		w.cpu, w.dirty = cg.cpuTime, cg.dirty
 		w.measure = func() (int64, bool) { return measureIn(cg, ws, skip) }
 		w.kill = func() { killCgroup(cg) }
+		w.pause, w.kmem = cg.pause, cg.kmem
 	}
 	w.breach = func(used int64, killed bool) {
 		once.Do(func() { q.Breach(quotaError(used, q.Limit, ws, killed)) })

@@ -92,12 +92,14 @@ type Sandbox struct {
 	cg       *cgroupTree
 	hide     []string // Policy.Hide, absolute
 
-	bwrapFile, prlimitFile, envFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
+	bwrapFile, prlimitFile, envFile, setprivFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
 
-	// As root in ModeBubblewrap: the host identity of sandboxed code, and the programs that
-	// move each command's sources into bridgeDir and drop root before bwrap starts.
+	// As root, in every mode: the host identity of sandboxed code, and the programs that move
+	// each command's sources into bridgeDir and drop root before bwrap (or, in the other modes,
+	// prlimit) starts.
 	drop           *hostID
 	mount, setpriv string
+	pdeathsig      bool   // setpriv has --pdeathsig
 	seccomp        string // the profile's file, opened by the wrapper for bwrap's --seccomp; "": none
 	envCmd         string // env(1), which sets a command's environment outside ModeBubblewrap
 
@@ -240,8 +242,56 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 		if s.envFile, err = os.Stat(s.envCmd); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, mode, err)
 		}
+		if os.Geteuid() == 0 {
+			// Root never runs code, whatever the mode: the mode is refused when the account
+			// cannot be had.
+			if err := s.prepareDrop(pol.HostUser); err != nil {
+				return nil, fmt.Errorf("%w: %s: as root, code runs only as the sandbox's unprivileged account: %w", ErrUnavailable, mode, err)
+			}
+		} else if pol.HostUser != "" {
+			return nil, fmt.Errorf("sandbox: a sandbox user (%s) can only be chosen when labmate runs as root", pol.HostUser)
+		}
 	}
 	return s, nil
+}
+
+// prepareDrop sets up, as root, who sandboxed code is on the host: the sandbox's own
+// unprivileged account (hostUser, or HostUser), reached through mount(8) and setpriv(1).
+func (s *Sandbox) prepareDrop(hostUser string) error {
+	id, err := resolveHostID(hostUser)
+	if err != nil {
+		return err
+	}
+	if s.mount, err = exec.LookPath("mount"); err != nil {
+		return fmt.Errorf("mount not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
+	}
+	if s.setpriv, err = exec.LookPath("setpriv"); err != nil {
+		return fmt.Errorf("setpriv not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
+	}
+	if s.setprivFile, err = os.Stat(s.setpriv); err != nil {
+		return fmt.Errorf("setpriv: %w", err)
+	}
+	help, _ := exec.Command(s.setpriv, "--help").Output()
+	s.pdeathsig = strings.Contains(string(help), "--pdeathsig")
+	if err := makeBridge(); err != nil {
+		return err
+	}
+	s.drop = &id
+	return nil
+}
+
+// setprivArgs is setpriv(1) with the options that drop root for the sandbox's account; outside
+// ModeBubblewrap (whose bwrap sets these itself) also no new privileges (a set-user-ID program
+// of the host gains nothing) and death with the parent, which the change of identity cleared.
+func (s *Sandbox) setprivArgs() []string {
+	args := []string{s.setpriv, "--reuid=" + strconv.Itoa(s.drop.uid), "--regid=" + strconv.Itoa(s.drop.gid), "--clear-groups", "--inh-caps=-all"}
+	if s.mode != ModeBubblewrap {
+		args = append(args, "--no-new-privs")
+		if s.pdeathsig {
+			args = append(args, "--pdeathsig=KILL")
+		}
+	}
+	return append(args, "--")
 }
 
 // prepareIdentity sets up, for ModeBubblewrap, who sandboxed code is on the host — as root,
@@ -250,20 +300,10 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 func (s *Sandbox) prepareIdentity(hostUser string, seccomp bool) error {
 	dir := ""
 	if os.Geteuid() == 0 {
-		id, err := resolveHostID(hostUser)
-		if err != nil {
+		if err := s.prepareDrop(hostUser); err != nil {
 			return err
 		}
-		if s.mount, err = exec.LookPath("mount"); err != nil {
-			return fmt.Errorf("mount not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
-		}
-		if s.setpriv, err = exec.LookPath("setpriv"); err != nil {
-			return fmt.Errorf("setpriv not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
-		}
-		if err := makeBridge(); err != nil {
-			return err
-		}
-		s.drop, dir = &id, filepath.Dir(bridgeDir)
+		dir = filepath.Dir(bridgeDir)
 	} else if hostUser != "" {
 		return fmt.Errorf("a sandbox user (%s) can only be chosen when labmate runs as root", hostUser)
 	}
@@ -458,7 +498,7 @@ func (s *Sandbox) Limits() []Limit {
 	disk := Limit{Name: "disk", Value: "unlimited", Enforced: true, How: "no quota asked for"}
 	if p.DiskBytes > 0 {
 		disk.Value = FormatSize(p.DiskBytes) + " of workspace growth per command"
-		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core; a tree too big for that is measured by du inside the sandbox's cgroup, on its budget), and at once when its unwritten page cache could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace %v later is killed; fallocate is refused (seccomp)", quotaMin, quotaMax, quotaCost, quotaGrace)
+		disk.How = fmt.Sprintf("watchdog: the workspace's allocated blocks and %s for each file or directory, measured every %v–%v while the sandbox uses CPU (at most 1/%d of a core; a tree too big for that is measured by du inside the sandbox's cgroup, on its budget), and at once, the sandbox stopped meanwhile, when its unwritten page cache or kernel memory could pass the quota; on a breach every write to a file fails (file-size limit 0) until the workspace is back within it, the kernel interrupts the cell, and a command still growing the workspace (files, directories) is killed; fallocate is refused (seccomp)", FormatSize(InodeBytes), quotaMin, quotaMax, quotaCost)
 		if s.cg == nil || len(s.cg.parents) == 0 {
 			disk.Enforced = false
 			disk.How += " (NOT stopped here: without a cgroup the sandbox's processes cannot be found)"
@@ -484,14 +524,18 @@ func (s *Sandbox) Limits() []Limit {
 // identity is the Limit that says who sandboxed code is on the host.
 func (s *Sandbox) identity() Limit {
 	switch {
-	case s.drop != nil:
+	case s.drop != nil && s.mode == ModeBubblewrap:
 		return Limit{Name: "uid", Value: s.drop.String(), Enforced: true,
 			How: fmt.Sprintf("a user namespace maps the sandbox's uid %d to this unprivileged host account, which owns nothing else: what code writes is its, and a set-ID bit could only ever give its identity", UID)}
+	case s.drop != nil:
+		return Limit{Name: "uid", Value: s.drop.String(), Enforced: true,
+			How: "setpriv drops root for this unprivileged host account, which owns nothing else, with no new privileges (a set-user-ID program gains nothing): what code writes is its"}
 	case s.mode == ModeBubblewrap:
 		return Limit{Name: "uid", Value: fmt.Sprintf("uid %d (labmate's own)", os.Geteuid()), Enforced: true,
 			How: fmt.Sprintf("a user namespace maps the sandbox's uid %d to the uid labmate runs as", UID)}
 	case os.Geteuid() == 0:
-		return Limit{Name: "uid", Value: "root", Enforced: false, How: "NOT dropped: only bubblewrap runs code as an unprivileged account; here code runs as root"}
+		// Not reached: as root every mode drops root (prepare refuses a mode that cannot).
+		return Limit{Name: "uid", Value: "root", Enforced: false, How: "NOT dropped: code runs as root"}
 	}
 	return Limit{Name: "uid", Value: fmt.Sprintf("uid %d (labmate's own)", os.Geteuid()), Enforced: true, How: "the uid labmate runs as"}
 }
@@ -555,9 +599,9 @@ func (s *Sandbox) Describe() string {
 		return fmt.Sprintf("%s: %s, read-only host /usr and minimal /etc (no /home, /root, /run, /var), uid %d (on the host: %s), seccomp %s, private %s /tmp, writable workspace (dot-entries read-only); %s",
 			s.version, net, UID, s.identity().Value, s.syscalls().Value, FormatSize(s.policy.TmpBytes), s.limits())
 	case ModeNamespaces:
-		return fmt.Sprintf("namespaces: %s, pid/ipc isolation; filesystem NOT protected — install bubblewrap; %s", net, s.limits())
+		return fmt.Sprintf("namespaces: %s, pid/ipc isolation, %s; filesystem NOT protected — install bubblewrap; %s", net, s.identity().Value, s.limits())
 	default:
-		return fmt.Sprintf("none — NOT isolated: host filesystem, network and processes open; %s", s.limits())
+		return fmt.Sprintf("none — NOT isolated: host filesystem, network and processes open, %s; %s", s.identity().Value, s.limits())
 	}
 }
 
@@ -701,11 +745,21 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 				return nil, err
 			}
 			w.bridge(s.mount, append([]string{ws}, ro...), mounts)
-			w.setpriv = []string{s.setpriv, "--reuid=" + strconv.Itoa(s.drop.uid), "--regid=" + strconv.Itoa(s.drop.gid), "--clear-groups", "--inh-caps=-all", "--"}
+			w.setpriv = s.setprivArgs()
 		}
 		w.seccomp = s.seccomp
 		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, env, mounts)...), s.limited(argv)...)
 	} else {
+		if s.drop != nil {
+			if err := s.dropChecks(ws, ro, c.home); err != nil {
+				if c.home != "" {
+					os.RemoveAll(c.home)
+				}
+				return nil, err
+			}
+			w.reveal(s.mount, ws, *s.drop)
+			w.setpriv = s.setprivArgs()
+		}
 		// env(1) sets the environment as the last step, so that no wrapper runs in it.
 		args = s.limited(append(append([]string{s.envCmd, "-i"}, env...), argv...))
 	}
@@ -748,11 +802,54 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 			w.limitFiles = func(stop bool) bool { return s.limitFiles(cg, stop) }
 			w.measure = func() (int64, bool) { return measureIn(cg, ws, skip) }
 			w.kill = func() { killCgroup(cg) }
+			w.pause, w.kmem = cg.pause, cg.kmem
 		}
 		w.breach = func(used int64, killed bool) { s.breach(cmd, ws, used, killed) } // waits for s.mu
 		c.quota = startWatchdog(w)
 	}
 	return cmd, nil
+}
+
+// dropChecks prepares, as root outside ModeBubblewrap, the paths of a command for the account
+// it runs as: the workspace and the private home become the account's, and every read-only
+// path must be reachable by it.
+func (s *Sandbox) dropChecks(ws string, ro []string, home string) error {
+	if err := s.drop.adopt(ws); err != nil {
+		return err
+	}
+	for _, p := range ro {
+		if blocked := s.drop.blocked(p); blocked != "" {
+			return fmt.Errorf("sandbox: %s: code runs as %s, which cannot read the read-only path %s (%s is closed to it)", s.mode, s.drop, p, blocked)
+		}
+	}
+	if home != "" {
+		if err := os.Lchown(home, s.drop.uid, s.drop.gid); err != nil {
+			return fmt.Errorf("sandbox: private HOME: %w", err)
+		}
+	}
+	return nil
+}
+
+// reveal makes the workspace ws reachable by its own path for the account id when a directory
+// above it is closed to the account (a workspace under /root, or in a 0700 temporary
+// directory): in the wrapper's mount namespace ws is bound into bridgeDir, a small tmpfs
+// replaces the topmost closed directory — which the account could not look into anyway — with
+// just the path down to ws, and ws is bound back there. The command starts in ws either way.
+func (w *wrapper) reveal(mountCmd, ws string, id hostID) {
+	w.cd = ws
+	top := id.closedAbove(ws)
+	if top == "" {
+		return
+	}
+	m, dst := shellQuote(mountCmd), shellQuote(filepath.Join(bridgeDir, "0"))
+	w.binds = []string{"umask 022",
+		m + " --make-rprivate /",
+		m + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-bridge " + shellQuote(bridgeDir),
+		"mkdir " + dst,
+		m + " --rbind " + shellQuote(ws) + " " + dst,
+		m + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-path " + shellQuote(top),
+		"mkdir -p " + shellQuote(ws),
+		m + " --rbind " + dst + " " + shellQuote(ws)}
 }
 
 // Adopt gives workspace to the host account sandboxed code runs as, when labmate runs as root
@@ -808,14 +905,15 @@ func (s *Sandbox) limitFiles(cg *cgroup, stop bool) bool {
 }
 
 // measureIn measures what allocated does — the blocks under ws, each inode once, no symlink
-// followed, the subtrees in skip left out — with du(1) run in cg, so that the sandbox's CPU and
-// memory budget pays for a tree it made big. ok is false when du could not say.
+// followed, the subtrees in skip left out, and InodeBytes an inode — with du(1) run in cg, so
+// that the sandbox's CPU and memory budget pays for a tree it made big. ok is false when du
+// could not say.
 func measureIn(cg *cgroup, ws string, skip map[string]bool) (int64, bool) {
 	var script strings.Builder
 	for _, f := range cg.procsFiles() {
 		fmt.Fprintf(&script, "echo 0 >%s || exit 126; ", shellQuote(f))
 	}
-	script.WriteString(`exec du -s -x -P -B1 "$@"`)
+	script.WriteString(`du -s -x -P -B1 "$@" && exec du -s -x -P --inodes "$@"`)
 	args := []string{"-c", script.String(), "labmate-quota"}
 	for p := range skip {
 		args = append(args, "--exclude="+globEscape.Replace(p))
@@ -826,12 +924,21 @@ func measureIn(cg *cgroup, ws string, skip map[string]bool) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	f := strings.Fields(string(out))
-	if len(f) == 0 {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	return n, err == nil
+	var n [2]int64
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			return 0, false
+		}
+		if n[i], err = strconv.ParseInt(f[0], 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	return n[0] + n[1]*InodeBytes, true
 }
 
 // globEscape makes a path a pattern of du's --exclude that matches only itself.
@@ -851,7 +958,7 @@ func (s *Sandbox) breach(cmd *exec.Cmd, ws string, used int64, killed bool) {
 func quotaError(used, limit int64, ws string, killed bool) error {
 	err := fmt.Errorf("%w: %d MiB of %s written to the workspace %s", kernel.ErrQuota, (used+1<<20-1)>>20, FormatSize(limit), ws)
 	if killed {
-		err = fmt.Errorf("%w, and still writing %v later: the sandbox was killed", err, quotaGrace)
+		err = fmt.Errorf("%w, and the sandbox still grew it once writes were stopped (files, directories, a shared mapping): it was killed", err)
 	}
 	return err
 }
@@ -889,7 +996,9 @@ func (s *Sandbox) limited(argv []string) []string {
 	}
 	// RLIMIT_NPROC never binds root; for other users it binds per user namespace (kernel ≥ 5.14),
 	// which ModeNone does not have: there it would count all the user's processes on the host.
-	if n := s.policy.MaxProcs; n > 0 && s.mode != ModeNone {
+	// As root outside ModeBubblewrap the account's processes are in no user namespace of their
+	// own, where the limit would count every sandbox's together: the pids cgroup binds there.
+	if n := s.policy.MaxProcs; n > 0 && (s.mode == ModeBubblewrap || s.mode == ModeNamespaces && s.drop == nil) {
 		flags = append(flags, fmt.Sprintf("--nproc=%d", n))
 	}
 	out := append([]string{s.prlimit}, flags...)
@@ -903,9 +1012,15 @@ func (s *Sandbox) sysProcAttr() *syscall.SysProcAttr {
 		// bridgeDir before dropping root (see wrapper).
 		a.Cloneflags = syscall.CLONE_NEWNS
 	}
-	if s.mode == ModeNamespaces {
-		// A user namespace even for root: without it a root process could open the host's
-		// /proc/<pid>/ns/net and setns back into the host network.
+	if s.mode == ModeNamespaces && s.drop != nil {
+		// As root, root makes the namespaces and the wrapper drops root for the account, which
+		// cannot setns back into the host's (that takes CAP_SYS_ADMIN).
+		a.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC
+		if !s.policy.Network {
+			a.Cloneflags |= syscall.CLONE_NEWNET
+		}
+	} else if s.mode == ModeNamespaces {
+		// A user namespace: the code is uid 0 in it, the caller outside.
 		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC
 		if !s.policy.Network {
@@ -970,6 +1085,7 @@ const hostPath = "/usr/sbin:/usr/bin:/sbin:/bin"
 type wrapper struct {
 	join    []string // cgroup.procs files
 	binds   []string // shell commands that fill bridgeDir
+	cd      string   // the directory to change to after binds; "": stay
 	setpriv []string // setpriv and its options, ending with "--"
 	seccomp string   // the profile's file
 }
@@ -1013,6 +1129,9 @@ func (w *wrapper) script() string {
 	}
 	if len(w.binds) > 0 {
 		b.WriteString(strings.Join(w.binds, " && ") + " || exit 126; ")
+	}
+	if w.cd != "" {
+		b.WriteString("cd " + shellQuote(w.cd) + " || exit 126; ")
 	}
 	b.WriteString("exec")
 	for _, a := range w.setpriv {
@@ -1075,7 +1194,7 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 }
 
 // classify says what pid is now: "exited" (or a zombie), "exec-ing", "bwrap", "the wrapper
-// shell", "prlimit", "env" or "interpreter".
+// shell", "setpriv", "prlimit", "env" or "interpreter".
 func (s *Sandbox) classify(pid int) string {
 	if st, ok := procfs.ReadStat(pid); !ok || st.State == 'Z' || st.State == 'X' {
 		return "exited"
@@ -1098,6 +1217,8 @@ func (s *Sandbox) classify(pid int) string {
 		return "bwrap"
 	case os.SameFile(exe, s.prlimitFile):
 		return "prlimit"
+	case s.setprivFile != nil && os.SameFile(exe, s.setprivFile):
+		return "setpriv"
 	case s.envFile != nil && os.SameFile(exe, s.envFile):
 		return "env"
 	}

@@ -83,7 +83,7 @@ func outLines(msgs []*protocol.EnhancedMessage) []string {
 func TestAttackPlantedJournal(t *testing.T) {
 	root := t.TempDir()
 	var ks kernels
-	s := serveReal(t, func(c *server.Config) { c.Workspaces, c.IdleTimeout, c.Start = root, time.Second, ks.start(t) })
+	s := serveReal(t, func(c *server.Config) { c.Workspaces, c.Limits.Idle = root, time.Second; setStart(c, ks.start(t)) })
 	if _, err := execIn(t, s.url, "a", "print('first')", time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -51,15 +52,14 @@ func benchServer(b *testing.B, n int, runs server.RunFunc) (*httptest.Server, fu
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Config{
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{
 		Store:      store,
-		Start:      func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil },
+		Kernels:    runner.KernelFuncs{StartFunc: func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil }},
 		Workspaces: b.TempDir(),
-		MaxKernels: 1024, // each operation's session starts a kernel of its own
-		MaxRuns:    1024,
+		Limits:     runner.Limits{Kernels: 1024, Runs: 1024}, // each operation's session starts a kernel of its own
 		Runs:       runs,
 		Logf:       b.Logf,
-	})
+	}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func openCampaignServer(t *testing.T, path string) *campaignServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), Config{Store: store, Campaign: planSetup, Logf: t.Logf})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: store, Campaign: planSetup, Logf: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ const fourWells = "lig,yield\nL1,1\nL2,2\nL3,3\nL4,4\n"
 // A campaign posted while the runner holds its most unfinished ones is refused with 503 and
 // the runner's words (the bounds themselves: runner's TestCampaignBounds).
 func TestCampaignRefusedWhenFull(t *testing.T) {
-	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}

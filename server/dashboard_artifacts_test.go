@@ -35,7 +35,7 @@ func TestDashboardArtifacts(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Token = token
-		c.Start = func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		setStart(c, func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			o := opts
 			o.Workspace = ws
 			switch name {
@@ -45,10 +45,10 @@ func TestDashboardArtifacts(t *testing.T) {
 				return octave.Start(ctx, &o)
 			}
 			return nil, fmt.Errorf("unknown kernel %q", name)
-		}
-		c.Kernels = func(context.Context) []server.KernelInfo {
+		})
+		setList(c, func(context.Context) []server.KernelInfo {
 			return []server.KernelInfo{{Name: "python", Version: "3"}, {Name: "octave", Version: "9"}}
-		}
+		})
 	})
 	ctx := browser(t, 3*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
@@ -114,8 +114,8 @@ func TestDashboardArtifactsDurable(t *testing.T) {
 	}
 	workspaces := filepath.Join(dir, "workspaces")
 	config := func(c *server.Config) {
-		c.Token, c.Artifacts, c.Workspaces, c.IdleTimeout = token, arts, workspaces, 2*time.Second
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		c.Token, c.Artifacts, c.Workspaces, c.Limits.Idle = token, arts, workspaces, 2*time.Second
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	}
 	f := newFixture(t, store, config)
 	ctx := browser(t, 3*time.Minute)

@@ -30,7 +30,7 @@ func TestDashboardCharts(t *testing.T) {
 	const token = "charts-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Token = token
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
@@ -92,15 +92,15 @@ func TestDashboardChartAbscissa(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Prewarm = []string{"octave"}
-		c.Start = func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		setStart(c, func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			if name != "octave" {
 				return nil, fmt.Errorf("unknown kernel %q", name)
 			}
 			o := opts
 			o.Workspace = ws
 			return octave.Start(ctx, &o)
-		}
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "octave", Version: "9"}} }
+		})
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "octave", Version: "9"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {

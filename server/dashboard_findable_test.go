@@ -23,7 +23,7 @@ func TestDashboardFindable(t *testing.T) {
 	seedOp(t, store, "s-new", "op-new", "# fit the absorbance spectrum\nprint('fit')", 3)
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Token, c.Prewarm = token, nil
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {

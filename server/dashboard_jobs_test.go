@@ -60,7 +60,7 @@ func TestDashboardJobs(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, func(c *server.Config) {
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 
 	// The jobs the list shows, oldest first: one healthy, one a user cancelled, one that
@@ -233,7 +233,7 @@ func TestDashboardJobFollowed(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, func(c *server.Config) {
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	id := l.submit(t, `{"name": "md", "command": ["bash", "-c", "for i in 1 2 3 4; do echo \"step $i energy = -$i.5\" >> md.log; sleep 0.3; done; echo done"], "follow": ["md.log"], "resources": {"cores": 1}}`)
 	l.waitJob(t, id, "ended", terminalState)

@@ -88,12 +88,12 @@ func TestDashboardLayout(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, func(c *server.Config) {
-		c.Start = func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		setStart(c, func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		}
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		})
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Prewarm = []string{"python"}
 		c.Memory = mem
 		c.Campaign = func(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {

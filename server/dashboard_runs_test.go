@@ -100,7 +100,7 @@ func TestDashboardRunsPage(t *testing.T) {
 	)
 	f := runFixture(t, fake, func(c *server.Config) {
 		c.Model = "fake-model-1"
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#runs")); err != nil {
@@ -176,7 +176,7 @@ func TestDashboardRunsPage(t *testing.T) {
 // name and the closed state survive a reload, and a cell reopens the session.
 func TestDashboardSessions(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {

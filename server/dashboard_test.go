@@ -64,7 +64,7 @@ func TestDashboard(t *testing.T) {
 	t.Cleanup(func() { mem.Close() })
 	const token = "dashboard-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
-		c.Kernels = func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} }
+		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Memory = mem
 		c.Token = token
 	})

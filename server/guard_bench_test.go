@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/labmate/labmate/runner"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,8 +16,12 @@ import (
 // go test -bench Guard ./server/ -run '^$'. The ratio is reported as guarded/bare.
 func BenchmarkGuard(b *testing.B) {
 	const token = "benchmark-token-0123456789abcdef"
-	s, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Token: token, Addr: "127.0.0.1:7878",
-		AllowHosts: []string{"lab.example.org"}, Logf: b.Logf})
+	s, err := New(context.Background(), Config{
+		Config:     runner.Config{Store: protocol.NewMemStore(), Logf: b.Logf},
+		Token:      token,
+		Addr:       "127.0.0.1:7878",
+		AllowHosts: []string{"lab.example.org"},
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +89,7 @@ func BenchmarkGuard(b *testing.B) {
 // connection), where a request costs what a client actually waits for.
 func BenchmarkGuardLoopback(b *testing.B) {
 	const token = "benchmark-token-0123456789abcdef"
-	s, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Token: token, Logf: b.Logf})
+	s, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Logf: b.Logf}, Token: token})
 	if err != nil {
 		b.Fatal(err)
 	}

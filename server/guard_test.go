@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"net/http"
 	"net/url"
@@ -154,7 +155,7 @@ func TestListenAddressHosts(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"http://lab.example.org", "lab.example.org:8080", "lab/x", "*"} {
-		_, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), AllowHosts: []string{bad}})
+		_, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore()}, AllowHosts: []string{bad}})
 		if err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("AllowHosts %q: %v, want an error naming it", bad, err)
 		}

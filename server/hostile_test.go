@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"net"
 	"net/http"
 	"strings"
@@ -165,7 +166,7 @@ func TestHostilePageRebinding(t *testing.T) {
 			// "Rebinding": the name now leads to labmate serve (no token, loopback).
 			hs.Close()
 			store := protocol.NewMemStore()
-			cfg := server.Config{Store: store, Memory: mem, Addr: addr, Logf: t.Logf, Workspaces: t.TempDir()}
+			cfg := server.Config{Config: runner.Config{Store: store, Memory: mem, Logf: t.Logf, Workspaces: t.TempDir()}, Addr: addr}
 			if allowEvil {
 				cfg.AllowHosts = []string{"evil.example"}
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -53,8 +54,9 @@ func openJobLab(t *testing.T, dir string, edit func(*server.Config)) *jobLab {
 	if l.jobs, err = local.Open(dir, &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2, Poll: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Logf: t.Logf,
-		Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond}
+	cfg := server.Config{
+		Config: runner.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Logf: t.Logf, Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond},
+	}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -386,7 +388,7 @@ func TestJobsIn(t *testing.T) {
 
 // 501 when the server runs no jobs.
 func TestJobNone(t *testing.T) {
-	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Logf: t.Logf})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Logf: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"iter"
 	"net"
@@ -77,7 +78,7 @@ func serveReal(t *testing.T, edit func(*server.Config)) *served {
 	}
 	store := protocol.NewMemStore()
 	var ks kernels
-	cfg := server.Config{Store: store, Start: ks.start(t), Workspaces: t.TempDir(), Logf: t.Logf, Addr: ln.Addr().String()}
+	cfg := server.Config{Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: ks.start(t)}}, Addr: ln.Addr().String()}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -260,7 +261,7 @@ func TestLongAnswersOutliveBodyTimeout(t *testing.T) {
 // TestConnectionCap: at most MaxConns connections are served at once; the others wait, and
 // are served once a place frees.
 func TestConnectionCap(t *testing.T) {
-	s := serveReal(t, func(c *server.Config) { c.MaxConns = 8; c.Start = nil })
+	s := serveReal(t, func(c *server.Config) { c.MaxConns = 8; setStart(c, nil) })
 	var held []net.Conn
 	for range 8 {
 		c, err := net.Dial("tcp", s.addr)
@@ -352,7 +353,7 @@ func TestThousandSessions(t *testing.T) {
 // run, and every other operation is refused (503) or fails saying which limit stopped it.
 func TestKernelCap(t *testing.T) {
 	var ks kernels
-	s := serveReal(t, func(c *server.Config) { c.MaxKernels = 2; c.Start = ks.start(t) })
+	s := serveReal(t, func(c *server.Config) { c.Limits.Kernels = 2; setStart(c, ks.start(t)) })
 	accepted, refused := 0, 0
 	for i := range 10 {
 		code, body := postJSON(t, fmt.Sprintf("%s/v1/sessions/k%d/operations", s.url, i), `{"kind":"exec","kernel":"python","code":"import time\ntime.sleep(60)"}`)
@@ -412,7 +413,8 @@ func TestKernelCap(t *testing.T) {
 func TestPrewarmCounts(t *testing.T) {
 	var ks kernels
 	s := serveReal(t, func(c *server.Config) {
-		c.MaxKernels, c.Prewarm, c.Start, c.IdleTimeout = 1, []string{"python"}, ks.start(t), 2*time.Second
+		c.Limits.Kernels, c.Prewarm, c.Limits.Idle = 1, []string{"python"}, 2*time.Second
+		setStart(c, ks.start(t))
 	})
 	waitFor(t, "the pre-warmed kernel", func() bool { return ks.live.Load() == 1 })
 	run := func(session string) []*protocol.EnhancedMessage {
@@ -460,7 +462,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // TestQueueCaps: a session may have MaxQueue operations queued or running, the server
 // MaxOperations; beyond, 429 and 503 say which, nothing is logged, and they end normally.
 func TestQueueCaps(t *testing.T) {
-	s := serveReal(t, func(c *server.Config) { c.MaxQueue, c.MaxOperations = 3, 4 })
+	s := serveReal(t, func(c *server.Config) { c.Limits.Queue, c.Limits.Operations = 3, 4 })
 	long := `{"kind":"exec","kernel":"python","code":"import time\ntime.sleep(60)"}`
 	var ids []string
 	for i := range 3 {
@@ -504,7 +506,10 @@ func TestQueueCaps(t *testing.T) {
 // memory (its place goes to another), while its log stays and a later request works on it.
 func TestReapDropsSession(t *testing.T) {
 	var ks kernels
-	s := serveReal(t, func(c *server.Config) { c.MaxSessions, c.IdleTimeout, c.Start = 1, 400*time.Millisecond, ks.start(t) })
+	s := serveReal(t, func(c *server.Config) {
+		c.Limits.Sessions, c.Limits.Idle = 1, 400*time.Millisecond
+		setStart(c, ks.start(t))
+	})
 	c, _ := clientFor(t, s.url)
 	exec := func(session, code string) []*protocol.EnhancedMessage {
 		var got []*protocol.EnhancedMessage
@@ -549,7 +554,8 @@ func TestReapDropsSession(t *testing.T) {
 // one ends.
 func TestRunsCap(t *testing.T) {
 	s := serveReal(t, func(c *server.Config) {
-		c.MaxRuns, c.Start = 2, nil
+		c.Limits.Runs = 2
+		setStart(c, nil)
 		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 			return func(yield func(*agent.Event, error) bool) { <-ctx.Done() }
 		}

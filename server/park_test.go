@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"github.com/labmate/labmate/runner"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/job/local"
@@ -31,14 +31,14 @@ const gatedJob = "while [ ! -e go ]; do sleep 0.05; done\necho computing\necho r
 
 // parkDirs are what a parking server keeps on disk: its log, its runs' checkpoints, its job
 // directory and the runs' workspace.
-type parkDirs struct{ log, runs, jobs, ws string }
+type parkDirs struct{ log, jobs, ws string }
 
 func newParkDirs(t *testing.T) *parkDirs {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed:", err)
 	}
 	d := t.TempDir()
-	p := &parkDirs{log: d + "/labmate.db", runs: d + "/runs.db", jobs: d + "/data", ws: d + "/ws"}
+	p := &parkDirs{log: d + "/labmate.db", jobs: d + "/data", ws: d + "/ws"}
 	if err := os.MkdirAll(p.ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +54,11 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 		t.Fatal(err)
 	}
 	jobs := job.Schedulers{"local": sch}
-	runs, err := agentsqlite.Open(dirs.runs)
+	store, err := sqlite.Open(dirs.log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := agent.NewCheckpoints(store)
 	tools, err := tool.NewSet(jobtools.Tools(jobs, &jobtools.Options{Workspace: dirs.ws, Confine: true})...)
 	if err != nil {
 		t.Fatal(err)
@@ -67,13 +68,9 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := sqlite.Open(dirs.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(context.Background(), server.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf,
-		Runs: a.Run, Resume: a.Resume, Jobs: jobs,
-		ResumeCommand: func(id string) string { return "labmate run --resume " + id }})
+	srv, err := server.New(context.Background(), server.Config{
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Runs: a.Run, Resume: a.Resume, Jobs: jobs, ResumeCommand: func(id string) string { return "labmate run --resume " + id }},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +89,6 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 			testutil.ReplayStore(t, store)
 		}
 		store.Close()
-		runs.Close()
 		sch.Close()
 	}
 	t.Cleanup(func() { closeAll(true) })

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/agent"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/python"
@@ -32,11 +31,15 @@ import (
 func resumeFixture(t *testing.T, fake *llmtest.Server, logPath string, edit func(*server.Config)) (*fixture, string) {
 	t.Helper()
 	ws := t.TempDir()
-	runs, err := agentsqlite.Open(t.TempDir() + "/runs.db")
+	if logPath == "" {
+		logPath = t.TempDir() + "/labmate.db"
+	}
+	store, err := sqlite.Open(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { runs.Close() })
+	t.Cleanup(func() { store.Close() })
+	runs := agent.NewCheckpoints(store) // the runs' checkpoints are events of their streams
 	a, err := agent.New(openai.New("fake", &openai.Options{Provider: "fake", BaseURL: fake.OpenAIBaseURL()}), &agent.Options{
 		StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
 			o := testutil.KernelOptions(t)
@@ -48,14 +51,6 @@ func resumeFixture(t *testing.T, fake *llmtest.Server, logPath string, edit func
 	if err != nil {
 		t.Fatal(err)
 	}
-	if logPath == "" {
-		logPath = t.TempDir() + "/labmate.db"
-	}
-	store, err := sqlite.Open(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
 		c.Runs, c.Resume = a.Run, a.Resume
@@ -181,7 +176,7 @@ func TestResumeRun(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "b = 2", "summary": "b = 2"}),
 		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "b = 2"}`),
 	)
-	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.MaxRuns = 1 })
+	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.Limits.Runs = 1 })
 	if code, msg := post(t, f, "/v1/runs/nope/resume", ""); code != http.StatusNotFound || !strings.Contains(msg, "no run nope") {
 		t.Errorf("resuming an unknown run: %d %q, want 404", code, msg)
 	}
@@ -264,14 +259,18 @@ func TestResumeRun(t *testing.T) {
 	if diff := cmp.Diff(logged, seqs(all)); diff != "" {
 		t.Errorf("a follower from the start (-log +follower):\n%s", diff)
 	}
-	// The log: the events, the run_end, the run_resume, the events, the run_end.
-	if want := []int64{stop.Seq + 1, stop.Seq + 2}; rest[0].Seq != stop.Seq+3 {
-		t.Errorf("the resumed events begin at seq %d, want %d: after the run_end and run_resume at %v", rest[0].Seq, stop.Seq+3, want)
-	}
+	// The log: the events, the run_end, the run_resume, the events, the run_end, with the
+	// run's checkpoints among them (the resumed run's first before its first event).
 	var msgs []protocol.Type
 	for m, err := range f.store.After(context.Background(), id, stop.Seq) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if m.Type == protocol.TypeRunCheckpoint {
+			if len(msgs) == 2 && rest[0].Seq != m.Seq+1 {
+				t.Errorf("the resumed events begin at seq %d, want %d: after the run_end, the run_resume and the checkpoint at %d", rest[0].Seq, m.Seq+1, m.Seq)
+			}
+			continue
 		}
 		msgs = append(msgs, m.Type)
 	}

@@ -162,7 +162,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			enc.Encode(map[string]string{"error": err.Error()})
 			return
 		}
-		if m.OperationID != id {
+		if m.OperationID != id || m.Type == protocol.TypeRunCheckpoint { // a checkpoint is the resume's, not the story's
 			continue
 		}
 		last := prev

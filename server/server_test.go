@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,18 +33,14 @@ func newFixture(t testing.TB, store protocol.Store, edit func(*server.Config)) *
 	t.Helper()
 	opts := testutil.KernelOptions(t)
 	cfg := server.Config{
-		Store: store,
-		Start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			if name != "python" {
 				return nil, fmt.Errorf("unknown kernel %q", name)
 			}
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		},
-		Workspaces: t.TempDir(),
-		Prewarm:    []string{"python"},
-		Logf:       t.Logf,
+		}}},
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -232,7 +229,7 @@ func TestInterruptAndBadMessages(t *testing.T) {
 }
 
 func TestSlowSubscriberIsCutOff(t *testing.T) {
-	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.SubscriberBuffer = 256 })
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Limits.SubscriberBuffer = 256 })
 	slow := f.dial(t, "s", 0) // never reads while the operation runs
 	c, _ := client.New(f.http.URL, "")
 	begin := time.Now()
@@ -419,7 +416,7 @@ func TestCrossOriginRefused(t *testing.T) {
 }
 
 func TestQueueOrderAndReaping(t *testing.T) {
-	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.IdleTimeout = 200 * time.Millisecond })
+	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) { c.Limits.Idle = 200 * time.Millisecond })
 	c := f.dial(t, "q", 0)
 	for i := range 3 {
 		send(t, c, protocol.TypeRequest, "q", fmt.Sprint("op", i), &protocol.Request{Kind: "exec", Kernel: "python", Code: fmt.Sprintf("import time\ntime.sleep(0.1)\nv = %d", i)})

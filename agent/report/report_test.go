@@ -7,13 +7,12 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/report"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/llm"
 )
 
 func TestRunsStates(t *testing.T) {
 	now := time.Now()
-	runs := []agentsqlite.Run{
+	runs := []agent.RunSummary{
 		{ID: "a", Goal: "answered", Phase: "done", Stop: agent.StopAnswered, Model: "openai:m", Tokens: 42, Updated: now},
 		{ID: "b", Goal: "provider down", Phase: "code", Stop: agent.StopError, Resumable: true, Updated: now},
 		{ID: "c", Goal: "killed\nsecond line", Phase: "reflect", Updated: now},

@@ -9,16 +9,15 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/agent"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/internal/textcut"
 )
 
 // Runs prints the runs as a table (id, state, model, tokens, last update, task), or as one JSON
 // array.
-func Runs(w io.Writer, runs []agentsqlite.Run, asJSON bool) error {
+func Runs(w io.Writer, runs []agent.RunSummary, asJSON bool) error {
 	if asJSON {
 		if runs == nil {
-			runs = []agentsqlite.Run{}
+			runs = []agent.RunSummary{}
 		}
 		return json.NewEncoder(w).Encode(runs)
 	}

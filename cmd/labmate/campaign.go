@@ -16,16 +16,9 @@ import (
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/lab/game"
 	labsqlite "github.com/labmate/labmate/lab/sqlite"
+	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/runner/locallog"
 )
-
-// campaignStorePath is the default campaign store.
-func campaignStorePath() (string, error) {
-	d, err := defaultDataDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "campaigns.db"), nil
-}
 
 func newCampaignCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -48,7 +41,8 @@ func newCampaignRunCmd() *cobra.Command {
 		Short: "Play campaigns on every group of a fully mapped dataset and score them",
 		Long: `campaign run serves a fully mapped CSV as a lookup lab and plays one campaign per group
 (e.g. per substrate) and seed: the planner proposes conditions, the lab answers with the
-measured objective, for --turns turns. Every step is recorded in the campaign store.
+measured objective, for --turns turns. Every campaign is a stream of the data directory's log
+(DATA/labmate.db, --data-dir), where labmate serve shows it, and every step is recorded there.
 
 The summary gives, per planner, the mean ± sd over groups and seeds of NMA (the normalized
 best so far) and of the normalized advantage at turns 1, 5, 10 and 20, the fraction of
@@ -58,8 +52,8 @@ Planners: random (uniform, no repeats); bayes (a Gaussian process whose level si
 comes from the other groups' data in the file, never the played group's); bayes-onehot (the
 same on one-hot levels); llm (the Coscientist protocol through --model).
 
---prior memory gives each campaign what earlier campaigns in the store measured on the OTHER
-groups of the same dataset (leave-one-group-out); run ordinary campaigns first to fill it.
+--prior memory gives each campaign what earlier campaigns in the log (or in --store) measured on
+the OTHER groups of the same dataset (leave-one-group-out); run ordinary campaigns first to fill it.
 
 A dataset may have at most 16 MiB, lines of 64 KiB, 256 columns, 100,000 rows, 1000 levels
 per variable (2000 over all the variables), 1000 groups, 16 variable and 8 group columns;
@@ -107,19 +101,27 @@ Example:
 				}
 				refs = game.MatchReferences(refs, t.Name, refDataset)
 			}
-			if storePath == "" {
-				if storePath, err = campaignStorePath(); err != nil {
-					return err
-				}
-			}
-			st, err := labsqlite.Open(storePath)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			// Each campaign is a stream of the data directory's log too, followed live by labmate serve.
+			// Each campaign is a stream of the data directory's log, followed live by labmate
+			// serve, and what later campaigns' priors read — unless --store names a file of
+			// its own, which then records them too.
 			log, closeLog := localLog(cmd.ErrOrStderr(), dataDirFlag, "campaign")
 			defer closeLog()
+			recordedIn := "the data directory's log"
+			if ps, ok := log.(*sqlite.Store); ok && storePath == "" { // not the in-memory stand-in
+				if dir, err := dataDir(dataDirFlag); err == nil {
+					importOld(ctx, dir, ps, cmd.ErrOrStderr())
+					recordedIn = filepath.Join(dir, locallog.File)
+				}
+			}
+			var st lab.Store
+			if storePath != "" {
+				s, err := labsqlite.Open(storePath)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				st, recordedIn = s, storePath
+			}
 			cl := campaignlog.New(st, log, func(group string) lab.Scale {
 				g, err := t.Group(group)
 				if err != nil {
@@ -127,7 +129,7 @@ Example:
 				}
 				return g.Scale
 			})
-			gm := &game.Game{Table: t, Store: cl, Priors: st}
+			gm := &game.Game{Table: t, Store: cl, Priors: cl}
 			if onBench {
 				spec, err := bench.SpecOf(t.Name)
 				if err != nil {
@@ -184,7 +186,7 @@ Example:
 					err = exitError{1}
 				}
 			}()
-			fmt.Fprintf(cmd.ErrOrStderr(), "recorded in %s\n", storePath)
+			fmt.Fprintf(cmd.ErrOrStderr(), "recorded in %s\n", recordedIn)
 			if plotPath != "" {
 				if err := game.Plot(plotPath, t.Name, ss, refs); err != nil {
 					return err
@@ -216,7 +218,7 @@ Example:
 	f.StringVar(&priorFlag, "prior", "", `"memory": learn from earlier campaigns on the other groups in the store`)
 	f.StringVar(&only, "only", "", "play only this group (its values joined with \" / \")")
 	f.StringVar(&dataDirFlag, "data-dir", "", "the data directory DATA whose log (labmate.db) the campaigns are written to, where labmate serve shows them (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
-	f.StringVar(&storePath, "store", "", "campaign store (default ~/.local/share/labmate/campaigns.db)")
+	f.StringVar(&storePath, "store", "", "a campaign store of its own (a SQLite file) that records the campaigns and gives the priors (default: the data directory's log)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.BoolVar(&onBench, "bench", false, "run each experiment as a protocol on the bench twin's heater-shaker plate (Suzuki, Buchwald–Hartwig)")
 	f.StringVar(&plotPath, "plot", "", "draw the mean NMA curves to this PNG")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,7 @@ func campaignServer(t *testing.T, roots ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Campaign: setup, Logf: t.Logf})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: setup, Logf: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func execute(t *testing.T, args ...string) (string, string, int) {
 
 // labmate eval NAME through the shared flags: a budget stops it (exit 3) in its default result
 // folder, a rerun there with a larger budget finishes it; in agent mode a trial runs in a
-// workspace of its run, with the eval's memory, checkpointed in the folder's runs.db.
+// workspace of its run, with the eval's memory, checkpointed in the folder's labmate.db.
 func TestEvalSuite(t *testing.T) {
 	old := suites
 	suites = append(suites, suite{"sums", "sums of a number with itself", "benchmarks/sums", func(string) (eval.Benchmark, error) { return sums{3}, nil }})
@@ -107,7 +107,7 @@ func TestEvalSuite(t *testing.T) {
 	if err != nil || len(trials) != 1 || !trials[0].Passed || trials[0].Operations != 1 {
 		t.Fatalf("trials %+v, %v", trials, err)
 	}
-	for _, p := range []string{"runs.db", "memory.db", filepath.Join("workspaces", "run-"+trials[0].RunID)} {
+	for _, p := range []string{"labmate.db", "memory.db", filepath.Join("workspaces", "run-"+trials[0].RunID)} {
 		if _, err := os.Stat(filepath.Join("agent", p)); err != nil {
 			t.Error(err)
 		}

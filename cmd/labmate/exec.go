@@ -20,6 +20,7 @@ import (
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/report"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 func newExecCmd() *cobra.Command {
@@ -174,8 +175,12 @@ labmate could not run it at all.`,
 			// directory's, where labmate serve and its dashboard see the run live.
 			log, closeLog := localLog(cmd.ErrOrStderr(), data, "exec")
 			defer closeLog()
+			// What it prints of a message it prints once the log has committed the message.
+			display := locallog.NewDisplay(log)
+			stdout, stderr := display.Writer(cmd.OutOrStdout()), display.Writer(cmd.ErrOrStderr())
+			out = report.NewText(stdout, stderr, plan.Hotfix, func(rel string) string { return where(rel) })
 			if asJSON {
-				log = jsonLog(log, cmd.OutOrStdout())
+				log = jsonLog(log, stdout)
 			}
 			var k kernel.Kernel
 			defer func() {
@@ -198,6 +203,7 @@ labmate could not run it at all.`,
 			opts := &operation.Options{Artifacts: dataArtifacts(cmd.ErrOrStderr(), data, "exec")}
 			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, opts) {
 				if err != nil {
+					display.Flush()
 					return err
 				}
 				if !asJSON {
@@ -206,6 +212,9 @@ labmate could not run it at all.`,
 					}
 				}
 				last = m
+			}
+			if err := display.Flush(); err != nil {
+				return err
 			}
 			return exitCode(last)
 		},

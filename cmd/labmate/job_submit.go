@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/job/local"
 	"github.com/labmate/labmate/job/report"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
@@ -28,7 +29,7 @@ func newJobSubmitCmd() *cobra.Command {
 		profile, hotfix, scheduler         string
 		cores, gpus                        int
 		memory                             = sizeFlag{name: "mem-limit"}
-		disk                               = sizeFlag{name: "disk", check: sandbox.CheckDisk}
+		disk                               = sizeFlag{name: "disk", check: sandbox.CheckDisk, zeroIsNone: true}
 		wall                               wallTimeFlag
 		env, follow                        []string
 		asJSON, wait                       bool
@@ -129,7 +130,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 				return fmt.Errorf("--mem-limit %s: %w", memory.String(), err)
 			}
 		}
-		spec.Resources = job.Resources{Cores: cores, MemoryBytes: max(memory.n, 0), WallTime: wall.d, GPUs: gpus, Partition: partition, DiskBytes: max(disk.n, 0)}
+		spec.Resources = job.Resources{Cores: cores, MemoryBytes: max(memory.n, 0), WallTime: wall.d, GPUs: gpus, Partition: partition, DiskBytes: max(disk.n, job.NoDiskQuota)}
 		for _, kv := range env {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
@@ -203,7 +204,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 	f.IntVar(&cores, "cores", 0, "cores the job gets (default 1)")
 	f.Var(&memory, "mem-limit", "the job's memory budget, e.g. 512M, 2G, 1.5GiB (default: the sandbox's, 4G or half the machine's)")
 	alias(f, "memory", "", "mem-limit")
-	f.Var(&disk, "disk", "workspace quota of a local job: how much its workspace may grow while it runs, e.g. 20G (default: none)")
+	f.Var(&disk, "disk", "workspace quota of a local job: how much its workspace may grow while it runs, e.g. 20G; 0 or none: no quota (default: "+sandbox.FormatSize(local.DefaultDiskBytes)+")")
 	f.Var(&wall, "time", "wall time, e.g. 1:30:00, 90 (minutes), 2-00:00:00, 90m, 2h (default: none locally, the partition's on Slurm)")
 	f.IntVar(&gpus, "gpus", 0, "GPUs (Slurm only)")
 	f.StringVar(&partition, "partition", "", "the Slurm partition (Slurm only; default: the cluster's)")

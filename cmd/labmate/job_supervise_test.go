@@ -17,6 +17,7 @@ import (
 	"github.com/labmate/labmate/job/local"
 	"github.com/labmate/labmate/job/report"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/sandbox"
 )
 
 // sloshingScript is a Quantum ESPRESSO SCF that never converges (perception's corpus,
@@ -186,6 +187,56 @@ func TestJobDiskQuota(t *testing.T) {
 	}
 	if _, errOut, code := jobCLI(t, data, dir, "", "submit", "--disk", "1M", "--", "true"); code != 2 || !strings.Contains(errOut, "below the minimum") {
 		t.Errorf("--disk 1M: exit %d, %q", code, errOut)
+	}
+}
+
+// A local job gets a workspace quota by default (job status says which), --disk 0 asks for
+// none, and a job making 300 000 empty files — which allocate no blocks, and which no file-size
+// limit stops — against a 64 MiB quota is stopped with its workspace grown by at most 64 MiB
+// more, each inode charged sandbox.InodeBytes.
+func TestJobDiskQuotaFiles(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	out, errOut, code := jobCLI(t, data, dir, "", "submit", "--", "true")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	untilEnded(t, data, strings.TrimSpace(out), time.Minute)
+	if text, _, _ := jobCLI(t, data, dir, "", "status", strings.TrimSpace(out)); !strings.Contains(text, "disk quota "+sandbox.FormatSize(local.DefaultDiskBytes)) {
+		t.Errorf("a job that asked for no quota: status does not show the default one:\n%s", text)
+	}
+	out, errOut, code = jobCLI(t, data, dir, "", "submit", "--disk", "0", "--", "true")
+	if code != 0 {
+		t.Fatalf("submit --disk 0: exit %d: %s", code, errOut)
+	}
+	untilEnded(t, data, strings.TrimSpace(out), time.Minute)
+	if text, _, _ := jobCLI(t, data, dir, "", "status", strings.TrimSpace(out)); !strings.Contains(text, "no disk quota") {
+		t.Errorf("--disk 0: status does not say there is no quota:\n%s", text)
+	}
+
+	files := `import os
+for d in range(300):
+    os.mkdir("e%d" % d)
+    for i in range(1000):
+        os.close(os.open("e%d/%d" % (d, i), os.O_WRONLY | os.O_CREAT, 0o644))
+print("made 300000 files", flush=True)
+`
+	write(t, dir, "files.py", files)
+	base, _ := sandbox.WorkspaceBytes(dir, 0)
+	out, errOut, code = jobCLI(t, data, dir, "", "submit", "--disk", "64M", "--", "python3", "files.py")
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	st := untilEnded(t, data, id, 5*time.Minute)
+	unsupervised(t, data, id)
+	grown, _ := sandbox.WorkspaceBytes(dir, 0)
+	grown -= base
+	t.Logf("job %s: %s; the workspace grew by %d MiB (%d inodes' worth)", id, st.Reason, grown>>20, grown/sandbox.InodeBytes)
+	if st.State != job.Failed || !strings.Contains(st.Reason, "workspace quota exceeded") {
+		t.Fatalf("%s (%s): want FAILED, past its 64 MiB quota", st.State, st.Reason)
+	}
+	if grown > 128<<20 {
+		t.Errorf("the workspace grew by %d MiB: want at most the quota and its overshoot (64 MiB)", grown>>20)
 	}
 }
 

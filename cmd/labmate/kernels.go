@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/job/local"
 	"github.com/labmate/labmate/sandbox"
 )
 
@@ -61,6 +62,7 @@ labmate software.`,
 					"kernels": rows,
 					"sandbox": map[string]any{"available": problem == "", "description": isolation, "error": problem,
 						"limits": limits, "enforced": problem == "" && unenforced == "", "unenforced": unenforced},
+					"job_disk_quota_bytes": int64(local.DefaultDiskBytes),
 				})
 				if err == nil && (problem != "" || unenforced != "") {
 					return exitError{1}
@@ -94,6 +96,11 @@ labmate software.`,
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", l.Name, l.Value, enforced, l.How)
 			}
 			w.Flush()
+			if uid, gid, ok := sandbox.HostIdentity(); ok {
+				fmt.Fprintf(out, "\nlabmate runs as root: in every mode, --no-sandbox too, code runs as the unprivileged uid %d (gid %d), never as root\n", uid, gid)
+			}
+			fmt.Fprintf(out, "\nlocal jobs: the same sandbox, and a workspace quota of %s unless the job asks for another (labmate job submit --disk SIZE; --disk 0: none), enforced by the job's supervisor\n",
+				sandbox.FormatSize(local.DefaultDiskBytes))
 			if unenforced != "" {
 				fmt.Fprintf(out, "\n!!! labmate refuses to run code here unless you pass --no-sandbox (or --mem-limit unlimited): %s !!!\n", unenforced)
 				return exitError{1}

@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner/locallog"
 )
 
 // protocolFlags are lab simulate's and lab run's.
@@ -116,7 +117,13 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 		log, closeLog := localLog(cmd.ErrOrStderr(), f.data, "lab")
 		defer closeLog()
 		opts.OpLog = log
+		// It prints a message of the run once the log has committed it.
+		display := locallog.NewDisplay(log)
+		opts.Log = display.Writer(opts.Log)
 		rep, err = benchrun.Run(ctx, code, ws, opts)
+		if ferr := display.Flush(); err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)

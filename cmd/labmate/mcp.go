@@ -44,7 +44,7 @@ Tools:
   docs_search      the documentation index of labmate docs ($LABMATE_DOCS_DB or DATA/docs.db)
   campaign_start, campaign_step, campaign_status
                    the optimization game on a CSV dataset (random or Bayesian planner;
-                   steps recorded in DATA/campaigns.db; the CSV is sent inline, or named
+                   each campaign a stream of the log (--log); the CSV is sent inline, or named
                    by a path under a --data-root directory)
   submit_job, job_status, job_logs, cancel_job, list_jobs
                    long jobs that outlive the call (labmate job): local ones in DATA/jobs,
@@ -84,7 +84,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			if cfg.Campaign, err = cf.setup(); err != nil {
 				return err
 			}
-			mem, docs, closeStores, err := openStores(ctx, data, &cfg)
+			mem, docs, closeStores, err := openStores(ctx, data)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "mcp") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
-			rn, err := runner.New(ctx, cfg.RunnerConfig()) // no HTTP server: MCP over stdio is the only face
+			rn, err := runner.New(ctx, cfg.Config) // no HTTP server: MCP over stdio is the only face
 			if err != nil {
 				return err
 			}

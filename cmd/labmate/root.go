@@ -173,9 +173,10 @@ func (f *sandboxFlags) open() (*sandbox.Sandbox, error) {
 // sizeFlag is a size in bytes with units (2G, 512M, 4GiB) or "unlimited" (-1); 0 means the
 // sandbox's default.
 type sizeFlag struct {
-	n     int64
-	name  string
-	check func(int64) error
+	n          int64
+	name       string
+	check      func(int64) error
+	zeroIsNone bool // 0 means none (-1), as "unlimited" does
 }
 
 func (f *sizeFlag) String() string {
@@ -199,6 +200,10 @@ func (f *sizeFlag) Set(s string) error {
 	n, err := sandbox.ParseSize(s)
 	if err != nil {
 		return err
+	}
+	if n == 0 && f.zeroIsNone {
+		f.n = -1
+		return nil
 	}
 	if n == 0 {
 		return fmt.Errorf("a --%s of 0 makes no sense (give a size such as 2G, or unlimited)", f.name)

@@ -66,11 +66,18 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := openRuns(dir)
+			runID := resume
+			if runID == "" {
+				runID = uuid.NewString()
+			}
+			rl, release, err := locallog.OwnRun(dir, runID, resumeCommand(dir, runID), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer store.Close()
+			defer release()
+			importOld(ctx, dir, rl.Log(), cmd.ErrOrStderr())
+			// The run's checkpoints are events of its stream.
+			store := agent.NewCheckpoints(rl.Log())
 			var parkedOn string // the job a resumed run is parked on
 			if resume != "" {
 				st, err := store.Load(ctx, resume)
@@ -91,15 +98,6 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			runID := resume
-			if runID == "" {
-				runID = uuid.NewString()
-			}
-			rl, release, err := locallog.OwnRun(dir, runID, resumeCommand(dir, runID), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer release()
 			if workspace == "" {
 				// Code a model writes works in a directory of its own, never the user's.
 				if workspace, err = runWorkspace(dir, runID); err != nil {
@@ -277,7 +275,7 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
 	f.StringSliceVar(&memoryRead, "memory-read", nil, "more memory namespaces to recall from (e.g. a frozen one another model wrote); repeatable")
 	f.BoolVar(&memoryInfer, "memory-infer", false, "consolidate what runs teach with the model deciding ADD, UPDATE, DELETE or NOOP (default: deterministic)")
-	f.StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	f.StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	sf.add(cmd)
 	cmd.AddCommand(newRunListCmd(), newRunShowCmd())
 	return cmd

@@ -33,7 +33,8 @@ DELETE or NOOP when consolidating, and --no-memory turns memory off.
 
 Every event goes into the data directory's log, DATA/labmate.db, which labmate serve and its
 dashboard show live (the run appends to it itself, beside a running server), and the run's
-state is checkpointed in DATA/runs.db (labmate run list, labmate run show ID): a run that
+state is checkpointed there too, in the run's stream (labmate run list, labmate run show ID; a
+DATA/runs.db of an earlier labmate is imported once and kept as runs.db.imported): a run that
 was killed, stopped with Ctrl-C or stopped by its provider failing (down, overloaded, rate
 limited) continues with --resume ID, with the model it worked with unless --model names another,
 without repeating the operations it finished. The kernels are new: the variables they can

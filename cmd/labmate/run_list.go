@@ -1,24 +1,33 @@
 package main
 
 import (
-	"path/filepath"
+	"context"
+	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/report"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/runner/locallog"
 )
 
-// openRuns opens the run checkpoints of the --data directory.
-func openRuns(data string) (*agentsqlite.Store, error) {
+// openRuns opens the log of the --data directory, where the agent runs' checkpoints are
+// events of their streams, for a command that reads them (role: what it is), importing first,
+// once, what an earlier labmate kept beside it (importOld).
+func openRuns(ctx context.Context, data, role string, stderr io.Writer) (*agent.Checkpoints, func(), error) {
 	dir, err := dataDir(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return agentsqlite.Open(filepath.Join(dir, "runs.db"))
+	log, err := locallog.Open(dir, role)
+	if err != nil {
+		return nil, nil, err
+	}
+	importOld(ctx, dir, log, stderr)
+	return agent.NewCheckpoints(log), func() { log.Close() }, nil
 }
 
 func newRunListCmd() *cobra.Command {
@@ -29,16 +38,16 @@ func newRunListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List past agent runs, the latest first",
-		Long: `List the agent runs checkpointed in DATA/runs.db, the latest first: id, state (the stop reason,
+		Long: `List the agent runs checkpointed in the log DATA/labmate.db, the latest first: id, state (the stop reason,
 "resumable" when labmate run --resume continues it, or the phase of a run that has not stopped),
 model, tokens spent, last update and task. --json prints one JSON array.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := openRuns(data)
+			store, done, err := openRuns(cmd.Context(), data, "runlist", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer store.Close()
+			defer done()
 			runs, err := store.Runs(cmd.Context())
 			if err != nil {
 				return err
@@ -47,7 +56,7 @@ model, tokens spent, last update and task. --json prints one JSON array.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as one JSON array")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
 }
 
@@ -59,8 +68,8 @@ func newRunShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one agent run: its plan, steps, operations and outcome",
-		Long: `Show one agent run, checkpointed in DATA/runs.db, with its events from the log
-DATA/labmate.db (read beside a running labmate serve): the task, model and workspace, the plan
+		Long: `Show one agent run, its checkpoint and events from the log DATA/labmate.db (read beside
+a running labmate serve): the task, model and workspace, the plan
 with the steps accepted so far, every run_code operation with its outcome, the tokens spent, and how
 the run ended (the answer, or why it stopped and whether labmate run --resume continues it).
 --json prints {"state": …, "operations": […], "started": …, "updated": …}.
@@ -74,12 +83,12 @@ by its digest after the workspace has changed or gone.`,
 			if err != nil {
 				return err
 			}
-			store, err := openRuns(dir)
+			ctx := cmd.Context()
+			store, done, err := openRuns(ctx, dir, "runshow", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer store.Close()
-			ctx := cmd.Context()
+			defer done()
 			if art != "" {
 				return writeArtifact(ctx, cmd.OutOrStdout(), dir, args[0], art)
 			}
@@ -96,21 +105,19 @@ by its digest after the workspace has changed or gone.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
 	cmd.Flags().StringVar(&art, "artifact", "", "write this artifact of the run (its path in the workspace) to standard output")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding runs.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
 }
 
-// evalRuns opens an eval's result folder as a data directory for its trials' runs: their
-// checkpoints (runs.db) and their log (labmate.db), held while the eval runs.
-func evalRuns(out string) (*agentsqlite.Store, protocol.Store, func(), error) {
-	runs, err := openRuns(out)
-	if err != nil {
+// evalRuns opens an eval's result folder as a data directory for its trials' runs: their log
+// (labmate.db), which holds their checkpoints too, held while the eval runs.
+func evalRuns(out string) (*agent.Checkpoints, protocol.Store, func(), error) {
+	if err := os.MkdirAll(out, 0o700); err != nil {
 		return nil, nil, nil, err
 	}
 	log, err := locallog.OpenStore(out, 5*time.Second)
 	if err != nil {
-		runs.Close()
 		return nil, nil, nil, err
 	}
-	return runs, log, func() { log.Close(); runs.Close() }, nil
+	return agent.NewCheckpoints(log), log, func() { log.Close() }, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/report"
-	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/llm/llmtest"
 )
 
@@ -37,7 +36,7 @@ func TestRunProviderErrorListShowResume(t *testing.T) {
 	id := last.RunID
 
 	out, errOut, code = labmateEnv(t, env, dir, "", "run", "list", "--json")
-	var runs []agentsqlite.Run
+	var runs []agent.RunSummary
 	if err := json.Unmarshal([]byte(out), &runs); err != nil || code != 0 {
 		t.Fatalf("run list --json: exit %d, %v: %s%s", code, err, out, errOut)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/runner/locallog"
 	"github.com/labmate/labmate/server"
 	"github.com/labmate/labmate/server/mcp"
@@ -29,7 +31,7 @@ func newServeCmd() *cobra.Command {
 		artifactsMax      string
 		prewarm           []string
 		idle              time.Duration
-		limits            server.Config // the Max* caps
+		limits            runner.Limits // the caps
 		sf                sandboxFlags
 		cf                campaignFlags
 	)
@@ -62,11 +64,13 @@ run_resume follows, then the run's further events). Without a model it stays res
 run_end says how: POST /v1/runs/ID/resume (or the dashboard) once serve runs with --model, or
 labmate run --resume ID --data DATA while serve is not running. A run whose checkpoint cannot be
 continued (it had ended already, or there is none) gets a run_end saying why. Runs are
-checkpointed in DATA/runs.db, work in DATA/workspaces/run-ID, and use the server's memory and
-documentation index like labmate run.
+checkpointed in their streams (run_checkpoint), work in DATA/workspaces/run-ID, and use the
+server's memory and documentation index like labmate run.
 
-State lives in DATA/labmate.db (SQLite), memory in $LABMATE_MEMORY or DATA/memory.db,
-campaigns in DATA/campaigns.db, the documentation index in $LABMATE_DOCS_DB or DATA/docs.db,
+State lives in DATA/labmate.db (SQLite) — operations, agent runs with their checkpoints, jobs,
+campaigns (a runs.db or campaigns.db of an earlier labmate is imported there once and kept as
+FILE.imported) — memory in $LABMATE_MEMORY or DATA/memory.db, the documentation index in
+$LABMATE_DOCS_DB or DATA/docs.db,
 session workspaces in DATA/workspaces, and every artifact a cell reports (a figure, a table, up
 to 32 MiB) in DATA/artifacts by its SHA-256, outliving workspace and server (GET
 /v1/artifacts/SHA256/NAME; --artifacts-max bounds it, the oldest unpinned evicted first, with a
@@ -135,11 +139,7 @@ it cannot open.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			runStore, err := openRuns(data)
-			if err != nil {
-				return err
-			}
-			defer runStore.Close()
+			importOld(ctx, data, store, cmd.ErrOrStderr())
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)
 			if cfg.Artifacts, err = openArtifacts(data, artifactsMax); err != nil {
 				return err
@@ -147,12 +147,12 @@ it cannot open.`,
 			if cfg.Campaign, err = cf.setup(); err != nil {
 				return err
 			}
-			mem, docs, closeStores, err := openStores(ctx, data, &cfg)
+			mem, docs, closeStores, err := openStores(ctx, data)
 			if err != nil {
 				return err
 			}
 			defer closeStores()
-			runs, err := agentRuns(ctx, modelSpec, sb, data, runStore, mem, docs)
+			runs, err := agentRuns(ctx, modelSpec, sb, data, agent.NewCheckpoints(store), mem, docs)
 			if err != nil {
 				return err
 			}
@@ -160,12 +160,12 @@ it cannot open.`,
 				cfg.Runs, cfg.Resume, cfg.Model = runs.Run, runs.Resume, runs.model.Name()
 				runs.artifacts = cfg.Artifacts
 			}
-			cfg.Token, cfg.IdleTimeout, cfg.Memory = token, idle, mem
+			cfg.Token, cfg.Memory = token, mem
 			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
 			cfg.Owner = locallog.Owner(store) // labmate run processes append their runs to the log themselves
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
-			cfg.MaxSessions, cfg.MaxKernels, cfg.MaxQueue = limits.MaxSessions, limits.MaxKernels, limits.MaxQueue
-			cfg.MaxOperations, cfg.MaxRuns = limits.MaxOperations, limits.MaxRuns
+			limits.Idle = idle
+			cfg.Limits = limits
 			jobs, closeJobs := (&jobDirs{data: data}).serving(cmd, "serve") // queued local jobs start while it runs
 			defer closeJobs()
 			cfg.Jobs = jobs
@@ -204,11 +204,11 @@ it cannot open.`,
 	f.StringSliceVar(&allowHosts, "allow-host", nil, "another name the Host header may carry, e.g. a reverse proxy's (NAME, IP or *.DOMAIN; repeatable)")
 	f.StringSliceVar(&prewarm, "prewarm", []string{"python", "octave"}, "kernels kept started ahead of use")
 	f.DurationVar(&idle, "idle", 15*time.Minute, "close a session's kernels, and drop the session, after this long without an operation")
-	f.IntVar(&limits.MaxSessions, "max-sessions", 256, "live sessions at most (with a connection, an operation or kernels)")
-	f.IntVar(&limits.MaxKernels, "max-kernels", 16, "kernels running at once at most, pre-warmed ones included")
-	f.IntVar(&limits.MaxQueue, "max-queue", 64, "operations queued or running per session at most")
-	f.IntVar(&limits.MaxOperations, "max-operations", 1024, "operations queued or running in all at most")
-	f.IntVar(&limits.MaxRuns, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
+	f.IntVar(&limits.Sessions, "max-sessions", 256, "live sessions at most (with a connection, an operation or kernels)")
+	f.IntVar(&limits.Kernels, "max-kernels", 16, "kernels running at once at most, pre-warmed ones included")
+	f.IntVar(&limits.Queue, "max-queue", 64, "operations queued or running per session at most")
+	f.IntVar(&limits.Operations, "max-operations", 1024, "operations queued or running in all at most")
+	f.IntVar(&limits.Runs, "max-runs", 4, "agent runs (POST /v1/runs) running at once at most")
 	f.StringVar(&artifactsMax, "artifacts-max", "2GiB", "size of the artifact store, DATA/artifacts: the figures and files cells report, kept by content; past it the oldest unpinned go first")
 	f.StringVarP(&modelSpec, "model", "m", "", "the model agent runs (POST /v1/runs) use (default $LABMATE_MODEL; none: no agent runs)")
 	sf.add(cmd)

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labmate/labmate/runner"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
+	"github.com/labmate/labmate/agent"
+	agentsqlite "github.com/labmate/labmate/agent/sqlite"
 	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/kernel"
 	ksqlite "github.com/labmate/labmate/knowledge/sqlite"
@@ -23,15 +26,11 @@ import (
 
 // serverConfig is the protocol server's configuration shared by serve and mcp.
 func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
-	return server.Config{
-		Store: store,
-		Start: func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-			return startKernel(ctx, name, sb, workspace)
-		},
-		Kernels:    kernelInfos,
-		Workspaces: filepath.Clean(workspaces),
-		Prewarm:    prewarm,
+	start := func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+		return startKernel(ctx, name, sb, workspace)
 	}
+	return server.Config{Config: runner.Config{Store: store, Workspaces: filepath.Clean(workspaces), Prewarm: prewarm,
+		Kernels: runner.KernelFuncs{StartFunc: start, ListFunc: kernelInfos}}}
 }
 
 // kernelInfos lists the kernels with their interpreter versions.
@@ -58,26 +57,14 @@ func memoryPath(data string) string {
 	return cmp.Or(os.Getenv("LABMATE_MEMORY"), filepath.Join(data, "memory.db"))
 }
 
-// openStores opens, in one place, the stores labmate serve and labmate mcp share under DATA and
-// sets the campaign store in cfg: the memory (memoryPath), the documentation index labmate docs writes
-// ($LABMATE_DOCS_DB, else DATA/docs.db) and the campaign store (DATA/campaigns.db). It returns
-// the memory and the index for the MCP tools and agent runs, and closes all three with done.
-func openStores(ctx context.Context, data string, cfg *server.Config) (mem memory.Store, docs *ksqlite.Index, done func(), err error) {
-	var closers []func() error
-	done = func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}
-	defer func() {
-		if err != nil {
-			done()
-		}
-	}()
+// openStores opens, in one place, the stores labmate serve and labmate mcp share under DATA
+// beside the log: the memory (memoryPath) and the documentation index labmate docs writes
+// ($LABMATE_DOCS_DB, else DATA/docs.db). It returns them for the MCP tools and agent runs, and
+// closes both with done.
+func openStores(ctx context.Context, data string) (mem memory.Store, docs *ksqlite.Index, done func(), err error) {
 	if mem, err = (&memoryFlags{store: memoryPath(data)}).open(ctx); err != nil {
 		return nil, nil, nil, err
 	}
-	closers = append(closers, mem.Close)
 	docsPath := cmp.Or(os.Getenv("LABMATE_DOCS_DB"), filepath.Join(data, "docs.db"))
 	docs, err = ksqlite.Open(docsPath, nil)
 	if errors.Is(err, ksqlite.ErrOldIndex) { // kept aside: the server starts with an empty index
@@ -88,16 +75,27 @@ func openStores(ctx context.Context, data string, cfg *server.Config) (mem memor
 		}
 	}
 	if err != nil {
+		mem.Close()
 		return nil, nil, nil, err
 	}
-	closers = append(closers, docs.Close)
-	cst, err := labsqlite.Open(filepath.Join(data, "campaigns.db"))
-	if err != nil {
-		return nil, nil, nil, err
+	return mem, docs, func() { docs.Close(); mem.Close() }, nil
+}
+
+// importOld imports into log, once, the stores an earlier labmate kept beside it in data —
+// the agent runs' checkpoints (runs.db) and the campaigns (campaigns.db) — and retires them
+// (renamed FILE.imported, with a note), saying so on w. A file that cannot be imported is
+// kept, said on w, and tried again by the next command.
+func importOld(ctx context.Context, data string, log protocol.Store, w io.Writer) {
+	if n, err := agentsqlite.Import(ctx, data, agent.NewCheckpoints(log)); err != nil {
+		fmt.Fprintf(w, "labmate: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(w, "labmate: imported %d agent runs of %s into the log; the file is kept as %[2]s.imported\n", n, filepath.Join(data, agentsqlite.File))
 	}
-	closers = append(closers, cst.Close)
-	cfg.CampaignStore = cst
-	return mem, docs, done, nil
+	if n, err := labsqlite.Import(ctx, data, log); err != nil {
+		fmt.Fprintf(w, "labmate: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(w, "labmate: imported %d campaigns of %s into the log; the file is kept as %[2]s.imported\n", n, filepath.Join(data, labsqlite.File))
+	}
 }
 
 // redact hides the password of a postgres:// URL in what is printed.

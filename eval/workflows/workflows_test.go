@@ -75,7 +75,7 @@ func TestParseCheck(t *testing.T) {
 
 func run(t testing.TB, wfs []Workflow) ([]*Result, float64) {
 	start := time.Now()
-	res, err := Run(context.Background(), wfs, &Options{Start: shell.Start, Kernel: testutil.KernelOptions(t), Timeout: 5 * time.Minute,
+	res, err := Run(context.Background(), wfs, &Options{Start: shell.Start, Kernel: testutil.KernelOptions(t), // Timeout: the CLI's default
 		Progress: func(r *Result) {
 			t.Logf("%s: pass %v in %.1f s (%s) %s", r.Skill, r.Pass, r.WallS, r.Perception, r.Error)
 		}})

@@ -1,6 +1,6 @@
 // Package sqlitefile opens labmate's SQLite files the same way everywhere: the pure-Go
 // modernc.org/sqlite driver, WAL journal, a busy timeout, and a schema version kept in
-// PRAGMA user_version.
+// PRAGMA user_version; and retires a file whose content moved to another store (Adopt, Retire).
 package sqlitefile
 
 import (
@@ -8,8 +8,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -54,4 +58,57 @@ func Migrate(ctx context.Context, db *sql.DB, schema string, version int) error 
 		return err
 	}
 	return tx.Commit()
+}
+
+// Adopt takes the SQLite file at path, with its journal, aside for a one-time import into
+// another store: renamed to path+".importing" while this process holds a lock on its
+// directory, so that of several processes one imports it; a file an import cut short left
+// there is taken up again. taken is "" when there is nothing to import; release drops the
+// lock (after Retire).
+func Adopt(path string) (taken string, release func(), err error) {
+	taken = path + ".importing"
+	if !exists(path) && !exists(taken) {
+		return "", func() {}, nil
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return "", nil, err
+	}
+	release = func() { dir.Close() } // closing the directory drops its lock
+	if err := syscall.Flock(int(dir.Fd()), syscall.LOCK_EX); err != nil {
+		release()
+		return "", nil, fmt.Errorf("locking %s to import %s: %w", dir.Name(), path, err)
+	}
+	for _, sfx := range []string{"-wal", ""} { // the journal first: the file is complete with it
+		if err := os.Rename(path+sfx, taken+sfx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			release()
+			return "", nil, fmt.Errorf("taking %s aside to import it: %w", path, err)
+		}
+	}
+	os.Remove(path + "-shm")
+	if !exists(taken) { // another process imported it meanwhile
+		release()
+		return "", func() {}, nil
+	}
+	return taken, release, nil
+}
+
+// Retire puts a file Adopt took aside, once imported, at path+".imported" with note in
+// path+".imported.txt" beside it: kept for reference, never read again.
+func Retire(taken, path, note string) error {
+	for _, sfx := range []string{"-wal", "-shm"} {
+		os.Remove(taken + sfx) // a closed database has folded its journal in
+	}
+	if err := os.WriteFile(path+".imported.txt", []byte(note), 0o600); err != nil {
+		return fmt.Errorf("retiring %s: %w", path, err)
+	}
+	if err := os.Rename(taken, path+".imported"); err != nil {
+		return fmt.Errorf("retiring %s: %w", path, err)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

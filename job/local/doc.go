@@ -33,9 +33,13 @@
 // verdicts the supervisor records (DIR/jobs/ID/verdicts; the last one is in the job's status)
 // rather than judging the job a second time. A supervisor that died (kill -9) is started again
 // by the next Scheduler that looks at the running job, any labmate command on the directory.
-// Its output is DIR/jobs/ID/supervisor.log. The quota (Resources.DiskBytes) counts from the
-// workspace's size when the job started; past it the supervisor stops the job, which ends
-// FAILED with the quota in its reason (Fail). When its job has ended the supervisor starts the
+// Its output is DIR/jobs/ID/supervisor.log. Every job has a workspace quota unless it asks for
+// none (Resources.DiskBytes job.NoDiskQuota, labmate job submit --disk 0): one that asks for no
+// particular quota gets Options.DefaultDiskBytes (DefaultDiskBytes, 10 GiB, as a kernel), and
+// the spec records the quota in force, which labmate job status shows. The quota counts from
+// the workspace's size when the job started, each inode charged sandbox.InodeBytes on top of
+// its blocks (300 000 empty files are not free); past it the supervisor stops the job, which
+// ends FAILED with the quota in its reason (Fail). When its job has ended the supervisor starts the
 // jobs queued behind it.
 //
 // [Open] on the same directory reattaches every running job by its recorder's pid and start

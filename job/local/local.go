@@ -24,6 +24,14 @@ import (
 	"github.com/labmate/labmate/sandbox"
 )
 
+// DefaultDiskBytes is the workspace quota of a job that asks for none, as a kernel's: how much
+// its workspace may grow while it runs (Options.DefaultDiskBytes sets another).
+const DefaultDiskBytes = sandbox.DefaultDiskBytes
+
+// DefaultDisk is the workspace quota a job that asks for none gets here; 0: none (no
+// supervisor, or none configured).
+func (s *Scheduler) DefaultDisk() int64 { return s.defDisk }
+
 // Options tune a Scheduler; nil means defaults.
 type Options struct {
 	// Mode is the sandbox mode jobs run in; "" means sandbox.Detect's choice, and ModeNone is
@@ -39,6 +47,10 @@ type Options struct {
 	// DefaultMemoryBytes is the memory of a job that asks for none: 0 means
 	// sandbox.DefaultMemoryBytes, at most half of MemoryBytes.
 	DefaultMemoryBytes int64
+	// DefaultDiskBytes is the workspace quota of a job that asks for none (Resources.DiskBytes
+	// 0): 0 means DefaultDiskBytes, below 0 none. It needs a Supervisor; without one jobs get no
+	// default quota.
+	DefaultDiskBytes int64
 	// Poll is how often an open Scheduler looks at its jobs, starts queued ones and reads their
 	// output (default 100 ms).
 	Poll time.Duration
@@ -58,17 +70,18 @@ type Options struct {
 // Scheduler runs jobs on this machine; see the package documentation. It is safe for concurrent
 // use.
 type Scheduler struct {
-	dir    string       // DIR/jobs
-	hidden string       // DIR
-	mode   sandbox.Mode // "" until detected (Options.Lazy)
-	modeMu sync.Mutex
-	base   sandbox.Policy
-	cores  int
-	mem    int64
-	defMem int64
-	poll   time.Duration
-	boot   string
-	tools  map[string]string // absolute paths of the recorder's tools
+	dir     string       // DIR/jobs
+	hidden  string       // DIR
+	mode    sandbox.Mode // "" until detected (Options.Lazy)
+	modeMu  sync.Mutex
+	base    sandbox.Policy
+	cores   int
+	mem     int64
+	defMem  int64
+	defDisk int64 // the quota of a job that asks for none; 0: none
+	poll    time.Duration
+	boot    string
+	tools   map[string]string // absolute paths of the recorder's tools
 
 	supervisor []string
 	launched   map[job.ID]time.Time // when this process last started a job's supervisor
@@ -131,6 +144,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		cores:    opts.Cores,
 		mem:      opts.MemoryBytes,
 		defMem:   opts.DefaultMemoryBytes,
+		defDisk:  opts.DefaultDiskBytes,
 		poll:     opts.Poll,
 		boxes:    map[boxKey]*sandbox.Sandbox{},
 		specs:    map[job.ID]*job.Spec{},
@@ -161,6 +175,15 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		if s.mem, err = sandbox.HostMemory(); err != nil {
 			return nil, fmt.Errorf("job/local: %w", err)
 		}
+	}
+	switch {
+	case s.defDisk == 0:
+		s.defDisk = DefaultDiskBytes
+	case s.defDisk < 0:
+		s.defDisk = 0
+	}
+	if len(s.supervisor) == 0 {
+		s.defDisk = 0
 	}
 	if s.defMem <= 0 {
 		s.defMem = min(sandbox.DefaultMemoryBytes, s.mem/2)
@@ -426,6 +449,9 @@ func (s *Scheduler) Submit(ctx context.Context, spec *job.Spec) (job.ID, error) 
 		return "", fmt.Errorf("job spec: workspace: %w", err)
 	}
 	sp := *spec
+	if sp.Resources.DiskBytes == 0 && s.defDisk > 0 {
+		sp.Resources.DiskBytes = s.defDisk // recorded: job status shows the quota in force
+	}
 	sp.Command = slices.Clone(spec.Command)
 	sp.Follow = slices.Clone(spec.Follow)
 	if spec.Env != nil {

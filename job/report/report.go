@@ -141,8 +141,11 @@ func Resources(r *job.Resources) string {
 	if r.WallTime > 0 {
 		parts = append(parts, "wall time "+job.FormatWallTime(r.WallTime))
 	}
-	if r.DiskBytes > 0 {
+	switch {
+	case r.DiskBytes > 0:
 		parts = append(parts, "disk quota "+sandbox.FormatSize(r.DiskBytes))
+	case r.DiskBytes == job.NoDiskQuota:
+		parts = append(parts, "no disk quota")
 	}
 	if r.GPUs > 0 {
 		parts = append(parts, plural(r.GPUs, "GPU"))

@@ -154,3 +154,56 @@ except ImportError:
 		}
 	}
 }
+
+// TestQuotaAttacks: fallocate and 300 000 empty files against a 64 MiB workspace quota, in a
+// kernel. fallocate (refused by the sandbox's seccomp profile; glibc then writes) is stopped by
+// the file-size limit; empty files, which no file-size limit stops and which allocate no blocks,
+// cost sandbox.InodeBytes each, and the interpreter still making them after the breach is
+// killed. Either way the workspace grows by at most the quota and 64 MiB, and the cell's
+// result says why it ended.
+func TestQuotaAttacks(t *testing.T) {
+	k, ws := start(t, &sandbox.Policy{DiskBytes: 64 << 20})
+	grown := func(base int64) int64 {
+		n, _ := sandbox.WorkspaceBytes(ws, 0)
+		return n - base
+	}
+	base, _ := sandbox.WorkspaceBytes(ws, 0)
+	r := run(t, k, `
+import itertools, os
+for i in itertools.count():
+    fd = os.open("f%d.bin" % i, os.O_WRONLY | os.O_CREAT, 0o644)
+    os.posix_fallocate(fd, 0, 32 << 20)
+    os.close(fd)
+`)
+	if g := grown(base); r.Res.Status != protocol.StatusError || !strings.HasPrefix(r.Res.Error, "workspace quota exceeded: ") || g > 128<<20 {
+		t.Errorf("fallocate: result %s %q, the workspace grew by %s; want the quota error and at most 128 MiB\n%s", r.Res.Status, r.Res.Error, sandbox.FormatSize(g), r.Output())
+	}
+	t.Logf("fallocate: %s; %s", r.Res.Error, sandbox.FormatSize(grown(base)))
+	// Back within the quota, then files.
+	if r := run(t, k, "import glob, os\nfor f in glob.glob('f*.bin'): os.remove(f)\nprint('clean')"); r.Res.Status != protocol.StatusOK {
+		t.Fatalf("cleaning up: %s %q", r.Res.Status, r.Res.Error)
+	}
+	r = run(t, k, `
+import os
+for d in range(300):
+    os.mkdir("e%d" % d)
+    for i in range(1000):
+        os.close(os.open("e%d/%d" % (d, i), os.O_WRONLY | os.O_CREAT, 0o644))
+print("made 300000 files")
+`)
+	g := grown(base)
+	if r.Res.Status != protocol.StatusError || !strings.Contains(r.Res.Error, "workspace quota exceeded: ") || g > 128<<20 {
+		t.Errorf("empty files: result %s %q, the workspace grew by %s; want the quota error and at most 128 MiB\n%s", r.Res.Status, r.Res.Error, sandbox.FormatSize(g), r.Output())
+	}
+	t.Logf("empty files: %s; %s (%d inodes' worth)", r.Res.Error, sandbox.FormatSize(g), g/sandbox.InodeBytes)
+	// Still making files after the breach, the interpreter may have been killed: then it is
+	// restarted, in a workspace whose growth counts afresh.
+	if !r.Res.WorkspaceOK {
+		if err := k.Restart(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := run(t, k, "print(6 * 7)"); r.Res.Status != protocol.StatusOK {
+		t.Errorf("the next cell: %s %q", r.Res.Status, r.Res.Error)
+	}
+}

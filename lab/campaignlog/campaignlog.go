@@ -6,14 +6,23 @@
 //	run_event {"kind": "campaign", "type": "start", "campaign": lab.Campaign, "scale": lab.Scale}
 //	run_event {"kind": "campaign", "type": "step", "step": lab.Step, "advantage": A, "nma": N}  (one per turn)
 //	run_end   {"reason": "budget_spent" | "exhausted" | "error", "error": why}
+//
+// The log is the campaigns' only store: Steps reads the turns of earlier campaigns from it, the
+// prior of a memory-informed planner, and Import puts in it those an earlier labmate recorded
+// in campaigns.db.
 package campaignlog
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/labmate/labmate/lab"
 	"github.com/labmate/labmate/protocol"
@@ -43,8 +52,9 @@ const (
 	EndError                     = protocol.ReasonError
 )
 
-// Store is a lab.Store that also logs every campaign it records to log: Begin its start, Record
-// each turn. scale gives a campaign's group's scale (for the advantage and NMA of each turn).
+// Store is a lab.Store that logs every campaign it records to log: Begin its start, Record
+// each turn; the campaigns in the log are what Steps reads (or those of the store it also
+// records to, when it has one). scale gives a campaign's group's scale (for the advantage and NMA of each turn).
 // End closes a campaign's stream. Its errors are the log's, wrapped.
 type Store struct {
 	lab.Store
@@ -113,12 +123,16 @@ func (s *Store) Record(ctx context.Context, st *lab.Step) error {
 	return s.appendEvent(ctx, st.Campaign, protocol.TypeRunEvent, ev)
 }
 
-// Steps implements lab.Store.
+// Steps implements lab.Store: the steps of the store it records to, else of the campaigns in
+// its log (Steps) when the log can be read.
 func (s *Store) Steps(ctx context.Context, q *lab.Query) iter.Seq2[*lab.Step, error] {
-	if s.Store == nil {
-		return func(func(*lab.Step, error) bool) {}
+	if s.Store != nil {
+		return s.Store.Steps(ctx, q)
 	}
-	return s.Store.Steps(ctx, q)
+	if r, ok := s.log.(Reader); ok {
+		return Steps(ctx, r, q)
+	}
+	return func(func(*lab.Step, error) bool) {}
 }
 
 // End closes the stream of every campaign that began and has not ended: played to the budget,
@@ -149,4 +163,125 @@ func finite(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// Reader is what Steps reads the log with (protocol.Store).
+type Reader interface {
+	Sessions(ctx context.Context) ([]protocol.SessionInfo, error)
+	Operations(ctx context.Context, sessionID string) ([]protocol.OperationInfo, error)
+	Operation(ctx context.Context, sessionID, operationID string) iter.Seq2[*protocol.EnhancedMessage, error]
+}
+
+// Steps yields the steps of the campaigns in log on q.Space and q.Objective outside
+// q.ExcludeGroup, in the order of the campaigns' starts, then of their turns: the log as
+// lab.Store.Steps, what memory-informed planners learn from.
+func Steps(ctx context.Context, log Reader, q *lab.Query) iter.Seq2[*lab.Step, error] {
+	return func(yield func(*lab.Step, error) bool) {
+		camps, err := campaigns(ctx, log, q)
+		if err != nil {
+			yield(nil, fmt.Errorf("campaignlog: %w", err))
+			return
+		}
+		for _, c := range camps {
+			for _, st := range c.steps {
+				st.Group = c.Group
+				if !yield(st, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// logged is a campaign as its stream has it.
+type logged struct {
+	*lab.Campaign
+	steps []*lab.Step
+}
+
+// campaigns reads the streams of the campaigns in log that q selects, ordered by start.
+func campaigns(ctx context.Context, log Reader, q *lab.Query) ([]logged, error) {
+	sessions, err := log.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []logged
+	for _, si := range sessions {
+		ops, err := log.Operations(ctx, si.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(ops, func(o protocol.OperationInfo) bool { return o.ID == si.ID && o.Kind == protocol.KindCampaign }) {
+			continue
+		}
+		var c logged
+		for m, err := range log.Operation(ctx, si.ID, si.ID) {
+			if err != nil {
+				return nil, err
+			}
+			if m.Type != protocol.TypeRunEvent {
+				continue
+			}
+			var ev Event
+			if err := m.Decode(&ev); err != nil {
+				return nil, fmt.Errorf("campaign %s, seq %d: %w", si.ID, m.Seq, err)
+			}
+			switch {
+			case ev.Type == "start" && ev.Campaign != nil:
+				c.Campaign = ev.Campaign
+			case ev.Type == "step" && ev.Step != nil && c.Campaign != nil:
+				c.steps = append(c.steps, ev.Step)
+			}
+		}
+		if c.Campaign != nil && c.Space == q.Space && c.Objective == q.Objective && c.Group != q.ExcludeGroup {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b logged) int {
+		return cmp.Or(a.Started.Compare(b.Started), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// ImportLog is what Import writes to and reads (protocol.Store).
+type ImportLog interface {
+	Log
+	Reader
+}
+
+// Import puts campaign c and its steps, recorded before campaigns were only in the log
+// (campaigns.db), into log as the stream it would have had (without the advantage and NMA,
+// which need the group's scale), unless log has a session of its id already; it reports
+// whether it did. The stream ends as the campaign did: its budget played, or exhausted.
+func Import(ctx context.Context, log ImportLog, c *lab.Campaign, steps []lab.Step) (bool, error) {
+	if _, err := log.Operations(ctx, c.ID); !errors.Is(err, protocol.ErrUnknownSession) {
+		return false, err
+	}
+	at := func(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+	add := func(t protocol.Type, payload any, when time.Time) error {
+		m, err := protocol.NewMessage(t, c.ID, c.ID, payload)
+		if err != nil {
+			return err
+		}
+		m.Timestamp = at(when)
+		if _, err := log.Append(ctx, m); err != nil {
+			return fmt.Errorf("campaignlog: importing campaign %s: %w", c.ID, err)
+		}
+		return nil
+	}
+	if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: "start", Campaign: c}, c.Started); err != nil {
+		return false, err
+	}
+	last := c.Started
+	for i := range steps {
+		if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: "step", Step: &steps[i]}, steps[i].Time); err != nil {
+			return true, err
+		}
+		last = steps[i].Time
+	}
+	end := &protocol.RunEnd{Reason: EndBudget}
+	if len(steps) < c.Budget {
+		end.Reason = EndExhausted
+	}
+	return true, add(protocol.TypeRunEnd, end, last)
 }

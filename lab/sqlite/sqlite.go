@@ -8,6 +8,10 @@
 //	      PRIMARY KEY(campaign_id, n))
 //
 // started and time are Unix nanoseconds. A file with a newer schema is refused.
+//
+// labmate's data directory keeps campaigns in the protocol log (lab/campaignlog) and no longer
+// in DATA/campaigns.db: Import moves such a file there once. A store of this package remains
+// for those who name one (labmate campaign run --store, the campaign eval).
 package sqlite
 
 import (
@@ -21,6 +25,7 @@ import (
 	"time"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/campaignlog"
 
 	"github.com/labmate/labmate/internal/sqlitefile"
 )
@@ -114,12 +119,17 @@ func (s *Store) Record(ctx context.Context, st *lab.Step) error {
 
 // Steps yields the steps of the campaigns on q.Space and q.Objective outside q.ExcludeGroup.
 func (s *Store) Steps(ctx context.Context, q *lab.Query) iter.Seq2[*lab.Step, error] {
+	return s.steps(ctx, "c.space = ? AND c.objective = ? AND c.grp <> ?", q.Space, q.Objective, q.ExcludeGroup)
+}
+
+// steps yields the steps where says, in campaign then turn order.
+func (s *Store) steps(ctx context.Context, where string, args ...any) iter.Seq2[*lab.Step, error] {
 	return func(yield func(*lab.Step, error) bool) {
 		rows, err := s.db.QueryContext(ctx, `SELECT s.campaign_id, c.grp, s.n, s.conditions, s.value, s.ok, s.error,
 			s.reasoning, s.raw, s.propose_ns, s.time
 			FROM steps s JOIN campaigns c ON c.id = s.campaign_id
-			WHERE c.space = ? AND c.objective = ? AND c.grp <> ?
-			ORDER BY c.started, c.id, s.n`, q.Space, q.Objective, q.ExcludeGroup)
+			WHERE `+where+`
+			ORDER BY c.started, c.id, s.n`, args...)
 		if err != nil {
 			yield(nil, fmt.Errorf("lab/sqlite: steps: %w", err))
 			return
@@ -147,4 +157,75 @@ func (s *Store) Steps(ctx context.Context, q *lab.Query) iter.Seq2[*lab.Step, er
 			yield(nil, fmt.Errorf("lab/sqlite: steps: %w", err))
 		}
 	}
+}
+
+// File is the campaign store's name in a data directory, before campaigns were only in the
+// protocol log (Import).
+const File = "campaigns.db"
+
+// Import imports the campaign store of data directory data (File), if there is one, into
+// log — each campaign the stream of its own session, as labmate logs campaigns
+// (campaignlog.Import), unless log has it already — and retires the file, renamed
+// campaigns.db.imported with a note beside it. It returns how many campaigns it imported.
+func Import(ctx context.Context, data string, log campaignlog.ImportLog) (int, error) {
+	path := filepath.Join(data, File)
+	taken, release, err := sqlitefile.Adopt(path)
+	if err != nil || taken == "" {
+		return 0, err
+	}
+	defer release()
+	n, err := importFile(ctx, taken, log)
+	if err != nil {
+		return n, fmt.Errorf("lab/sqlite: importing %s into the log: %w (it is kept as %s; the next start tries again)", path, err, taken)
+	}
+	note := fmt.Sprintf("labmate imported the campaigns of %s (%d campaigns) into labmate.db on %s:\n"+
+		"each is the stream of its own session there, which later campaigns' priors read. This file is\n"+
+		"kept for reference and is never read again; delete it when you no longer need it.\n",
+		File, n, time.Now().UTC().Format(time.RFC3339))
+	return n, sqlitefile.Retire(taken, path, note)
+}
+
+func importFile(ctx context.Context, path string, log campaignlog.ImportLog) (int, error) {
+	st, err := Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	rows, err := st.db.QueryContext(ctx, `SELECT id, space, objective, grp, planner, seed, budget, prior, started FROM campaigns ORDER BY started, id`)
+	if err != nil {
+		return 0, err
+	}
+	var camps []*lab.Campaign
+	for rows.Next() {
+		c := &lab.Campaign{}
+		var started int64
+		if err := rows.Scan(&c.ID, &c.Space, &c.Objective, &c.Group, &c.Planner, &c.Seed, &c.Budget, &c.Prior, &started); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		c.Started = time.Unix(0, started)
+		camps = append(camps, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range camps {
+		var steps []lab.Step
+		for s, err := range st.steps(ctx, "s.campaign_id = ?", c.ID) {
+			if err != nil {
+				return n, err
+			}
+			steps = append(steps, *s)
+		}
+		done, err := campaignlog.Import(ctx, log, c, steps)
+		if err != nil {
+			return n, err
+		}
+		if done {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -9,7 +9,8 @@
 // timeout), from what the file holds then, and each message is validated there against its
 // operation's state in the file. A Store keeps one write transaction open while appends keep
 // coming (group commit: see Append), so another process waits for the write lock at most
-// maxHold. What this Store knows of a session (its last seq, its operations' states) is kept
+// maxHold; writers take turns for it (PATH.writers/turn, an flock: see takeTurn), so that one
+// that writes all the time does not keep another out. What this Store knows of a session (its last seq, its operations' states) is kept
 // between transactions while PRAGMA data_version says no other process committed, and read
 // again from the file when one did.
 //
@@ -27,8 +28,11 @@
 // the process, but not necessarily a power loss or an OS crash, which may take the last
 // transactions back (never corrupt the file). Append of a terminal message (complete, failed,
 // run_end) returns once it is committed, with everything appended before it; other messages are
-// committed within milliseconds (Sync waits for it), always in seq order, so a crash loses at
-// most a tail of a session, never a message in the middle, and Close commits everything. Other
+// committed within milliseconds (Sync commits them at once; Committed says when the group
+// commit has), always in seq order, so a crash loses at most a tail of a session, never a
+// message in the middle, and Close commits everything. That tail is what nobody has seen: a
+// process shows a message — prints it, sends it to a subscriber, tells a client — only once
+// its Commit is done (or after Sync), so a kill -9 loses nothing it showed. Other
 // processes see a message once it is committed. A failed write (a full disk) is final: the
 // store refuses further appends, and the next Open goes on from what was committed.
 //
@@ -117,22 +121,27 @@ const (
 	msgCols  = 7    // the columns of a message's row
 	// A transaction is committed once no message has come for linger, and at the latest
 	// maxHold after it began (other processes wait for the write lock meanwhile).
-	linger    = time.Millisecond
-	maxHold   = 10 * time.Millisecond
-	readChunk = 256 // rows per read query, so a slow reader holds no transaction open
-	readBytes = 4 << 20
+	linger  = time.Millisecond
+	maxHold = 10 * time.Millisecond
+	// checkpointEvery is how often a Store that committed copies the WAL into the file.
+	checkpointEvery = 100 * time.Millisecond
+	readChunk       = 256 // rows per read query, so a slow reader holds no transaction open
+	readBytes       = 4 << 20
 	// TailPoll is how often Tail looks whether another process committed.
 	TailPoll = 20 * time.Millisecond
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
 type Store struct {
-	path   string
-	role   string
-	db     *sql.DB   // readers
-	w      *sql.Conn // the writer's own connection (nil: read-only)
-	lock   *os.File  // this Store's writer lock (nil: read-only)
-	writer string    // its name, recorded in the operations it appends to
+	path string
+	role string
+	db   *sql.DB   // readers
+	w    *sql.Conn // the writer's own connection (nil: read-only)
+	lock *os.File  // this Store's writer lock (nil: read-only)
+	// The writers' turn: turn is held (flock) from BEGIN IMMEDIATE to COMMIT, waiting (shared)
+	// by the writers waiting for turn (see takeTurn).
+	turn, waiting *os.File
+	writer        string // its name, recorded in the operations it appends to
 	// The writer's statements; insertMsgs inserts rowBatch messages at once.
 	insertOp, updateOp, insertMsg, insertMsgs, opState *sql.Stmt
 
@@ -155,8 +164,10 @@ type Store struct {
 	updates           map[[2]string]update // operation → its last message in the transaction
 	rows              []any                // numbered messages not yet inserted: msgCols values each
 
-	dirty  atomic.Bool           // a transaction holds messages not yet committed
-	failed atomic.Pointer[error] // a failed transaction: appends are refused
+	dirty   atomic.Bool            // a transaction holds messages not yet committed
+	failed  atomic.Pointer[error]  // a failed transaction: appends are refused
+	tx      atomic.Pointer[Commit] // the open transaction's; nil when none is open
+	commits atomic.Int64           // transactions committed, for the checkpointer
 
 	tailMu  sync.Mutex // held by the writer across COMMIT and by a tailer reading max(rowid)
 	tailers map[*tailer]struct{}
@@ -260,6 +271,9 @@ func (s *Store) init(ctx context.Context) error {
 	if mode != "wal" {
 		return fmt.Errorf("journal mode is %q, not wal", mode)
 	}
+	if _, err := s.w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil { // see checkpointer
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
 	}
@@ -307,6 +321,14 @@ func (s *Store) takeLock() error {
 		return fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	s.lock = f
+	for _, t := range []struct {
+		f    **os.File
+		name string
+	}{{&s.turn, "turn"}, {&s.waiting, "waiting"}} {
+		if *t.f, err = os.OpenFile(filepath.Join(dir, t.name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644); err != nil {
+			return err
+		}
+	}
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {
 			name := strings.TrimSuffix(e.Name(), ".lock")
@@ -451,6 +473,9 @@ func (s *Store) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 // committer commits the open transaction once no append has come for linger, until Close.
 func (s *Store) committer() {
 	defer close(s.stopped)
+	checkpointed := make(chan struct{})
+	defer func() { <-checkpointed }()
+	go s.checkpointer(checkpointed)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	for {
@@ -473,6 +498,29 @@ func (s *Store) committer() {
 	}
 }
 
+// checkpointer copies what this Store committed from the WAL into the file every
+// checkpointEvery, beside the appends: the writer's connection does not checkpoint (SQLite's
+// autocheckpoint would, inside the COMMIT that crosses 1000 pages, with an fsync, holding the
+// write lock and every append waiting for it). A passive checkpoint waits for no one: what a
+// reader still reads is copied by a later one. It closes done when Close has been called.
+func (s *Store) checkpointer(done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	last := s.commits.Load()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		if n := s.commits.Load(); n != last {
+			last = n
+			s.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)") // a failure: the next one copies it
+		}
+	}
+}
+
 // fail makes the store refuse every append from now on, with err.
 func (s *Store) fail(err error) {
 	if s.failed.Load() != nil {
@@ -482,10 +530,54 @@ func (s *Store) fail(err error) {
 	s.failed.Store(&err)
 	if s.inTx {
 		s.w.ExecContext(context.Background(), "ROLLBACK")
+		s.endTurn()
 		s.inTx = false
 	}
+	s.ended(err)
 	clear(s.updates)
 	clear(s.known)
+}
+
+// takeTurn waits for the writers' turn, which every Store of the file takes for each write
+// transaction: SQLite's own wait for the write lock (the busy timeout) sleeps and retries,
+// 1 ms, 2, 5 … 100 ms apart, so a process that commits every few milliseconds and begins
+// again at once would keep the lock from another for seconds. The turn is an flock, whose
+// waiters the kernel wakes as soon as it is free, and a writer that wants the turn again first
+// lets those that wait for it (they hold waiting, shared) take it: writers take turns.
+func (s *Store) takeTurn() error {
+	for deadline := time.Now().Add(maxHold); ; {
+		// Anyone waiting? (An exclusive lock on waiting is refused while one is.)
+		if syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+			break
+		}
+		if time.Now().After(deadline) { // a writer waiting this long is not waiting for the turn
+			break
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	if err := flock(s.waiting, syscall.LOCK_SH); err != nil {
+		return fmt.Errorf("waiting for the writers' turn: %w", err)
+	}
+	err := flock(s.turn, syscall.LOCK_EX)
+	syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	if err != nil {
+		return fmt.Errorf("taking the writers' turn: %w", err)
+	}
+	return nil
+}
+
+// endTurn hands the writers' turn on.
+func (s *Store) endTurn() { syscall.Flock(int(s.turn.Fd()), syscall.LOCK_UN) }
+
+// flock takes lock how on f, waiting for it.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // begin opens the writer's transaction, unless the store failed.
@@ -494,10 +586,15 @@ func (s *Store) begin() error {
 		return nil
 	}
 	ctx := context.Background()
+	if err := s.takeTurn(); err != nil {
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		s.endTurn()
 		return err
 	}
 	s.inTx, s.first, s.last = true, 0, 0
+	s.tx.Store(&Commit{done: make(chan struct{})})
 	v, err := dataVersion(ctx, s.w)
 	if err != nil {
 		return err
@@ -560,14 +657,15 @@ func (s *Store) insert(w write) error {
 // A failed statement fails the store.
 func (s *Store) insertRows() error {
 	ctx := context.Background()
-	for len(s.rows) > 0 {
+	// rows walks s.rows, whose array is kept for the next messages.
+	for rows := s.rows; len(rows) > 0; {
 		stmt, n := s.insertMsgs, rowBatch
-		if len(s.rows) < rowBatch*msgCols {
+		if len(rows) < rowBatch*msgCols {
 			stmt, n = s.insertMsg, 1
 		}
-		res, err := stmt.ExecContext(ctx, s.rows[:n*msgCols]...)
+		res, err := stmt.ExecContext(ctx, rows[:n*msgCols]...)
 		if err != nil {
-			s.fail(fmt.Errorf("message %d of session %s: %w", s.rows[1], s.rows[0], err))
+			s.fail(fmt.Errorf("message %d of session %s: %w", rows[1], rows[0], err))
 			return *s.failed.Load()
 		}
 		// Rows inserted by one statement take consecutive rowids, the last one's reported.
@@ -577,8 +675,9 @@ func (s *Store) insertRows() error {
 			}
 			s.last = id
 		}
-		s.rows = s.rows[n*msgCols:]
+		rows = rows[n*msgCols:]
 	}
+	clear(s.rows) // the payloads go with their messages
 	s.rows = s.rows[:0]
 	return nil
 }
@@ -604,8 +703,11 @@ func (s *Store) commit() error {
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
+	s.endTurn()
+	s.commits.Add(1)
 	s.inTx = false
 	s.dirty.Store(false)
+	s.ended(nil)
 	if s.first > 0 {
 		for t := range s.tailers {
 			t.own = append(t.own, [2]int64{s.first, s.last})
@@ -630,6 +732,67 @@ func (s *Store) flush(ctx context.Context) error {
 		return *err
 	}
 	return nil
+}
+
+// Commit is one write transaction of a Store, as Committed returns it: Done is closed once it
+// is over, and Err then says whether it failed (its messages are not in the file).
+type Commit struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// Done is closed once the transaction has been committed, or has failed.
+func (c *Commit) Done() <-chan struct{} { return c.done }
+
+// Err is nil once the transaction is committed; after a failure it says why. It is valid once
+// Done is closed.
+func (c *Commit) Err() error { return c.err }
+
+// Wait returns once c is over, with Err, or with ctx's error when ctx ends first.
+func (c *Commit) Wait(ctx context.Context) error {
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// committed is the Commit of no open transaction: everything appended is in the file.
+var committed = func() *Commit {
+	c := &Commit{done: make(chan struct{})}
+	close(c.done)
+	return c
+}()
+
+// Committed returns the transaction that holds what this Store has appended so far and has
+// not committed yet: once it is Done without an Err, every message Append has returned before
+// the call is in the file (other processes see it, and a kill -9 of this one loses none of
+// it). It waits for the group commit (at most maxHold after the transaction began), it forces
+// no commit of its own, and costs an atomic load: what a process shows of its messages — a
+// line printed, a frame sent to a subscriber — it shows once their Commit is Done, and a crash
+// can then not take back anything it showed.
+func (s *Store) Committed() *Commit {
+	if c := s.tx.Load(); c != nil {
+		return c
+	}
+	if err := s.failed.Load(); err != nil {
+		c := &Commit{done: make(chan struct{}), err: *err}
+		close(c.done)
+		return c
+	}
+	return committed
+}
+
+// ended ends the open transaction's Commit, with err when it failed.
+func (s *Store) ended(err error) {
+	c := s.tx.Load()
+	if c == nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+	s.tx.Store(nil)
 }
 
 // session returns what the writer knows of session id, reading its last seq from the file when
@@ -1112,6 +1275,11 @@ func (s *Store) release() error {
 		errs = append(errs, s.w.Close())
 	}
 	errs = append(errs, s.db.Close())
+	for _, f := range []*os.File{s.turn, s.waiting} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
 	if s.lock != nil {
 		os.Remove(s.lock.Name()) // before the lock goes: a closed writer has no lock file
 		errs = append(errs, s.lock.Close())

@@ -46,6 +46,9 @@ func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
 	return &Run{id: id, log: st, resume: resume, warn: warn}, func() { st.Close() }, nil
 }
 
+// Log is the log the run is written to, for its checkpoints (agent.Checkpoints).
+func (r *Run) Log() *sqlite.Store { return r.log }
+
 // Logged logs events as the run's stream: a new run's (resumed false), or the continuation of
 // one that resumes; each event is committed to the file before it is yielded. A resume that fails before its first event (the run had ended) logs
 // nothing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"io"
 	"net"
 	"strings"
@@ -25,12 +26,12 @@ func serve(t *testing.T, token string) (string, protocol.Store) {
 	opts := testutil.KernelOptions(t)
 	store := protocol.NewMemStore()
 	srv, err := server.New(context.Background(), server.Config{
-		Store: store, Token: token, Workspaces: t.TempDir(), Logf: t.Logf,
-		Start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		},
+		}}},
+		Token: token,
 	})
 	if err != nil {
 		t.Fatal(err)

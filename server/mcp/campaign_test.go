@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"slices"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestCampaignToolsRefuse(t *testing.T) {
 // campaignClient is a go-sdk client of a lab whose server plays campaigns with the sweep.
 func campaignClient(t *testing.T) *sdk.ClientSession {
 	t.Helper()
-	srv, err := server.New(context.Background(), server.Config{Store: protocol.NewMemStore(), Campaign: sweepCampaign, Logf: t.Logf})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: sweepCampaign, Logf: t.Logf}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/labmate/labmate/runner"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestJobTools(t *testing.T) {
 		jobs.Close()
 	})
 	store := protocol.NewMemStore()
-	srv, err := server.New(context.Background(), server.Config{Store: store, Logf: t.Logf, Workspaces: t.TempDir(), Jobs: job.Schedulers{"local": jobs}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: store, Logf: t.Logf, Workspaces: t.TempDir(), Jobs: job.Schedulers{"local": jobs}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labmate/labmate/runner"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -90,27 +91,21 @@ func newFixture(t testing.TB) *fixture {
 	opts := testutil.KernelOptions(t)
 	store := protocol.NewMemStore()
 	srv, err := server.New(context.Background(), server.Config{
-		Store: store,
-		Start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		Config: runner.Config{Store: store, Campaign: sweepCampaign, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			if name != "python" {
 				return nil, fmt.Errorf("unknown kernel %q", name)
 			}
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		},
-		Kernels: func(ctx context.Context) []server.KernelInfo {
+		}, ListFunc: func(ctx context.Context) []server.KernelInfo {
 			v, err := python.Version(ctx)
 			ki := server.KernelInfo{Name: "python", Version: v}
 			if err != nil {
 				ki.Error = err.Error()
 			}
 			return []server.KernelInfo{ki}
-		},
-		Campaign:   sweepCampaign,
-		Workspaces: t.TempDir(),
-		Prewarm:    []string{"python"},
-		Logf:       t.Logf,
+		}}},
 	})
 	if err != nil {
 		t.Fatal(err)

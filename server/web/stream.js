@@ -203,6 +203,7 @@ export function focus(c) {
 }
 
 function render(m) {
+  if (m.type === "run_checkpoint") return; // what a resume continues from: no line of the story
   if (m.type === "session_update") { // the session's name or closed flag: the list says it
     const s = state.sessionList && state.sessionList.get(m.session_id);
     if (s) { Object.assign(s, { name: m.payload.name || "", closed: !!m.payload.closed }); showSessionName(); }

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/labmate/labmate/llm"
@@ -73,7 +72,7 @@ type ModuleCall struct {
 	// PromptChars is the size of what was sent (system prompt, messages and tool specs): the
 	// context the agent chose to spend, whatever the provider counts.
 	PromptChars int           `json:"prompt_chars"`
-	Duration    time.Duration `json:"duration_ns"`
+	Duration    time.Duration `json:"-"` // duration_s
 	Error       string        `json:"error,omitempty"`
 	// Reply is what the model answered: its text and its tool calls (→ name(arguments)), at
 	// most maxReply bytes, so that a run's story shows each model answer.
@@ -170,25 +169,5 @@ type Stats struct {
 	// running.
 	ToolCalls int           `json:"tool_calls"`
 	Polls     int           `json:"polls,omitempty"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
-}
-
-// MarshalJSON writes the stats with their wall time in seconds too (elapsed_s), as every
-// time of labmate's JSON is written; elapsed_ns stays for the records that read it.
-func (s Stats) MarshalJSON() ([]byte, error) {
-	type plain Stats
-	return json.Marshal(struct {
-		plain
-		ElapsedS float64 `json:"elapsed_s"`
-	}{plain(s), s.Elapsed.Seconds()})
-}
-
-// MarshalJSON writes the call with its duration in seconds too (duration_s); duration_ns
-// stays for the records that read it.
-func (c ModuleCall) MarshalJSON() ([]byte, error) {
-	type plain ModuleCall
-	return json.Marshal(struct {
-		plain
-		DurationS float64 `json:"duration_s"`
-	}{plain(c), c.Duration.Seconds()})
+	Elapsed   time.Duration `json:"-"` // elapsed_s
 }

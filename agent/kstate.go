@@ -26,7 +26,7 @@ type KernelState struct {
 	// Error says why the last save or the restore failed. A failed save leaves the snapshot
 	// of Operation in place.
 	Error    string        `json:"error,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration `json:"-"` // duration_s
 }
 
 // stateDir is where the run keeps the snapshot of a kernel: in its workspace, which the kernel

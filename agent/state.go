@@ -62,8 +62,8 @@ type State struct {
 	HotFixes   int                         `json:"hot_fixes"`
 	Repairs    int                         `json:"repairs"`
 	Replans    int                         `json:"replans"`
-	Guarded    int                         `json:"guarded"`    // cells memory's guard stopped before they ran
-	Elapsed    time.Duration               `json:"elapsed_ns"` // wall time of earlier sessions of this run
+	Guarded    int                         `json:"guarded"` // cells memory's guard stopped before they ran
+	Elapsed    time.Duration               `json:"-"`       // elapsed_s: wall time of earlier sessions of this run
 	ToolCalls  int                         `json:"tool_calls,omitempty"`
 	Polls      int                         `json:"polls,omitempty"`
 	// Parked is the job the run waits for, while it is parked.

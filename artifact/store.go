@@ -45,9 +45,14 @@ func (e *EvictedError) Unwrap() error { return ErrNotStored }
 
 // Options are a Store's optional settings; nil means the defaults.
 type Options struct {
-	// MaxBytes bounds the bytes kept (default DefaultMax). A file larger than that is refused.
+	// MaxBytes bounds the bytes kept. A file larger than that is refused. The store remembers
+	// it (DIR/max), so that a store opened later without one — by a command-line process
+	// beside labmate serve — keeps the same bound; 0: the bound remembered, else DefaultMax.
 	MaxBytes int64
 }
+
+// maxFile is where a store remembers its bound.
+const maxFile = "max"
 
 // Store is a content-addressed, size-bounded directory of files. Its methods are safe for
 // concurrent use by one process.
@@ -65,11 +70,18 @@ func Open(dir string, opts *Options) (*Store, error) {
 		opts = &Options{}
 	}
 	s := &Store{dir: dir, max: opts.MaxBytes}
-	if s.max <= 0 {
-		s.max = DefaultMax
-	}
 	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
 		return nil, fmt.Errorf("artifact: opening store: %w", err)
+	}
+	if s.max > 0 {
+		if err := os.WriteFile(filepath.Join(dir, maxFile), fmt.Appendf(nil, "%d\n", s.max), 0o600); err != nil {
+			return nil, fmt.Errorf("artifact: opening store: %w", err)
+		}
+	} else if b, err := os.ReadFile(filepath.Join(dir, maxFile)); err == nil {
+		fmt.Sscanf(string(b), "%d", &s.max)
+	}
+	if s.max <= 0 {
+		s.max = DefaultMax
 	}
 	files, err := s.files()
 	if err != nil {

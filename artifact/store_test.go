@@ -139,3 +139,19 @@ func BenchmarkArtifactOpen(b *testing.B) {
 		f.Close()
 	}
 }
+
+// TestStoreRemembersMax: a store opened without a bound keeps the one it was last given, so
+// that a command-line process beside labmate serve does not evict by another.
+func TestStoreRemembersMax(t *testing.T) {
+	dir := t.TempDir()
+	if s, err := artifact.Open(dir, nil); err != nil || s.MaxBytes() != artifact.DefaultMax {
+		t.Fatalf("a new store: %v, %v", s, err)
+	}
+	if _, err := artifact.Open(dir, &artifact.Options{MaxBytes: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := artifact.Open(dir, nil)
+	if err != nil || s.MaxBytes() != 5000 {
+		t.Fatalf("reopened without a bound: %v, %v; want the 5000 bytes it was given", s.MaxBytes(), err)
+	}
+}

@@ -10,14 +10,18 @@
 package job
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"path"
 	"strings"
 	"time"
 
+	"github.com/labmate/labmate/internal/seconds"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -53,7 +57,7 @@ func (s State) Terminal() bool {
 type Resources struct {
 	Cores       int           `json:"cores,omitempty"`
 	MemoryBytes int64         `json:"memory_bytes,omitempty"`
-	WallTime    time.Duration `json:"wall_time_ns,omitempty"`
+	WallTime    time.Duration `json:"-"` // wall_time_s
 	GPUs        int           `json:"gpus,omitempty"`
 	Partition   string        `json:"partition,omitempty"` // Slurm only
 	// DiskBytes is how much the job's workspace may grow while it runs (local only; 0: the
@@ -203,4 +207,35 @@ type Supervised interface {
 	// Verdicts returns the verdicts, other than Normal, the job's supervisor recorded, oldest
 	// first.
 	Verdicts(ctx context.Context, id ID) ([]*protocol.Verdict, error)
+}
+
+// MarshalJSON writes the resources with the wall time in seconds (wall_time_s), as all of
+// labmate's JSON carries times.
+func (r Resources) MarshalJSON() ([]byte, error) {
+	type plain Resources
+	return json.Marshal(struct {
+		plain
+		WallTimeS *float64 `json:"wall_time_s,omitempty"`
+	}{plain(r), seconds.Ptr(r.WallTime)})
+}
+
+// UnmarshalJSON reads wall_time_s; wall_time_ns, the nanoseconds of older records and
+// clients, is still read. A field it does not know is an error, as it is in the spec.
+func (r *Resources) UnmarshalJSON(b []byte) error {
+	type plain Resources
+	v := struct {
+		*plain
+		WallTimeS  *float64 `json:"wall_time_s"`
+		WallTimeNS *int64   `json:"wall_time_ns"`
+	}{plain: (*plain)(r)}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("resources: %w", err)
+	}
+	if v.WallTimeS != nil && (*v.WallTimeS < 0 || *v.WallTimeS > float64(math.MaxInt64/time.Second)) {
+		return fmt.Errorf("resources: wall_time_s: %v: want a number of seconds from 0 to %d", *v.WallTimeS, math.MaxInt64/time.Second)
+	}
+	r.WallTime = seconds.Duration(v.WallTimeS, v.WallTimeNS)
+	return nil
 }

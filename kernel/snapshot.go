@@ -2,8 +2,11 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/labmate/labmate/internal/seconds"
 )
 
 // Errors a Snapshotter returns (wrapped).
@@ -45,11 +48,35 @@ type Snapshot struct {
 	Saved   []string  `json:"saved,omitempty"`
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// Duration is how long the Save or Restore took.
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration `json:"-"` // duration_s
 }
 
 // Skipped is a variable that was not saved or not restored, and why.
 type Skipped struct {
 	Name   string `json:"name"`
 	Reason string `json:"reason"`
+}
+
+// MarshalJSON writes the snapshot with how long it took in seconds (duration_s).
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	type plain Snapshot
+	return json.Marshal(struct {
+		plain
+		DurationS float64 `json:"duration_s"`
+	}{plain(s), seconds.Of(s.Duration)})
+}
+
+// UnmarshalJSON reads duration_s (or an older manifest's duration_ns).
+func (s *Snapshot) UnmarshalJSON(b []byte) error {
+	type plain Snapshot
+	v := struct {
+		*plain
+		DurationS  *float64 `json:"duration_s"`
+		DurationNS *int64   `json:"duration_ns"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.Duration = seconds.Duration(v.DurationS, v.DurationNS)
+	return nil
 }

@@ -24,6 +24,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/labmate/labmate/internal/seconds"
 )
 
 var (
@@ -168,7 +170,7 @@ type Step struct {
 	Error      string        `json:"error,omitempty"`
 	Reasoning  string        `json:"reasoning,omitempty"`
 	Raw        string        `json:"raw,omitempty"` // the planner's raw answer, when it was not understood
-	Propose    time.Duration `json:"propose_ns"`    // time the planner took
+	Propose    time.Duration `json:"-"`             // propose_s: time the planner took
 	Time       time.Time     `json:"time"`
 }
 
@@ -433,12 +435,26 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	}{num(s.Mean), num(s.SD), s.N})
 }
 
-// MarshalJSON writes the step with the planner's time in seconds too (propose_s);
-// propose_ns stays for the records that read it.
+// MarshalJSON writes the step with the planner's time in seconds (propose_s).
 func (s Step) MarshalJSON() ([]byte, error) {
 	type plain Step
 	return json.Marshal(struct {
 		plain
 		ProposeS float64 `json:"propose_s"`
-	}{plain(s), s.Propose.Seconds()})
+	}{plain(s), seconds.Of(s.Propose)})
+}
+
+// UnmarshalJSON reads propose_s (or an older record's propose_ns).
+func (s *Step) UnmarshalJSON(b []byte) error {
+	type plain Step
+	v := struct {
+		*plain
+		ProposeS  *float64 `json:"propose_s"`
+		ProposeNS *int64   `json:"propose_ns"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.Propose = seconds.Duration(v.ProposeS, v.ProposeNS)
+	return nil
 }

@@ -30,7 +30,10 @@ import (
 // file whose name a client would refuse (protocol.Artifact.Validate: a backslash, control
 // characters, invalid UTF-8) is not reported.
 //
-// With a Keeper (Options.Artifacts), each reported file up to maxHashed bytes is also copied
+// A job's artifacts are the files of its workspace modified since it started, reported when
+// it ends (before its terminal message), with the same bounds.
+//
+// With a Keeper (Options.Artifacts, JobOptions.Artifacts), each reported file up to maxHashed bytes is also copied
 // into it as it is hashed — read once, through the same os.Root — so that it outlives the
 // workspace (package artifact keeps it by its digest).
 
@@ -191,7 +194,39 @@ func OpenWorkspaceFile(root *os.Root, name string) (*os.File, os.FileInfo, error
 // reportArtifacts hands one observation per artifact to send.
 func reportArtifacts(s *snapshot, send func(*Message)) {
 	for _, a := range s.artifacts() {
-		send(&Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{
-			Kind: protocol.ObsArtifact, Time: time.Now(), Artifact: a}}})
+		send(artifactMessage(a))
 	}
+}
+
+// artifactMessage is the progress message that reports a.
+func artifactMessage(a *protocol.Artifact) *Message {
+	return &Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{
+		Kind: protocol.ObsArtifact, Time: time.Now(), Artifact: a}}}
+}
+
+// mtimeSlack is how much older than a job's start a file it wrote may look: the kernel
+// stamps files from a coarse clock, a tick behind the one the scheduler read.
+const mtimeSlack = 20 * time.Millisecond
+
+// jobArtifacts describes the files of a job's workspace that the job created or changed —
+// those modified since it started; the older ones are its inputs — bounded and kept (with a
+// Keeper) as a cell's are. Nil when the workspace cannot be opened (a scheduler's workspace
+// this host does not see).
+func jobArtifacts(workspace string, started time.Time, keep Keeper) []*protocol.Artifact {
+	if workspace == "" || started.IsZero() {
+		return nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	s := &snapshot{root: root, keep: keep, before: map[string]stamp{}}
+	since := started.Add(-mtimeSlack).UnixNano()
+	for p, st := range s.scan() {
+		if st.mtime < since {
+			s.before[p] = st
+		}
+	}
+	return s.artifacts()
 }

@@ -147,6 +147,11 @@ type JobOptions struct {
 	// files' sizes and runs perception's time-based detectors (default 500 ms). Lines are
 	// judged as the scheduler yields them.
 	Poll time.Duration
+	// Artifacts, when set, keeps a copy of every artifact the job reports (see Keeper): the
+	// files of its workspace it created or changed, reported when it ends.
+	Artifacts Keeper
+
+	noArtifacts bool // WatchJob's: the job's artifacts are not looked for
 }
 
 // RunJob takes job operation id of session through its lifecycle in log and yields each
@@ -710,6 +715,18 @@ func (f *jobFollower) finish(ctx context.Context, st *job.Status) {
 		}
 		if !f.per.end() {
 			return
+		}
+		since := st.Started
+		if since.IsZero() {
+			since = f.startedAt
+		}
+		if f.opts.noArtifacts {
+			since = time.Time{} // jobArtifacts looks for none
+		}
+		for _, a := range jobArtifacts(f.plan.Spec.Workspace, since, f.opts.Artifacts) {
+			if !f.emit(ctx, artifactMessage(a)) {
+				return
+			}
 		}
 	}
 	final := f.per.mon.Verdict()

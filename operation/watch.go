@@ -11,16 +11,22 @@ import (
 // WatchJob follows job id, submitted with spec, to its end with perception, for a follower
 // that keeps no protocol log (labmate job wait, labmate job logs -f): it yields what AttachJob
 // would log for the job's operation from its log line after on — operation_start, the lines
-// (JobLine) with their telemetry and verdicts, the terminal message — and, like the server's
-// follower, cancels the job on a verdict its spec's hotfix acts on — also when a supervisor
-// watches the job: it is what a supervisor runs (job/supervise). The lines up to after are
+// (JobLine) with their telemetry and verdicts, the terminal message, but not the job's
+// artifacts (its workspace is not read for them) — and, like the server's follower, cancels
+// the job on a verdict its spec's hotfix acts on — also when a supervisor watches the job: it
+// is what a supervisor runs (job/supervise). The lines up to after are
 // judged silently first, so perception sees the whole history. Stopping the iteration, or
 // ctx ending, leaves the job running (the last element is then an error wrapping
 // ErrDetached).
 func WatchJob(ctx context.Context, sched job.Scheduler, id job.ID, spec *job.Spec, after int64, opts *JobOptions) iter.Seq2[*Message, error] {
 	at := &JobAttachment{Request: JobRequest(spec), Job: id, State: protocol.Acknowledged, After: after}
 	log := LogFunc(func(_ context.Context, m *protocol.EnhancedMessage) (*protocol.EnhancedMessage, error) { return m, nil })
-	return attachJob(ctx, log, string(id), string(id), sched, at, opts, false)
+	o := JobOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.noArtifacts = true // no log keeps them, and the follower that logs the job reports them
+	return attachJob(ctx, log, string(id), string(id), sched, at, &o, false)
 }
 
 // JobLine is the job's log line an observation of a job operation carries, nil when it

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path"
 	"strings"
@@ -69,10 +70,31 @@ func (s *Runner) OpenArtifact(session, rel string) (*os.File, os.FileInfo, error
 // one of its cells, or by a cell of the agent run the session is — or "".
 func (s *Runner) reportedSum(session, rel string) string {
 	sum := ""
+	for a := range Reported(context.Background(), s.store, session, rel) {
+		if a.SHA256 != "" {
+			sum = a.SHA256
+		}
+	}
+	return sum
+}
+
+// Reported yields, in log order, each report in session's log of the artifact rel — or of
+// every artifact, when rel is "" — by one of its cells or jobs, or by a cell of the agent run
+// the session is.
+func Reported(ctx context.Context, store protocol.Store, session, rel string) iter.Seq[*protocol.Artifact] {
+	return func(yield func(*protocol.Artifact) bool) {
+		reported(ctx, store, session, rel, yield)
+	}
+}
+
+func reported(ctx context.Context, store protocol.Store, session, rel string, yield func(*protocol.Artifact) bool) {
 	quoted, _ := json.Marshal(rel)
-	for m, err := range s.store.After(context.Background(), session, 0) {
+	if rel == "" {
+		quoted = []byte(`"artifact"`)
+	}
+	for m, err := range store.After(ctx, session, 0) {
 		if err != nil {
-			break
+			return
 		}
 		if !bytes.Contains(m.Payload, quoted) { // most messages are not this artifact's
 			continue
@@ -88,11 +110,10 @@ func (s *Runner) reportedSum(session, rel string) string {
 		if m.Type != protocol.TypeProgress || m.Decode(&p) != nil || p.Observation == nil {
 			continue
 		}
-		if a := p.Observation.Artifact; a != nil && a.Path == rel && a.SHA256 != "" {
-			sum = a.SHA256
+		if a := p.Observation.Artifact; a != nil && (rel == "" || a.Path == rel) && !yield(a) {
+			return
 		}
 	}
-	return sum
 }
 
 // execOptions are the options of every cell the server runs: its judge, and its artifact

@@ -232,7 +232,11 @@ func (s *Runner) JobKinds() []string {
 }
 
 func (s *Runner) jobOptions() *operation.JobOptions {
-	return &operation.JobOptions{Judge: s.cfg.Judge}
+	o := &operation.JobOptions{Judge: s.cfg.Judge}
+	if s.cfg.Artifacts != nil {
+		o.Artifacts = s.cfg.Artifacts
+	}
+	return o
 }
 
 // inside checks that ws is root or inside it, root being inside Config.Workspaces, with their

@@ -144,7 +144,7 @@ func TestDashboardJobs(t *testing.T) {
 	}
 	v.Spec.Workspace = "" // the server's to assign
 	got, _ := json.Marshal(v.Spec)
-	if want := `{"name":"al-scf","script":"pw.x -in scf.in \u003e scf.out\n","profile":"qe","workspace":"","resources":{"cores":2,"memory_bytes":1610612736,"wall_time_ns":5400000000000},"follow":["scf.out","pw.log"],"hotfix":"on_warning"}`; string(got) != want {
+	if want := `{"name":"al-scf","script":"pw.x -in scf.in \u003e scf.out\n","profile":"qe","workspace":"","resources":{"cores":2,"memory_bytes":1610612736,"wall_time_s":5400},"follow":["scf.out","pw.log"],"hotfix":"on_warning"}`; string(got) != want {
 		t.Errorf("the submitted spec is\n%s\nwant\n%s", got, want)
 	}
 	// A queued job has a Cancel button too: it is cancelled, by the dashboard.

@@ -559,7 +559,7 @@ func TestJobSloshingSCF(t *testing.T) {
 	l := openJobLab(t, dir, nil)
 	script := fmt.Sprintf("cat > al4.in <<'IN'\n%sIN\npw.x -in al4.in\n",
 		testutil.CorpusInput(t, "f_qe_scf_sloshing", "electron_maxstep = 60", "electron_maxstep = 40"))
-	body, _ := json.Marshal(map[string]any{"name": "al4-scf", "script": script, "resources": map[string]any{"cores": 1, "wall_time_ns": int64(5 * time.Minute)}})
+	body, _ := json.Marshal(map[string]any{"name": "al4-scf", "script": script, "resources": map[string]any{"cores": 1, "wall_time_s": 300}})
 	start := time.Now()
 	id := l.submit(t, string(body))
 	msgs := l.follow(t, id, 3*time.Minute)

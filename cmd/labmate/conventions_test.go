@@ -1,19 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/labmate/labmate/agent"
-	"github.com/labmate/labmate/lab"
-	"github.com/labmate/labmate/lab/game"
 )
 
 // commands are every command of labmate's tree, by path ("labmate memory search").
@@ -198,42 +192,6 @@ func TestConventionsNumbers(t *testing.T) {
 		out, errOut, code := labmateEnv(t, modelEnv(t), t.TempDir(), "", args...)
 		if code != 2 || out != "" || strings.Contains(errOut, "strconv") || strings.Contains(errOut, "time: ") || !strings.Contains(errOut, ": want ") {
 			t.Errorf("labmate %q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
-	}
-}
-
-// TestConventionsSeconds: the records the CLI prints as JSON carry their times as seconds
-// (NAME_s) beside any older NAME_ns or NAME_ms.
-func TestConventionsSeconds(t *testing.T) {
-	for _, v := range []any{
-		agent.Stats{Elapsed: 1500 * time.Millisecond},
-		agent.ModuleCall{Duration: 1500 * time.Millisecond},
-		lab.Step{Propose: 1500 * time.Millisecond},
-		game.Summary{P50: 1500 * time.Millisecond},
-	} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		found := false
-		for k, x := range m {
-			base, ok := strings.CutSuffix(k, "_ns")
-			if !ok {
-				base, ok = strings.CutSuffix(k, "_ms")
-			}
-			if !ok {
-				continue
-			}
-			if s, has := m[base+"_s"]; !has {
-				t.Errorf("%T: %s without %s_s: %s", v, k, base, b)
-			} else if x != 0.0 && s == 1.5 {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("%T: no time of 1.5 s in seconds: %s", v, b)
 		}
 	}
 }

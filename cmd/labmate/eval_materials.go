@@ -16,6 +16,7 @@ import (
 
 	"github.com/labmate/labmate/eval/materials"
 	"github.com/labmate/labmate/examples/skills"
+	"github.com/labmate/labmate/internal/progress"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/shell"
 )
@@ -45,7 +46,8 @@ Sol27LC verdict (Correct when |error| < 5%) and the wall time per element and me
 summary per method. Ag has no Debian pseudopotential, Li and Pb no EAM potential.
 
 The full table takes about two minutes on two cores; --elements Si,Al,Cu takes seconds.
-A line on stderr says at once how many scans will run, then one as each ends.
+A line on stderr says at once how many scans will run, then one as each ends; on a
+terminal, a status line below them ticks the scans done and the time.
 Exit status: 0 done; 1 failed, or every scan failed (their reasons are printed with their
 counts); 2 could not start.`,
 		Args: cobra.NoArgs,
@@ -71,6 +73,10 @@ counts); 2 could not start.`,
 			fmt.Fprintf(stderr, "labmate eval materials: %s (%s), %s at a time; a line as each ends\n", scans, scanNames(setups), atATime(jobs))
 			var mu sync.Mutex
 			ended := 0
+			// On a terminal, between the scans' lines, a status line ticks.
+			doneOf := func(n int) string { return fmt.Sprintf("%d of %d done", n, len(setups)) }
+			status := progress.NewStatus(stderr, doneOf(0), 0)
+			defer status.Done()
 			results, err := materials.Run(cmd.Context(), &materials.Options{
 				Skills:   skills.FS,
 				Start:    shell.Start,
@@ -87,9 +93,10 @@ counts); 2 could not start.`,
 					mu.Lock()
 					defer mu.Unlock()
 					ended++
-					fmt.Fprintf(stderr, "[%d/%d] %s %s: %s in %.1f s\n", ended, len(setups), r.Method, r.Element, a, r.WallS)
+					status.Println(fmt.Sprintf("[%d/%d] %s %s: %s in %.1f s", ended, len(setups), r.Method, r.Element, a, r.WallS), doneOf(ended))
 				},
 			})
+			status.Done()
 			if err != nil {
 				return err
 			}

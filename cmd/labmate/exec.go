@@ -84,7 +84,9 @@ its dashboard shows it live, whether or not a server is running.
 
 Each file the cell created or changed in the workspace (a figure it printed, a table it
 saved; not dot-entries) is an artifact: printed to stderr with its MIME type, size and where
-it is — its path, or with --server the URL the server serves it at.
+it is — its path, or with --server the URL the server serves it at — and kept by its digest
+in the data directory's artifact store (DATA/artifacts), from which the dashboard shows it
+after the workspace has changed or gone.
 
 With --json, the run is printed as NDJSON protocol messages: operation_request,
 operation_ack, operation_start, one operation_progress per observation (with the verdict
@@ -198,7 +200,8 @@ labmate could not run it at all.`,
 				return k, nil
 			}
 			var last *operation.Message
-			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, nil) {
+			opts := &operation.Options{Artifacts: dataArtifacts(cmd.ErrOrStderr(), data, "exec")}
+			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, opts) {
 				if err != nil {
 					display.Flush()
 					return err

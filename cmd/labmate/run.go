@@ -185,6 +185,7 @@ func newRunCmd() *cobra.Command {
 				Budget:      budget,
 				Timeout:     timeout,
 				CellTimeout: cellTimeout,
+				Artifacts:   dataArtifacts(cmd.ErrOrStderr(), dir, "run"),
 			})
 			if err != nil {
 				return err

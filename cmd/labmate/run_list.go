@@ -62,8 +62,8 @@ model, tokens spent, last update and task. --json prints one JSON array.`,
 
 func newRunShowCmd() *cobra.Command {
 	var (
-		data   string
-		asJSON bool
+		data, art string
+		asJSON    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -72,7 +72,11 @@ func newRunShowCmd() *cobra.Command {
 a running labmate serve): the task, model and workspace, the plan
 with the steps accepted so far, every run_code operation with its outcome, the tokens spent, and how
 the run ended (the answer, or why it stopped and whether labmate run --resume continues it).
---json prints {"state": …, "operations": […], "started": …, "updated": …}.`,
+--json prints {"state": …, "operations": […], "started": …, "updated": …}.
+
+--artifact PATH writes the bytes of a file the run's cells reported (a figure, a table) to
+standard output, from the data directory's artifact store (DATA/artifacts), where it is kept
+by its digest after the workspace has changed or gone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := dataDir(data)
@@ -85,6 +89,9 @@ the run ended (the answer, or why it stopped and whether labmate run --resume co
 				return err
 			}
 			defer done()
+			if art != "" {
+				return writeArtifact(ctx, cmd.OutOrStdout(), dir, args[0], art)
+			}
 			st, err := store.Load(ctx, args[0])
 			if err != nil {
 				return err
@@ -97,6 +104,7 @@ the run ended (the answer, or why it stopped and whether labmate run --resume co
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
+	cmd.Flags().StringVar(&art, "artifact", "", "write this artifact of the run (its path in the workspace) to standard output")
 	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
 }

@@ -143,3 +143,90 @@ func working(w io.Writer, label string, interval time.Duration) (done func()) {
 		once.Do(func() { close(stop); <-stopped })
 	}
 }
+
+// Status is a line of status kept at the bottom of a terminal while lines are printed above
+// it: "label… 37s", redrawn every second. On a file or a pipe it draws nothing and Println
+// just prints. Its methods are safe for concurrent use.
+type Status struct {
+	mu       sync.Mutex
+	w        io.Writer
+	tty      bool
+	label    string
+	start    time.Time
+	stop     chan struct{}
+	stopped  chan struct{}
+	finished bool
+}
+
+// NewStatus starts a status line on w showing label (interval as for Working).
+func NewStatus(w io.Writer, label string, interval time.Duration) *Status {
+	s := &Status{w: w, tty: IsTerminal(w), label: label, start: time.Now()}
+	if !s.tty {
+		return s
+	}
+	return s.run(interval)
+}
+
+func (s *Status) run(interval time.Duration) *Status {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	s.stop, s.stopped = make(chan struct{}), make(chan struct{})
+	s.draw()
+	go func() {
+		defer close(s.stopped)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				s.draw()
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
+}
+
+// draw redraws the status line; s.mu is held (or s is not shared yet).
+func (s *Status) draw() {
+	if s.tty && !s.finished {
+		fmt.Fprintf(s.w, "\r\033[K%s… %s", s.label, time.Since(s.start).Round(time.Second))
+	}
+}
+
+// Println prints line above the status line, and the status line with label (unchanged when
+// label is "").
+func (s *Status) Println(line, label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tty && !s.finished {
+		fmt.Fprint(s.w, "\r\033[K")
+	}
+	fmt.Fprintln(s.w, line)
+	if label != "" {
+		s.label = label
+	}
+	s.draw()
+}
+
+// Done erases the status line; twice is harmless.
+func (s *Status) Done() {
+	s.mu.Lock()
+	if s.finished {
+		s.mu.Unlock()
+		return
+	}
+	s.finished = true
+	if s.tty {
+		fmt.Fprint(s.w, "\r\033[K")
+	}
+	s.mu.Unlock()
+	if s.stop != nil {
+		close(s.stop)
+		<-s.stopped
+	}
+}

@@ -87,3 +87,29 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestStatus(t *testing.T) {
+	var b syncBuffer
+	s := (&Status{w: &b, tty: true, label: "0 of 2 scans done", start: time.Now()}).run(20 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	s.Println("[1/2] lammps Cu: a0 3.615 Å", "1 of 2 scans done")
+	time.Sleep(30 * time.Millisecond)
+	s.Done()
+	s.Done()
+	got := b.String()
+	for _, want := range []string{"\r\033[K0 of 2 scans done… 0s", "\r\033[K[1/2] lammps Cu: a0 3.615 Å\n\r\033[K1 of 2 scans done… "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q: %q", want, got)
+		}
+	}
+	if !strings.HasSuffix(got, "\r\033[K") {
+		t.Errorf("the status line is not erased at the end: %q", got)
+	}
+	var plain bytes.Buffer
+	q := NewStatus(&plain, "x", time.Millisecond)
+	q.Println("a line", "")
+	q.Done()
+	if plain.String() != "a line\n" {
+		t.Errorf("not a terminal: %q", plain.String())
+	}
+}

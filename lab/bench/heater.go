@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labmate/labmate/internal/seconds"
 	"github.com/labmate/labmate/lab"
 )
 
@@ -157,7 +159,7 @@ type HoldEvent struct {
 	Labware     string        `json:"labware"`
 	Temperature float64       `json:"temperature_c"`
 	Shake       int           `json:"shake_rpm"` // 0: not shaking
-	Duration    time.Duration `json:"duration_ns"`
+	Duration    time.Duration `json:"-"`         // duration_s
 	// Wells are the wells that hold anything, in the labware's ordering, each with what it did.
 	Wells []WellOutcome `json:"wells"`
 }
@@ -281,4 +283,28 @@ func reactionNames(rs []*Reaction) []string {
 		out[i] = r.Name
 	}
 	return out
+}
+
+// MarshalJSON writes the hold with its duration in seconds (duration_s).
+func (e HoldEvent) MarshalJSON() ([]byte, error) {
+	type plain HoldEvent
+	return json.Marshal(struct {
+		plain
+		DurationS float64 `json:"duration_s"`
+	}{plain(e), seconds.Of(e.Duration)})
+}
+
+// UnmarshalJSON reads duration_s (or an older journal's duration_ns).
+func (e *HoldEvent) UnmarshalJSON(b []byte) error {
+	type plain HoldEvent
+	v := struct {
+		*plain
+		DurationS  *float64 `json:"duration_s"`
+		DurationNS *int64   `json:"duration_ns"`
+	}{plain: (*plain)(e)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	e.Duration = seconds.Duration(v.DurationS, v.DurationNS)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/labmate/labmate/internal/seconds"
 	"github.com/labmate/labmate/lab"
 )
 
@@ -24,9 +25,9 @@ type Summary struct {
 	Advantage map[int]lab.Summary `json:"advantage"`
 	Repeats   float64             `json:"repeat_fraction"`
 	Invalid   float64             `json:"invalid_fraction"`
-	P50       time.Duration       `json:"propose_p50_ns"`
-	P99       time.Duration       `json:"propose_p99_ns"`
-	SetupP99  time.Duration       `json:"setup_p99_ns"`
+	P50       time.Duration       `json:"-"` // propose_p50_s
+	P99       time.Duration       `json:"-"` // propose_p99_s
+	SetupP99  time.Duration       `json:"-"` // setup_p99_s
 	NMACurve  []lab.Summary       `json:"nma_curve"`
 	AdvCurve  []lab.Summary       `json:"advantage_curve"`
 }
@@ -134,9 +135,8 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
-// MarshalJSON writes the proposal times in seconds too (propose_p50_s, propose_p99_s,
-// setup_p99_s), as every time of labmate's JSON is written; the _ns fields stay for the
-// records that read them.
+// MarshalJSON writes the proposal times in seconds (propose_p50_s, propose_p99_s,
+// setup_p99_s), as every time of labmate's JSON is written.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
 	return json.Marshal(struct {
@@ -144,5 +144,26 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		P50S      float64 `json:"propose_p50_s"`
 		P99S      float64 `json:"propose_p99_s"`
 		SetupP99S float64 `json:"setup_p99_s"`
-	}{plain(s), s.P50.Seconds(), s.P99.Seconds(), s.SetupP99.Seconds()})
+	}{plain(s), seconds.Of(s.P50), seconds.Of(s.P99), seconds.Of(s.SetupP99)})
+}
+
+// UnmarshalJSON reads the proposal times in seconds (or an older record's _ns).
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	v := struct {
+		*plain
+		P50S       *float64 `json:"propose_p50_s"`
+		P99S       *float64 `json:"propose_p99_s"`
+		SetupP99S  *float64 `json:"setup_p99_s"`
+		P50NS      *int64   `json:"propose_p50_ns"`
+		P99NS      *int64   `json:"propose_p99_ns"`
+		SetupP99NS *int64   `json:"setup_p99_ns"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.P50 = seconds.Duration(v.P50S, v.P50NS)
+	s.P99 = seconds.Duration(v.P99S, v.P99NS)
+	s.SetupP99 = seconds.Duration(v.SetupP99S, v.SetupP99NS)
+	return nil
 }

@@ -23,7 +23,7 @@ export function jobRequest(c, spec) {
   const res = spec.resources || {}, parts = [];
   if (res.cores) parts.push(`${res.cores} core${res.cores === 1 ? "" : "s"}`);
   if (res.memory_bytes) parts.push(bytes(res.memory_bytes) + " memory");
-  if (res.wall_time_ns) parts.push(duration(res.wall_time_ns / 1e9) + " wall time");
+  if (res.wall_time_s) parts.push(duration(res.wall_time_s) + " wall time");
   if (res.gpus) parts.push(`${res.gpus} GPU${res.gpus === 1 ? "" : "s"}`);
   if (res.partition) parts.push("partition " + res.partition);
   if ((spec.follow || []).length) parts.push("follows " + spec.follow.join(", "));
@@ -216,7 +216,7 @@ export async function submitJob(ev) {
   const num = (sel) => ($(sel).value === "" ? 0 : Number($(sel).value));
   if (num("#job-cores")) body.resources.cores = Math.round(num("#job-cores"));
   if (num("#job-mem")) body.resources.memory_bytes = Math.round(num("#job-mem") * Number($("#job-mem-unit").value));
-  if (num("#job-wall")) body.resources.wall_time_ns = Math.round(num("#job-wall") * Number($("#job-wall-unit").value) * 1e9);
+  if (num("#job-wall")) body.resources.wall_time_s = num("#job-wall") * Number($("#job-wall-unit").value);
   const follow = splitCols($("#job-follow").value);
   if (follow.length) body.follow = follow;
   localStorage.setItem("labmate.scheduler", body.scheduler);

@@ -2,7 +2,7 @@
 // artifacts, charts) and the cell runner.
 import { $, el, short, clock, bytes } from "./util.js";
 import { addSample, mark } from "./charts.js";
-import { runLine } from "./timeline.js";
+import { runLine, told } from "./timeline.js";
 import { state, base64url, showError, clearError, uuid } from "./api.js";
 import { loadSessions, showSessionName } from "./sessions.js";
 import { jobRequest, showJobSession, jobInfo, jobEnding, jobFailed, cancelJob } from "./jobs.js";
@@ -310,7 +310,10 @@ function render(m) {
       const cancelled = p.reason === "cancelled" || p.reason === "interrupted";
       setState(c, cancelled ? p.reason : "ended: " + p.reason, p.reason === "answered" ? "s-completed" : cancelled ? "s-interrupted" : "s-failed");
       c.end.className = p.reason === "answered" || cancelled ? "end" : "end failed";
-      c.end.textContent = `ended (${p.reason})${p.error ? ": " + p.error : ""}${p.resumable ? " — it can be resumed" : ""}`;
+      // Its error once: not in the card's end when the story said it already (a failed model
+      // call, the stop), and then not again in the story's "ended" line.
+      const err = p.error ? String(p.error).trim() : "";
+      c.end.textContent = `ended (${p.reason})${err && !told(err) ? ": " + err : ""}${p.resumable ? " — it can be resumed" : ""}`;
       if (m.operation_id === state.session) { state.run = { running: false, reason: p.reason, resumable: !!p.resumable }; showRunBar(); }
       // Its cells still open were cut short with it (the server stopped, or the run failed).
       for (const [id, o] of state.ops) {

@@ -35,15 +35,24 @@ function cellOfRun(ev) {
   c.kernel.after(el("span", "muted step", `step ${ev.step + 1}${ev.attempt ? ", repair " + ev.attempt : ""}`));
 }
 
+// told reports whether the run's view said err already — it, or an error it wraps, or one
+// that wraps it ("code module: llm: …" wraps the failed call's "llm: …") — and remembers it.
+export function told(err) {
+  if (!err) return false;
+  const key = String(err).trim();
+  const said = (state.runErrors ||= new Set());
+  for (const e of said) if (e.includes(key) || key.includes(e)) return true;
+  said.add(key);
+  return false;
+}
+
+// runLine adds one event of an agent run to the stream, in order between its operations'
+// cards: the run's timeline — its start, what memory recalled, each plan (re-plans marked),
+// each model answer (folded), tool results, reflections (repairs and re-plans), the answer and
+// the stop — each with its time. An error already shown in this run is not shown again.
 export function runLine(c, ev) {
   let text = "", cls = "run-line";
-  const seen = (err) => {
-    if (!err) return false;
-    const key = String(err).trim();
-    if ((state.runErrors ||= new Set()).has(key)) return true;
-    state.runErrors.add(key);
-    return false;
-  };
+  const seen = told;
   const stamp = (e) => {
     const t = ev.time ? Date.parse(ev.time) / 1000 : 0;
     if (t) e.prepend(el("time", "at", clock(t) + " "));
@@ -124,7 +133,7 @@ export function runLine(c, ev) {
       const d = el("details", "run-line model");
       const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
       d.append(el("summary", "", `model · ${call.module}, turn ${call.turn}${tokens ? " · " + tokens + " tokens" : ""}` +
-        `${call.duration_ns ? " · " + duration(call.duration_ns / 1e9) : ""}`));
+        `${call.duration_s ? " · " + duration(call.duration_s) : ""}`));
       d.append(el("pre", "reply", call.reply || "(no text)"));
       stamp(d);
       return;

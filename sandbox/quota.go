@@ -128,6 +128,7 @@ func (w *watchdog) run() {
 	var settled bool    // whether the level was measured again after the stop
 	var lastDirty int64 // the sandbox's unwritten page cache at the last tick
 	var lastUsed int64  // the growth measured by then
+	held := func() {}   // resumes a sandbox held stopped from a breach until its level is settled
 	if w.kmem == nil {
 		w.kmem = func() (int64, bool) { return 0, false }
 	}
@@ -136,6 +137,7 @@ func (w *watchdog) run() {
 	for {
 		select {
 		case <-w.stop:
+			held()
 			return
 		case <-t.C:
 		}
@@ -204,11 +206,12 @@ func (w *watchdog) run() {
 			next = begin.Add(max(quotaCost*hostCost, quotaMin))
 		}
 		used, dirtyAt = total-w.base, d
-		if used <= w.limit || !since.IsZero() {
-			resume() // a new breach is met stopped: writes are stopped before the processes go on
-		}
+		// The processes go on only once what the measure calls for is done: writes stopped at
+		// a new breach, a sandbox growing past one killed (a killed one, resumed, stays dead).
 		switch {
 		case used <= w.limit:
+			resume()
+			held()
 			if !since.IsZero() && w.limitFiles != nil {
 				w.limitFiles(false)
 			}
@@ -216,19 +219,28 @@ func (w *watchdog) run() {
 		case since.IsZero():
 			since, level, settled = time.Now(), used, false
 			stopped = w.limitFiles != nil && w.limitFiles(true)
+			// Held stopped until the measure that settles the level: what no file-size limit
+			// stops (new files, directories) cannot go on meanwhile, however late that is.
+			if w.pause != nil {
+				held = w.pause()
+			}
 			resume()
 			w.breach(used, false)
 		case !settled && stopped && used > level+2*quotaSlack && w.kill != nil:
 			// Grown by more than writes under way at the stop could have written: it makes
 			// what no file-size limit stops (empty files, directories, a shared mapping).
-			w.breach(used, true)
 			w.kill()
+			resume()
+			held()
+			w.breach(used, true)
 			since = time.Time{}
 		case !settled:
 			// The first measure after writes were stopped: what was written between the last
 			// measure and the stop (writes already under way finish) is the level growth is
 			// judged from.
 			level, settled = max(level, used), true
+			resume()
+			held()
 		default:
 			if w.limitFiles != nil {
 				w.limitFiles(true) // processes forked since
@@ -238,9 +250,12 @@ func (w *watchdog) run() {
 			// is killed at once, or after quotaGrace where writes could not be stopped.
 			growing := used > level+quotaSlack/8
 			if growing && (stopped || time.Since(since) >= quotaGrace) && w.kill != nil {
-				w.breach(used, true)
 				w.kill()
+				resume()
+				w.breach(used, true)
 				since = time.Time{}
+			} else {
+				resume()
 			}
 		}
 	}

@@ -238,26 +238,8 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	if news*5 > n || last >= d.n-n/2 {
 		return finding{}, false // progressing: new bests, or one in the last half of the window
 	}
-	turns, prev := 0, 0.0 // direction changes: wandering, not a hump that rises and falls
-	for k := d.n - n + 1; k < d.n; k++ {
-		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
-		if step*prev < 0 {
-			turns++
-		}
-		if step != 0 {
-			prev = step
-		}
-	}
-	if turns*stallTurns < n {
-		return finding{}, false
-	}
-	w := q.scan[:n]
-	for k := range n {
-		w[k] = d.ring[(d.n-n+k)%divRing]
-	}
-	slices.Sort(w)
-	med := w[n/2]
-	if med-best < stallMedian {
+	turns, med := q.wander(d, n) // direction changes: wandering, not a hump that rises and falls
+	if turns*stallTurns < n || med-best < stallMedian {
 		return finding{}, false
 	}
 	bestV := math.Pow(10, best)
@@ -283,26 +265,8 @@ func (q *quantity) stuck(sr *series) (finding, bool) {
 	if st.negative || since < stallLong || since < st.epBestAt-st.epStart || st.epBest < st.maxLog-stuckDepth {
 		return finding{}, false
 	}
-	turns, prev := 0, 0.0
-	for k := d.n - stallLong + 1; k < d.n; k++ {
-		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
-		if step*prev < 0 {
-			turns++
-		}
-		if step != 0 {
-			prev = step
-		}
-	}
-	if turns*stallTurns < stallLong {
-		return finding{}, false
-	}
-	w := q.scan[:stallLong]
-	for k := range stallLong {
-		w[k] = d.ring[(d.n-stallLong+k)%divRing]
-	}
-	slices.Sort(w)
-	med := w[stallLong/2]
-	if med-st.epBest < stuckMedian {
+	turns, med := q.wander(d, stallLong)
+	if turns*stallTurns < stallLong || med-st.epBest < stuckMedian {
 		return finding{}, false
 	}
 	bestV, v := math.Pow(10, st.epBest), math.Pow(10, d.ring[(d.n-1)%divRing])
@@ -474,4 +438,25 @@ func (m *Monitor) roleFor(name string, cons []*Constraint) roleInfo {
 		}
 	}
 	return ri
+}
+
+// wander reads the last n samples of d's ring: how often they turn back (a step against the
+// last non-zero one) and their median.
+func (q *quantity) wander(d *divergenceState, n int) (turns int, med float64) {
+	prev := 0.0
+	for k := d.n - n + 1; k < d.n; k++ {
+		step := d.ring[k%divRing] - d.ring[(k-1)%divRing]
+		if step*prev < 0 {
+			turns++
+		}
+		if step != 0 {
+			prev = step
+		}
+	}
+	w := q.scan[:n]
+	for k := range n {
+		w[k] = d.ring[(d.n-n+k)%divRing]
+	}
+	slices.Sort(w)
+	return turns, w[n/2]
 }

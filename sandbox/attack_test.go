@@ -705,9 +705,6 @@ finally:
 // makes files after the breach (no file-size limit stops creat) is killed: against a 64 MiB
 // quota it makes at most 64 MiB more worth of inodes, and the host's watchdog stays cheap.
 func TestQuotaEmptyFiles(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the watchdog's reaction time is measured without -race (go test -run TestQuotaEmptyFiles ./sandbox); it does not hold reliably yet on a busy machine")
-	}
 	s := newSandbox(t, ModeBubblewrap, &Policy{DiskBytes: 64 << 20})
 	if s.cg == nil || len(s.cg.parents) == 0 {
 		t.Skip("no cgroup here: the quota cannot stop the sandbox's processes")

@@ -220,11 +220,14 @@ func (w *watchdog) run() {
 			since, level, settled = time.Now(), used, false
 			stopped = w.limitFiles != nil && w.limitFiles(true)
 			// Held stopped until the measure that settles the level: what no file-size limit
-			// stops (new files, directories) cannot go on meanwhile, however late that is.
-			if w.pause != nil {
+			// stops (new files, directories) cannot go on meanwhile, however late that is. The
+			// measure's own pause is the hold when there was one (resuming it would resume all).
+			switch {
+			case paused:
+				held = resume
+			case w.pause != nil:
 				held = w.pause()
 			}
-			resume()
 			w.breach(used, false)
 		case !settled && stopped && used > level+2*quotaSlack && w.kill != nil:
 			// Grown by more than writes under way at the stop could have written: it makes

@@ -258,6 +258,18 @@ func (id hostID) closedAbove(p string) string {
 	}
 }
 
+// closed returns the paths of ps that the account cannot reach by their own path (closedAbove):
+// those that sandboxed code reaches only through a bridge.
+func (id hostID) closed(ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		if id.closedAbove(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // blocked names what keeps the account from reading p: the topmost directory above it that it
 // cannot search, or p itself (read, and search for a directory); "" when nothing does.
 func (id hostID) blocked(p string) string {

@@ -744,7 +744,7 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 			if err := s.drop.adopt(ws); err != nil {
 				return nil, err
 			}
-			w.bridge(s.mount, append([]string{ws}, ro...), mounts)
+			w.bridge(s.mount, s.drop.closed(append([]string{ws}, ro...)), mounts)
 			w.setpriv = s.setprivArgs()
 		}
 		w.seccomp = s.seccomp
@@ -1093,9 +1093,13 @@ type wrapper struct {
 // seccompFd is the descriptor on which bwrap reads the seccomp profile.
 const seccompFd = 9
 
-// bridge plans the mounts of srcs (the workspace, then the read-only paths) into bridgeDir and
-// points every mount under them at its bridged source.
+// bridge plans the mounts of srcs (the workspace and the read-only paths the account cannot
+// reach, hostID.closed) into bridgeDir and points every mount under them at its bridged
+// source. None: no bridge (each mount(8) it runs costs a kernel's start a few milliseconds).
 func (w *wrapper) bridge(mountCmd string, srcs []string, mounts []mount) {
+	if len(srcs) == 0 {
+		return
+	}
 	w.binds = []string{shellQuote(mountCmd) + " --make-rprivate /",
 		shellQuote(mountCmd) + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-bridge " + shellQuote(bridgeDir)}
 	for i, src := range srcs {

@@ -350,3 +350,41 @@ func openMemory(t *testing.T) memory.Store {
 	t.Cleanup(func() { mem.Close() })
 	return mem
 }
+
+// TestFramingRefused: no answer of the server may be framed by another page (clickjacking the
+// cell runner): every one says X-Frame-Options DENY and carries a Content-Security-Policy
+// whose directives, as a browser parses them, include frame-ancestors 'none'.
+func TestFramingRefused(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	for _, p := range []string{"/", "/v1/kernels", "/v1/no-such-route", "/v1/sessions/none/artifacts/fig.png"} {
+		resp, err := http.Get(f.http.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if xfo := resp.Header.Get("X-Frame-Options"); xfo != "DENY" {
+			t.Errorf("GET %s (%d): X-Frame-Options %q, want DENY", p, resp.StatusCode, xfo)
+		}
+		if d := cspDirectives(resp.Header.Values("Content-Security-Policy")); d["frame-ancestors"] != "'none'" {
+			t.Errorf("GET %s (%d): Content-Security-Policy %q has no frame-ancestors 'none' (directives %q)", p, resp.StatusCode, resp.Header.Values("Content-Security-Policy"), d)
+		}
+	}
+}
+
+// cspDirectives parses Content-Security-Policy values into directive name → value, as a
+// browser does: directives are separated by ';', a name is case-insensitive and must be one of
+// CSP's (an unknown one, such as a mangled name, is ignored by the browser and so left out).
+func cspDirectives(values []string) map[string]string {
+	known := map[string]bool{"default-src": true, "script-src": true, "style-src": true, "img-src": true, "connect-src": true,
+		"frame-ancestors": true, "sandbox": true, "object-src": true, "base-uri": true, "form-action": true, "frame-src": true}
+	out := map[string]string{}
+	for _, v := range values {
+		for _, d := range strings.Split(v, ";") {
+			name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+			if name = strings.ToLower(name); known[name] {
+				out[name] = strings.TrimSpace(value)
+			}
+		}
+	}
+	return out
+}

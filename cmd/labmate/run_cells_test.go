@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/internal/browsertest"
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
@@ -23,7 +26,8 @@ import (
 // the log, the cell ends interrupted, the run goes on — the model's next turn reads the
 // interruption and repairs the cell in the same kernel — and answers. An interrupt of that cell
 // once it has ended, and of the cell of a labmate run killed meanwhile, is refused with a clear
-// error; the killed run's cell ends process_died.
+// error; the killed run's cell ends process_died. The dashboard's Interrupt (real Chromium) on
+// the cell of a labmate run stops it the same way.
 func TestRunCellInterruptedByServer(t *testing.T) {
 	data := t.TempDir()
 	loop := "x = 5\nimport time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"
@@ -34,7 +38,8 @@ func TestRunCellInterruptedByServer(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "y = 10", "summary": "y = 10"}),
 		call(agent.ToolFinalAnswer, `{"answer": "10"}`),
 	}
-	fake := llmtest.NewServer(t, append(turns, oneStep()...)...) // the second run is killed in its cell
+	all := append(append(append([]llmtest.Turn{}, turns...), oneStep()...), turns...) // the second run is killed in its cell
+	fake := llmtest.NewServer(t, all...)
 	env := fakeModelEnv(t, fake)
 
 	run, id, out := startRun(t, env, "--data", data, "double x")
@@ -151,6 +156,42 @@ func TestRunCellInterruptedByServer(t *testing.T) {
 	if logged.Reason != protocol.ReasonProcessDied {
 		t.Errorf("the killed run's cell ends %+v in the log, want process_died", logged)
 	}
+	// The dashboard's Interrupt on the cell of a third labmate run (its WebSocket's
+	// operation_interrupt) stops that cell in the process too, and the run repairs it.
+	run3, id3, out3 := startRun(t, env, "--data", data, "double x again")
+	bctx := browsertest.Start(t, time.Minute)
+	if err := chromedp.Do(bctx, chromedp.Navigate(url+"/#lab/"+id3)); err != nil {
+		t.Fatal(err)
+	}
+	loopCard := `[...document.querySelectorAll("#stream article.op")].find((a) => a.querySelector("pre.code").textContent.includes("range(600)"))`
+	browsertest.Wait(t, bctx, "the cell of labmate run, running, its Interrupt offered", `!!`+loopCard+` && `+loopCard+`.innerText.includes("tick 3") && !`+loopCard+`.querySelector("button.danger").hidden`)
+	cell3 := strings.TrimPrefix(browsertest.Eval(t, bctx, loopCard+`.id`), "op-")
+	browsertest.Click(t, bctx, "#op-"+cell3+" button.danger")
+	browsertest.Wait(t, bctx, "the cell is shown interrupted", loopCard+`.querySelector(".badge.s-interrupted") !== null`)
+	for out3.Scan() {
+	}
+	if err := run3.Wait(); err != nil {
+		t.Fatalf("labmate run, its cell interrupted from the dashboard: %v", err)
+	}
+	var why string
+	logged = protocol.Failed{}
+	for m, err := range st.Operation(ctx, id3, cell3) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m.Type {
+		case protocol.TypeInterrupt:
+			var in protocol.Interrupt
+			m.Decode(&in)
+			why = in.Why
+		case protocol.TypeFailed:
+			m.Decode(&logged)
+		}
+	}
+	if why != "interrupted from the dashboard" || logged.Reason != protocol.ReasonInterrupted {
+		t.Errorf("the cell interrupted from the dashboard: interrupt %q, end %+v in the log", why, logged)
+	}
+
 	// The server ends the killed run once it sees its process gone; then every stream replays.
 	for ended := false; !ended; time.Sleep(50 * time.Millisecond) {
 		ops, err := st.Operations(ctx, id2)

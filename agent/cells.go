@@ -134,6 +134,10 @@ func (s *Story) JSON(m *protocol.EnhancedMessage) ([]byte, error) {
 	return EventJSON(m)
 }
 
+// Note notes ev, one of the run's events as it is emitted: an EventCell names the step and
+// the attempt of the cell's messages that follow (Cell).
+func (s *Story) Note(ev *Event) { s.note(ev) }
+
 func (s *Story) note(ev *Event) {
 	if ev.Type == EventCell && ev.Cell != nil {
 		s.cells[ev.Cell.ID] = ev

@@ -252,7 +252,12 @@ type SessionUpdate struct {
 	Closed bool   `json:"closed,omitempty"`
 }
 
-// Interrupt is the payload of operation_interrupt.
+// Interrupt is the payload of operation_interrupt. An operation_interrupt in the log is also
+// how one labmate process asks another to stop an operation it runs: a server asked to
+// interrupt the cell of a labmate run appends it (legal only while the operation is live, like
+// any message), and the runner of the process that runs the operation, which follows what
+// others append to the log, stops it; the operation_failed that process appends records the
+// outcome (package runner).
 type Interrupt struct {
 	Why string `json:"why,omitempty"`
 }

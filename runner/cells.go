@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"sync"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -63,4 +65,28 @@ func (l runLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 		}
 	}
 	return ss.appendLocked(ctx, m)
+}
+
+// HoldRun holds agent run id, which the caller runs in this process (labmate run drives its
+// agent itself, its Options.Cells this runner's Cells), as the runner holds the runs it starts:
+// the run's session stays live, its kernels kept however long the model thinks, and cancel
+// stops the run (Running). The log returned is the session's, for the run's own stream
+// (agent.LogRun) beside its cells. release lets the run go and closes its kernels.
+func (s *Runner) HoldRun(id string, cancel context.CancelFunc) (l operation.Log, release func(), err error) {
+	if err := s.claimRun(id, cancel); err != nil {
+		return nil, nil, err
+	}
+	ss, err := s.Open(id)
+	if err != nil {
+		s.endRun(id)
+		return nil, nil, err
+	}
+	var once sync.Once
+	return runLog{ss}, func() {
+		once.Do(func() {
+			ss.closeRunKernels()
+			s.endRun(id)
+			s.Release(ss)
+		})
+	}, nil
 }

@@ -108,19 +108,14 @@ func (s *Runner) run(ctx context.Context, c *agent.CellRun) iter.Seq2[*protocol.
 }
 
 // Interrupt stops a queued or running operation of session, logging an operation_interrupt
-// with why. An operation that is not queued or running is an error wrapping ErrNotRunning.
+// with why; one another process runs is stopped by that process (elsewhere.go). An operation
+// that is not queued or running is an error wrapping ErrNotRunning.
 func (s *Runner) Interrupt(ctx context.Context, session, opID, why string) error {
-	ss := s.Lookup(session)
-	if ss == nil {
-		return fmt.Errorf("%w: session %q has no operations in this server", ErrNotRunning, session)
+	in := &protocol.Interrupt{Why: why}
+	if ss := s.Lookup(session); ss != nil {
+		return ss.Interrupt(ctx, opID, in)
 	}
-	ss.mu.Lock()
-	o := ss.running[opID]
-	ss.mu.Unlock()
-	if o == nil {
-		return fmt.Errorf("%w: operation %q of session %q", ErrNotRunning, opID, session)
-	}
-	return ss.Interrupt(ctx, opID, &protocol.Interrupt{Why: why})
+	return s.interruptElsewhere(ctx, session, opID, in)
 }
 
 // Store is the server's log.

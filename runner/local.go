@@ -8,12 +8,14 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 	"github.com/labmate/labmate/runner/locallog"
 )
 
 // The other processes of this machine (labmate run, exec, campaign run, lab run) append to the
 // runner's log file themselves (package protocol/sqlite takes many writers). The runner follows
-// what they append (tailLog): live sessions publish it to their subscribers, and an agent run
+// what they append (tailLog): live sessions publish it to their subscribers, an interrupt another
+// process asks for one of this runner's operations stops it (elsewhere.go), and an agent run
 // another process runs (Config.Owner) is followed as one of the runner's — listed, followed
 // live, cancelled (the process gets SIGINT, as from Ctrl-C) — and ended as process_died when
 // its process stops without ending it.
@@ -70,6 +72,9 @@ func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 	}
 	if ss := s.Lookup(m.SessionID); ss != nil {
 		ss.publish(m)
+		if m.Type == protocol.TypeInterrupt { // asked of another process for one of ours (elsewhere.go)
+			ss.interrupted(m.OperationID)
+		}
 	}
 	if m.Type == protocol.TypeRunEnd {
 		s.mu.Lock()
@@ -157,6 +162,12 @@ func (s *Runner) watchLocal(id string, lr *LocalRun) {
 			continue
 		}
 		if op, err := s.RunInfo(s.ctx, id); err == nil && op.State.Live() {
+			// Its cells cut short by the stop end first (elsewhere.go), then the run.
+			if st, ok := s.store.(*sqlite.Store); ok {
+				if _, err := locallog.Orphaned(s.ctx, st, lr.Session, id); err != nil {
+					s.Logf("run %s: ending its cells after its process %d stopped: %v", id, lr.pid, err)
+				}
+			}
 			hint := ""
 			if h := resumeHint(&s.cfg); h != nil {
 				hint = h(id)

@@ -76,6 +76,12 @@ type Config struct {
 	// when one wrote it, live while it runs it, and its pid. Such a run is left open at start-up
 	// while it lives; one whose process died is ended as process_died, resumable.
 	Owner func(id string) (pid int, found, live bool)
+	// Guest makes the runner one labmate process among others over the data directory's log
+	// (labmate run: its agent run's cells are operations of the run's session, as in a
+	// server): it runs its own operations, follows the interrupts other processes append for
+	// them (elsewhere.go), and leaves alone what it did not start — it closes no stream left
+	// open, resumes no run and follows no job at its start (that is labmate serve's part).
+	Guest bool
 	// Jobs are the job schedulers, by kind ("local", "slurm"), whose jobs the server submits,
 	// watches with perception and follows in its log. Nil: the server runs no jobs.
 	Jobs job.Schedulers
@@ -194,19 +200,13 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			*d.v = d.def
 		}
 	}
-	runs, local, err := closeRuns(ctx, cfg.Store, resumeHint(&cfg), cfg.Owner)
-	if err != nil {
-		return nil, fmt.Errorf("server: closing runs left open: %w", err)
-	}
-	if len(runs) > 0 {
-		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
-	}
-	recovered, err := cfg.Store.Recover(ctx, func(_, id string) bool { _, ok := local[id]; return ok })
-	if err != nil {
-		return nil, fmt.Errorf("server: recovering operations left open: %w", err)
-	}
-	if len(recovered) > 0 {
-		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
+	var runs []string
+	var local map[string]int
+	if !cfg.Guest {
+		var err error
+		if runs, local, err = recoverLog(ctx, &cfg); err != nil {
+			return nil, err
+		}
 	}
 	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations)}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
@@ -224,17 +224,40 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 		}
 	}
 	s.resumeClosed(runs)
-	if cfg.Jobs != nil {
+	if cfg.Jobs != nil && !cfg.Guest {
 		if s.cfg.JobPoll <= 0 {
 			s.cfg.JobPoll = defaultJobPoll
 		}
 		s.reattachJobs(ctx)
 		s.wg.Go(s.adopter)
 	}
+	if cfg.Guest {
+		return s, nil
+	}
 	if err := s.watchParkedRuns(ctx); err != nil {
 		s.Logf("parked runs: not watched again: %v", err)
 	}
 	return s, nil
+}
+
+// recoverLog closes what a previous server left open in cfg.Store (closeRuns, Recover), but
+// the runs other processes run: those it returns in local, by id, with their pids.
+func recoverLog(ctx context.Context, cfg *Config) (runs []string, local map[string]int, err error) {
+	runs, local, err = closeRuns(ctx, cfg.Store, resumeHint(cfg), cfg.Owner)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: closing runs left open: %w", err)
+	}
+	if len(runs) > 0 {
+		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
+	}
+	recovered, err := cfg.Store.Recover(ctx, func(_, id string) bool { _, ok := local[id]; return ok })
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: recovering operations left open: %w", err)
+	}
+	if len(recovered) > 0 {
+		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
+	}
+	return runs, local, nil
 }
 
 func (s *Runner) Logf(format string, args ...any) { s.cfg.Logf(format, args...) }

@@ -322,8 +322,15 @@ func (ss *Session) submit(ctx context.Context, opID string, req *protocol.Reques
 }
 
 // Interrupt logs an operation_interrupt and stops the operation: a running one is
-// interrupted, a queued one leaves the queue and ends at once.
+// interrupted, a queued one leaves the queue and ends at once. An operation this runner does
+// not run is interrupted through the log by the process that runs it (elsewhere.go).
 func (ss *Session) Interrupt(ctx context.Context, opID string, in *protocol.Interrupt) error {
+	ss.mu.Lock()
+	o := ss.running[opID]
+	ss.mu.Unlock()
+	if o == nil {
+		return ss.s.interruptElsewhere(ctx, ss.id, opID, in)
+	}
 	m, err := protocol.NewMessage(protocol.TypeInterrupt, ss.id, opID, in)
 	if err != nil {
 		return err
@@ -334,20 +341,23 @@ func (ss *Session) Interrupt(ctx context.Context, opID string, in *protocol.Inte
 	if err := ss.s.durable(ctx); err != nil { // the caller tells its client the interrupt is taken
 		return err
 	}
+	ss.stop(o)
+	return nil
+}
+
+// stop stops operation o, whose interrupt is logged: a running one is interrupted, a queued
+// one leaves the queue and ends at once.
+func (ss *Session) stop(o *op) {
 	ss.mu.Lock()
-	o := ss.running[opID]
-	queued := o != nil && slices.Contains(ss.queue, o)
+	queued := ss.running[o.id] == o && slices.Contains(ss.queue, o)
 	if queued {
 		ss.queue = slices.DeleteFunc(ss.queue, func(q *op) bool { return q == o })
 	}
 	ss.mu.Unlock()
-	if o != nil {
-		o.cancel()
-	}
+	o.cancel()
 	if queued {
 		ss.finish(o, &protocol.Failed{Reason: protocol.ReasonInterrupted, Error: ss.s.stopReason("before the operation started")})
 	}
-	return nil
 }
 
 // work runs the session's queue, one operation after the other, until it is empty.

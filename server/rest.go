@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -146,12 +145,8 @@ func (s *Server) postInterrupt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ss := s.Lookup(r.PathValue("id"))
-	if ss == nil {
-		httpError(w, http.StatusConflict, fmt.Sprintf("operation %s of session %s is not queued or running", r.PathValue("op"), r.PathValue("id")))
-		return
-	}
-	if err := ss.Interrupt(r.Context(), r.PathValue("op"), &in); err != nil {
+	// An operation another process runs (labmate run) is interrupted there, through the log.
+	if err := s.Interrupt(r.Context(), r.PathValue("id"), r.PathValue("op"), in.Why); err != nil {
 		httpError(w, http.StatusConflict, err.Error())
 		return
 	}

@@ -64,7 +64,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 			}
 			var store protocol.Store = protocol.NewMemStore()
 			if logPath != "" {
-				if store, err = sqlite.Open(logPath); err != nil {
+				if store, err = sqlite.OpenAs(logPath, "mcp"); err != nil { // its runner follows the interrupts others append
 					return err
 				}
 			}

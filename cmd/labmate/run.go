@@ -106,15 +106,28 @@ func newRunCmd() *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "labmate run: workspace %s\n", workspace)
 			}
 			var sb kernel.Sandbox
+			var cells agent.Cells // the run's cells are operations of its session (runCells)
+			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if asJSON {
+				out = report.NewJSON(cmd.OutOrStdout())
+			}
 			if mode != string(agent.ModeDirect) {
 				s, err := sf.open()
 				if err != nil {
 					return err
 				}
 				sb = s
-			}
-			if sb != nil {
-				defer serveBench(ctx, cmd.ErrOrStderr(), workspace)()
+				show := func(ev *agent.Event) {
+					if err := out.Event(ev); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "labmate run: %v\n", err)
+					}
+				}
+				c, done, err := runCells(ctx, rl, runID, s, dir, stop, show, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer done()
+				cells = c
 			}
 			var mem agent.Memory
 			var tools *tool.Set
@@ -171,11 +184,9 @@ func newRunCmd() *cobra.Command {
 			a, err := agent.New(model, &agent.Options{
 				Memory: mem,
 				Tools:  tools,
-				StartKernel: func(ctx context.Context, name string) (kernel.Kernel, error) {
-					if sb == nil {
-						return nil, errors.New("no kernels in --mode direct")
-					}
-					return startKernel(ctx, name, sb, workspace)
+				Cells:  cells,
+				StartKernel: func(context.Context, string) (kernel.Kernel, error) {
+					return nil, errors.New("no kernels in --mode direct")
 				},
 				Store:       store,
 				Jobs:        jobs,
@@ -198,10 +209,6 @@ func newRunCmd() *cobra.Command {
 				events = rl.Logged(ctx, a.Resume(ctx, resume), true)
 			} else {
 				events = rl.Logged(ctx, a.Run(ctx, &agent.Task{ID: runID, Goal: args[0], Kernel: kernelName, Mode: agent.Mode(mode), Workspace: workspace}), false)
-			}
-			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if asJSON {
-				out = report.NewJSON(cmd.OutOrStdout())
 			}
 			var last *agent.Stop
 			for {

@@ -163,9 +163,10 @@ func TestRunInTheLog(t *testing.T) {
 	}
 	const story = `document.querySelector("#stream").innerText`
 	browsertest.Wait(t, ctx, "the run's cell, running", story+`.includes("compute x")`)
-	// Its kernel is that process's: the card offers no Interrupt nobody here could carry out.
-	browsertest.Wait(t, ctx, "the cell of labmate run, running, without an Interrupt", `[...document.querySelectorAll("#stream article.op")].some((a) => `+
-		`a.querySelector("header .muted").textContent === "python" && a.querySelector(".badge.s-running") && a.querySelector("button.danger").hidden)`)
+	// Its kernel is that process's, and the cell an operation of the run's session: the card
+	// offers the Interrupt, which reaches that process through the log (run_cells_test.go).
+	browsertest.Wait(t, ctx, "the cell of labmate run, running, with an Interrupt", `[...document.querySelectorAll("#stream article.op")].some((a) => `+
+		`a.querySelector("header .muted").textContent === "python" && a.querySelector(".badge.s-running") && !a.querySelector("button.danger").hidden)`)
 	if err := os.WriteFile(filepath.Join(data, "workspaces", "run-"+id1, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,8 @@
 // timestamp, created and updated are Unix seconds (REAL); state is a protocol.State; first_seq
 // and last_seq bound the operation's messages in its session, so reading one operation's
 // history needs no index of its own (each index costs every append); writer names the lock file
-// of the Store that appended its last message. Version 1 files get the writer column on Open. A
+// of the Store that appended its last message, an operation_interrupt aside (another process
+// appends one to ask the operation's writer to stop it: the writer stays the operation's). Version 1 files get the writer column on Open. A
 // file with a newer schema version is refused with ErrNewerSchema.
 package sqlite
 
@@ -185,6 +186,9 @@ type known struct {
 type update struct {
 	m     *protocol.EnhancedMessage
 	state protocol.State
+	// request: the operation's messages in the transaction are operation_interrupts, which ask
+	// the operation's writer to stop it (another process may append them): the writer stays.
+	request bool
 }
 
 // write is one message to insert.
@@ -292,7 +296,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	for stmt, query := range map[**sql.Stmt]string{
 		&s.insertOp:   "INSERT INTO operations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		&s.updateOp:   "UPDATE operations SET state = ?, updated = ?, last_seq = ?, writer = ? WHERE session_id = ? AND operation_id = ?",
+		&s.updateOp:   "UPDATE operations SET state = ?, updated = ?, last_seq = ?, writer = coalesce(?, writer) WHERE session_id = ? AND operation_id = ?",
 		&s.insertMsg:  "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
 		&s.insertMsgs: "INSERT INTO messages VALUES " + strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", rowBatch-1) + "(?, ?, ?, ?, ?, ?, ?)",
 		&s.opState:    "SELECT state FROM operations WHERE session_id = ? AND operation_id = ?",
@@ -636,7 +640,9 @@ func (s *Store) insert(w write) error {
 			return *s.failed.Load()
 		}
 	} else { // the operation's row is updated once per transaction, at the commit
-		s.updates[[2]string{m.SessionID, m.OperationID}] = update{m, to}
+		key := [2]string{m.SessionID, m.OperationID}
+		u, seen := s.updates[key]
+		s.updates[key] = update{m, to, m.Type == protocol.TypeInterrupt && (!seen || u.request)}
 	}
 	payload := []byte(m.Payload)
 	if payload == nil {
@@ -693,7 +699,11 @@ func (s *Store) commit() error {
 	ctx := context.Background()
 	for _, u := range s.updates {
 		m := u.m
-		if _, err := s.updateOp.ExecContext(ctx, u.state, m.Timestamp, m.Seq, s.writer, m.SessionID, m.OperationID); err != nil {
+		writer := any(s.writer)
+		if u.request {
+			writer = nil // the operation's writer stays
+		}
+		if _, err := s.updateOp.ExecContext(ctx, u.state, m.Timestamp, m.Seq, writer, m.SessionID, m.OperationID); err != nil {
 			return fmt.Errorf("operation %s of session %s: %w", m.OperationID, m.SessionID, err)
 		}
 	}

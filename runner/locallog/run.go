@@ -9,8 +9,10 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/labmate/labmate/agent"
+	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
 )
@@ -18,10 +20,14 @@ import (
 // Run is an agent run this process runs, written into the data directory's log, where labmate
 // serve, the dashboard and every client see it as they see the server's runs.
 type Run struct {
-	id     string
-	log    *sqlite.Store
-	resume string // how the run is resumed, for a resumable run_end
-	warn   io.Writer
+	id      string
+	log     *sqlite.Store
+	through operation.Log // where the run's own stream is appended: log, or its session in a runner (Through)
+	resume  string        // how the run is resumed, for a resumable run_end
+	warn    io.Writer
+
+	mu    sync.Mutex
+	story *agent.Story // the run's cells, noted from its events, for the step and attempt of their messages (Cells)
 }
 
 // OwnRun opens the log of data directory data to run agent run id in this process, and returns
@@ -43,7 +49,43 @@ func OwnRun(data, id, resume string, warn io.Writer) (*Run, func(), error) {
 			}
 		}
 	}
-	return &Run{id: id, log: st, resume: resume, warn: warn}, func() { st.Close() }, nil
+	return &Run{id: id, log: st, through: st, resume: resume, warn: warn, story: agent.NewStory(id)}, func() { st.Close() }, nil
+}
+
+// Through appends the run's own stream (its events, its resume) to l, the run's session in a
+// runner over Log (runner.Runner.HoldRun), beside the operations of its cells, instead of
+// to the file directly.
+func (r *Run) Through(l operation.Log) { r.through = l }
+
+// Cells is c, the runner's cells the run's agent runs its cells with (agent.Options.Cells), with
+// each message of a cell handed to show as it is logged: as the run's operation event
+// (agent.CellEvent) with the step and attempt of the cell's EventCell, as GET /v1/runs/ID/events
+// streams it. labmate run prints them between the run's events (Logged); show is called while
+// Logged's consumer waits for the next event.
+func (r *Run) Cells(c agent.Cells, show func(*agent.Event)) agent.Cells {
+	return shownCells{c, r, show}
+}
+
+type shownCells struct {
+	agent.Cells
+	r    *Run
+	show func(*agent.Event)
+}
+
+func (c shownCells) Exec(ctx context.Context, cell *agent.CellRun) iter.Seq2[*protocol.EnhancedMessage, error] {
+	return func(yield func(*protocol.EnhancedMessage, error) bool) {
+		for m, err := range c.Cells.Exec(ctx, cell) {
+			if err == nil {
+				c.r.mu.Lock()
+				ev := c.r.story.Cell(m)
+				c.r.mu.Unlock()
+				c.show(ev)
+			}
+			if !yield(m, err) {
+				return
+			}
+		}
+	}
 }
 
 // Log is the log the run is written to, for its checkpoints (agent.Checkpoints).
@@ -68,8 +110,12 @@ func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 		}
 		next := int64(1)
 		if resumed {
+			// The cells a killed process left running end first, then the run.
+			if _, err := Orphaned(ctx, r.log, r.through, r.id); err != nil {
+				warn(err)
+			}
 			var err error
-			if next, err = Resumed(ctx, r.log, r.id, "labmate run --resume"); err != nil {
+			if next, err = Resumed(ctx, r.through, r.id, "labmate run --resume"); err != nil {
 				warn(err)
 				next = 1
 			}
@@ -88,7 +134,12 @@ func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 				}
 			}
 		}
-		for ev, err := range agent.LogRun(ctx, r.log, r.id, next, all, endOf, warn) {
+		for ev, err := range agent.LogRun(ctx, r.through, r.id, next, all, endOf, warn) {
+			if ev != nil {
+				r.mu.Lock()
+				r.story.Note(ev)
+				r.mu.Unlock()
+			}
 			// What the run reports is in the file first: a kill -9 right after loses nothing
 			// it printed (a run's events are few; the log commits a cell's lines in batches).
 			if err := r.log.Sync(ctx); err != nil {

@@ -56,7 +56,7 @@ model, tokens spent, last update and task. --json prints one JSON array.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as one JSON array")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 
@@ -106,7 +106,7 @@ by its digest after the workspace has changed or gone.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
 	art.add(cmd, "run")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 

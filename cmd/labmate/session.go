@@ -33,7 +33,8 @@ from the data directory's artifact store, after the session's workspace has gone
 	return cmd
 }
 
-const sessionDataHelp = "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)"
+// logDataHelp is the help of --data for a command that reads or writes the data directory's log.
+const logDataHelp = "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)"
 
 func newSessionListCmd() *cobra.Command {
 	var (
@@ -74,7 +75,7 @@ GET /v1/sessions (times in Unix seconds).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as one JSON array")
-	cmd.Flags().StringVar(&data, "data", "", sessionDataHelp)
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 
@@ -151,7 +152,7 @@ where it is kept by its digest after the workspace has changed or gone.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session as one JSON object")
 	art.add(cmd, "session")
-	cmd.Flags().StringVar(&data, "data", "", sessionDataHelp)
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 

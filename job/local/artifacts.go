@@ -35,18 +35,13 @@ func (s *Scheduler) RecordArtifacts(id job.ID, arts []*protocol.Artifact) error 
 // Artifacts returns the artifacts recorded for job id (RecordArtifacts), none when nothing
 // was recorded; an entry that is not a valid artifact is left out.
 func (s *Scheduler) Artifacts(ctx context.Context, id job.ID) ([]*protocol.Artifact, error) {
-	if _, err := s.readRecord(id); err != nil {
+	f, err := s.openRecorded(id, artifactsFile)
+	if f == nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(s.jobDir(id), artifactsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("job/local: %s: %w", id, err)
-	}
+	defer f.Close()
 	var all []*protocol.Artifact
-	if err := json.Unmarshal(b, &all); err != nil {
+	if err := json.NewDecoder(f).Decode(&all); err != nil {
 		return nil, fmt.Errorf("job/local: %s: %s: %w", id, artifactsFile, err)
 	}
 	out := all[:0]
@@ -56,4 +51,20 @@ func (s *Scheduler) Artifacts(ctx context.Context, id job.ID) ([]*protocol.Artif
 		}
 	}
 	return out, nil
+}
+
+// openRecorded opens the file name recorded beside job id; nil and no error when nothing was
+// recorded, nil and an error wrapping job.ErrUnknownJob for a job there is not.
+func (s *Scheduler) openRecorded(id job.ID, name string) (*os.File, error) {
+	if _, err := s.readRecord(id); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(s.jobDir(id), name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job/local: %s: %w", id, err)
+	}
+	return f, nil
 }

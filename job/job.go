@@ -213,10 +213,7 @@ type Supervised interface {
 // labmate's JSON carries times.
 func (r Resources) MarshalJSON() ([]byte, error) {
 	type plain Resources
-	return json.Marshal(struct {
-		plain
-		WallTimeS *float64 `json:"wall_time_s,omitempty"`
-	}{plain(r), seconds.Ptr(r.WallTime)})
+	return seconds.Marshal(plain(r), seconds.Field{Name: "wall_time", D: &r.WallTime, OmitZero: true})
 }
 
 // UnmarshalJSON reads wall_time_s; wall_time_ns, the nanoseconds of older records and

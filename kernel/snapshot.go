@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -60,23 +59,11 @@ type Skipped struct {
 // MarshalJSON writes the snapshot with how long it took in seconds (duration_s).
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	type plain Snapshot
-	return json.Marshal(struct {
-		plain
-		DurationS float64 `json:"duration_s"`
-	}{plain(s), seconds.Of(s.Duration)})
+	return seconds.Marshal(plain(s), seconds.F("duration", &s.Duration))
 }
 
 // UnmarshalJSON reads duration_s (or an older manifest's duration_ns).
 func (s *Snapshot) UnmarshalJSON(b []byte) error {
 	type plain Snapshot
-	v := struct {
-		*plain
-		DurationS  *float64 `json:"duration_s"`
-		DurationNS *int64   `json:"duration_ns"`
-	}{plain: (*plain)(s)}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	s.Duration = seconds.Duration(v.DurationS, v.DurationNS)
-	return nil
+	return seconds.Unmarshal(b, (*plain)(s), seconds.F("duration", &s.Duration))
 }

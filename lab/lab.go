@@ -438,23 +438,11 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the step with the planner's time in seconds (propose_s).
 func (s Step) MarshalJSON() ([]byte, error) {
 	type plain Step
-	return json.Marshal(struct {
-		plain
-		ProposeS float64 `json:"propose_s"`
-	}{plain(s), seconds.Of(s.Propose)})
+	return seconds.Marshal(plain(s), seconds.F("propose", &s.Propose))
 }
 
 // UnmarshalJSON reads propose_s (or an older record's propose_ns).
 func (s *Step) UnmarshalJSON(b []byte) error {
 	type plain Step
-	v := struct {
-		*plain
-		ProposeS  *float64 `json:"propose_s"`
-		ProposeNS *int64   `json:"propose_ns"`
-	}{plain: (*plain)(s)}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	s.Propose = seconds.Duration(v.ProposeS, v.ProposeNS)
-	return nil
+	return seconds.Unmarshal(b, (*plain)(s), seconds.F("propose", &s.Propose))
 }

@@ -60,3 +60,51 @@ func TestJobArtifacts(t *testing.T) {
 		t.Errorf("the kept copy of out/energy.csv is %q", b)
 	}
 }
+
+// TestWatchJobArtifacts: WatchJob, a follower that keeps no log, reports the job's artifacts
+// only when it keeps them (a job's supervisor): with a store they are reported and kept, without
+// one the workspace is not read for them.
+func TestWatchJobArtifacts(t *testing.T) {
+	s := localScheduler(t)
+	store, err := artifact.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{true, false} {
+		spec := &job.Spec{Script: "printf 'x\\n1\\n' > x.csv\n", Workspace: t.TempDir()}
+		id, err := s.Submit(t.Context(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := &operation.JobOptions{Poll: 100 * time.Millisecond}
+		if keep {
+			opts.Artifacts = store
+		}
+		var arts []*protocol.Artifact
+		var end protocol.Type
+		for m, err := range operation.WatchJob(t.Context(), s, id, spec, 0, opts) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, ok := m.Payload.(*protocol.Progress); ok && p.Observation != nil && p.Observation.Artifact != nil {
+				arts = append(arts, p.Observation.Artifact)
+			}
+			end = m.Type
+		}
+		switch {
+		case end != protocol.TypeComplete:
+			t.Errorf("keep %t: the job ended with %s", keep, end)
+		case keep && (len(arts) != 1 || arts[0].Path != "x.csv" || !artifact.ValidSum(arts[0].SHA256)):
+			t.Errorf("with a store: artifacts %+v, want x.csv kept", arts)
+		case !keep && len(arts) != 0:
+			t.Errorf("without a store: artifacts %+v, want none", arts)
+		}
+		if keep && len(arts) == 1 {
+			if f, _, err := store.Open(arts[0].SHA256); err != nil {
+				t.Errorf("x.csv is not in the store: %v", err)
+			} else {
+				f.Close()
+			}
+		}
+	}
+}

@@ -11,8 +11,9 @@ import (
 // WatchJob follows job id, submitted with spec, to its end with perception, for a follower
 // that keeps no protocol log (labmate job wait, labmate job logs -f): it yields what AttachJob
 // would log for the job's operation from its log line after on — operation_start, the lines
-// (JobLine) with their telemetry and verdicts, the terminal message, but not the job's
-// artifacts (its workspace is not read for them) — and, like the server's follower, cancels
+// (JobLine) with their telemetry and verdicts, the terminal message, and — only when
+// opts.Artifacts keeps them (a job's supervisor, which records them beside the job) — the
+// job's artifacts (else its workspace is not read for them) — and, like the server's follower, cancels
 // the job on a verdict its spec's hotfix acts on — also when a supervisor watches the job: it
 // is what a supervisor runs (job/supervise). The lines up to after are
 // judged silently first, so perception sees the whole history. Stopping the iteration, or
@@ -25,7 +26,7 @@ func WatchJob(ctx context.Context, sched job.Scheduler, id job.ID, spec *job.Spe
 	if opts != nil {
 		o = *opts
 	}
-	o.noArtifacts = true // no log keeps them, and the follower that logs the job reports them
+	o.noArtifacts = o.Artifacts == nil // nothing keeps them: the follower that logs the job reports them
 	return attachJob(ctx, log, string(id), string(id), sched, at, &o, false)
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"path"
@@ -19,7 +20,7 @@ import (
 // ErrNoArtifact is wrapped by OpenArtifact for a file it cannot serve: a bad path, or none
 // such in a live session's workspace; ErrBadArtifactPath for the former.
 var (
-	ErrNoArtifact      = errors.New("server: no such artifact")
+	ErrNoArtifact      = errors.New("no such artifact")
 	ErrBadArtifactPath = fmt.Errorf("%w: bad path", ErrNoArtifact)
 )
 
@@ -114,6 +115,50 @@ func reported(ctx context.Context, store protocol.Store, session, rel string, yi
 			return
 		}
 	}
+}
+
+// CopyReported writes to w the bytes of artifact rel as the newest of reports that names
+// it with a digest gave them, from store: the file as a cell or job of who (a session, an
+// agent run, a job, as the errors name it) last reported it, after its workspace has changed
+// or gone. Its errors name rel and say what who reported instead, or why the file is not kept
+// (reported without a digest, evicted for space, never stored here).
+func CopyReported(w io.Writer, store *artifact.Store, reports iter.Seq[*protocol.Artifact], who, rel string) error {
+	if err := CheckArtifactPath(rel); err != nil {
+		return err
+	}
+	var found *protocol.Artifact
+	var names []string
+	seen := map[string]bool{}
+	for a := range reports {
+		if !seen[a.Path] {
+			seen[a.Path] = true
+			names = append(names, a.Path)
+		}
+		if a.Path == rel && (a.SHA256 != "" || found == nil || found.SHA256 == "") {
+			found = a
+		}
+	}
+	switch {
+	case found == nil && len(names) == 0:
+		return fmt.Errorf("%s: %s reported no artifacts", rel, who)
+	case found == nil:
+		return fmt.Errorf("%s: %s reported no such artifact; it reported %s", rel, who, strings.Join(names, ", "))
+	case found.SHA256 == "":
+		return fmt.Errorf("%s of %s was reported without a digest (larger than a cell's files are kept, or still being written): "+
+			"it is only in the workspace that made it", rel, who)
+	}
+	f, _, err := store.Open(found.SHA256)
+	if ev := (*artifact.EvictedError)(nil); errors.As(err, &ev) {
+		return fmt.Errorf("%s of %s: %w", rel, who, err)
+	} else if err != nil {
+		return fmt.Errorf("%s of %s (%d bytes, sha256 %s): not in the artifact store %s: the process that ran it kept none",
+			rel, who, found.Size, found.SHA256, store.Dir())
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		return fmt.Errorf("writing %s of %s: %w", rel, who, err)
+	}
+	return nil
 }
 
 // execOptions are the options of every cell the server runs: its judge, and its artifact

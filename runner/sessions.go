@@ -45,11 +45,76 @@ type SessionListing struct {
 	Updated float64 `json:"updated,omitempty"`
 }
 
+// ListSessions lists the sessions of store as GET /v1/sessions does, in the store's order:
+// what the dashboard, the REST API and labmate session list show.
+func ListSessions(ctx context.Context, store protocol.Store) ([]SessionListing, error) {
+	list, err := store.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionListing, 0, len(list))
+	for _, si := range list {
+		row, err := listSession(ctx, store, si)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// ListSession is the listing of session id of store (see ListSessions); an unknown one is an
+// error wrapping protocol.ErrUnknownSession.
+func ListSession(ctx context.Context, store protocol.Store, id string) (SessionListing, error) {
+	list, err := store.Sessions(ctx)
+	if err != nil {
+		return SessionListing{}, err
+	}
+	for _, si := range list {
+		if si.ID == id {
+			return listSession(ctx, store, si)
+		}
+	}
+	return SessionListing{}, fmt.Errorf("%w: %s", protocol.ErrUnknownSession, id)
+}
+
+func listSession(ctx context.Context, store protocol.Store, si protocol.SessionInfo) (SessionListing, error) {
+	row := SessionListing{SessionInfo: si}
+	ops, err := store.Operations(ctx, si.ID)
+	if err != nil {
+		return row, err
+	}
+	for _, op := range ops {
+		switch {
+		case op.ID == protocol.SessionStream && op.Kind == protocol.KindSession:
+			row.Operations--
+			u, err := latestUpdate(ctx, store, si.ID)
+			if err != nil {
+				return row, err
+			}
+			row.Name, row.Closed = u.Name, u.Closed
+		case op.ID == si.ID && (op.Kind == protocol.KindAgentRun || op.Kind == protocol.KindCampaign):
+			row.Kind = op.Kind
+		}
+	}
+	row.Title = sessionTitle(ctx, store, si.ID)
+	for m, err := range store.After(ctx, si.ID, si.LastSeq-1) {
+		if err == nil {
+			row.Updated = m.Timestamp
+		}
+	}
+	return row, nil
+}
+
 // LatestUpdate reads session id's latest session_update from the log; the zero value when it
 // has none.
 func (s *Runner) LatestUpdate(ctx context.Context, id string) (protocol.SessionUpdate, error) {
+	return latestUpdate(ctx, s.store, id)
+}
+
+func latestUpdate(ctx context.Context, store protocol.Store, id string) (protocol.SessionUpdate, error) {
 	var u protocol.SessionUpdate
-	for m, err := range s.store.Operation(ctx, id, protocol.SessionStream) {
+	for m, err := range store.Operation(ctx, id, protocol.SessionStream) {
 		if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
 			return protocol.SessionUpdate{}, nil
 		}
@@ -188,10 +253,10 @@ func (ss *Session) Close(ctx context.Context) (protocol.SessionUpdate, error) {
 // maxTitle caps SessionListing.Title, in characters.
 const maxTitle = 80
 
-// SessionTitle says what session id is, from its first messages (see SessionListing.Title).
-func (s *Runner) SessionTitle(ctx context.Context, id string) string {
+// sessionTitle says what session id is, from its first messages (see SessionListing.Title).
+func sessionTitle(ctx context.Context, store protocol.Store, id string) string {
 	n := 0
-	for m, err := range s.store.After(ctx, id, 0) {
+	for m, err := range store.After(ctx, id, 0) {
 		if err != nil || n > 16 {
 			break
 		}

@@ -14,41 +14,10 @@ func (s *Server) sessionRoutes() {
 }
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	list, err := s.Store().Sessions(ctx)
+	out, err := runner.ListSessions(r.Context(), s.Store())
 	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
+		storeError(w, err)
 		return
-	}
-	out := make([]SessionListing, 0, len(list))
-	for _, si := range list {
-		row := SessionListing{SessionInfo: si}
-		ops, err := s.Store().Operations(ctx, si.ID)
-		if err != nil {
-			storeError(w, err)
-			return
-		}
-		for _, op := range ops {
-			switch {
-			case op.ID == protocol.SessionStream && op.Kind == protocol.KindSession:
-				row.Operations--
-				u, err := s.LatestUpdate(ctx, si.ID)
-				if err != nil {
-					storeError(w, err)
-					return
-				}
-				row.Name, row.Closed = u.Name, u.Closed
-			case op.ID == si.ID && (op.Kind == protocol.KindAgentRun || op.Kind == protocol.KindCampaign):
-				row.Kind = op.Kind
-			}
-		}
-		row.Title = s.SessionTitle(ctx, si.ID)
-		for m, err := range s.Store().After(ctx, si.ID, si.LastSeq-1) {
-			if err == nil {
-				row.Updated = m.Timestamp
-			}
-		}
-		out = append(out, row)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

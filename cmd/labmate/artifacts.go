@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
+	"iter"
 	"path/filepath"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/operation"
-	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/runner/locallog"
 )
@@ -34,58 +35,58 @@ func dataArtifacts(stderr io.Writer, flag, role string) operation.Keeper {
 	return nil
 }
 
-// writeArtifact writes to w the bytes of artifact rel as session (an agent run, an exec
-// session, a job) last reported it in the log of data directory dir, from the artifact store.
-// Its errors say what the session reported instead, or why the file is not kept.
-func writeArtifact(ctx context.Context, w io.Writer, dir, session, rel string) error {
-	if err := runner.CheckArtifactPath(rel); err != nil {
+// artifactFlag is --artifact PATH of every command that shows what reported artifacts — an
+// agent run (run show), a session (session show: a labmate exec cell, local or on a server,
+// a cell of the dashboard), a job (job status): it writes the file's bytes, as they were
+// reported last, from the data directory's artifact store, where they outlive the workspace.
+type artifactFlag struct{ rel string }
+
+func (a *artifactFlag) add(cmd *cobra.Command, of string) {
+	cmd.Flags().StringVar(&a.rel, "artifact", "", "write this artifact of the "+of+" (its path in the workspace) to standard output, from DATA/artifacts")
+}
+
+// set reports whether --artifact was given.
+func (a *artifactFlag) set() bool { return a.rel != "" }
+
+// write writes to w the artifact as session (who, in the errors) reported it in the log of
+// data directory dir, or in more (reports the log does not hold: a job's supervisor's); the
+// newest report with a digest wins. Its errors name the path and what was reported instead,
+// or why the file is not kept.
+func (a *artifactFlag) write(ctx context.Context, w io.Writer, dir, session, who string, more iter.Seq[*protocol.Artifact]) error {
+	if err := runner.CheckArtifactPath(a.rel); err != nil {
 		return fmt.Errorf("--artifact: %w", err)
 	}
-	path := filepath.Join(dir, locallog.File)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("--artifact %s: the data directory %s has no log (%s)", rel, dir, locallog.File)
-	}
-	log, err := sqlite.OpenReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	var last, found bool
-	var sum string
-	var size int64
-	var names []string
-	seen := map[string]bool{}
-	for a := range runner.Reported(ctx, log, session, "") {
-		if !seen[a.Path] {
-			seen[a.Path] = true
-			names = append(names, a.Path)
-		}
-		if a.Path == rel {
-			found, last = true, a.SHA256 != ""
-			if last {
-				sum, size = a.SHA256, a.Size
-			}
-		}
-	}
+	reports := []iter.Seq[*protocol.Artifact]{}
+	log, err := locallog.OpenReadOnly(dir)
 	switch {
-	case !found && len(names) == 0:
-		return fmt.Errorf("--artifact %s: %s reported no artifacts", rel, session)
-	case !found:
-		return fmt.Errorf("--artifact %s: %s reported no such artifact; it reported %s", rel, session, strings.Join(names, ", "))
-	case sum == "":
-		return fmt.Errorf("--artifact %s: it was reported without a digest (larger than a cell's files are kept, or still being written): it is only in the workspace that made it", rel)
+	case err == nil:
+		defer log.Close()
+		reports = append(reports, runner.Reported(ctx, log, session, ""))
+	case !errors.Is(err, fs.ErrNotExist) || more == nil: // a job's supervisor needs no log
+		return fmt.Errorf("--artifact %s: %w", a.rel, err)
+	}
+	if more != nil {
+		reports = append(reports, more)
 	}
 	store, err := artifact.Open(filepath.Join(dir, "artifacts"), nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("--artifact %s: %w", a.rel, err)
 	}
-	f, _, err := store.Open(sum)
-	if ev := (*artifact.EvictedError)(nil); errors.As(err, &ev) {
-		return fmt.Errorf("--artifact %s: %w", rel, err)
-	} else if err != nil {
-		return fmt.Errorf("--artifact %s (%d bytes, sha256 %s): not in the artifact store %s: the process that ran it kept none", rel, size, sum, store.Dir())
+	if err := runner.CopyReported(w, store, concat(reports...), who, a.rel); err != nil {
+		return fmt.Errorf("--artifact %w", err)
 	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	return nil
+}
+
+// concat yields the elements of each of seqs in turn.
+func concat[T any](seqs ...iter.Seq[T]) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, seq := range seqs {
+			for v := range seq {
+				if !yield(v) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -62,6 +62,7 @@ var meanings = map[string]struct {
 	"store":        {"string", `.`},
 	"memory-store": {"string", `memory`},
 	"timeout":      {"duration", `wall`},
+	"artifact":     {"string", `artifact .*DATA/artifacts`},
 }
 
 // twoTypes are the flag names of two types, and why they still mean one thing.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,7 +85,8 @@ Each file the cell created or changed in the workspace (a figure it printed, a t
 saved; not dot-entries) is an artifact: printed to stderr with its MIME type, size and where
 it is — its path, or with --server the URL the server serves it at — and kept by its digest
 in the data directory's artifact store (DATA/artifacts), from which the dashboard shows it
-after the workspace has changed or gone.
+after the workspace has changed or gone; exec ends naming the session that keeps them, whose
+labmate session show SESSION --artifact PATH writes one to standard output.
 
 With --json, the run is printed as NDJSON protocol messages: operation_request,
 operation_ack, operation_start, one operation_progress per observation (with the verdict
@@ -201,7 +201,8 @@ labmate could not run it at all.`,
 			}
 			var last *operation.Message
 			opts := &operation.Options{Artifacts: dataArtifacts(cmd.ErrOrStderr(), data, "exec")}
-			for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, opts) {
+			session, kept := uuid.NewString(), keptArtifacts{on: opts.Artifacts != nil}
+			for m, err := range operation.Run(ctx, log, session, uuid.NewString(), req, start, opts) {
 				if err != nil {
 					display.Flush()
 					return err
@@ -211,11 +212,13 @@ labmate could not run it at all.`,
 						return err
 					}
 				}
+				kept.add(m.Payload)
 				last = m
 			}
 			if err := display.Flush(); err != nil {
 				return err
 			}
+			kept.note(cmd.ErrOrStderr(), session, "")
 			return exitCode(last)
 		},
 	}
@@ -250,21 +253,6 @@ func readCode(stdin io.Reader, arg string) (string, error) {
 		return "", fmt.Errorf("reading the cell: %w", err)
 	}
 	return string(b), nil
-}
-
-func kernelFor(path string) (string, error) {
-	ext := filepath.Ext(path)
-	for _, k := range kernels {
-		for _, e := range k.exts {
-			if e == ext {
-				return k.name, nil
-			}
-		}
-	}
-	if path == "-" {
-		return "", errors.New("reading the cell from stdin: say which kernel runs it with --kernel octave|python|shell")
-	}
-	return "", fmt.Errorf("%s: cannot tell the kernel from the extension %q: pass --kernel octave|python|shell", path, ext)
 }
 
 // exitCode maps the terminal message to labmate exec's exit status.

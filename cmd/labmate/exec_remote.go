@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/internal/shellword"
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/report"
@@ -64,6 +65,7 @@ func execRemote(ctx context.Context, out report.Reporter, raw *json.Encoder, std
 		}
 	}
 	var last *operation.Message
+	kept := keptArtifacts{on: true} // the server keeps them
 	for m, err := range c.Exec(ctx, session, req) {
 		if err != nil {
 			return err
@@ -80,12 +82,37 @@ func execRemote(ctx context.Context, out report.Reporter, raw *json.Encoder, std
 		if err != nil {
 			return err
 		}
+		kept.add(payload)
 		last = &operation.Message{Type: m.Type, Payload: payload}
 	}
 	if last == nil || !last.Type.Terminal() {
 		return exitError{2}
 	}
+	kept.note(stderr, session, "on the server's machine, ")
 	return exitCode(last)
+}
+
+// keptArtifacts remembers the first artifact with a digest a cell reported: kept in the
+// artifact store, when on (the cell's process keeps them).
+type keptArtifacts struct {
+	on    bool
+	first string
+}
+
+func (k *keptArtifacts) add(payload any) {
+	if p, ok := payload.(*protocol.Progress); ok && k.on && k.first == "" && p.Observation != nil {
+		if a := p.Observation.Artifact; a != nil && a.SHA256 != "" {
+			k.first = a.Path
+		}
+	}
+}
+
+// note says on stderr how to get the kept artifacts back once the workspace has gone.
+func (k *keptArtifacts) note(stderr io.Writer, session, where string) {
+	if k.first != "" {
+		fmt.Fprintf(stderr, "labmate: artifacts kept in session %s: %slabmate session show %s --artifact %s gives one back\n",
+			session, where, shellword.Quote(session), shellword.Quote(k.first))
+	}
 }
 
 // artifactURL is where the server serves an artifact of session.

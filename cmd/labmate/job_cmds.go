@@ -23,6 +23,7 @@ follow it (an unknown id, say)`
 func newJobStatusCmd() *cobra.Command {
 	var (
 		asJSON bool
+		art    artifactFlag
 		dirs   jobDirs
 	)
 	cmd := &cobra.Command{
@@ -31,6 +32,11 @@ func newJobStatusCmd() *cobra.Command {
 		Long: `Show a job: its state (QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, LOST) and
 why, its exit code or signal, what it runs, where, with what resources, and when it was
 submitted, started and ended. --json prints the job's status as one JSON object.
+
+--artifact PATH writes the bytes of a file the job's workspace gained or changed (a figure, a
+table; its path in the workspace) to standard output, from the data directory's artifact store
+(DATA/artifacts), where the job's supervisor — or a labmate serve that followed the job — kept
+it by its digest when the job ended, so that it outlives the workspace.
 
 Exit status: 0 when the job is known, whatever its state (labmate job wait exits with how
 it ended), 2 when it is not (or labmate cannot reach its scheduler).`,
@@ -45,10 +51,18 @@ it ended), 2 when it is not (or labmate cannot reach its scheduler).`,
 			if err != nil {
 				return dirs.unknownJob(err)
 			}
+			if art.set() {
+				dir, err := dirs.root()
+				if err != nil {
+					return err
+				}
+				return writeJobArtifact(cmd.Context(), cmd.OutOrStdout(), dir, s, st, &art)
+			}
 			return report.Status(cmd.OutOrStdout(), st, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object")
+	art.add(cmd, "job")
 	dirs.add(cmd)
 	return cmd
 }

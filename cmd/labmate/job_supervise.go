@@ -50,7 +50,8 @@ func newJobSuperviseCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return supervise.Run(ctx, s, sup, &supervise.Options{Log: cmd.ErrOrStderr()})
+			return supervise.Run(ctx, s, sup, &supervise.Options{Log: cmd.ErrOrStderr(),
+				Artifacts: dataArtifacts(cmd.ErrOrStderr(), dir, "job supervise")})
 		},
 	}
 	dirs.add(cmd)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"text/tabwriter"
 
@@ -110,4 +112,20 @@ labmate software.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// kernelFor is the kernel that runs a file, from its extension.
+func kernelFor(path string) (string, error) {
+	ext := filepath.Ext(path)
+	for _, k := range kernels {
+		for _, e := range k.exts {
+			if e == ext {
+				return k.name, nil
+			}
+		}
+	}
+	if path == "-" {
+		return "", errors.New("reading the cell from stdin: say which kernel runs it with --kernel octave|python|shell")
+	}
+	return "", fmt.Errorf("%s: cannot tell the kernel from the extension %q: pass --kernel octave|python|shell", path, ext)
 }

@@ -196,6 +196,19 @@ func readmeRules(t *testing.T, st *readmeState) []readmeRule {
 			return strings.Replace(cmd, "http://127.0.0.1:7878", url, 1)
 		}, want: []string{"final amplitude"}},
 		{match: `exec examples/sim.m`, want: []string{"final population"}},
+		// SESSION is the session labmate exec examples/plot.py said keeps its artifacts; the
+		// copy it gives back is the file the cell saved.
+		{match: `exec examples/plot.py`, want: []string{"E(5) = 0.026"}, after: capture("SESSION", `artifacts kept in session (\S+):`)},
+		{match: `session list`, want: []string{"plot.py"}},
+		{match: `session show SESSION --artifact energy.png > energy-copy.png`, rewrite: func(st *readmeState, cmd string) string {
+			return strings.Replace(cmd, "SESSION", st.vars["SESSION"], 1)
+		}, after: func(st *readmeState, _ string) {
+			copied, _ := os.ReadFile(filepath.Join(st.root, "energy-copy.png"))
+			saved, _ := os.ReadFile(filepath.Join(st.root, "energy.png"))
+			if len(saved) == 0 || string(copied) != string(saved) {
+				st.t.Errorf("session show --artifact energy.png: %d bytes, the cell saved %d", len(copied), len(saved))
+			}
+		}},
 		{match: `exec --watch .* examples/pid.m`, want: []string{"pass 5: Kp = 16"}},
 		{match: `^echo 'print\(6\*7\)'`, want: []string{"42"}},
 		{match: `^bin/labmate version`, want: []string{"labmate "}},

@@ -87,7 +87,7 @@ labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
-	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd(), newLabCmd())
+	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd(), newSessionCmd(), newLabCmd())
 	root.InitDefaultCompletionCmd() // made now, so that strict makes it strict too
 	strict(root)
 	return root

@@ -56,14 +56,15 @@ model, tokens spent, last update and task. --json prints one JSON array.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as one JSON array")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 
 func newRunShowCmd() *cobra.Command {
 	var (
-		data, art string
-		asJSON    bool
+		data   string
+		art    artifactFlag
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -89,8 +90,8 @@ by its digest after the workspace has changed or gone.`,
 				return err
 			}
 			defer done()
-			if art != "" {
-				return writeArtifact(ctx, cmd.OutOrStdout(), dir, args[0], art)
+			if art.set() {
+				return art.write(ctx, cmd.OutOrStdout(), dir, args[0], "run "+args[0], nil)
 			}
 			st, err := store.Load(ctx, args[0])
 			if err != nil {
@@ -104,8 +105,8 @@ by its digest after the workspace has changed or gone.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as one JSON object")
-	cmd.Flags().StringVar(&art, "artifact", "", "write this artifact of the run (its path in the workspace) to standard output")
-	cmd.Flags().StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	art.add(cmd, "run")
+	cmd.Flags().StringVar(&data, "data", "", logDataHelp)
 	return cmd
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,15 +194,9 @@ func (s *Scheduler) RecordVerdict(id job.ID, v *protocol.Verdict) error {
 // Verdicts returns the verdicts recorded for job id (RecordVerdict), oldest first. A torn last
 // line (its supervisor killed while writing it) is left out.
 func (s *Scheduler) Verdicts(ctx context.Context, id job.ID) ([]*protocol.Verdict, error) {
-	if _, err := s.readRecord(id); err != nil {
+	f, err := s.openRecorded(id, verdictsFile)
+	if f == nil {
 		return nil, err
-	}
-	f, err := os.Open(filepath.Join(s.jobDir(id), verdictsFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("job/local: %s: %w", id, err)
 	}
 	defer f.Close()
 	var out []*protocol.Verdict

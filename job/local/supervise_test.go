@@ -62,6 +62,19 @@ func TestSupervisor(t *testing.T) {
 	if vs, err := s.Verdicts(ctx(t), id); err != nil || len(vs) != 1 || vs[0].Message != verdict.Message {
 		t.Errorf("verdicts %+v, %v: want the Warning only", vs, err)
 	}
+	if arts, err := s.Artifacts(ctx(t), id); err != nil || len(arts) != 0 {
+		t.Errorf("artifacts before any were recorded: %+v, %v", arts, err)
+	}
+	fig := &protocol.Artifact{Path: "figs/e.png", MIMEType: "image/png", Size: 3, SHA256: strings.Repeat("0f", 32)}
+	if err := s.RecordArtifacts(id, []*protocol.Artifact{fig, {Path: "../escape", MIMEType: "text/plain"}}); err != nil {
+		t.Fatal(err)
+	}
+	if arts, err := s.Artifacts(ctx(t), id); err != nil || len(arts) != 1 || *arts[0] != *fig {
+		t.Errorf("artifacts %+v, %v: want the figure (the bad path left out)", arts, err)
+	}
+	if err := s.RecordArtifacts("local-nosuch", nil); !errors.Is(err, job.ErrUnknownJob) {
+		t.Errorf("artifacts of an unknown job: %v", err)
+	}
 	if err := s.Fail(ctx(t), id, "workspace quota exceeded: 70 MiB of 64 MiB"); err != nil {
 		t.Fatal(err)
 	}

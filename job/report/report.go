@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/labmate/labmate/internal/shellword"
 	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/sandbox"
@@ -113,20 +114,13 @@ func What(sp *job.Spec) string {
 	if len(sp.Command) > 0 {
 		q := make([]string, len(sp.Command))
 		for i, a := range sp.Command {
-			q[i] = quote(a)
+			q[i] = shellword.Quote(a)
 		}
 		return strings.Join(q, " ")
 	}
 	lines := strings.Count(strings.TrimRight(sp.Script, "\n"), "\n") + 1
 	first := textcut.Head(textcut.FirstLine(strings.TrimSpace(sp.Script)), 60)
 	return fmt.Sprintf("script (%d lines): %s", lines, first)
-}
-
-func quote(a string) string {
-	if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
-		return a
-	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
 // Resources says what a job asked for; "" for the defaults.

@@ -8,7 +8,10 @@
 // the verdict as the reason), records every verdict that is not Normal beside the job
 // (local.Scheduler.RecordVerdict: labmate job status shows the last, a follower of the job
 // prints them), and stops the job, FAILED with the quota in its reason, when its workspace
-// grows past Resources.DiskBytes (sandbox.WatchQuota). One supervisor per job: it holds the job's
+// grows past Resources.DiskBytes (sandbox.WatchQuota). When the job ends, the files its
+// workspace gained or changed are kept in the artifact store (Options.Artifacts) and recorded
+// beside the job (local.Scheduler.RecordArtifacts), as a server following it would keep
+// them, so that they outlive the workspace with no server running. One supervisor per job: it holds the job's
 // supervisor lock (local.Scheduler.Supervise) until the job has ended, and a labmate that
 // opens the job meanwhile (job wait, logs -f) reads its verdicts instead of judging the job
 // again.
@@ -32,6 +35,9 @@ type Options struct {
 	Job *operation.JobOptions
 	// Log receives a line for each thing the supervisor does (its verdicts, a stop); nil: none.
 	Log io.Writer
+	// Artifacts, when set, keeps the job's artifacts when it ends (DATA/artifacts), and they
+	// are recorded beside the job; nil: the job's workspace is not looked at.
+	Artifacts operation.Keeper
 }
 
 // Run supervises job sup.ID of s until the job has ended (or ctx ends: the job runs on, and
@@ -76,6 +82,14 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 		}
 		return s.Dispatch()
 	}
+	jo := operation.JobOptions{}
+	if opts.Job != nil {
+		jo = *opts.Job
+	}
+	if opts.Artifacts != nil {
+		jo.Artifacts = opts.Artifacts
+	}
+	var arts []*protocol.Artifact
 	var last *protocol.Verdict
 	record := func(v *protocol.Verdict) {
 		if v == nil || v.State == protocol.Normal || (last != nil && last.State == v.State && last.Detector == v.Detector && last.Message == v.Message) {
@@ -87,18 +101,28 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 			say("%v", err)
 		}
 	}
-	for m, err := range operation.WatchJob(ctx, s, id, st.Spec, 0, opts.Job) {
+	for m, err := range operation.WatchJob(ctx, s, id, st.Spec, 0, &jo) {
 		if err != nil {
 			return err
 		}
 		switch p := m.Payload.(type) {
 		case *protocol.Progress:
 			record(p.Verdict)
+			if p.Observation != nil && p.Observation.Artifact != nil {
+				arts = append(arts, p.Observation.Artifact)
+			}
 		case *protocol.Failed:
 			record(p.Verdict)
 			if p.Reason == protocol.ReasonInterrupted && p.Verdict != nil {
 				say("perception stopped it: %s: %s", p.Verdict.Detector, p.Verdict.Message)
 			}
+		}
+	}
+	if len(arts) > 0 {
+		if err := s.RecordArtifacts(id, arts); err != nil {
+			say("recording its artifacts: %v", err)
+		} else {
+			say("kept %d artifacts of its workspace", len(arts))
 		}
 	}
 	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil {

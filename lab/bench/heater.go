@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -288,23 +287,11 @@ func reactionNames(rs []*Reaction) []string {
 // MarshalJSON writes the hold with its duration in seconds (duration_s).
 func (e HoldEvent) MarshalJSON() ([]byte, error) {
 	type plain HoldEvent
-	return json.Marshal(struct {
-		plain
-		DurationS float64 `json:"duration_s"`
-	}{plain(e), seconds.Of(e.Duration)})
+	return seconds.Marshal(plain(e), seconds.F("duration", &e.Duration))
 }
 
 // UnmarshalJSON reads duration_s (or an older journal's duration_ns).
 func (e *HoldEvent) UnmarshalJSON(b []byte) error {
 	type plain HoldEvent
-	v := struct {
-		*plain
-		DurationS  *float64 `json:"duration_s"`
-		DurationNS *int64   `json:"duration_ns"`
-	}{plain: (*plain)(e)}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	e.Duration = seconds.Duration(v.DurationS, v.DurationNS)
-	return nil
+	return seconds.Unmarshal(b, (*plain)(e), seconds.F("duration", &e.Duration))
 }

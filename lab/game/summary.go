@@ -1,7 +1,6 @@
 package game
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -139,31 +138,16 @@ func fmtDur(d time.Duration) string {
 // setup_p99_s), as every time of labmate's JSON is written.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary
-	return json.Marshal(struct {
-		plain
-		P50S      float64 `json:"propose_p50_s"`
-		P99S      float64 `json:"propose_p99_s"`
-		SetupP99S float64 `json:"setup_p99_s"`
-	}{plain(s), seconds.Of(s.P50), seconds.Of(s.P99), seconds.Of(s.SetupP99)})
+	return seconds.Marshal(plain(s), s.times()...)
 }
 
 // UnmarshalJSON reads the proposal times in seconds (or an older record's _ns).
 func (s *Summary) UnmarshalJSON(b []byte) error {
 	type plain Summary
-	v := struct {
-		*plain
-		P50S       *float64 `json:"propose_p50_s"`
-		P99S       *float64 `json:"propose_p99_s"`
-		SetupP99S  *float64 `json:"setup_p99_s"`
-		P50NS      *int64   `json:"propose_p50_ns"`
-		P99NS      *int64   `json:"propose_p99_ns"`
-		SetupP99NS *int64   `json:"setup_p99_ns"`
-	}{plain: (*plain)(s)}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	s.P50 = seconds.Duration(v.P50S, v.P50NS)
-	s.P99 = seconds.Duration(v.P99S, v.P99NS)
-	s.SetupP99 = seconds.Duration(v.SetupP99S, v.SetupP99NS)
-	return nil
+	return seconds.Unmarshal(b, (*plain)(s), s.times()...)
+}
+
+// times are the summary's durations as its JSON names them.
+func (s *Summary) times() []seconds.Field {
+	return []seconds.Field{seconds.F("propose_p50", &s.P50), seconds.F("propose_p99", &s.P99), seconds.F("setup_p99", &s.SetupP99)}
 }

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,6 +37,21 @@ func Open(data, role string) (*sqlite.Store, error) {
 		return nil, fmt.Errorf("locallog: %w", err)
 	}
 	st, err := sqlite.OpenAs(filepath.Join(data, File), role)
+	if err != nil {
+		return nil, fmt.Errorf("locallog: %w", err)
+	}
+	return st, nil
+}
+
+// OpenReadOnly opens the log of data directory data for a process that only reads it (labmate
+// session show, run show --artifact), beside whichever processes write it. A data directory
+// without a log is an error wrapping fs.ErrNotExist that names the directory.
+func OpenReadOnly(data string) (*sqlite.Store, error) {
+	path := filepath.Join(data, File)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the data directory %s has no log (%s): nothing ran there yet (--data names another): %w", data, File, err)
+	}
+	st, err := sqlite.OpenReadOnly(path)
 	if err != nil {
 		return nil, fmt.Errorf("locallog: %w", err)
 	}

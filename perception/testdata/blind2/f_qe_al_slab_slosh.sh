@@ -3,7 +3,7 @@
 # requires: pw.x
 # onset-line: iteration # 28 
 # runtime: 10
-# what: Quantum ESPRESSO SCF of a 4-layer Al(001) slab (tetragonal cell with 23 bohr of vacuum, 2 k-points, ecutwfc 12) with mixing_beta = 0.95, plain mixing, mixing_ndim = 2 and a tiny Gaussian smearing (0.002 Ry): charge sloshing across the long cell; the estimated scf accuracy jumps up and down by 1-2 decades from the start, reaches 7.8e-7 Ry at iteration 27 and then climbs back, wandering between 1e-5 and 0.2 Ry with no progress until electron_maxstep (80) ends with 'convergence NOT achieved'.
+# what: Quantum ESPRESSO SCF of a 4-layer Al(001) slab (tetragonal cell 43 bohr long, about 32 bohr of it vacuum, 2 k-points, ecutwfc 12) with mixing_beta = 0.95, plain mixing, mixing_ndim = 2 and a tiny Gaussian smearing (0.002 Ry): charge sloshing across the long cell; the estimated scf accuracy jumps up and down by 1-2 decades from the start, reaches 7.8e-7 Ry at iteration 27 and then climbs back, wandering between 1e-5 and 0.2 Ry with no progress until electron_maxstep (80) ends with 'convergence NOT achieved'.
 cat > slab.in <<'IN'
 &control
   calculation = 'scf', prefix = 'alslab', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'

@@ -12,7 +12,7 @@ import (
 
 // campaignRoutes serve the dashboard's campaign page.
 func (s *Server) campaignRoutes() {
-	if s.cfg.Campaign == nil {
+	if s.cfg.Campaigns == nil {
 		return
 	}
 	s.mux.HandleFunc("GET /v1/campaigns", func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -25,10 +26,12 @@ import (
 	"github.com/labmate/labmate/runner"
 )
 
-// planSetup is sweepSetup with the planner the spec names: "sweep" (the default), "giveup"
-// (nothing left to try after one turn) or "fail" (an error at the second turn).
-func planSetup(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
-	setup, err := sweepSetup(ctx, spec)
+// plans are sweeps with the planner the spec names: "sweep" (the default), "giveup" (nothing
+// left to try after one turn) or "fail" (an error at the second turn).
+type plans struct{}
+
+func (plans) Setup(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+	setup, err := sweeps{}.Setup(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +75,7 @@ func openCampaignServer(t *testing.T, path string) *campaignServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), Config{Config: runner.Config{Store: store, Campaign: planSetup, Logf: t.Logf}})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: store, Campaigns: plans{}, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,9 +16,11 @@ import (
 	"github.com/labmate/labmate/runner"
 )
 
-// sweepSetup plays an uploaded dataset's first group with a planner that tries its conditions
-// in order.
-func sweepSetup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+// sweeps play an uploaded dataset's first group with a planner that tries its conditions in
+// order.
+type sweeps struct{}
+
+func (sweeps) Setup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars})
 	if err != nil {
 		return nil, err
@@ -42,7 +45,7 @@ const fourWells = "lig,yield\nL1,1\nL2,2\nL3,3\nL4,4\n"
 // A campaign posted while the runner holds its most unfinished ones is refused with 503 and
 // the runner's words (the bounds themselves: runner's TestCampaignBounds).
 func TestCampaignRefusedWhenFull(t *testing.T) {
-	srv, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf}})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaigns: sweeps{}, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

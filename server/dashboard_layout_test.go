@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/memory"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -96,13 +97,7 @@ func TestDashboardLayout(t *testing.T) {
 		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Prewarm = []string{"python"}
 		c.Memory = mem
-		c.Campaign = func(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
-			s, err := game.NewSetup(roots, spec)
-			if err != nil {
-				return nil, err
-			}
-			return &server.CampaignSetup{Instrument: s.Instrument, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
-		}
+		c.Campaigns = runner.Datasets{Roots: roots}
 	})
 	l.submit(t, `{"name": "relax", "command": ["bash", "-c", "for i in 1 2 3; do echo \"energy = -$i.5\"; done"], "resources": {"cores": 1}}`)
 	var csv strings.Builder

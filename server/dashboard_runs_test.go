@@ -99,7 +99,7 @@ func TestDashboardRunsPage(t *testing.T) {
 		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"}`),
 	)
 	f := runFixture(t, fake, func(c *server.Config) {
-		c.Model = "fake-model-1"
+		setModel(c, "fake-model-1")
 		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
@@ -231,7 +231,7 @@ func TestDashboardResume(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "b = 2", "summary": "b = 2"}),
 		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "b = 2"}`),
 	)
-	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.Model = "fake-model-1" })
+	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { setModel(c, "fake-model-1") })
 	code, id := post(t, f, "/v1/runs", `{"goal": "compute b", "kernel": "python"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("POST /v1/runs: %d %s", code, id)

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 
@@ -55,7 +57,7 @@ func openJobLab(t *testing.T, dir string, edit func(*server.Config)) *jobLab {
 		t.Fatal(err)
 	}
 	cfg := server.Config{
-		Config: runner.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Logf: t.Logf, Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond},
+		Config: runner.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Log: log.New(t.Output(), "", 0), Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond},
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -388,7 +390,7 @@ func TestJobsIn(t *testing.T) {
 
 // 501 when the server runs no jobs.
 func TestJobNone(t *testing.T) {
-	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Logf: t.Logf}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err) // 404 for a run the log does not have
 		return
 	}
-	if !s.ResumesRuns() {
+	if !s.RunsAgents() {
 		httpError(w, http.StatusNotImplemented, "this server resumes no run: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}
@@ -117,8 +117,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.cfg.Runs != nil {
-		model := s.cfg.Model
+	if s.RunsAgents() {
+		model := s.Model()
 		if model == "" {
 			model = "unnamed model"
 		}
@@ -223,7 +223,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // ModelHeader is the header of GET /v1/runs that names the model agent runs use
-// (Config.Model); absent when the server runs no agent.
+// (Config.Agents); absent when the server runs no agent.
 const ModelHeader = "Labmate-Model"
 
 func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }

@@ -53,8 +53,6 @@ type Config struct {
 // The runner's types, under the names the server's callers know.
 type (
 	KernelInfo     = runner.KernelInfo
-	RunFunc        = runner.RunFunc
-	ResumeFunc     = runner.ResumeFunc
 	CampaignSpec   = runner.CampaignSpec
 	CampaignSetup  = runner.CampaignSetup
 	CampaignStatus = runner.CampaignStatus

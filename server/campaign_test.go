@@ -20,13 +20,13 @@ import (
 // order.
 type sweeps struct{}
 
-func (sweeps) Setup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+func (sweeps) Setup(_ context.Context, spec *runner.CampaignSpec) (*runner.CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars})
 	if err != nil {
 		return nil, err
 	}
 	g := tb.Groups[0]
-	return &CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
+	return &runner.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
 		Campaign: &lab.Campaign{Space: tb.Name, Objective: tb.Objective, Planner: "sweep"}}, nil
 }
 
@@ -53,7 +53,7 @@ func TestCampaignRefusedWhenFull(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	for range runner.MaxLiveCampaigns {
-		if _, err := srv.StartCampaign(context.Background(), &CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2}); err != nil {
+		if _, err := srv.StartCampaign(context.Background(), &runner.CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -94,7 +94,7 @@ func TestDashboardLayout(t *testing.T) {
 			o.Workspace = ws
 			return python.Start(ctx, &o)
 		})
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Prewarm = []string{"python"}
 		c.Memory = mem
 		c.Campaigns = runner.Datasets{Roots: roots}
@@ -109,7 +109,7 @@ func TestDashboardLayout(t *testing.T) {
 	}
 	body, _ := json.Marshal(map[string]any{"csv_data": csv.String(), "name": "grid.csv", "vars": []string{"ligand", "base"}, "planner": "random", "seed": 3})
 	code, out := l.do(t, "POST", "/v1/campaigns", string(body)) // objective and budget: the defaults, yield and 20 turns
-	var st server.CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 201 || st.Campaign.Budget != 20 {
 		t.Fatalf("POST /v1/campaigns: %d %s", code, out)
 	}

@@ -7,20 +7,21 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/kernel"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
 // kernelFuncs is runner.Kernels of two functions; a nil list lists none.
 type kernelFuncs struct {
 	start func(ctx context.Context, name, workspace string) (kernel.Kernel, error)
-	list  func(context.Context) []server.KernelInfo
+	list  func(context.Context) []runner.KernelInfo
 }
 
 func (k kernelFuncs) Start(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
 	return k.start(ctx, name, workspace)
 }
 
-func (k kernelFuncs) List(ctx context.Context) []server.KernelInfo {
+func (k kernelFuncs) List(ctx context.Context) []runner.KernelInfo {
 	if k.list == nil {
 		return nil
 	}
@@ -43,7 +44,7 @@ func setStart(c *server.Config, start func(ctx context.Context, name, workspace 
 }
 
 // setList sets how c's runner lists its kernels, keeping how it starts them.
-func setList(c *server.Config, list func(context.Context) []server.KernelInfo) {
+func setList(c *server.Config, list func(context.Context) []runner.KernelInfo) {
 	k, _ := c.Kernels.(kernelFuncs)
 	k.list = list
 	setKernels(c, k)

@@ -97,14 +97,14 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	list := []RunRow{}
+	list := []runner.RunRow{}
 	for _, si := range sessions {
 		op, err := s.RunInfo(ctx, si.ID)
 		if errors.Is(err, protocol.ErrUnknownOperation) {
 			continue // a session of operations
 		}
 		if err == nil {
-			var rw RunRow
+			var rw runner.RunRow
 			rw, err = s.ReadRun(ctx, si.ID)
 			rw.State, rw.Done, rw.Created, rw.Updated = op.State, op.State.Terminal(), fromUnix(op.Created), fromUnix(op.Updated)
 			if !rw.Done {

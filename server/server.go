@@ -50,31 +50,6 @@ type Config struct {
 	MaxMessageBytes int64
 }
 
-// The runner's types, under the names the server's callers know.
-type (
-	KernelInfo     = runner.KernelInfo
-	CampaignSpec   = runner.CampaignSpec
-	CampaignSetup  = runner.CampaignSetup
-	CampaignStatus = runner.CampaignStatus
-	CampaignEvent  = runner.CampaignEvent
-	RunRow         = runner.RunRow
-	SessionListing = runner.SessionListing
-	BenchView      = runner.BenchView
-	StuckSession   = runner.StuckSession
-)
-
-// Errors of the runner, under the names the server's callers know.
-var (
-	ErrBusy             = runner.ErrBusy
-	ErrNotRunning       = runner.ErrNotRunning
-	ErrNoArtifact       = runner.ErrNoArtifact
-	ErrBadArtifactPath  = runner.ErrBadArtifactPath
-	ErrJobSpec          = runner.ErrJobSpec
-	ErrTooManyCampaigns = runner.ErrTooManyCampaigns
-	ErrNoCampaigns      = runner.ErrNoCampaigns
-	ErrUnknownCampaign  = runner.ErrUnknownCampaign
-)
-
 // Server is the protocol server: the transport of a runner.Runner, whose methods (Run,
 // Interrupt, StartCampaign, SubmitJob, …) it carries. Create it with New; stop it with Close.
 type Server struct {

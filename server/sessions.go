@@ -20,9 +20,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]SessionListing, 0, len(list))
+	out := make([]runner.SessionListing, 0, len(list))
 	for _, si := range list {
-		row := SessionListing{SessionInfo: si}
+		row := runner.SessionListing{SessionInfo: si}
 		ops, err := s.Store().Operations(ctx, si.ID)
 		if err != nil {
 			storeError(w, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -37,17 +38,17 @@ func jsonCall(t *testing.T, method, url, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func listSessions(t *testing.T, f *fixture) map[string]server.SessionListing {
+func listSessions(t *testing.T, f *fixture) map[string]runner.SessionListing {
 	t.Helper()
 	code, body := jsonCall(t, "GET", f.http.URL+"/v1/sessions", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET /v1/sessions: %d %s", code, body)
 	}
-	var list []server.SessionListing
+	var list []runner.SessionListing
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]server.SessionListing{}
+	m := map[string]runner.SessionListing{}
 	for _, s := range list {
 		m[s.ID] = s
 	}

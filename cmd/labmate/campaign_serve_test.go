@@ -95,7 +95,7 @@ func playSuzuki(t *testing.T, url, path string) {
 	if code != http.StatusCreated {
 		t.Fatalf("a normal campaign: %d %s", code, body)
 	}
-	var st server.CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestCampaignServerUploadLimits(t *testing.T) {
 			if code != http.StatusCreated {
 				t.Fatalf("at the limit: %d %.300s", code, body)
 			}
-			var st server.CampaignStatus
+			var st runner.CampaignStatus
 			json.Unmarshal([]byte(body), &st)
 			code, body = post(t, url+"/v1/campaigns/"+st.Campaign.ID+"/step?n=10", "")
 			if json.Unmarshal([]byte(body), &st); code != http.StatusOK || len(st.Steps) != c.budgetMax || !st.Done {

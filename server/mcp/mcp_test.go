@@ -512,7 +512,7 @@ B,L2,B1,0
 // sweeps play a dataset group with a planner that tries its conditions in order.
 type sweeps struct{}
 
-func (sweeps) Setup(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
+func (sweeps) Setup(_ context.Context, spec *runner.CampaignSpec) (*runner.CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups})
 	if err != nil {
 		return nil, err
@@ -523,7 +523,7 @@ func (sweeps) Setup(_ context.Context, spec *server.CampaignSpec) (*server.Campa
 			return nil, err
 		}
 	}
-	return &server.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
+	return &runner.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
 		Campaign: &lab.Campaign{Space: tb.Name, Objective: tb.Objective, Group: g.Key, Planner: "sweep"}}, nil
 }
 
@@ -584,11 +584,11 @@ func (k pythonKernels) Start(ctx context.Context, name, workspace string) (kerne
 	return python.Start(ctx, &o)
 }
 
-func (pythonKernels) List(ctx context.Context) []server.KernelInfo {
+func (pythonKernels) List(ctx context.Context) []runner.KernelInfo {
 	v, err := python.Version(ctx)
-	ki := server.KernelInfo{Name: "python", Version: v}
+	ki := runner.KernelInfo{Name: "python", Version: v}
 	if err != nil {
 		ki.Error = err.Error()
 	}
-	return []server.KernelInfo{ki}
+	return []runner.KernelInfo{ki}
 }

@@ -42,10 +42,6 @@ func CheckTask(task *Task) error {
 	return fmt.Errorf("%w: mode %q: choose agent, direct or codeact", ErrBadTask, task.Mode)
 }
 
-// NewStory reads the messages of run id's session as the run's event stream: its run_events
-// and its cells' messages (agent.Story).
-func NewStory(id string) *agent.Story { return agent.NewStory(id) }
-
 // StopEvent says whether m is an agent run's stop event (which says all its run_end would).
 func StopEvent(m *protocol.EnhancedMessage) bool {
 	var ev struct{ Type agent.EventType }

@@ -21,7 +21,6 @@ import (
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
-	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -146,7 +145,7 @@ func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !runner.NewStory(id).In(m) {
+		if !agent.NewStory(id).In(m) {
 			continue
 		}
 		if m.Type != protocol.TypeRunEvent {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/runner"
 )
@@ -157,7 +158,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	var prev *protocol.EnhancedMessage // the run's latest message read
-	story := runner.NewStory(id)
+	story := agent.NewStory(id)
 	for m, err := range s.FollowRun(r.Context(), id, after) {
 		if err != nil {
 			enc.Encode(map[string]string{"error": err.Error()})

@@ -94,6 +94,3 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Handle mounts h on the server's routes (behind the guard), e.g. the MCP endpoint.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
-
-// MaxSessionName is the longest name a session may be given (runner.MaxSessionName).
-const MaxSessionName = runner.MaxSessionName

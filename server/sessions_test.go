@@ -12,7 +12,6 @@ import (
 
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/runner"
-	"github.com/labmate/labmate/server"
 )
 
 // jsonCall sends a JSON request over HTTP and returns the status and the body.
@@ -78,7 +77,7 @@ func TestSessionNameAndClose(t *testing.T) {
 		t.Fatalf("op1 ended with %s", got[len(got)-1].Type)
 	}
 
-	long := strings.Repeat("x", server.MaxSessionName+1)
+	long := strings.Repeat("x", runner.MaxSessionName+1)
 	for _, b := range []struct{ body, want string }{
 		{`{"name": ""}`, `name "": empty`},
 		{`{"name": "   "}`, `name "   ": empty`},

@@ -158,7 +158,7 @@ func (streaming) Close() error                  { return nil }
 func serveChild(data string) {
 	ctx := context.Background()
 	out := &shownTo{out: os.Stdout}
-	st, err := locallog.OpenStore(data, 0)
+	st, err := locallog.Open(data, "serve")
 	if err != nil {
 		die("serve", err)
 	}

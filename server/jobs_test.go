@@ -50,7 +50,7 @@ func openJobLab(t *testing.T, dir string, edit func(*server.Config)) *jobLab {
 	}
 	l := &jobLab{dir: dir}
 	var err error
-	if l.store, err = locallog.OpenStore(dir, 5*time.Second); err != nil {
+	if l.store, err = locallog.Open(dir, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if l.jobs, err = local.Open(dir, &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2, Poll: 100 * time.Millisecond}); err != nil {
@@ -415,7 +415,7 @@ func TestJobNone(t *testing.T) {
 // waits for the file lock: a process forked while the lock was open holds it until it execs.
 func reopen(t *testing.T, dir string) protocol.Store {
 	t.Helper()
-	s, err := locallog.OpenStore(dir, 5*time.Second)
+	s, err := locallog.Open(dir, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}

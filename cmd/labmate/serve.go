@@ -132,7 +132,7 @@ it cannot open.`,
 			if err != nil {
 				return err
 			}
-			store, err := locallog.OpenStore(data, 5*time.Second)
+			store, err := locallog.Open(data, "serve")
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -40,12 +39,6 @@ func Open(data, role string) (*sqlite.Store, error) {
 		return nil, fmt.Errorf("locallog: %w", err)
 	}
 	return st, nil
-}
-
-// OpenStore opens the log of data directory data for labmate serve. Other processes append to it
-// all the while; wait is not used (the file is never held by one process).
-func OpenStore(data string, wait time.Duration) (*sqlite.Store, error) {
-	return sqlite.OpenAs(filepath.Join(data, File), "serve")
 }
 
 // Runs are the agent runs labmate run processes of data directory Data run over its log, as

@@ -13,13 +13,13 @@ import (
 )
 
 // A run another open log is writing is refused, naming its pid; once that log is closed
-// (its process died) the run is taken, ended as process_died and resumed; a server (OpenStore)
+// (its process died) the run is taken, ended as process_died and resumed; a server (Open(data, "serve"))
 // beside the run appends to and reads the same file all the while, and Runs.Owner tells it who runs
 // the run.
 func TestOwnRun(t *testing.T) {
 	data := t.TempDir()
 	ctx := context.Background()
-	srv, err := OpenStore(data, 0)
+	srv, err := Open(data, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -281,11 +282,7 @@ func (s *Runner) settingUp(ctx context.Context) (release func(), err error) {
 func (s *Runner) liveCampaigns() []*campaign {
 	s.camps.mu.Lock()
 	defer s.camps.mu.Unlock()
-	all := make([]*campaign, 0, len(s.camps.byID))
-	for _, cp := range s.camps.byID {
-		all = append(all, cp)
-	}
-	return all
+	return slices.Collect(maps.Values(s.camps.byID))
 }
 
 // roomForCampaign stops the campaigns idle for campaignIdle and returns ErrTooManyCampaigns

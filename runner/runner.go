@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"iter"
 	"log"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -289,10 +291,7 @@ func (s *Runner) Close() error {
 	s.closeCampaigns()
 	s.wg.Wait()
 	s.mu.Lock()
-	all := make([]*Session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
+	all := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 	for _, ss := range all {
 		ss.closeKernels(0)

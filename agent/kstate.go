@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,11 +72,7 @@ func (r *run) saveKernel(ctx context.Context, o *Outcome) {
 // restoreKernels starts, on resume, each kernel the run had saved and loads its variables back,
 // reporting each as an event; what came back and what did not becomes the resume note.
 func (r *run) restoreKernels(ctx context.Context) error {
-	names := make([]string, 0, len(r.st.Kernels))
-	for name := range r.st.Kernels {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(r.st.Kernels))
 	var notes []string
 	for _, name := range names {
 		saved := r.st.Kernels[name]

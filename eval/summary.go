@@ -2,6 +2,7 @@ package eval
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -191,11 +192,7 @@ func modules(ts []*Trial) []ModuleTokens {
 			total += float64(m.Total())
 		}
 	}
-	names := make([]string, 0, len(by))
-	for name := range by {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, byModule)
+	names := slices.SortedFunc(maps.Keys(by), byModule)
 	out := make([]ModuleTokens, 0, len(names))
 	n := float64(len(ts))
 	for _, name := range names {

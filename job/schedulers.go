@@ -3,8 +3,8 @@ package job
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -24,22 +24,18 @@ func (m Schedulers) For(id ID) (Scheduler, error) {
 	if s, ok := m[Kind(id)]; ok && s != nil {
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w: %q: job ids start with %s", ErrUnknownJob, id, strings.Join(m.kinds(), "- or ")+"-")
+	return nil, fmt.Errorf("%w: %q: job ids start with %s", ErrUnknownJob, id, strings.Join(m.Kinds(), "- or ")+"-")
 }
 
-func (m Schedulers) kinds() []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+// Kinds lists the kinds of the schedulers, sorted.
+func (m Schedulers) Kinds() []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // List returns the jobs of every scheduler, oldest first.
 func (m Schedulers) List(ctx context.Context) ([]*Status, error) {
 	var all []*Status
-	for _, k := range m.kinds() {
+	for _, k := range m.Kinds() {
 		sts, err := m[k].List(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("%s jobs: %w", k, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -126,10 +127,7 @@ func (s *memStore) Sessions(ctx context.Context) ([]SessionInfo, error) {
 		return nil, ErrClosed
 	}
 	s.mu.Lock()
-	all := make([]*memSession, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		all = append(all, sess)
-	}
+	all := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 
 	var infos []SessionInfo

@@ -42,21 +42,17 @@ func CheckTask(task *Task) error {
 	return fmt.Errorf("%w: mode %q: choose agent, direct or codeact", ErrBadTask, task.Mode)
 }
 
-// NewStory reads the messages of run id's session as the run's event stream: its run_events
-// and its cells' messages (agent.Story).
-func NewStory(id string) *agent.Story { return agent.NewStory(id) }
-
 // StopEvent says whether m is an agent run's stop event (which says all its run_end would).
 func StopEvent(m *protocol.EnhancedMessage) bool {
 	var ev struct{ Type agent.EventType }
 	return m.Type == protocol.TypeRunEvent && m.Decode(&ev) == nil && ev.Type == agent.EventStop
 }
 
-// StartRun starts an agent run of task (Config.Runs) in a new session named by the run's
+// StartRun starts an agent run of task (Config.Agents) in a new session named by the run's
 // new id, which it returns; its events stream into that session's log. The run is refused
 // with an error wrapping ErrBusy at Limits.Runs.
 func (s *Runner) StartRun(task *Task) (string, error) {
-	if s.cfg.Runs == nil {
+	if s.cfg.Agents == nil {
 		return "", &Refusal{kind: ErrUnsupported, msg: "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)"}
 	}
 	if err := CheckTask(task); err != nil {
@@ -77,20 +73,22 @@ func (s *Runner) StartRun(task *Task) (string, error) {
 	}
 	s.wg.Go(func() {
 		s.runAndWatch(ss, t.ID, cancel, func() string {
-			return s.record(ctx, ss, t.ID, s.cfg.Runs(ctx, &t), 1) // a new session: its first seq is 1
+			return s.record(ctx, ss, t.ID, s.cfg.Agents.Run(ctx, &t), 1) // a new session: its first seq is 1
 		})
 	})
 	return t.ID, nil
 }
 
-// RunsAgents says whether the runner runs agent tasks (Config.Runs), and Model names their model.
-func (s *Runner) RunsAgents() bool { return s.cfg.Runs != nil }
+// RunsAgents says whether the runner runs and resumes agent tasks (Config.Agents).
+func (s *Runner) RunsAgents() bool { return s.cfg.Agents != nil }
 
-// Model names the model agent runs use (Config.Model).
-func (s *Runner) Model() string { return s.cfg.Model }
-
-// ResumesRuns says whether the runner resumes agent runs (Config.Resume).
-func (s *Runner) ResumesRuns() bool { return s.cfg.Resume != nil }
+// Model names the model agent runs use (Config.Agents), "" when there are none.
+func (s *Runner) Model() string {
+	if s.cfg.Agents == nil {
+		return ""
+	}
+	return s.cfg.Agents.Model()
+}
 
 // ReadRun is agent run id's row: its task, events counted, tokens, and its last run_end.
 func (s *Runner) ReadRun(ctx context.Context, id string) (RunRow, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -22,7 +23,27 @@ import (
 // CampaignSpec asks for a campaign on a fully mapped dataset: see game.Spec.
 type CampaignSpec = game.Spec
 
-// CampaignSetup is a campaign ready to play: made by Config.Campaign from a spec.
+// Campaigns sets campaigns up from their specs (Config.Campaigns): Datasets over CSV files,
+// or a test's own instrument and planner.
+type Campaigns interface {
+	// Setup makes the campaign spec asks for ready to play, or says what is wrong with spec.
+	Setup(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
+}
+
+// Datasets are Campaigns on fully mapped datasets (game.NewSetup): a CSV uploaded with the
+// spec, or a file under Roots (labmate serve --data-root).
+type Datasets struct{ Roots *dataset.Roots }
+
+// Setup is game.NewSetup of spec over d's roots.
+func (d Datasets) Setup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+	g, err := game.NewSetup(d.Roots, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &CampaignSetup{Instrument: g.Instrument, Planner: g.Planner, Campaign: g.Campaign, Scale: g.Group.Scale}, nil
+}
+
+// CampaignSetup is a campaign ready to play: made by Config.Campaigns from a spec.
 type CampaignSetup struct {
 	Instrument lab.Instrument
 	Planner    lab.Planner
@@ -138,17 +159,17 @@ var MaxCampaignBody = 2*dataset.DefaultLimits.Bytes + 64<<10
 // MaxCSVBytes is the most bytes a campaign's dataset may have (the dataset limits).
 var MaxCSVBytes = dataset.DefaultLimits.Bytes
 
-// ErrNoCampaigns is returned when the server was configured without Config.Campaign.
+// ErrNoCampaigns is returned when the server was configured without Config.Campaigns.
 var ErrNoCampaigns = errors.New("server: this server runs no campaigns")
 
 // ErrUnknownCampaign is returned for a campaign id the server does not know.
 var ErrUnknownCampaign = errors.New("server: unknown campaign")
 
-// StartCampaign sets a campaign up from spec (Config.Campaign), logs its start and returns
+// StartCampaign sets a campaign up from spec (Config.Campaigns), logs its start and returns
 // its status before the first turn. What spec leaves out takes game's defaults
 // (Spec.SetDefaults), those of labmate campaign run.
 func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*CampaignStatus, error) {
-	if s.cfg.Campaign == nil {
+	if s.cfg.Campaigns == nil {
 		return nil, ErrNoCampaigns
 	}
 	sp := *spec
@@ -170,7 +191,7 @@ func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	if err := s.roomForCampaign(); err != nil {
 		return nil, err
 	}
-	setup, err := s.cfg.Campaign(ctx, spec)
+	setup, err := s.cfg.Campaigns.Setup(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +282,7 @@ func (s *Runner) settingUp(ctx context.Context) (release func(), err error) {
 func (s *Runner) liveCampaigns() []*campaign {
 	s.camps.mu.Lock()
 	defer s.camps.mu.Unlock()
-	all := make([]*campaign, 0, len(s.camps.byID))
-	for _, cp := range s.camps.byID {
-		all = append(all, cp)
-	}
-	return all
+	return slices.Collect(maps.Values(s.camps.byID))
 }
 
 // roomForCampaign stops the campaigns idle for campaignIdle and returns ErrTooManyCampaigns
@@ -478,5 +495,5 @@ func finite(v float64) *float64 {
 	return &v
 }
 
-// RunsCampaigns reports whether the server was configured with Config.Campaign.
-func (s *Runner) RunsCampaigns() bool { return s.cfg.Campaign != nil }
+// RunsCampaigns reports whether the server was configured with Config.Campaigns.
+func (s *Runner) RunsCampaigns() bool { return s.cfg.Campaigns != nil }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"log"
 	"strings"
 	"testing"
 
@@ -11,9 +12,11 @@ import (
 	"github.com/labmate/labmate/protocol"
 )
 
-// sweepSetup plays an uploaded dataset's first group with a planner that tries its conditions
-// in order.
-func sweepSetup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+// sweeps play an uploaded dataset's first group with a planner that tries its conditions in
+// order.
+type sweeps struct{}
+
+func (sweeps) Setup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars})
 	if err != nil {
 		return nil, err
@@ -39,7 +42,7 @@ const fourWells = "lig,yield\nL1,1\nL2,2\nL3,3\nL4,4\n"
 // until one finishes), a budget within the space, an upload within the dataset limits; a
 // finished campaign lets go of its dataset and planner and keeps its turns.
 func TestCampaignBounds(t *testing.T) {
-	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf})
+	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Campaigns: sweeps{}, Log: log.New(t.Output(), "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"log"
 	"testing"
 	"time"
 
@@ -43,15 +44,15 @@ func TestAgentCellInterrupt(t *testing.T) {
 	var a *agent.Agent
 	r, err := runner.New(context.Background(), runner.Config{
 		Store: store,
-		Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		Kernels: kernelsOf(func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		}},
+		}),
 		Workspaces: t.TempDir(),
 		Limits:     runner.Limits{Idle: 200 * time.Millisecond},
-		Logf:       t.Logf,
-		Runs:       func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) },
+		Log:        log.New(t.Output(), "", 0),
+		Agents:     agentsOf(func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"log"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,17 +38,17 @@ func TestInterruptElsewhere(t *testing.T) {
 	opts := testutil.KernelOptions(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	guest, err := runner.New(ctx, runner.Config{Store: runStore, Guest: true, Workspaces: t.TempDir(), Logf: t.Logf,
-		Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+	guest, err := runner.New(ctx, runner.Config{Store: runStore, Guest: true, Workspaces: t.TempDir(), Log: log.New(t.Output(), "", 0),
+		Kernels: kernelsOf(func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			o := opts
 			o.Workspace = ws
 			return python.Start(ctx, &o)
-		}}})
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer guest.Close()
-	srv, err := runner.New(ctx, runner.Config{Store: serveStore, Workspaces: t.TempDir(), Logf: t.Logf})
+	srv, err := runner.New(ctx, runner.Config{Store: serveStore, Workspaces: t.TempDir(), Log: log.New(t.Output(), "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // runner's log file themselves (package protocol/sqlite takes many writers). The runner follows
 // what they append (tailLog): live sessions publish it to their subscribers, an interrupt another
 // process asks for one of this runner's operations stops it (elsewhere.go), and an agent run
-// another process runs (Config.Owner) is followed as one of the runner's — listed, followed
+// another process runs (Config.LocalRuns) is followed as one of the runner's — listed, followed
 // live, cancelled (the process gets SIGINT, as from Ctrl-C) — and ended as process_died when
 // its process stops without ending it.
 
@@ -58,12 +58,12 @@ func (s *Runner) tailLog() {
 func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 	id := m.OperationID
 	isRun := m.SessionID == id && (m.Type == protocol.TypeRunEvent || m.Type == protocol.TypeRunResume || m.Type == protocol.TypeRunCheckpoint)
-	if isRun && s.cfg.Owner != nil {
+	if isRun && s.cfg.LocalRuns != nil {
 		s.mu.Lock()
 		lr, mine := s.local[id], s.runs[id] != nil
 		s.mu.Unlock()
 		if lr == nil && !mine { // a followed run's watcher sees its process stop
-			if pid, _, live := s.cfg.Owner(id); live {
+			if pid, _, live := s.cfg.LocalRuns.Owner(id); live {
 				if err := s.adoptLocal(id, pid); err != nil {
 					s.Logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)
 				}
@@ -158,7 +158,7 @@ func (s *Runner) watchLocal(id string, lr *LocalRun) {
 			return
 		case <-t.C:
 		}
-		if pid, _, live := s.cfg.Owner(id); live && pid == lr.pid {
+		if pid, _, live := s.cfg.LocalRuns.Owner(id); live && pid == lr.pid {
 			continue
 		}
 		if op, err := s.RunInfo(s.ctx, id); err == nil && op.State.Live() {

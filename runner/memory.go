@@ -16,9 +16,6 @@ type (
 	MemoryHit    = learn.Hit
 )
 
-// Memory is the memory the runner's faces browse (Config.Memory); nil when there is none.
-func (s *Runner) Memory() memory.Store { return s.cfg.Memory }
-
 // SearchMemory searches the runner's memory as the memory tools' search_memory does.
 func (s *Runner) SearchMemory(ctx context.Context, in *MemorySearch) ([]MemoryHit, error) {
 	return learn.Search(ctx, s.cfg.Memory, in, nil)

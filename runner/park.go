@@ -30,7 +30,7 @@ type parkWatch struct {
 // when the job ends, when it can.
 func (s *Runner) parkedEnd(end *protocol.RunEnd, id, jobID string) {
 	end.Job = jobID
-	if _, err := s.cfg.Jobs.For(job.ID(jobID)); err == nil && s.cfg.Resume != nil {
+	if _, err := s.cfg.Jobs.For(job.ID(jobID)); err == nil && s.cfg.Agents != nil {
 		end.Resume = fmt.Sprintf("the server resumes it when job %s ends (or POST /v1/runs/%s/resume once it has)", jobID, id)
 		return
 	}
@@ -44,7 +44,7 @@ func (s *Runner) parkedEnd(end *protocol.RunEnd, id, jobID string) {
 // returns when the job has ended and the resume started (or could not), or the server closes.
 // A second watch of the same run and job is not started.
 func (s *Runner) watchParked(id, jobID string) {
-	if s.cfg.Resume == nil {
+	if s.cfg.Agents == nil {
 		return
 	}
 	sch, err := s.cfg.Jobs.For(job.ID(jobID))
@@ -113,7 +113,7 @@ func (s *Runner) watchParked(id, jobID string) {
 // watchParkedRuns watches again the jobs of the runs the log shows parked (a previous server
 // stopped while they were).
 func (s *Runner) watchParkedRuns(ctx context.Context) error {
-	if s.cfg.Resume == nil || s.cfg.Jobs == nil {
+	if s.cfg.Agents == nil || s.cfg.Jobs == nil {
 		return nil
 	}
 	sessions, err := s.store.Sessions(ctx)

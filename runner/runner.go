@@ -17,10 +17,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/artifact"
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/kernel"
@@ -37,10 +41,10 @@ type Config struct {
 	Kernels Kernels
 	// Memory, when set, is browsed by the dashboard (GET /v1/memory/…, POST /v1/memory/freeze).
 	Memory memory.Store
-	// Campaign, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
+	// Campaigns, when set, sets campaigns up (dataset instrument, planner) for StartCampaign,
 	// the MCP campaign tools and the dashboard's campaign page. Each campaign is a stream in
 	// Store (see CampaignEvent).
-	Campaign func(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error)
+	Campaigns Campaigns
 	// Artifacts, when set, keeps a copy of every artifact a cell reports, by its digest, so
 	// that figures and tables outlive workspaces and the server (GET /v1/artifacts/SHA/NAME,
 	// and OpenArtifact). Nil: artifacts are served from live workspaces only.
@@ -54,28 +58,20 @@ type Config struct {
 	Limits Limits
 	// Judge gets ambiguous perception windows (see operation.Options).
 	Judge perception.Judge
-	// Logf receives operational log lines (default log.Printf).
-	Logf func(format string, args ...any)
-	// Runs runs agent tasks posted to /v1/runs; nil: the server runs no agent.
-	Runs RunFunc
-	// Model names the model Runs uses, for the dashboard: GET /v1/runs says it in its
-	// Labmate-Model header (present whenever Runs is set).
-	Model string
-	// Resume continues an agent run from its checkpoint: POST /v1/runs/ID/resume, and at
-	// start-up every run a previous server left running (it was killed). Nil: the server
-	// resumes no run.
-	Resume ResumeFunc
-	// ResumeCommand, when set, names the command that continues agent run id from its
-	// checkpoint without the server (labmate serve: labmate run --resume ID --data DIR). The
-	// run_end of a run that can be resumed — it was cancelled, its provider failed, the server
-	// stopped while it ran — says how: POST /v1/runs/ID/resume, or this command. Nil, and no
-	// Resume: a run the server stopped is closed as one that cannot be resumed.
-	ResumeCommand func(id string) string
-	// Owner, when set, says whether agent run id is run by another process of this machine
-	// (labmate run), which appends its stream to the log file itself (runner/local.go): found
-	// when one wrote it, live while it runs it, and its pid. Such a run is left open at start-up
-	// while it lives; one whose process died is ended as process_died, resumable.
-	Owner func(id string) (pid int, found, live bool)
+	// Log receives operational log lines (default log.Default()).
+	Log *log.Logger
+	// Agents runs agent tasks posted to /v1/runs and resumes runs from their checkpoints:
+	// POST /v1/runs/ID/resume, and at start-up every run a previous server left running (it
+	// was killed). Nil: the server runs and resumes no agent.
+	Agents Agents
+	// LocalRuns, when set, are the agent runs other processes of this machine (labmate run)
+	// run over the same log, appending their streams themselves (runner/local.go). Such a run
+	// is left open at start-up while its process lives; one whose process died is ended as
+	// process_died, resumable. The run_end of a run that can be resumed — it was cancelled, its
+	// provider failed, the server stopped while it ran — says how: POST /v1/runs/ID/resume, or
+	// LocalRuns.ResumeCommand. Nil, and no Agents: a run the server stopped is closed as one
+	// that cannot be resumed.
+	LocalRuns LocalRuns
 	// Guest makes the runner one labmate process among others over the data directory's log
 	// (labmate run: its agent run's cells are operations of the run's session, as in a
 	// server): it runs its own operations, follows the interrupts other processes append for
@@ -97,22 +93,28 @@ type Kernels interface {
 	List(ctx context.Context) []KernelInfo
 }
 
-// KernelFuncs is Kernels of two functions; a nil ListFunc lists none, and a nil StartFunc
-// makes them no Kernels at all (New takes them for nil).
-type KernelFuncs struct {
-	StartFunc func(ctx context.Context, name, workspace string) (kernel.Kernel, error)
-	ListFunc  func(ctx context.Context) []KernelInfo
+// Agents runs agent tasks (cmd/labmate gives each run an agent.Agent with a workspace of
+// its own). The runner logs what they yield as the run's stream (runs.go).
+type Agents interface {
+	// Run runs task, whose ID the runner has set.
+	Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error]
+	// Resume continues run id from its checkpoint. A checkpoint that cannot be continued is
+	// its first error, e.g. one wrapping agent.ErrFinished.
+	Resume(ctx context.Context, id string) iter.Seq2[*agent.Event, error]
+	// Model names the model the runs use, for the dashboard (GET /v1/runs says it in its
+	// Labmate-Model header).
+	Model() string
 }
 
-func (k KernelFuncs) Start(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-	return k.StartFunc(ctx, name, workspace)
-}
-
-func (k KernelFuncs) List(ctx context.Context) []KernelInfo {
-	if k.ListFunc == nil {
-		return nil
-	}
-	return k.ListFunc(ctx)
+// LocalRuns are the agent runs that other processes of this machine (labmate run) run over
+// the runner's log; package runner/locallog implements it (locallog.Runs).
+type LocalRuns interface {
+	// Owner says whether run id is run by such a process: found when one wrote its stream
+	// last, live while it runs, and its pid.
+	Owner(id string) (pid int, found, live bool)
+	// ResumeCommand is the command that continues run id from its checkpoint without the
+	// server (labmate run --resume ID --data DIR).
+	ResumeCommand(id string) string
 }
 
 // Limits caps what a runner holds and runs at once. A request beyond one is refused with an
@@ -174,7 +176,7 @@ type Runner struct {
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
 // with reason server_restart, and so are agent runs, with a run_end that says how to resume
-// them (Config.ResumeCommand); with Config.Resume, those runs are resumed at once. Job
+// them (Config.LocalRuns, Config.Agents); with Config.Agents, those runs are resumed at once. Job
 // operations stay open: their jobs ran on, and the server follows them again (see jobs.go).
 func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Store == nil {
@@ -186,11 +188,8 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Limits.SubscriberBuffer <= 0 {
 		cfg.Limits.SubscriberBuffer = 8192
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
-	}
-	if k, ok := cfg.Kernels.(KernelFuncs); ok && k.StartFunc == nil {
-		cfg.Kernels = nil // it starts none: no operations
+	if cfg.Log == nil {
+		cfg.Log = log.Default()
 	}
 	for _, d := range []struct {
 		v   *int
@@ -215,7 +214,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Kernels != nil {
 		start = cfg.Kernels.Start
 	}
-	s.pool = newPool(s.ctx, start, cfg.Workspaces, cfg.Prewarm, cfg.Limits.Kernels, cfg.Limits.Idle, cfg.Logf)
+	s.pool = newPool(s.ctx, start, cfg.Workspaces, cfg.Prewarm, cfg.Limits.Kernels, cfg.Limits.Idle, cfg.Log.Printf)
 	s.wg.Go(s.janitor)
 	s.wg.Go(s.tailLog) // what other processes append (local.go)
 	for id, pid := range local {
@@ -243,24 +242,25 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 // recoverLog closes what a previous server left open in cfg.Store (closeRuns, Recover), but
 // the runs other processes run: those it returns in local, by id, with their pids.
 func recoverLog(ctx context.Context, cfg *Config) (runs []string, local map[string]int, err error) {
-	runs, local, err = closeRuns(ctx, cfg.Store, resumeHint(cfg), cfg.Owner)
+	runs, local, err = closeRuns(ctx, cfg.Store, resumeHint(cfg), cfg.LocalRuns)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server: closing runs left open: %w", err)
 	}
 	if len(runs) > 0 {
-		cfg.Logf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
+		cfg.Log.Printf("closed %d agent runs left running by the previous server (server_restart)", len(runs))
 	}
 	recovered, err := cfg.Store.Recover(ctx, func(_, id string) bool { _, ok := local[id]; return ok })
 	if err != nil {
 		return nil, nil, fmt.Errorf("server: recovering operations left open: %w", err)
 	}
 	if len(recovered) > 0 {
-		cfg.Logf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
+		cfg.Log.Printf("closed %d operations (failed) and campaigns (run_end) left running by the previous server: server_restart", len(recovered))
 	}
 	return runs, local, nil
 }
 
-func (s *Runner) Logf(format string, args ...any) { s.cfg.Logf(format, args...) }
+// Logf logs a line to Config.Log.
+func (s *Runner) Logf(format string, args ...any) { s.cfg.Log.Printf(format, args...) }
 
 // errShutdown is the cause Close cancels the server's context with: the error of the
 // operations it interrupted.
@@ -314,10 +314,7 @@ func (s *Runner) Close() error {
 	s.closeCampaigns()
 	s.wg.Wait()
 	s.mu.Lock()
-	all := make([]*Session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
+	all := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 	for _, ss := range all {
 		ss.closeKernels(0)

@@ -15,14 +15,6 @@ import (
 	"github.com/labmate/labmate/runner/locallog"
 )
 
-// RunFunc runs an agent task (cmd/labmate wires agent.Agent.Run with a workspace per run).
-type RunFunc func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error]
-
-// ResumeFunc continues agent run id from its checkpoint (cmd/labmate wires agent.Agent.Resume
-// with the run's workspace). A checkpoint that cannot be continued is its first error, e.g.
-// one wrapping agent.ErrFinished.
-type ResumeFunc func(ctx context.Context, id string) iter.Seq2[*agent.Event, error]
-
 // Each agent run is a stream in the protocol log: its own session, named by the run's id, in
 // which the run's id is the operation id of one run_event per agent event and then one
 // run_end; a resumable run_end may be followed by a run_resume and the resumed run's events,
@@ -99,12 +91,12 @@ func (s *Runner) logResume(ctx context.Context, id, by string) (*Session, int64,
 	return ss, m.Seq + 1, nil
 }
 
-// resumed is Config.Resume of run id, its errors before the first event saying that it was
+// resumed is Config.Agents.Resume of run id, its errors before the first event saying that it was
 // the checkpoint that could not be continued.
 func (s *Runner) resumed(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
 	return func(yield func(*agent.Event, error) bool) {
 		first := true
-		for ev, err := range s.cfg.Resume(ctx, id) {
+		for ev, err := range s.cfg.Agents.Resume(ctx, id) {
 			if err != nil && first {
 				err = fmt.Errorf("resuming run %s from its checkpoint: %w", id, err)
 			}
@@ -116,10 +108,10 @@ func (s *Runner) resumed(ctx context.Context, id string) iter.Seq2[*agent.Event,
 	}
 }
 
-// resumeClosed resumes the runs closeRuns closed, when the server can (Config.Resume): they
+// resumeClosed resumes the runs closeRuns closed, when the server can (Config.Agents): they
 // go on from their checkpoints by themselves. A run it cannot start now stays resumable.
 func (s *Runner) resumeClosed(ids []string) {
-	if s.cfg.Resume == nil {
+	if s.cfg.Agents == nil {
 		return
 	}
 	for _, id := range ids {
@@ -222,31 +214,30 @@ func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter
 }
 
 // resumeHint says how a resumable run is continued: POST /v1/runs/ID/resume on a server that
-// resumes runs (Config.Resume) — or on one started with a model, when this one has none —
-// or Config.ResumeCommand without the server. Nil when the server can say neither.
+// resumes runs (Config.Agents) — or on one started with a model, when this one has none —
+// or LocalRuns.ResumeCommand without the server. Nil when the server can say neither.
 func resumeHint(cfg *Config) func(id string) string {
-	if cfg.Resume == nil && cfg.ResumeCommand == nil {
+	if cfg.Agents == nil && cfg.LocalRuns == nil {
 		return nil
 	}
 	return func(id string) string {
 		post := "POST /v1/runs/" + id + "/resume (or the dashboard's Resume)"
-		if cfg.Resume == nil {
-			post = "POST /v1/runs/" + id + "/resume (or the dashboard's Resume) once labmate serve runs with --model"
+		if cfg.Agents == nil {
+			post += " once labmate serve runs with --model"
 		}
-		if cfg.ResumeCommand == nil {
+		if cfg.LocalRuns == nil {
 			return post
 		}
-		return post + ", or " + cfg.ResumeCommand(id) + " while labmate serve is not running"
+		return post + ", or " + cfg.LocalRuns.ResumeCommand(id) + " while labmate serve is not running"
 	}
 }
 
 // closeRuns ends the runs a previous server left running (killed, or the machine went down)
 // with a run_end of reason server_restart that says how to resume them from their checkpoints
 // (resume, see resumeHint), or that this server cannot. It returns the runs it closed so.
-// A run another process runs (owner: labmate run) is left open while that process lives
+// A run another process runs (local: labmate run) is left open while that process lives
 // (returned in local, by id, with its pid) and ended as process_died when it does not.
-func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string,
-	owner func(id string) (pid int, found, live bool)) (closed []string, local map[string]int, err error) {
+func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string, owner LocalRuns) (closed []string, local map[string]int, err error) {
 	sessions, err := store.Sessions(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -264,7 +255,7 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 			var pid int
 			found, live := false, false
 			if owner != nil {
-				pid, found, live = owner(op.ID)
+				pid, found, live = owner.Owner(op.ID)
 			}
 			if live {
 				local[op.ID] = pid
@@ -313,7 +304,7 @@ func (s *Runner) Running(id string) context.CancelFunc {
 	defer s.mu.Unlock()
 	if lr := s.local[id]; lr != nil {
 		return func() {
-			if pid, _, live := s.cfg.Owner(id); live && pid == lr.pid {
+			if pid, _, live := s.cfg.LocalRuns.Owner(id); live && pid == lr.pid {
 				syscall.Kill(pid, syscall.SIGINT)
 			}
 		}

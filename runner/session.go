@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,10 +99,7 @@ type StuckSession struct {
 // first. It takes no session's lock.
 func (s *Runner) Stuck() []StuckSession {
 	s.mu.Lock()
-	all := make([]*Session, 0, len(s.sessions))
-	for _, ss := range s.sessions {
-		all = append(all, ss)
-	}
+	all := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 	out := []StuckSession{}
 	for _, ss := range all {

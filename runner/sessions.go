@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -220,10 +222,7 @@ func (ss *Session) Close(ctx context.Context) (protocol.SessionUpdate, error) {
 	ss.metaMu.Lock()
 	defer ss.metaMu.Unlock()
 	ss.mu.Lock()
-	ids := make([]string, 0, len(ss.running))
-	for id := range ss.running {
-		ids = append(ids, id)
-	}
+	ids := slices.Collect(maps.Keys(ss.running))
 	ss.mu.Unlock()
 	for _, id := range ids {
 		if err := ss.Interrupt(ctx, id, &protocol.Interrupt{Why: "the session was closed"}); err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"log"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // would bring back) holds up neither the server's lock (reaping, evicting, opening other
 // sessions) nor Stuck (/healthz), which names the session stuck.
 func TestStuckSessionAlone(t *testing.T) {
-	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Workspaces: t.TempDir(), Limits: Limits{Sessions: 2}, Logf: t.Logf})
+	srv, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Workspaces: t.TempDir(), Limits: Limits{Sessions: 2}, Log: log.New(t.Output(), "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

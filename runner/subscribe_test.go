@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"reflect"
 	"testing"
 
@@ -27,7 +28,7 @@ func name(t *testing.T, ss *Session, prefix string, n int) {
 // skipped — and a listener still there when the runner closes gets what was published, then
 // ErrShutdown.
 func TestSubscribe(t *testing.T) {
-	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Limits: Limits{SubscriberBuffer: 4}, Logf: t.Logf})
+	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Limits: Limits{SubscriberBuffer: 4}, Log: log.New(t.Output(), "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,7 +158,7 @@ func (streaming) Close() error                  { return nil }
 func serveChild(data string) {
 	ctx := context.Background()
 	out := &shownTo{out: os.Stdout}
-	st, err := locallog.OpenStore(data, 0)
+	st, err := locallog.Open(data, "serve")
 	if err != nil {
 		die("serve", err)
 	}
@@ -167,10 +168,10 @@ func serveChild(data string) {
 	}
 	r, err := runner.New(ctx, runner.Config{
 		Store:      st,
-		Kernels:    runner.KernelFuncs{StartFunc: func(context.Context, string, string) (kernel.Kernel, error) { return streaming{}, nil }},
+		Kernels:    kernelsOf(func(context.Context, string, string) (kernel.Kernel, error) { return streaming{}, nil }),
 		Workspaces: ws,
-		Owner:      locallog.Owner(st),
-		Logf:       func(format string, args ...any) { fmt.Fprintf(os.Stderr, "serve: "+format+"\n", args...) },
+		LocalRuns:  locallog.Runs{Log: st, Data: data},
+		Log:        log.New(os.Stderr, "serve: ", 0),
 	})
 	if err != nil {
 		die("serve", err)

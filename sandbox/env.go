@@ -110,13 +110,3 @@ func CheckUserEnv(env map[string]string) error {
 	}
 	return nil
 }
-
-// CheckUserEnvList is CheckUserEnv for NAME=value entries.
-func CheckUserEnvList(env []string) error {
-	m := make(map[string]string, len(env))
-	for _, kv := range env {
-		name, v, _ := strings.Cut(kv, "=")
-		m[name] = v
-	}
-	return CheckUserEnv(m)
-}

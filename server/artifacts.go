@@ -54,7 +54,7 @@ func (s *Server) artifact(w http.ResponseWriter, r *http.Request) {
 	f, info, err := s.OpenArtifact(r.PathValue("id"), rel)
 	if err != nil {
 		code := http.StatusNotFound
-		if errors.Is(err, ErrBadArtifactPath) {
+		if errors.Is(err, runner.ErrBadArtifactPath) {
 			code = http.StatusBadRequest
 		}
 		httpError(w, code, err.Error())

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"iter"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 
@@ -47,18 +49,18 @@ func (lines) Restart(context.Context) error { return nil }
 func (lines) Info() kernel.Info             { return kernel.Info{Name: "lines"} }
 func (lines) Close() error                  { return nil }
 
-func benchServer(b *testing.B, n int, runs server.RunFunc) (*httptest.Server, func()) {
+func benchServer(b *testing.B, n int, agents runner.Agents) (*httptest.Server, func()) {
 	store, err := sqlite.Open(filepath.Join(b.TempDir(), "labmate.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{
 		Store:      store,
-		Kernels:    runner.KernelFuncs{StartFunc: func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil }},
+		Kernels:    kernelFuncs{start: func(context.Context, string, string) (kernel.Kernel, error) { return lines{n}, nil }},
 		Workspaces: b.TempDir(),
 		Limits:     runner.Limits{Kernels: 1024, Runs: 1024}, // each operation's session starts a kernel of its own
-		Runs:       runs,
-		Logf:       b.Logf,
+		Agents:     agents,
+		Log:        log.New(b.Output(), "", 0),
 	}})
 	if err != nil {
 		b.Fatal(err)
@@ -67,10 +69,10 @@ func benchServer(b *testing.B, n int, runs server.RunFunc) (*httptest.Server, fu
 	return hs, func() { hs.Close(); srv.Close(); store.Close() }
 }
 
-// eventRuns is a RunFunc whose runs wait for start to close, then emit n events, one per pace
+// eventRuns are agents whose runs wait for start to close, then emit n events, one per pace
 // — each an operation's output line, the bulk of a real run's stream — and stop.
-func eventRuns(n int, pace time.Duration, start <-chan struct{}) server.RunFunc {
-	return func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+func eventRuns(n int, pace time.Duration, start <-chan struct{}) runner.Agents {
+	return &agentFuncs{run: func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 		return func(yield func(*agent.Event, error) bool) {
 			select {
 			case <-start:
@@ -90,7 +92,7 @@ func eventRuns(n int, pace time.Duration, start <-chan struct{}) server.RunFunc 
 				time.Sleep(pace)
 			}
 		}
-	}
+	}}
 }
 
 // BenchmarkProtocol: 200 concurrent operations, each streaming 1,000 lines, and 20 agent runs

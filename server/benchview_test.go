@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 )
 
 // labmate.bench() in a session's cells is the session's bench: what one cell loads, the next
@@ -30,7 +30,7 @@ reader.read(plate)`} {
 		}
 	}
 	code, body := jsonCall(t, "GET", f.http.URL+"/v1/sessions/s1/bench", "")
-	var v server.BenchView
+	var v runner.BenchView
 	if err := json.Unmarshal([]byte(body), &v); code != http.StatusOK || err != nil || len(v.Labware) != 1 {
 		t.Fatalf("GET bench: %d %s (%v)", code, body, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 // campaignRoutes serve the dashboard's campaign page.
 func (s *Server) campaignRoutes() {
-	if s.cfg.Campaign == nil {
+	if s.cfg.Campaigns == nil {
 		return
 	}
 	s.mux.HandleFunc("GET /v1/campaigns", func(w http.ResponseWriter, r *http.Request) {
@@ -25,7 +25,7 @@ func (s *Server) campaignRoutes() {
 	})
 	s.mux.HandleFunc("POST /v1/campaigns", func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, runner.MaxCampaignBody) // a CSV may come inline
-		var spec CampaignSpec
+		var spec runner.CampaignSpec
 		if err := decodeStrict(r, &spec); err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -37,7 +37,7 @@ func (s *Server) campaignRoutes() {
 		}
 		st, err := s.StartCampaign(r.Context(), &spec)
 		switch {
-		case errors.Is(err, ErrTooManyCampaigns):
+		case errors.Is(err, runner.ErrTooManyCampaigns):
 			httpError(w, http.StatusServiceUnavailable, err.Error())
 			return
 		case err != nil:
@@ -49,7 +49,7 @@ func (s *Server) campaignRoutes() {
 	s.mux.HandleFunc("GET /v1/campaigns/{id}", func(w http.ResponseWriter, r *http.Request) {
 		st, err := s.CampaignState(r.Context(), r.PathValue("id"))
 		switch {
-		case errors.Is(err, ErrUnknownCampaign):
+		case errors.Is(err, runner.ErrUnknownCampaign):
 			httpError(w, http.StatusNotFound, err.Error())
 			return
 		case err != nil:
@@ -69,7 +69,7 @@ func (s *Server) campaignRoutes() {
 		}
 		st, err := s.StepCampaign(r.Context(), r.PathValue("id"), n)
 		switch {
-		case errors.Is(err, ErrUnknownCampaign):
+		case errors.Is(err, runner.ErrUnknownCampaign):
 			httpError(w, http.StatusNotFound, err.Error())
 		case err != nil:
 			httpError(w, http.StatusInternalServerError, err.Error())

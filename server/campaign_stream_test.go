@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -25,10 +26,12 @@ import (
 	"github.com/labmate/labmate/runner"
 )
 
-// planSetup is sweepSetup with the planner the spec names: "sweep" (the default), "giveup"
-// (nothing left to try after one turn) or "fail" (an error at the second turn).
-func planSetup(ctx context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
-	setup, err := sweepSetup(ctx, spec)
+// plans are sweeps with the planner the spec names: "sweep" (the default), "giveup" (nothing
+// left to try after one turn) or "fail" (an error at the second turn).
+type plans struct{}
+
+func (plans) Setup(ctx context.Context, spec *runner.CampaignSpec) (*runner.CampaignSetup, error) {
+	setup, err := sweeps{}.Setup(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +75,7 @@ func openCampaignServer(t *testing.T, path string) *campaignServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(context.Background(), Config{Config: runner.Config{Store: store, Campaign: planSetup, Logf: t.Logf}})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: store, Campaigns: plans{}, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,17 +118,17 @@ func (cs *campaignServer) start(t *testing.T, planner string, budget int) string
 	t.Helper()
 	code, body := cs.do(t, "POST", "/v1/campaigns",
 		fmt.Sprintf(`{"csv_data":%q,"objective":"yield","vars":["lig"],"planner":%q,"budget":%d}`, fourWells, planner, budget))
-	var st CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal(body, &st); code != http.StatusCreated || err != nil {
 		t.Fatalf("POST /v1/campaigns: %d %s", code, body)
 	}
 	return st.Campaign.ID
 }
 
-func (cs *campaignServer) step(t *testing.T, id string, n int) *CampaignStatus {
+func (cs *campaignServer) step(t *testing.T, id string, n int) *runner.CampaignStatus {
 	t.Helper()
 	code, body := cs.do(t, "POST", fmt.Sprintf("/v1/campaigns/%s/step?n=%d", id, n), "")
-	var st CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal(body, &st); code != http.StatusOK || err != nil {
 		t.Fatalf("step %s: %d %s", id, code, body)
 	}
@@ -153,7 +156,7 @@ func (cs *campaignServer) dial(t *testing.T, session string) *websocket.Conn {
 }
 
 // next reads the follower's next message and its campaign event (nil for a run_end).
-func next(t *testing.T, c *websocket.Conn) (*protocol.EnhancedMessage, *CampaignEvent) {
+func next(t *testing.T, c *websocket.Conn) (*protocol.EnhancedMessage, *runner.CampaignEvent) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -168,7 +171,7 @@ func next(t *testing.T, c *websocket.Conn) (*protocol.EnhancedMessage, *Campaign
 	if m.Type != protocol.TypeRunEvent {
 		return &m, nil
 	}
-	var ev CampaignEvent
+	var ev runner.CampaignEvent
 	if err := m.Decode(&ev); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +223,7 @@ func TestCampaignStream(t *testing.T) {
 		t.Errorf("the log lists the campaign as %+v (%v)", ops, err)
 	}
 	list := cs.get(t, "/v1/campaigns")
-	var sts []CampaignStatus
+	var sts []runner.CampaignStatus
 	if err := json.Unmarshal(list, &sts); err != nil || len(sts) != 3 || sts[0].Campaign.ID != id || sts[2].Campaign.ID != failed {
 		t.Fatalf("GET /v1/campaigns: %v %s", err, list)
 	}
@@ -294,7 +297,7 @@ func TestCampaignCrash(t *testing.T) {
 	cs.close()
 
 	cs = openCampaignServer(t, path)
-	var st CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal(cs.get(t, "/v1/campaigns/"+id), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +308,7 @@ func TestCampaignCrash(t *testing.T) {
 	if again := cs.step(t, id, 1); !cmp.Equal(*again, st) {
 		t.Errorf("stepping it: %+v", again)
 	}
-	var sts []CampaignStatus
+	var sts []runner.CampaignStatus
 	if err := json.Unmarshal(cs.get(t, "/v1/campaigns"), &sts); err != nil || len(sts) != 1 || sts[0].Reason != runner.CampaignEndRestart {
 		t.Errorf("GET /v1/campaigns: %v %+v", err, sts)
 	}

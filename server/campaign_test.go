@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,15 +16,17 @@ import (
 	"github.com/labmate/labmate/runner"
 )
 
-// sweepSetup plays an uploaded dataset's first group with a planner that tries its conditions
-// in order.
-func sweepSetup(_ context.Context, spec *CampaignSpec) (*CampaignSetup, error) {
+// sweeps play an uploaded dataset's first group with a planner that tries its conditions in
+// order.
+type sweeps struct{}
+
+func (sweeps) Setup(_ context.Context, spec *runner.CampaignSpec) (*runner.CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars})
 	if err != nil {
 		return nil, err
 	}
 	g := tb.Groups[0]
-	return &CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
+	return &runner.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
 		Campaign: &lab.Campaign{Space: tb.Name, Objective: tb.Objective, Planner: "sweep"}}, nil
 }
 
@@ -42,7 +45,7 @@ const fourWells = "lig,yield\nL1,1\nL2,2\nL3,3\nL4,4\n"
 // A campaign posted while the runner holds its most unfinished ones is refused with 503 and
 // the runner's words (the bounds themselves: runner's TestCampaignBounds).
 func TestCampaignRefusedWhenFull(t *testing.T) {
-	srv, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: sweepSetup, Logf: t.Logf}})
+	srv, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaigns: sweeps{}, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +53,7 @@ func TestCampaignRefusedWhenFull(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	for range runner.MaxLiveCampaigns {
-		if _, err := srv.StartCampaign(context.Background(), &CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2}); err != nil {
+		if _, err := srv.StartCampaign(context.Background(), &runner.CampaignSpec{CSVData: fourWells, Objective: "yield", Vars: []string{"lig"}, Budget: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}

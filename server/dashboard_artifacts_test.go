@@ -17,6 +17,7 @@ import (
 	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -46,8 +47,8 @@ func TestDashboardArtifacts(t *testing.T) {
 			}
 			return nil, fmt.Errorf("unknown kernel %q", name)
 		})
-		setList(c, func(context.Context) []server.KernelInfo {
-			return []server.KernelInfo{{Name: "python", Version: "3"}, {Name: "octave", Version: "9"}}
+		setList(c, func(context.Context) []runner.KernelInfo {
+			return []runner.KernelInfo{{Name: "python", Version: "3"}, {Name: "octave", Version: "9"}}
 		})
 	})
 	ctx := browser(t, 3*time.Minute)
@@ -115,7 +116,7 @@ func TestDashboardArtifactsDurable(t *testing.T) {
 	workspaces := filepath.Join(dir, "workspaces")
 	config := func(c *server.Config) {
 		c.Token, c.Artifacts, c.Workspaces, c.Limits.Idle = token, arts, workspaces, 2*time.Second
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	}
 	f := newFixture(t, store, config)
 	ctx := browser(t, 3*time.Minute)

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -18,7 +19,7 @@ func TestDashboardBench(t *testing.T) {
 	const token = "bench-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Token = token
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
@@ -57,7 +58,7 @@ p.drop_tip()
 // filled well in its colour, with both axes labelled; the layout holds at 800 px.
 func TestDashboardBenchSpectra(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {

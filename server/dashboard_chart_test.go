@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -30,7 +31,7 @@ func TestDashboardCharts(t *testing.T) {
 	const token = "charts-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
 		c.Token = token
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {
@@ -100,7 +101,7 @@ func TestDashboardChartAbscissa(t *testing.T) {
 			o.Workspace = ws
 			return octave.Start(ctx, &o)
 		})
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "octave", Version: "9"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "octave", Version: "9"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -23,7 +24,7 @@ func TestDashboardFindable(t *testing.T) {
 	seedOp(t, store, "s-new", "op-new", "# fit the absorbance spectrum\nprint('fit')", 3)
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Token, c.Prewarm = token, nil
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+token)); err != nil {

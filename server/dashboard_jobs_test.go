@@ -13,6 +13,7 @@ import (
 
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/job"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -60,7 +61,7 @@ func TestDashboardJobs(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, func(c *server.Config) {
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 
 	// The jobs the list shows, oldest first: one healthy, one a user cancelled, one that
@@ -233,7 +234,7 @@ func TestDashboardJobFollowed(t *testing.T) {
 	dir := t.TempDir()
 	cancelAll(t, dir)
 	l := openJobLab(t, dir, func(c *server.Config) {
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	id := l.submit(t, `{"name": "md", "command": ["bash", "-c", "for i in 1 2 3 4; do echo \"step $i energy = -$i.5\" >> md.log; sleep 0.3; done; echo done"], "follow": ["md.log"], "resources": {"cores": 1}}`)
 	l.waitJob(t, id, "ended", terminalState)

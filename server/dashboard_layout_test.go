@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/memory"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -93,16 +94,10 @@ func TestDashboardLayout(t *testing.T) {
 			o.Workspace = ws
 			return python.Start(ctx, &o)
 		})
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Prewarm = []string{"python"}
 		c.Memory = mem
-		c.Campaign = func(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
-			s, err := game.NewSetup(roots, spec)
-			if err != nil {
-				return nil, err
-			}
-			return &server.CampaignSetup{Instrument: s.Instrument, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
-		}
+		c.Campaigns = runner.Datasets{Roots: roots}
 	})
 	l.submit(t, `{"name": "relax", "command": ["bash", "-c", "for i in 1 2 3; do echo \"energy = -$i.5\"; done"], "resources": {"cores": 1}}`)
 	var csv strings.Builder
@@ -114,7 +109,7 @@ func TestDashboardLayout(t *testing.T) {
 	}
 	body, _ := json.Marshal(map[string]any{"csv_data": csv.String(), "name": "grid.csv", "vars": []string{"ligand", "base"}, "planner": "random", "seed": 3})
 	code, out := l.do(t, "POST", "/v1/campaigns", string(body)) // objective and budget: the defaults, yield and 20 turns
-	var st server.CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 201 || st.Campaign.Budget != 20 {
 		t.Fatalf("POST /v1/campaigns: %d %s", code, out)
 	}

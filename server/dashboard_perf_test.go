@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkDashboard(b *testing.B) {
 	seedLines(b, store, "s-10k", lines)
 	f := newFixture(b, store, func(c *server.Config) {
 		c.Token, c.Prewarm = token, nil
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(b, 10*time.Minute)
 	wait := func(what, expr string) {

@@ -16,6 +16,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -99,8 +100,8 @@ func TestDashboardRunsPage(t *testing.T) {
 		llmtest.CallTool(agent.ToolRunCode, `{"code": "import time\nfor i in range(600):\n    print('tick', i, flush=True)\n    time.sleep(0.05)"}`),
 	)
 	f := runFixture(t, fake, func(c *server.Config) {
-		c.Model = "fake-model-1"
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setModel(c, "fake-model-1")
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/#runs")); err != nil {
@@ -176,7 +177,7 @@ func TestDashboardRunsPage(t *testing.T) {
 // name and the closed state survive a reload, and a cell reopens the session.
 func TestDashboardSessions(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 	})
 	ctx := browser(t, 90*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/")); err != nil {
@@ -231,7 +232,7 @@ func TestDashboardResume(t *testing.T) {
 		llmtest.JSON(map[string]string{"decision": "accept", "reasons": "b = 2", "summary": "b = 2"}),
 		llmtest.CallTool(agent.ToolFinalAnswer, `{"answer": "b = 2"}`),
 	)
-	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { c.Model = "fake-model-1" })
+	f, ws := resumeFixture(t, fake, "", func(c *server.Config) { setModel(c, "fake-model-1") })
 	code, id := post(t, f, "/v1/runs", `{"goal": "compute b", "kernel": "python"}`)
 	if code != http.StatusAccepted {
 		t.Fatalf("POST /v1/runs: %d %s", code, id)

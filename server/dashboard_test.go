@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/labmate/labmate/internal/browsertest"
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/memory"
 	memsqlite "github.com/labmate/labmate/memory/sqlite"
@@ -64,7 +65,7 @@ func TestDashboard(t *testing.T) {
 	t.Cleanup(func() { mem.Close() })
 	const token = "dashboard-test-token-0123456789"
 	f := newFixture(t, protocol.NewMemStore(), func(c *server.Config) {
-		setList(c, func(context.Context) []server.KernelInfo { return []server.KernelInfo{{Name: "python", Version: "3"}} })
+		setList(c, func(context.Context) []runner.KernelInfo { return []runner.KernelInfo{{Name: "python", Version: "3"}} })
 		c.Memory = mem
 		c.Token = token
 	})

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/protocol"
 )
@@ -17,7 +19,7 @@ import (
 func BenchmarkGuard(b *testing.B) {
 	const token = "benchmark-token-0123456789abcdef"
 	s, err := New(context.Background(), Config{
-		Config:     runner.Config{Store: protocol.NewMemStore(), Logf: b.Logf},
+		Config:     runner.Config{Store: protocol.NewMemStore(), Log: log.New(b.Output(), "", 0)},
 		Token:      token,
 		Addr:       "127.0.0.1:7878",
 		AllowHosts: []string{"lab.example.org"},
@@ -89,7 +91,7 @@ func BenchmarkGuard(b *testing.B) {
 // connection), where a request costs what a client actually waits for.
 func BenchmarkGuardLoopback(b *testing.B) {
 	const token = "benchmark-token-0123456789abcdef"
-	s, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Logf: b.Logf}, Token: token})
+	s, err := New(context.Background(), Config{Config: runner.Config{Store: protocol.NewMemStore(), Log: log.New(b.Output(), "", 0)}, Token: token})
 	if err != nil {
 		b.Fatal(err)
 	}

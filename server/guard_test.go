@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"errors"
-	"github.com/labmate/labmate/runner"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"

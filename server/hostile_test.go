@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/chromedp/chromedp"
 
@@ -166,7 +168,7 @@ func TestHostilePageRebinding(t *testing.T) {
 			// "Rebinding": the name now leads to labmate serve (no token, loopback).
 			hs.Close()
 			store := protocol.NewMemStore()
-			cfg := server.Config{Config: runner.Config{Store: store, Memory: mem, Logf: t.Logf, Workspaces: t.TempDir()}, Addr: addr}
+			cfg := server.Config{Config: runner.Config{Store: store, Memory: mem, Log: log.New(t.Output(), "", 0), Workspaces: t.TempDir()}, Addr: addr}
 			if allowEvil {
 				cfg.AllowHosts = []string{"evil.example"}
 			}

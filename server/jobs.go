@@ -10,6 +10,7 @@ import (
 
 	"github.com/labmate/labmate/job"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/runner"
 )
 
 func (s *Server) jobRoutes() {
@@ -63,7 +64,7 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	id, err := s.SubmitJob(r.Context(), kind, &b.Spec)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, ErrJobSpec) {
+		if errors.Is(err, runner.ErrJobSpec) {
 			code = http.StatusBadRequest
 		}
 		httpError(w, code, err.Error())

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 
@@ -48,14 +50,14 @@ func openJobLab(t *testing.T, dir string, edit func(*server.Config)) *jobLab {
 	}
 	l := &jobLab{dir: dir}
 	var err error
-	if l.store, err = locallog.OpenStore(dir, 5*time.Second); err != nil {
+	if l.store, err = locallog.Open(dir, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	if l.jobs, err = local.Open(dir, &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2, Poll: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := server.Config{
-		Config: runner.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Logf: t.Logf, Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond},
+		Config: runner.Config{Store: l.store, Workspaces: filepath.Join(dir, "workspaces"), Log: log.New(t.Output(), "", 0), Jobs: job.Schedulers{"local": l.jobs}, JobPoll: 200 * time.Millisecond},
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -388,7 +390,7 @@ func TestJobsIn(t *testing.T) {
 
 // 501 when the server runs no jobs.
 func TestJobNone(t *testing.T) {
-	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Logf: t.Logf}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +415,7 @@ func TestJobNone(t *testing.T) {
 // waits for the file lock: a process forked while the lock was open holds it until it execs.
 func reopen(t *testing.T, dir string) protocol.Store {
 	t.Helper()
-	s, err := locallog.OpenStore(dir, 5*time.Second)
+	s, err := locallog.Open(dir, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}

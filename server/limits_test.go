@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
 	"iter"
+	"log"
 	"net"
 	"net/http"
 	"strings"
@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,7 +80,7 @@ func serveReal(t *testing.T, edit func(*server.Config)) *served {
 	}
 	store := protocol.NewMemStore()
 	var ks kernels
-	cfg := server.Config{Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: ks.start(t)}}, Addr: ln.Addr().String()}
+	cfg := server.Config{Config: runner.Config{Store: store, Workspaces: t.TempDir(), Log: log.New(t.Output(), "", 0), Kernels: kernelFuncs{start: ks.start(t)}}, Addr: ln.Addr().String()}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -556,9 +558,9 @@ func TestRunsCap(t *testing.T) {
 	s := serveReal(t, func(c *server.Config) {
 		c.Limits.Runs = 2
 		setStart(c, nil)
-		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+		c.Agents = &agentFuncs{run: func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 			return func(yield func(*agent.Event, error) bool) { <-ctx.Done() }
-		}
+		}}
 	})
 	var ids []string
 	for range 2 {

@@ -2,7 +2,7 @@ package server_test
 
 import (
 	"context"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/agenttest"
@@ -69,7 +71,7 @@ func parkServer(t *testing.T, fake *llmtest.Server, dirs *parkDirs) (f *fixture,
 		t.Fatal(err)
 	}
 	srv, err := server.New(context.Background(), server.Config{
-		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Runs: a.Run, Resume: a.Resume, Jobs: jobs, ResumeCommand: func(id string) string { return "labmate run --resume " + id }},
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Log: log.New(t.Output(), "", 0), Agents: &agentFuncs{run: a.Run, resume: a.Resume}, Jobs: jobs, LocalRuns: cliRuns{}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ import (
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
-	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -53,17 +52,16 @@ func resumeFixture(t *testing.T, fake *llmtest.Server, logPath string, edit func
 	}
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
-		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
+		c.Agents = &agentFuncs{run: func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 			task.Workspace = ws
 			return agentOf(ctx).Run(ctx, task)
-		}
-		c.Resume = func(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
+		}, resume: func(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
 			if a := agentOf(ctx); a != nil {
 				return a.Resume(ctx, id)
 			}
 			return func(yield func(*agent.Event, error) bool) { yield(nil, ctx.Err()) }
-		}
-		c.ResumeCommand = func(id string) string { return "labmate run --resume " + id }
+		}}
+		c.LocalRuns = cliRuns{}
 		if edit != nil {
 			edit(c)
 		}
@@ -147,7 +145,7 @@ func runEventSeqs(t *testing.T, store protocol.Store, id string) []int64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !runner.NewStory(id).In(m) {
+		if !agent.NewStory(id).In(m) {
 			continue
 		}
 		if m.Type != protocol.TypeRunEvent {
@@ -427,7 +425,7 @@ func TestResumeRefused(t *testing.T) {
 		t.Cleanup(func() { store.Close() })
 		f := newFixture(t, store, func(c *server.Config) {
 			c.Prewarm = nil
-			c.ResumeCommand = func(id string) string { return "labmate run --resume " + id }
+			c.LocalRuns = cliRuns{}
 		})
 		lines := followEvents(t, f, "lost", 1, nil)
 		if len(lines) != 1 || !isEnd(lines[0]) || !lines[0].Resumable || lines[0].Seq != 2 ||

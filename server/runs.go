@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/runner"
 )
@@ -55,7 +56,7 @@ func (s *Server) postResume(w http.ResponseWriter, r *http.Request) {
 		storeError(w, err) // 404 for a run the log does not have
 		return
 	}
-	if !s.ResumesRuns() {
+	if !s.RunsAgents() {
 		httpError(w, http.StatusNotImplemented, "this server resumes no run: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}
@@ -97,14 +98,14 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	list := []RunRow{}
+	list := []runner.RunRow{}
 	for _, si := range sessions {
 		op, err := s.RunInfo(ctx, si.ID)
 		if errors.Is(err, protocol.ErrUnknownOperation) {
 			continue // a session of operations
 		}
 		if err == nil {
-			var rw RunRow
+			var rw runner.RunRow
 			rw, err = s.ReadRun(ctx, si.ID)
 			rw.State, rw.Done, rw.Created, rw.Updated = op.State, op.State.Terminal(), fromUnix(op.Created), fromUnix(op.Updated)
 			if !rw.Done {
@@ -117,8 +118,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.cfg.Runs != nil {
-		model := s.cfg.Model
+	if s.RunsAgents() {
+		model := s.Model()
 		if model == "" {
 			model = "unnamed model"
 		}
@@ -157,7 +158,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	flush := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	var prev *protocol.EnhancedMessage // the run's latest message read
-	story := runner.NewStory(id)
+	story := agent.NewStory(id)
 	for m, err := range s.FollowRun(r.Context(), id, after) {
 		if err != nil {
 			enc.Encode(map[string]string{"error": err.Error()})
@@ -223,7 +224,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 // ModelHeader is the header of GET /v1/runs that names the model agent runs use
-// (Config.Model); absent when the server runs no agent.
+// (Config.Agents); absent when the server runs no agent.
 const ModelHeader = "Labmate-Model"
 
 func fromUnix(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }

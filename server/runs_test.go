@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/llm/openai"
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/protocol/sqlite"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server"
 )
 
@@ -32,7 +33,7 @@ func runFixture(t *testing.T, fake *llmtest.Server, edits ...func(*server.Config
 	var a *agent.Agent // the run's cells are operations of the server's runner: made once it is
 	f := newFixture(t, store, func(c *server.Config) {
 		c.Prewarm = nil
-		c.Runs = func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }
+		c.Agents = &agentFuncs{run: func(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] { return a.Run(ctx, task) }}
 		for _, edit := range edits {
 			edit(c)
 		}
@@ -197,11 +198,11 @@ const resumeHint = "POST /v1/runs/r1/resume (or the dashboard's Resume) once lab
 // log kept, then that end.
 func TestRestartEndsRuns(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		resume func(string) string
-		want   protocol.RunEnd
+		name  string
+		local runner.LocalRuns
+		want  protocol.RunEnd
 	}{
-		{"resumable", func(id string) string { return "labmate run --resume " + id }, protocol.RunEnd{Reason: protocol.ReasonServerRestart, Resumable: true,
+		{"resumable", cliRuns{}, protocol.RunEnd{Reason: protocol.ReasonServerRestart, Resumable: true,
 			Resume: resumeHint, Error: "the server stopped while the run ran; its checkpoint continues it: " + resumeHint}},
 		{"not resumable", nil, protocol.RunEnd{Reason: protocol.ReasonServerRestart,
 			Error: "the server stopped while the run ran, and this server cannot resume runs"}},
@@ -228,7 +229,7 @@ func TestRestartEndsRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { store.Close() })
-			f := newFixture(t, store, func(c *server.Config) { c.Prewarm, c.ResumeCommand = nil, tt.resume })
+			f := newFixture(t, store, func(c *server.Config) { c.Prewarm, c.LocalRuns = nil, tt.local })
 
 			resp, err := http.Get(f.http.URL + "/v1/runs/r1/events?after=1")
 			if err != nil {

@@ -50,33 +50,6 @@ type Config struct {
 	MaxMessageBytes int64
 }
 
-// The runner's types, under the names the server's callers know.
-type (
-	KernelInfo     = runner.KernelInfo
-	RunFunc        = runner.RunFunc
-	ResumeFunc     = runner.ResumeFunc
-	CampaignSpec   = runner.CampaignSpec
-	CampaignSetup  = runner.CampaignSetup
-	CampaignStatus = runner.CampaignStatus
-	CampaignEvent  = runner.CampaignEvent
-	RunRow         = runner.RunRow
-	SessionListing = runner.SessionListing
-	BenchView      = runner.BenchView
-	StuckSession   = runner.StuckSession
-)
-
-// Errors of the runner, under the names the server's callers know.
-var (
-	ErrBusy             = runner.ErrBusy
-	ErrNotRunning       = runner.ErrNotRunning
-	ErrNoArtifact       = runner.ErrNoArtifact
-	ErrBadArtifactPath  = runner.ErrBadArtifactPath
-	ErrJobSpec          = runner.ErrJobSpec
-	ErrTooManyCampaigns = runner.ErrTooManyCampaigns
-	ErrNoCampaigns      = runner.ErrNoCampaigns
-	ErrUnknownCampaign  = runner.ErrUnknownCampaign
-)
-
 // Server is the protocol server: the transport of a runner.Runner, whose methods (Run,
 // Interrupt, StartCampaign, SubmitJob, …) it carries. Create it with New; stop it with Close.
 type Server struct {
@@ -121,6 +94,3 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Handle mounts h on the server's routes (behind the guard), e.g. the MCP endpoint.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
-
-// MaxSessionName is the longest name a session may be given (runner.MaxSessionName).
-const MaxSessionName = runner.MaxSessionName

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/coder/websocket"
 
@@ -33,7 +35,7 @@ func newFixture(t testing.TB, store protocol.Store, edit func(*server.Config)) *
 	t.Helper()
 	opts := testutil.KernelOptions(t)
 	cfg := server.Config{
-		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Log: log.New(t.Output(), "", 0), Kernels: kernelFuncs{start: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
 			if name != "python" {
 				return nil, fmt.Errorf("unknown kernel %q", name)
 			}

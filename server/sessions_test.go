@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/labmate/labmate/protocol"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 )
 
 // jsonCall sends a JSON request over HTTP and returns the status and the body.
@@ -37,17 +37,17 @@ func jsonCall(t *testing.T, method, url, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func listSessions(t *testing.T, f *fixture) map[string]server.SessionListing {
+func listSessions(t *testing.T, f *fixture) map[string]runner.SessionListing {
 	t.Helper()
 	code, body := jsonCall(t, "GET", f.http.URL+"/v1/sessions", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET /v1/sessions: %d %s", code, body)
 	}
-	var list []server.SessionListing
+	var list []runner.SessionListing
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]server.SessionListing{}
+	m := map[string]runner.SessionListing{}
 	for _, s := range list {
 		m[s.ID] = s
 	}
@@ -77,7 +77,7 @@ func TestSessionNameAndClose(t *testing.T) {
 		t.Fatalf("op1 ended with %s", got[len(got)-1].Type)
 	}
 
-	long := strings.Repeat("x", server.MaxSessionName+1)
+	long := strings.Repeat("x", runner.MaxSessionName+1)
 	for _, b := range []struct{ body, want string }{
 		{`{"name": ""}`, `name "": empty`},
 		{`{"name": "   "}`, `name "   ": empty`},

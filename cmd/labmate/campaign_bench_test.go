@@ -15,7 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/labmate/labmate/lab"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 	"github.com/labmate/labmate/server/mcp"
 )
 
@@ -29,10 +29,10 @@ func TestCampaignServerOnBench(t *testing.T) {
 	write(t, hostile, "suzuki_perera2018.csv", "reactant_1,reactant_2,product_smiles,catalyst,ligand,reagent,solvent,yield\n"+
 		secretCell+",B,P1,C,L1,R1,S1,10\n"+secretCell+",B,"+secretCell+"-2,C,L2,R1,S1,20\n")
 	url := campaignServer(t, dir, hostile)
-	play := func(spec map[string]any, turns int) *server.CampaignStatus {
+	play := func(spec map[string]any, turns int) *runner.CampaignStatus {
 		t.Helper()
 		code, body := post(t, url+"/v1/campaigns", spec)
-		var st server.CampaignStatus
+		var st runner.CampaignStatus
 		if err := json.Unmarshal([]byte(body), &st); code != http.StatusCreated || err != nil {
 			t.Fatalf("POST /v1/campaigns %v: %d %s", spec["bench"], code, body)
 		}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/lab/dataset"
-	"github.com/labmate/labmate/lab/game"
-	"github.com/labmate/labmate/server"
+	"github.com/labmate/labmate/runner"
 )
 
 // campaignFlags are the campaign flags of labmate serve and labmate mcp.
@@ -22,21 +20,10 @@ func (f *campaignFlags) add(cmd *cobra.Command) {
 }
 
 // setup is the campaign setup over the flags' data roots, which must exist.
-func (f *campaignFlags) setup() (func(context.Context, *server.CampaignSpec) (*server.CampaignSetup, error), error) {
+func (f *campaignFlags) setup() (runner.Campaigns, error) {
 	roots, err := dataset.NewRoots(f.dataRoots)
 	if err != nil {
 		return nil, fmt.Errorf("--data-root: %w", err)
 	}
-	return newCampaignSetup(roots), nil
-}
-
-// newCampaignSetup is server.Config.Campaign over game.NewSetup with roots.
-func newCampaignSetup(roots *dataset.Roots) func(context.Context, *server.CampaignSpec) (*server.CampaignSetup, error) {
-	return func(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
-		s, err := game.NewSetup(roots, spec)
-		if err != nil {
-			return nil, err
-		}
-		return &server.CampaignSetup{Instrument: s.Instrument, Planner: s.Planner, Campaign: s.Campaign, Scale: s.Group.Scale}, nil
-	}
+	return runner.Datasets{Roots: roots}, nil
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/protocol"
 	"github.com/labmate/labmate/server"
@@ -32,7 +34,7 @@ func campaignServer(t *testing.T, roots ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: setup, Logf: t.Logf}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaigns: setup, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func playSuzuki(t *testing.T, url, path string) {
 	if code != http.StatusCreated {
 		t.Fatalf("a normal campaign: %d %s", code, body)
 	}
-	var st server.CampaignStatus
+	var st runner.CampaignStatus
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +241,7 @@ func TestCampaignServerUploadLimits(t *testing.T) {
 			if code != http.StatusCreated {
 				t.Fatalf("at the limit: %d %.300s", code, body)
 			}
-			var st server.CampaignStatus
+			var st runner.CampaignStatus
 			json.Unmarshal([]byte(body), &st)
 			code, body = post(t, url+"/v1/campaigns/"+st.Campaign.ID+"/step?n=10", "")
 			if json.Unmarshal([]byte(body), &st); code != http.StatusOK || len(st.Steps) != c.budgetMax || !st.Done {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -28,24 +27,7 @@ the kernels can use (Octave packages, Python modules, pw.x, lmp, mpirun) is list
 labmate software.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			type row struct {
-				Name    string `json:"name"`
-				Version string `json:"version,omitempty"`
-				Error   string `json:"error,omitempty"`
-			}
-			rows := make([]row, len(kernels))
-			var wg sync.WaitGroup
-			for i, k := range kernels {
-				wg.Go(func() {
-					rows[i].Name = k.name
-					v, err := k.version(cmd.Context())
-					rows[i].Version = v
-					if err != nil {
-						rows[i].Error = err.Error()
-					}
-				})
-			}
-			wg.Wait()
+			rows := kernelInfos(cmd.Context())
 			var isolation, problem, unenforced string
 			var limits []sandbox.Limit
 			if mode, err := sandbox.Detect(); err != nil {

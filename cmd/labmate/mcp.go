@@ -81,7 +81,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 				return err
 			}
 			cfg := serverConfig(store, sb, workspaces, prewarm)
-			if cfg.Campaign, err = cf.setup(); err != nil {
+			if cfg.Campaigns, err = cf.setup(); err != nil {
 				return err
 			}
 			mem, docs, closeStores, err := openStores(ctx, data)

@@ -70,7 +70,7 @@ func newRunCmd() *cobra.Command {
 			if runID == "" {
 				runID = uuid.NewString()
 			}
-			rl, release, err := locallog.OwnRun(dir, runID, resumeCommand(dir, runID), cmd.ErrOrStderr())
+			rl, release, err := locallog.OwnRun(dir, runID, locallog.ResumeCommand(dir, runID), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

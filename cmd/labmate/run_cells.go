@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
+	"log"
 	"path/filepath"
 
 	"github.com/labmate/labmate/agent"
@@ -23,7 +23,7 @@ func runCells(ctx context.Context, rl *locallog.Run, id string, sb *sandbox.Sand
 	show func(*agent.Event), stderr io.Writer) (agent.Cells, func(), error) {
 	cfg := serverConfig(rl.Log(), sb, filepath.Join(data, "workspaces"), nil).Config
 	cfg.Guest = true
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "labmate run: "+format+"\n", args...) }
+	cfg.Log = log.New(stderr, "labmate run: ", 0)
 	rn, err := runner.New(ctx, cfg)
 	if err != nil {
 		return nil, nil, err

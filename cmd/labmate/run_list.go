@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -113,10 +111,7 @@ by its digest after the workspace has changed or gone.`,
 // evalRuns opens an eval's result folder as a data directory for its trials' runs: their log
 // (labmate.db), which holds their checkpoints too, held while the eval runs.
 func evalRuns(out string) (*agent.Checkpoints, protocol.Store, func(), error) {
-	if err := os.MkdirAll(out, 0o700); err != nil {
-		return nil, nil, nil, err
-	}
-	log, err := locallog.OpenStore(out, 5*time.Second)
+	log, err := locallog.Open(out, "serve")
 	if err != nil {
 		return nil, nil, nil, err
 	}

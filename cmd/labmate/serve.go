@@ -132,7 +132,7 @@ it cannot open.`,
 			if err != nil {
 				return err
 			}
-			store, err := locallog.OpenStore(data, 5*time.Second)
+			store, err := locallog.Open(data, "serve")
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ it cannot open.`,
 			if cfg.Artifacts, err = openArtifacts(data, artifactsMax); err != nil {
 				return err
 			}
-			if cfg.Campaign, err = cf.setup(); err != nil {
+			if cfg.Campaigns, err = cf.setup(); err != nil {
 				return err
 			}
 			mem, docs, closeStores, err := openStores(ctx, data)
@@ -157,12 +157,11 @@ it cannot open.`,
 				return err
 			}
 			if runs != nil {
-				cfg.Runs, cfg.Resume, cfg.Model = runs.Run, runs.Resume, runs.model.Name()
+				cfg.Agents = runs
 				runs.artifacts = cfg.Artifacts
 			}
 			cfg.Token, cfg.Memory = token, mem
-			cfg.ResumeCommand = func(id string) string { return resumeCommand(data, id) }
-			cfg.Owner = locallog.Owner(store) // labmate run processes append their runs to the log themselves
+			cfg.LocalRuns = locallog.Runs{Log: store, Data: data} // labmate run processes append their runs to the log themselves
 			cfg.Addr, cfg.AllowHosts = addr, allowHosts
 			limits.Idle = idle
 			cfg.Limits = limits

@@ -39,13 +39,7 @@ func runWorkspace(data, id string) (string, error) {
 // runWorkspaceDir is the workspace of agent run id: DATA/workspaces/run-ID.
 func runWorkspaceDir(data, id string) string { return filepath.Join(data, "workspaces", "run-"+id) }
 
-// resumeCommand is the command that continues agent run id of labmate serve from its
-// checkpoint, in its workspace, without the server (server.Config.ResumeCommand).
-func resumeCommand(data, id string) string {
-	return fmt.Sprintf("labmate run --resume %s --data %s", id, data)
-}
-
-// serveAgent runs labmate serve's agent runs (server.Config.Runs and Resume): each run gets
+// serveAgent runs labmate serve's agent runs (runner.Agents): each run gets
 // an agent of its own, built by one construction whether it starts or resumes, with the run's
 // workspace, DATA/workspaces/run-ID, the server's memory (namespace user) and documentation
 // index with the same tools as labmate run, checkpointed in the run store.
@@ -134,7 +128,10 @@ func agentRuns(ctx context.Context, spec string, sb kernel.Sandbox, data string,
 	return &serveAgent{model: model, kcfg: kcfg, sb: sb, data: data, store: store, mem: mem, up: make(chan struct{})}, nil
 }
 
-// Run is server.Config.Runs.
+// Model names the runs' model.
+func (s *serveAgent) Model() string { return s.model.Name() }
+
+// Run runs task in its workspace, DATA/workspaces/run-ID.
 func (s *serveAgent) Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent.Event, error] {
 	// Kept with the checkpoint: labmate run --resume continues the run where its files are.
 	task.Workspace = runWorkspaceDir(s.data, task.ID)
@@ -148,7 +145,7 @@ func (s *serveAgent) Run(ctx context.Context, task *agent.Task) iter.Seq2[*agent
 	return a.Run(ctx, task) // the run's session serves the bench where its kernels work
 }
 
-// Resume is server.Config.Resume: run id goes on from its checkpoint, in its workspace, with
+// Resume continues run id from its checkpoint, in its workspace, with
 // the server's model.
 func (s *serveAgent) Resume(ctx context.Context, id string) iter.Seq2[*agent.Event, error] {
 	a, err := s.agent(id)

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/agent"
 	agentsqlite "github.com/labmate/labmate/agent/sqlite"
@@ -26,16 +27,22 @@ import (
 
 // serverConfig is the protocol server's configuration shared by serve and mcp.
 func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, prewarm []string) server.Config {
-	start := func(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
-		return startKernel(ctx, name, sb, workspace)
-	}
 	return server.Config{Config: runner.Config{Store: store, Workspaces: filepath.Clean(workspaces), Prewarm: prewarm,
-		Kernels: runner.KernelFuncs{StartFunc: start, ListFunc: kernelInfos}}}
+		Kernels: sandboxed{sb}}}
 }
 
+// sandboxed are the kernels, started in a sandbox (runner.Kernels).
+type sandboxed struct{ sb kernel.Sandbox }
+
+func (k sandboxed) Start(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+	return startKernel(ctx, name, k.sb, workspace)
+}
+
+func (sandboxed) List(ctx context.Context) []runner.KernelInfo { return kernelInfos(ctx) }
+
 // kernelInfos lists the kernels with their interpreter versions.
-func kernelInfos(ctx context.Context) []server.KernelInfo {
-	rows := make([]server.KernelInfo, len(kernels))
+func kernelInfos(ctx context.Context) []runner.KernelInfo {
+	rows := make([]runner.KernelInfo, len(kernels))
 	var wg sync.WaitGroup
 	for i, k := range kernels {
 		wg.Go(func() {

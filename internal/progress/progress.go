@@ -27,13 +27,8 @@ type Bar struct {
 	start  time.Time
 }
 
-// New draws a bar of total steps on w (stderr) and returns it.
-func New(w io.Writer, label string, total int) *Bar {
-	return Resume(w, label, 0, total, -1)
-}
-
-// OnTerminal is New on a terminal; on a file or a pipe, where a bar redrawn in place is
-// noise, it draws nothing.
+// OnTerminal draws a bar of total steps on w (stderr) when w is a terminal; on a file or a
+// pipe, where a bar redrawn in place is noise, it draws nothing.
 func OnTerminal(w io.Writer, label string, total int) *Bar {
 	if !IsTerminal(w) {
 		w = io.Discard

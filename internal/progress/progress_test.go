@@ -11,7 +11,7 @@ import (
 
 func TestBar(t *testing.T) {
 	var b bytes.Buffer
-	bar := New(&b, "campaigns", 4)
+	bar := Resume(&b, "campaigns", 0, 4, -1)
 	bar.Add()
 	if got := b.String(); !strings.Contains(got, "campaigns [       ") || !strings.Contains(got, "1/4") || strings.Contains(got, "tokens") || !strings.Contains(got, "left") {
 		t.Errorf("after one step of four: %q", got)

@@ -28,10 +28,6 @@ import (
 // its workspace may grow while it runs (Options.DefaultDiskBytes sets another).
 const DefaultDiskBytes = sandbox.DefaultDiskBytes
 
-// DefaultDisk is the workspace quota a job that asks for none gets here; 0: none (no
-// supervisor, or none configured).
-func (s *Scheduler) DefaultDisk() int64 { return s.defDisk }
-
 // Options tune a Scheduler; nil means defaults.
 type Options struct {
 	// Mode is the sandbox mode jobs run in; "" means sandbox.Detect's choice, and ModeNone is

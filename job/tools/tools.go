@@ -184,7 +184,7 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 	}
 	sch, ok := s[kind]
 	if !ok || sch == nil {
-		return nil, fmt.Errorf("scheduler %q: not available here (choose %s)", kind, strings.Join(kinds(s), " or "))
+		return nil, fmt.Errorf("scheduler %q: not available here (choose %s)", kind, strings.Join(s.Kinds(), " or "))
 	}
 	if err := sandbox.CheckUserEnv(in.Env); err != nil {
 		return nil, err
@@ -286,15 +286,6 @@ func resolve(p string) string {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
-}
-
-func kinds(s job.Schedulers) []string {
-	var ks []string
-	for k := range s {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 func logs(ctx context.Context, s job.Schedulers, in *LogsIn) (*tool.Result, error) {

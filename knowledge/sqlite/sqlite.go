@@ -549,19 +549,6 @@ func scanDest(h *knowledge.Hit) []any {
 	return []any{&h.ID, &h.Source, &h.Heading, &h.Name, &h.Summary, &h.Text, &h.StartLine, &h.EndLine, &h.Score}
 }
 
-func scan(rows *sql.Rows) ([]knowledge.Hit, error) {
-	defer rows.Close()
-	var out []knowledge.Hit
-	for rows.Next() {
-		var h knowledge.Hit
-		if err := rows.Scan(scanDest(&h)...); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 func embedText(c *knowledge.Chunk) string {
 	var b strings.Builder
 	for _, s := range []string{c.Name, c.Heading, c.Summary, c.Text} {

@@ -180,14 +180,6 @@ func aliasWords(a string) []string {
 	return out
 }
 
-// KnownAliases returns the aliases labmate knows for the entity with that id (nil if none).
-func KnownAliases(id string) []string {
-	if k := knownByID[id]; k != nil {
-		return slices.Clone(k.aliases)
-	}
-	return nil
-}
-
 // Extract finds the entities a text mentions: names from labmate's dictionary (materials,
 // software, methods, parameters, properties, in any of their aliases), element symbols written
 // with their case ("Cu", not "cu"), chemical formulas ("TiO2"), phases ("fcc Cu"), software
@@ -195,24 +187,18 @@ func KnownAliases(id string) []string {
 // underscores such as "Cu_u3", words in capitals such as "EAM"). Relations found on the way
 // (a phase and its material, a version and its software) are returned too.
 func Extract(text string) ([]memory.Mention, []memory.Relation) {
-	return extract(tokenize(text), false)
-}
-
-// ExtractQuery is Extract for a search query: element symbols also match in lower case ("cu").
-func ExtractQuery(text string) []memory.Mention {
-	m, _ := extract(tokenize(text), true)
-	return m
+	return extract(tokenize(text))
 }
 
 func extractFromTokens(toks []token) []memory.Mention {
-	m, _ := extract(toks, false)
+	m, _ := extract(toks)
 	return m
 }
 
 // entityWordSet is the indices of the word tokens that are part of an entity mention.
 func entityWordSet(toks []token) map[int]bool {
 	out := map[int]bool{}
-	walkEntities(toks, false, func(i, n int, _ memory.Mention) {
+	walkEntities(toks, func(i, n int, _ memory.Mention) {
 		for j := i; j < i+n; j++ {
 			out[j] = true
 		}
@@ -220,7 +206,7 @@ func entityWordSet(toks []token) map[int]bool {
 	return out
 }
 
-func extract(toks []token, query bool) ([]memory.Mention, []memory.Relation) {
+func extract(toks []token) ([]memory.Mention, []memory.Relation) {
 	var out []memory.Mention
 	var rels []memory.Relation
 	seen := map[string]bool{}
@@ -229,7 +215,7 @@ func extract(toks []token, query bool) ([]memory.Mention, []memory.Relation) {
 		i, n int
 	}
 	var found []at
-	walkEntities(toks, query, func(i, n int, m memory.Mention) { found = append(found, at{m, i, n}) })
+	walkEntities(toks, func(i, n int, m memory.Mention) { found = append(found, at{m, i, n}) })
 	for k, f := range found {
 		if !seen[f.m.ID] {
 			seen[f.m.ID] = true
@@ -266,7 +252,7 @@ func extract(toks []token, query bool) ([]memory.Mention, []memory.Relation) {
 }
 
 // walkEntities calls fn for every entity mention: at word i, n words long.
-func walkEntities(toks []token, query bool, fn func(i, n int, m memory.Mention)) {
+func walkEntities(toks []token, fn func(i, n int, m memory.Mention)) {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind != tokWord {
@@ -289,7 +275,7 @@ func walkEntities(toks []token, query bool, fn func(i, n int, m memory.Mention))
 				continue
 			}
 			// A one-letter or very short alias in lower case is a name only when it looks like one.
-			if len(e.words) == 1 && len(t.low) <= 2 && !query && t.text == t.low && e.k.kind != memory.EntityParameter && !strings.ContainsAny(t.low, "0123456789") {
+			if len(e.words) == 1 && len(t.low) <= 2 && t.text == t.low && e.k.kind != memory.EntityParameter && !strings.ContainsAny(t.low, "0123456789") {
 				continue
 			}
 			texts := make([]string, len(e.words))
@@ -307,12 +293,6 @@ func walkEntities(toks []token, query bool, fn func(i, n int, m memory.Mention))
 		if sym, ok := symbols[t.text]; ok && (len(sym) == 2 && !ambiguousSymbols[sym]) {
 			fn(i, 1, mention(elemNames[sym], t.text))
 			continue
-		}
-		if query && len(t.low) == 2 {
-			if sym := strings.ToUpper(t.low[:1]) + t.low[1:]; symbols[sym] != "" && !ambiguousSymbols[sym] && !stopWords[t.low] {
-				fn(i, 1, mention(elemNames[sym], t.text))
-				continue
-			}
 		}
 		if f := formula(t.text); f != "" {
 			k := knownByID[memory.EntityID(memory.EntityMaterial, f)]

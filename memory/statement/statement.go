@@ -770,18 +770,6 @@ func ContentSimilarity(a, b string) float64 {
 	return rank.Jaccard(x, y)
 }
 
-// SameFact reports whether b says what a says in other words: Distinguish finds nothing that
-// tells them apart and their content words overlap at least threshold (ContentSimilarity).
-func SameFact(a, b string, threshold float64) (bool, string) {
-	if d := Distinguish(a, b); d != "" {
-		return false, d
-	}
-	if sim := ContentSimilarity(a, b); sim < threshold {
-		return false, fmt.Sprintf("content words overlap %.2f < %.2f", sim, threshold)
-	}
-	return true, ""
-}
-
 // Overlap counts the content words two texts share (stop words dropped, endings stemmed,
 // entities canonical): how much a remembered statement is about the text at hand.
 func Overlap(a, b string) int {

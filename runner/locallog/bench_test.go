@@ -32,7 +32,7 @@ func BenchmarkAppend(b *testing.B) {
 func benchAppend(b *testing.B, streaming bool) {
 	ctx := context.Background()
 	data := b.TempDir()
-	srv, err := locallog.OpenStore(data, 0)
+	srv, err := locallog.Open(data, "serve")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -31,7 +30,7 @@ const File = "labmate.db"
 
 // Open opens the log of data directory data (created when missing, with the directory) for a
 // process that appends to it beside any other; role says what the process is ("run", "exec",
-// "campaign", "lab", …), as Owner tells others.
+// "campaign", "lab", …), as Runs.Owner tells others.
 func Open(data, role string) (*sqlite.Store, error) {
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, fmt.Errorf("locallog: %w", err)
@@ -58,23 +57,31 @@ func OpenReadOnly(data string) (*sqlite.Store, error) {
 	return st, nil
 }
 
-// OpenStore opens the log of data directory data for labmate serve. Other processes append to it
-// all the while; wait is not used (the file is never held by one process).
-func OpenStore(data string, wait time.Duration) (*sqlite.Store, error) {
-	return sqlite.OpenAs(filepath.Join(data, File), "serve")
+// Runs are the agent runs labmate run processes of data directory Data run over its log, as
+// the server over Log sees them (runner.LocalRuns).
+type Runs struct {
+	Log  *sqlite.Store
+	Data string
 }
 
-// Owner returns, for a server over st, whether agent run id is run by another labmate process
-// than a server (labmate run): found when such a process wrote its stream last, live while that
-// process runs, and its pid.
-func Owner(st *sqlite.Store) func(id string) (pid int, found, live bool) {
-	return func(id string) (int, bool, bool) {
-		w, ok := st.Writer(context.Background(), id, id)
-		if !ok || w.Self || w.Role == "serve" {
-			return 0, false, false
-		}
-		return w.Pid, true, w.Live
+// Owner says whether agent run id is run by another labmate process than a server (labmate
+// run): found when such a process wrote its stream last, live while that process runs, and
+// its pid.
+func (r Runs) Owner(id string) (pid int, found, live bool) {
+	w, ok := r.Log.Writer(context.Background(), id, id)
+	if !ok || w.Self || w.Role == "serve" {
+		return 0, false, false
 	}
+	return w.Pid, true, w.Live
+}
+
+// ResumeCommand is ResumeCommand(r.Data, id).
+func (r Runs) ResumeCommand(id string) string { return ResumeCommand(r.Data, id) }
+
+// ResumeCommand is the command that continues agent run id of data directory data from its
+// checkpoint, in its workspace, without a server.
+func ResumeCommand(data, id string) string {
+	return fmt.Sprintf("labmate run --resume %s --data %s", id, data)
 }
 
 // Died is the run_end of a run whose labmate run process (pid; 0: unknown) stopped without ending it:

@@ -13,18 +13,18 @@ import (
 )
 
 // A run another open log is writing is refused, naming its pid; once that log is closed
-// (its process died) the run is taken, ended as process_died and resumed; a server (OpenStore)
-// beside the run appends to and reads the same file all the while, and Owner tells it who runs
+// (its process died) the run is taken, ended as process_died and resumed; a server (Open(data, "serve"))
+// beside the run appends to and reads the same file all the while, and Runs.Owner tells it who runs
 // the run.
 func TestOwnRun(t *testing.T) {
 	data := t.TempDir()
 	ctx := context.Background()
-	srv, err := OpenStore(data, 0)
+	srv, err := Open(data, "serve")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	owner := Owner(srv)
+	owner := Runs{Log: srv}.Owner
 	if _, found, live := owner("r"); found || live {
 		t.Errorf("a run nobody started: found %v, live %v", found, live)
 	}

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labmate/labmate/runner"
 	"io"
+	"log"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
@@ -26,12 +28,8 @@ func serve(t *testing.T, token string) (string, protocol.Store) {
 	opts := testutil.KernelOptions(t)
 	store := protocol.NewMemStore()
 	srv, err := server.New(context.Background(), server.Config{
-		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
-			o := opts
-			o.Workspace = ws
-			return python.Start(ctx, &o)
-		}}},
-		Token: token,
+		Config: runner.Config{Store: store, Workspaces: t.TempDir(), Log: log.New(t.Output(), "", 0), Kernels: pythonKernels{opts}},
+		Token:  token,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -286,3 +284,14 @@ func TestSessionNames(t *testing.T) {
 		}
 	}
 }
+
+// pythonKernels starts sandboxed Python kernels with opts, each in its workspace; it lists none.
+type pythonKernels struct{ opts kernel.Options }
+
+func (k pythonKernels) Start(ctx context.Context, _, workspace string) (kernel.Kernel, error) {
+	o := k.opts
+	o.Workspace = workspace
+	return python.Start(ctx, &o)
+}
+
+func (pythonKernels) List(context.Context) []runner.KernelInfo { return nil }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/labmate/labmate/runner"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,7 +64,7 @@ func TestCampaignToolsRefuse(t *testing.T) {
 // campaignClient is a go-sdk client of a lab whose server plays campaigns with the sweep.
 func campaignClient(t *testing.T) *sdk.ClientSession {
 	t.Helper()
-	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaign: sweepCampaign, Logf: t.Logf}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: protocol.NewMemStore(), Campaigns: sweeps{}, Log: log.New(t.Output(), "", 0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,12 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -51,7 +53,7 @@ func TestJobTools(t *testing.T) {
 		jobs.Close()
 	})
 	store := protocol.NewMemStore()
-	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: store, Logf: t.Logf, Workspaces: t.TempDir(), Jobs: job.Schedulers{"local": jobs}}})
+	srv, err := server.New(context.Background(), server.Config{Config: runner.Config{Store: store, Log: log.New(t.Output(), "", 0), Workspaces: t.TempDir(), Jobs: job.Schedulers{"local": jobs}}})
 	if err != nil {
 		t.Fatal(err)
 	}

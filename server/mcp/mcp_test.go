@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labmate/labmate/runner"
+	"log"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labmate/labmate/runner"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,21 +93,7 @@ func newFixture(t testing.TB) *fixture {
 	opts := testutil.KernelOptions(t)
 	store := protocol.NewMemStore()
 	srv, err := server.New(context.Background(), server.Config{
-		Config: runner.Config{Store: store, Campaign: sweepCampaign, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Logf: t.Logf, Kernels: runner.KernelFuncs{StartFunc: func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
-			if name != "python" {
-				return nil, fmt.Errorf("unknown kernel %q", name)
-			}
-			o := opts
-			o.Workspace = ws
-			return python.Start(ctx, &o)
-		}, ListFunc: func(ctx context.Context) []server.KernelInfo {
-			v, err := python.Version(ctx)
-			ki := server.KernelInfo{Name: "python", Version: v}
-			if err != nil {
-				ki.Error = err.Error()
-			}
-			return []server.KernelInfo{ki}
-		}}},
+		Config: runner.Config{Store: store, Campaigns: sweeps{}, Workspaces: t.TempDir(), Prewarm: []string{"python"}, Log: log.New(t.Output(), "", 0), Kernels: pythonKernels{opts}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -521,8 +509,10 @@ B,L1,B2,50
 B,L2,B1,0
 `
 
-// sweepCampaign plays a dataset group with a planner that tries its conditions in order.
-func sweepCampaign(_ context.Context, spec *server.CampaignSpec) (*server.CampaignSetup, error) {
+// sweeps play a dataset group with a planner that tries its conditions in order.
+type sweeps struct{}
+
+func (sweeps) Setup(_ context.Context, spec *runner.CampaignSpec) (*runner.CampaignSetup, error) {
 	tb, err := dataset.Read(strings.NewReader(spec.CSVData), "csv_data", &dataset.Options{Objective: spec.Objective, Vars: spec.Vars, Groups: spec.Groups})
 	if err != nil {
 		return nil, err
@@ -533,7 +523,7 @@ func sweepCampaign(_ context.Context, spec *server.CampaignSpec) (*server.Campai
 			return nil, err
 		}
 	}
-	return &server.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
+	return &runner.CampaignSetup{Instrument: g, Planner: &sweep{space: g.Space()}, Scale: g.Scale,
 		Campaign: &lab.Campaign{Space: tb.Name, Objective: tb.Objective, Group: g.Key, Planner: "sweep"}}, nil
 }
 
@@ -579,4 +569,26 @@ func waitTerminal(t *testing.T, store protocol.Store, session, op string, reason
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("operation %s did not end", op)
+}
+
+// pythonKernels starts sandboxed Python kernels with opts, each in its workspace, and lists
+// Python with its version.
+type pythonKernels struct{ opts kernel.Options }
+
+func (k pythonKernels) Start(ctx context.Context, name, workspace string) (kernel.Kernel, error) {
+	if name != "python" {
+		return nil, fmt.Errorf("unknown kernel %q", name)
+	}
+	o := k.opts
+	o.Workspace = workspace
+	return python.Start(ctx, &o)
+}
+
+func (pythonKernels) List(ctx context.Context) []runner.KernelInfo {
+	v, err := python.Version(ctx)
+	ki := runner.KernelInfo{Name: "python", Version: v}
+	if err != nil {
+		ki.Error = err.Error()
+	}
+	return []runner.KernelInfo{ki}
 }

@@ -16,7 +16,7 @@ import (
 // artifactCSP goes on every artifact answer: a file is the cell's, and the cell is hostile.
 // Should a browser render one as a document (opened in a tab, say), it runs in a sandbox —
 // a unique origin, no script, no plugins, no forms — loads nothing and may not be framed.
-const artifactCSP = "sandbox; default-src 'none'; runner.Frame-ancestors 'none'"
+const artifactCSP = "sandbox; default-src 'none'; frame-ancestors 'none'"
 
 // storedArtifact serves GET /v1/artifacts/SHA256/NAME: the bytes the artifact store keeps
 // under the digest (410 Gone, saying when, for one evicted for space). NAME, the artifact's

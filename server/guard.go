@@ -137,7 +137,7 @@ var securityHeaders = http.Header{
 	"X-Content-Type-Options":  {"nosniff"},
 	"Referrer-Policy":         {"no-referrer"},
 	"X-Frame-Options":         {"DENY"},
-	"Content-Security-Policy": {"runner.Frame-ancestors 'none'"},
+	"Content-Security-Policy": {"frame-ancestors 'none'"},
 }
 
 func (p *hostPolicy) middleware(next http.Handler) http.Handler {

@@ -350,3 +350,21 @@ func openMemory(t *testing.T) memory.Store {
 	t.Cleanup(func() { mem.Close() })
 	return mem
 }
+
+// TestSecurityHeaders: every answer forbids sniffing, the Referer and framing — in the CSP
+// too, which browsers that ignore X-Frame-Options read.
+func TestSecurityHeaders(t *testing.T) {
+	f := newFixture(t, protocol.NewMemStore(), nil)
+	for _, path := range []string{"/", "/healthz", "/v1/sessions"} {
+		resp, err := http.Get(f.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" ||
+			h.Get("X-Frame-Options") != "DENY" || h.Get("Content-Security-Policy") != "frame-ancestors 'none'" {
+			t.Errorf("GET %s: security headers %q", path, h)
+		}
+	}
+}

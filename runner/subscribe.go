@@ -27,6 +27,9 @@ type Subscriber struct {
 type Frame struct {
 	Seq  int64
 	Data []byte
+	// More says, in a Subscribe stream, that the next message is ready behind this one: a
+	// listener may hold this one to send them together. The last of a burst has More false.
+	More bool
 }
 
 // offer hands f to the subscriber; false when it was too slow and has been cut off.
@@ -77,7 +80,9 @@ func (e *TooSlowError) Error() string {
 // message is ever skipped silently. When the runner closes, the stream delivers what was
 // published and ends with ErrShutdown. It ends without error when ctx does. A message is
 // published once the log has committed it (show), so nothing a listener was given is lost
-// to a crash of the process (kill -9): what it saw is what a restarted server replays.
+// to a crash of the process (kill -9): what it saw is what a restarted server replays. A
+// frame's More says whether the next is ready behind it, so that a listener can send a burst
+// of messages together (and knows when a burst ends).
 func (s *Runner) Subscribe(ctx context.Context, session string, after int64) iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
 		ss, err := s.Open(session)
@@ -89,69 +94,104 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 		defer ss.Unsubscribe(sub)
 		// Replay the log after seq after, then go live, skipping what the replay already gave.
-		last := after
+		// A frame is yielded once the one after it is known (next, when ahead), so that its
+		// More is.
+		last := after // the seq of the last frame yielded
+		var next Frame
+		ahead := false
 		for m, err := range s.store.After(ctx, session, after) {
 			if errors.Is(err, protocol.ErrUnknownSession) {
 				break // a new session: nothing to replay
 			}
+			var f Frame
 			if err != nil {
-				yield(Frame{}, fmt.Errorf("reading the log: %w", err))
-				return
+				err = fmt.Errorf("reading the log: %w", err)
+			} else {
+				f, err = frameOf(m)
 			}
-			f, err := frameOf(m)
+			if ahead {
+				next.More = err == nil
+				if !yield(next, nil) {
+					return
+				}
+				last, ahead = next.Seq, false
+			}
 			if err != nil {
 				yield(Frame{}, err)
 				return
 			}
-			if !yield(f, nil) {
-				return
-			}
-			last = m.Seq
+			next, ahead = f, true
 		}
 		// drain delivers what was published before the runner shut down, then says so.
 		drain := func() {
 			s.shownAll(context.WithoutCancel(ctx))
 			for {
+				var f Frame
 				select {
-				case f := <-sub.C:
-					if f.Seq > last && !yield(f, nil) {
-						return
-					}
+				case f = <-sub.C:
 				default:
 					yield(Frame{}, ErrShutdown)
 					return
 				}
+				if f.Seq > last {
+					if !yield(f, nil) {
+						return
+					}
+					last = f.Seq
+				}
 			}
 		}
 		for {
-			select {
-			case f := <-sub.C:
-				if f.Seq <= last {
-					continue
-				}
-				if f.Seq > last+1 { // another process appended what lies between (local.go)
-					var ok bool
-					if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {
-						return
-					}
-				}
-				if !yield(f, nil) {
-					return
-				}
-				last = f.Seq
-			case <-sub.Dropped:
-				yield(Frame{}, &TooSlowError{Last: last})
-				return
-			case <-ctx.Done():
-				if s.streams.Err() == nil {
+			var f Frame
+			if ahead {
+				f, ahead = next, false
+				if ctx.Err() != nil && s.streams.Err() == nil {
 					return // the listener went away
 				}
-				drain()
-				return
-			case <-s.streams.Done():
-				drain()
+			} else {
+				select {
+				case f = <-sub.C:
+				case <-sub.Dropped:
+					yield(Frame{}, &TooSlowError{Last: last})
+					return
+				case <-ctx.Done():
+					if s.streams.Err() == nil {
+						return // the listener went away
+					}
+					drain()
+					return
+				case <-s.streams.Done():
+					drain()
+					return
+				}
+			}
+			if f.Seq <= last {
+				continue
+			}
+			// Look ahead: is the next frame this listener gets ready already?
+			f.More = false
+		look:
+			for {
+				select {
+				case g := <-sub.C:
+					if g.Seq <= f.Seq {
+						continue // given already
+					}
+					next, ahead, f.More = g, true, true
+				default:
+				}
+				break look
+			}
+			if f.Seq > last+1 { // another process appended what lies between (local.go)
+				var ok bool
+				if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {
+					return
+				}
+			}
+			if !yield(f, nil) {
 				return
 			}
+			last = f.Seq
 		}
 	}
 }
@@ -173,6 +213,7 @@ func (s *Runner) catchUp(ctx context.Context, session string, last, before int64
 			yield(Frame{}, err)
 			return last, false
 		}
+		f.More = true // the live frame that revealed the gap follows
 		if !yield(f, nil) {
 			return last, false
 		}

@@ -15,12 +15,18 @@ import (
 )
 
 // Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
-// its buffer is full it is dropped and told to resume from the log (messages here are only
-// ever dropped together with the subscriber, never silently).
+// it is more than its buffer behind it is dropped and told to resume from the log (messages
+// here are only ever dropped together with the subscriber, never silently). Its frames wait
+// in a queue that the listener takes whole (Take): one lock for a burst, not one channel
+// operation per message, and no buffer allocated before it is needed.
 type Subscriber struct {
-	C       chan Frame    // the messages, in seq order
+	Ready   chan struct{} // gets a value when frames wait to be taken
 	Dropped chan struct{} // closed when the subscriber is cut off
 	once    sync.Once
+	mu      sync.Mutex
+	queue   []Frame // published, not taken: in seq order
+	behind  int     // published, not yet Delivered: queued, or taken and not passed on
+	buffer  int     // how far behind it may be
 }
 
 // Frame is one message as sent: encoded once, however many subscribers it goes to.
@@ -34,19 +40,46 @@ type Frame struct {
 
 // offer hands f to the subscriber; false when it was too slow and has been cut off.
 func (sub *Subscriber) offer(f Frame) bool {
-	select {
-	case sub.C <- f:
-		return true
-	default:
+	sub.mu.Lock()
+	if sub.behind >= sub.buffer {
+		sub.mu.Unlock()
 		sub.once.Do(func() { close(sub.Dropped) })
 		return false
 	}
+	sub.behind++
+	sub.queue = append(sub.queue, f)
+	wake := len(sub.queue) == 1
+	sub.mu.Unlock()
+	if wake {
+		select {
+		case sub.Ready <- struct{}{}:
+		default: // woken already
+		}
+	}
+	return true
 }
 
-// Subscribe adds a live listener of the session's log, whose buffer holds buffer messages;
-// the caller removes it with Unsubscribe.
+// Take returns the frames that wait, in seq order (none, possibly, after Ready), and keeps
+// spare's array for the next ones: a listener hands back the batch it has passed on, cleared.
+func (sub *Subscriber) Take(spare []Frame) []Frame {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	q := sub.queue
+	sub.queue = spare[:0]
+	return q
+}
+
+// Delivered says that n frames taken were passed on: they no longer count against the buffer.
+func (sub *Subscriber) Delivered(n int) {
+	sub.mu.Lock()
+	sub.behind -= n
+	sub.mu.Unlock()
+}
+
+// Subscribe adds a live listener of the session's log that may be buffer messages behind; the
+// caller removes it with Unsubscribe.
 func (ss *Session) Subscribe(buffer int) *Subscriber {
-	sub := &Subscriber{C: make(chan Frame, buffer), Dropped: make(chan struct{})}
+	sub := &Subscriber{Ready: make(chan struct{}, 1), Dropped: make(chan struct{}), buffer: buffer}
 	ss.subMu.Lock()
 	ss.subs[sub] = struct{}{}
 	ss.subMu.Unlock()
@@ -122,35 +155,53 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 			}
 			next, ahead = f, true
 		}
-		// drain delivers what was published before the runner shut down, then says so.
-		drain := func() {
-			s.shownAll(context.WithoutCancel(ctx))
+		// The live frames taken: batch[i:] are not yielded yet.
+		var batch []Frame
+		i := 0
+		// ready says whether a frame after seq is in hand (batch[i]), taking those that wait
+		// without waiting for more.
+		ready := func(seq int64) bool {
 			for {
-				var f Frame
-				select {
-				case f = <-sub.C:
-				default:
-					yield(Frame{}, ErrShutdown)
-					return
+				for i < len(batch) && batch[i].Seq <= seq {
+					i++ // given already
 				}
-				if f.Seq > last {
-					if !yield(f, nil) {
-						return
-					}
-					last = f.Seq
+				if i < len(batch) {
+					return true
+				}
+				sub.Delivered(len(batch))
+				clear(batch) // the frames' data goes with them
+				batch, i = sub.Take(batch), 0
+				if len(batch) == 0 {
+					return false
 				}
 			}
 		}
+		// drain delivers what was published before the runner shut down, then says so.
+		drain := func() {
+			s.shownAll(context.WithoutCancel(ctx))
+			for ready(last) {
+				f := batch[i]
+				i++
+				f.More = false
+				if !yield(f, nil) {
+					return
+				}
+				last = f.Seq
+			}
+			yield(Frame{}, ErrShutdown)
+		}
 		for {
 			var f Frame
-			if ahead {
+			switch {
+			case ahead:
 				f, ahead = next, false
-				if ctx.Err() != nil && s.streams.Err() == nil {
-					return // the listener went away
-				}
-			} else {
+			case ready(last):
+				f = batch[i]
+				i++
+			default:
 				select {
-				case f = <-sub.C:
+				case <-sub.Ready:
+					continue
 				case <-sub.Dropped:
 					yield(Frame{}, &TooSlowError{Last: last})
 					return
@@ -165,23 +216,14 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 					return
 				}
 			}
+			if ctx.Err() != nil && s.streams.Err() == nil {
+				return // the listener went away
+			}
 			if f.Seq <= last {
 				continue
 			}
-			// Look ahead: is the next frame this listener gets ready already?
-			f.More = false
-		look:
-			for {
-				select {
-				case g := <-sub.C:
-					if g.Seq <= f.Seq {
-						continue // given already
-					}
-					next, ahead, f.More = g, true, true
-				default:
-				}
-				break look
-			}
+			// Is the next frame this listener gets in hand already?
+			f.More = ready(f.Seq)
 			if f.Seq > last+1 { // another process appended what lies between (local.go)
 				var ok bool
 				if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {

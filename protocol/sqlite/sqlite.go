@@ -130,7 +130,8 @@ const (
 	// TailPoll is how often Tail looks whether another process committed, besides when one
 	// writes the file (walWrites).
 	TailPoll = 20 * time.Millisecond
-	tailGap  = 2 * time.Millisecond // the least time between two looks of Tail woken by writes
+	tailGap  = 2 * time.Millisecond  // the least time between two looks of Tail woken by writes
+	ownGap   = 10 * time.Millisecond // the same, after a look that found only this Store's commits
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
@@ -1140,7 +1141,8 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 			return
 		}
 		// It looks every TailPoll, and as soon as a process writes the WAL (walWrites), at most
-		// once per tailGap; a write seen before its commit is (the commit's last write comes
+		// once per tailGap — once per ownGap while what it finds is this Store's own commits,
+		// which wake it too; a write seen before its commit is (the commit's last write comes
 		// just before the WAL's index says it is committed) is looked at again after tailGap.
 		wake, unwatch := walWrites(s.path)
 		defer unwatch()
@@ -1150,6 +1152,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 		again.Stop()
 		defer again.Stop()
 		var looked time.Time
+		gap := tailGap
 		for {
 			woken := false
 			select {
@@ -1159,7 +1162,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 			case <-again.C:
 			case <-wake:
 				woken = true
-				if d := tailGap - time.Since(looked); d > 0 { // a busy writer commits every few ms
+				if d := gap - time.Since(looked); d > 0 { // a busy writer commits every few ms
 					again.Reset(d)
 					continue
 				}
@@ -1179,6 +1182,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 				continue
 			}
 			version = v
+			gap = ownGap // unless another process committed
 			end, own, err := maxRowid()
 			if err != nil {
 				if ctx.Err() == nil {
@@ -1199,6 +1203,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 				if len(own) > 0 {
 					to = min(end, own[0][0]-1)
 				}
+				gap = tailGap // another process writes: look again as soon as it does
 				for m, err := range s.rowids(ctx, c, from, to) {
 					if err != nil {
 						if ctx.Err() == nil {

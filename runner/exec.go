@@ -62,20 +62,26 @@ func (s *Runner) run(ctx context.Context, c *agent.CellRun) iter.Seq2[*protocol.
 			last = m.Seq
 			return yield(m, nil) && !m.Type.Terminal()
 		}
+		var batch []Frame
 		for {
 			select {
-			case f := <-sub.C:
-				if f.Seq <= last {
-					continue
+			case <-sub.Ready:
+				batch = sub.Take(batch)
+				for _, f := range batch {
+					if f.Seq <= last {
+						continue
+					}
+					var m protocol.EnhancedMessage
+					if err := json.Unmarshal(f.Data, &m); err != nil {
+						yield(nil, fmt.Errorf("server: decoding a published message: %w", err))
+						return
+					}
+					if !emit(&m) {
+						return
+					}
 				}
-				var m protocol.EnhancedMessage
-				if err := json.Unmarshal(f.Data, &m); err != nil {
-					yield(nil, fmt.Errorf("server: decoding a published message: %w", err))
-					return
-				}
-				if !emit(&m) {
-					return
-				}
+				sub.Delivered(len(batch))
+				clear(batch)
 			case <-sub.Dropped:
 				// Too slow for the live fan-out: subscribe again, then catch up from the log.
 				ss.Unsubscribe(sub)

@@ -476,7 +476,7 @@ func (s *Runner) FollowRun(ctx context.Context, id string, after int64) iter.Seq
 					recheck = time.After(time.Second)
 				}
 				select {
-				case <-sub.C:
+				case <-sub.Ready:
 				case <-sub.Dropped:
 				case <-recheck:
 				case <-ctx.Done():

@@ -15,35 +15,71 @@ import (
 )
 
 // Subscriber is one live listener of a session's log. The fan-out never blocks on it: when
-// its buffer is full it is dropped and told to resume from the log (messages here are only
-// ever dropped together with the subscriber, never silently).
+// it is more than its buffer behind it is dropped and told to resume from the log (messages
+// here are only ever dropped together with the subscriber, never silently). Its frames wait
+// in a queue that the listener takes whole (Take): one lock for a burst, not one channel
+// operation per message, and no buffer allocated before it is needed.
 type Subscriber struct {
-	C       chan Frame    // the messages, in seq order
+	Ready   chan struct{} // gets a value when frames wait to be taken
 	Dropped chan struct{} // closed when the subscriber is cut off
 	once    sync.Once
+	mu      sync.Mutex
+	queue   []Frame // published, not taken: in seq order
+	behind  int     // published, not yet Delivered: queued, or taken and not passed on
+	buffer  int     // how far behind it may be
 }
 
 // Frame is one message as sent: encoded once, however many subscribers it goes to.
 type Frame struct {
 	Seq  int64
 	Data []byte
+	// More says, in a Subscribe stream, that the next message is ready behind this one: a
+	// listener may hold this one to send them together. The last of a burst has More false.
+	More bool
 }
 
 // offer hands f to the subscriber; false when it was too slow and has been cut off.
 func (sub *Subscriber) offer(f Frame) bool {
-	select {
-	case sub.C <- f:
-		return true
-	default:
+	sub.mu.Lock()
+	if sub.behind >= sub.buffer {
+		sub.mu.Unlock()
 		sub.once.Do(func() { close(sub.Dropped) })
 		return false
 	}
+	sub.behind++
+	sub.queue = append(sub.queue, f)
+	wake := len(sub.queue) == 1
+	sub.mu.Unlock()
+	if wake {
+		select {
+		case sub.Ready <- struct{}{}:
+		default: // woken already
+		}
+	}
+	return true
 }
 
-// Subscribe adds a live listener of the session's log, whose buffer holds buffer messages;
-// the caller removes it with Unsubscribe.
+// Take returns the frames that wait, in seq order (none, possibly, after Ready), and keeps
+// spare's array for the next ones: a listener hands back the batch it has passed on, cleared.
+func (sub *Subscriber) Take(spare []Frame) []Frame {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	q := sub.queue
+	sub.queue = spare[:0]
+	return q
+}
+
+// Delivered says that n frames taken were passed on: they no longer count against the buffer.
+func (sub *Subscriber) Delivered(n int) {
+	sub.mu.Lock()
+	sub.behind -= n
+	sub.mu.Unlock()
+}
+
+// Subscribe adds a live listener of the session's log that may be buffer messages behind; the
+// caller removes it with Unsubscribe.
 func (ss *Session) Subscribe(buffer int) *Subscriber {
-	sub := &Subscriber{C: make(chan Frame, buffer), Dropped: make(chan struct{})}
+	sub := &Subscriber{Ready: make(chan struct{}, 1), Dropped: make(chan struct{}), buffer: buffer}
 	ss.subMu.Lock()
 	ss.subs[sub] = struct{}{}
 	ss.subMu.Unlock()
@@ -77,7 +113,9 @@ func (e *TooSlowError) Error() string {
 // message is ever skipped silently. When the runner closes, the stream delivers what was
 // published and ends with ErrShutdown. It ends without error when ctx does. A message is
 // published once the log has committed it (show), so nothing a listener was given is lost
-// to a crash of the process (kill -9): what it saw is what a restarted server replays.
+// to a crash of the process (kill -9): what it saw is what a restarted server replays. A
+// frame's More says whether the next is ready behind it, so that a listener can send a burst
+// of messages together (and knows when a burst ends).
 func (s *Runner) Subscribe(ctx context.Context, session string, after int64) iter.Seq2[Frame, error] {
 	return func(yield func(Frame, error) bool) {
 		ss, err := s.Open(session)
@@ -89,69 +127,113 @@ func (s *Runner) Subscribe(ctx context.Context, session string, after int64) ite
 		sub := ss.Subscribe(s.cfg.Limits.SubscriberBuffer)
 		defer ss.Unsubscribe(sub)
 		// Replay the log after seq after, then go live, skipping what the replay already gave.
-		last := after
+		// A frame is yielded once the one after it is known (next, when ahead), so that its
+		// More is.
+		last := after // the seq of the last frame yielded
+		var next Frame
+		ahead := false
 		for m, err := range s.store.After(ctx, session, after) {
 			if errors.Is(err, protocol.ErrUnknownSession) {
 				break // a new session: nothing to replay
 			}
+			var f Frame
 			if err != nil {
-				yield(Frame{}, fmt.Errorf("reading the log: %w", err))
-				return
+				err = fmt.Errorf("reading the log: %w", err)
+			} else {
+				f, err = frameOf(m)
 			}
-			f, err := frameOf(m)
+			if ahead {
+				next.More = err == nil
+				if !yield(next, nil) {
+					return
+				}
+				last, ahead = next.Seq, false
+			}
 			if err != nil {
 				yield(Frame{}, err)
 				return
 			}
-			if !yield(f, nil) {
-				return
+			next, ahead = f, true
+		}
+		// The live frames taken: batch[i:] are not yielded yet.
+		var batch []Frame
+		i := 0
+		// ready says whether a frame after seq is in hand (batch[i]), taking those that wait
+		// without waiting for more.
+		ready := func(seq int64) bool {
+			for {
+				for i < len(batch) && batch[i].Seq <= seq {
+					i++ // given already
+				}
+				if i < len(batch) {
+					return true
+				}
+				sub.Delivered(len(batch))
+				clear(batch) // the frames' data goes with them
+				batch, i = sub.Take(batch), 0
+				if len(batch) == 0 {
+					return false
+				}
 			}
-			last = m.Seq
 		}
 		// drain delivers what was published before the runner shut down, then says so.
 		drain := func() {
 			s.shownAll(context.WithoutCancel(ctx))
-			for {
-				select {
-				case f := <-sub.C:
-					if f.Seq > last && !yield(f, nil) {
-						return
-					}
-				default:
-					yield(Frame{}, ErrShutdown)
-					return
-				}
-			}
-		}
-		for {
-			select {
-			case f := <-sub.C:
-				if f.Seq <= last {
-					continue
-				}
-				if f.Seq > last+1 { // another process appended what lies between (local.go)
-					var ok bool
-					if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {
-						return
-					}
-				}
+			for ready(last) {
+				f := batch[i]
+				i++
+				f.More = false
 				if !yield(f, nil) {
 					return
 				}
 				last = f.Seq
-			case <-sub.Dropped:
-				yield(Frame{}, &TooSlowError{Last: last})
-				return
-			case <-ctx.Done():
-				if s.streams.Err() == nil {
-					return // the listener went away
+			}
+			yield(Frame{}, ErrShutdown)
+		}
+		for {
+			var f Frame
+			switch {
+			case ahead:
+				f, ahead = next, false
+			case ready(last):
+				f = batch[i]
+				i++
+			default:
+				select {
+				case <-sub.Ready:
+					continue
+				case <-sub.Dropped:
+					yield(Frame{}, &TooSlowError{Last: last})
+					return
+				case <-ctx.Done():
+					if s.streams.Err() == nil {
+						return // the listener went away
+					}
+					drain()
+					return
+				case <-s.streams.Done():
+					drain()
+					return
 				}
-				drain()
-				return
-			case <-s.streams.Done():
-				drain()
+			}
+			if ctx.Err() != nil && s.streams.Err() == nil {
+				return // the listener went away
+			}
+			if f.Seq <= last {
+				continue
+			}
+			// Is the next frame this listener gets in hand already?
+			f.More = ready(f.Seq)
+			if f.Seq > last+1 { // another process appended what lies between (local.go)
+				var ok bool
+				if last, ok = s.catchUp(ctx, session, last, f.Seq, yield); !ok {
+					return
+				}
+			}
+			if !yield(f, nil) {
 				return
 			}
+			last = f.Seq
 		}
 	}
 }
@@ -173,6 +255,7 @@ func (s *Runner) catchUp(ctx context.Context, session string, last, before int64
 			yield(Frame{}, err)
 			return last, false
 		}
+		f.More = true // the live frame that revealed the gap follows
 		if !yield(f, nil) {
 			return last, false
 		}

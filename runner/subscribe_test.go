@@ -92,6 +92,47 @@ func TestSubscribe(t *testing.T) {
 	}
 }
 
+// A frame's More says whether the next one is ready behind it: true inside a replay and a burst
+// published while the listener was busy, false on the last of each, so that a listener that
+// holds frames while More is true sends each burst as soon as it ends.
+func TestSubscribeMore(t *testing.T) {
+	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ss, err := r.Open("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release(ss)
+	name(t, ss, "before", 4) // seq 1..4: the replay
+	type got struct {
+		seq  int64
+		more bool
+	}
+	var frames []got
+	for f, err := range r.Subscribe(context.Background(), "s", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, got{f.Seq, f.More})
+		switch f.Seq {
+		case 4:
+			name(t, ss, "burst", 3) // 5, 6, 7: published while the listener is busy
+		case 7:
+			name(t, ss, "one", 1) // 8 alone
+		}
+		if f.Seq == 8 {
+			break
+		}
+	}
+	want := []got{{1, true}, {2, true}, {3, true}, {4, false}, {5, true}, {6, true}, {7, false}, {8, false}}
+	if !reflect.DeepEqual(frames, want) {
+		t.Errorf("frames (seq, More) %v, want %v", frames, want)
+	}
+}
+
 // frameOf writes what json.Marshal writes: the same bytes for a message of plain strings and a
 // compact payload, the same JSON value for any other (it falls back to json.Marshal).
 func TestFrameOf(t *testing.T) {

@@ -123,8 +123,8 @@ func TestArtifactREST(t *testing.T) {
 		if h.Get("Content-Type") != c.typ || !strings.HasPrefix(h.Get("Content-Disposition"), c.disp+"; filename=") {
 			t.Errorf("%s (%s): Content-Type %q, Content-Disposition %q; want %s, %s", c.path, c.description, h.Get("Content-Type"), h.Get("Content-Disposition"), c.typ, c.disp)
 		}
-		if csp := h.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox;") || !strings.Contains(csp, "default-src 'none'") {
-			t.Errorf("%s: Content-Security-Policy %q, want a sandbox that loads nothing", c.path, csp)
+		if csp := h.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox;") || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: Content-Security-Policy %q, want a sandbox that loads nothing and that no page frames", c.path, csp)
 		}
 		if sum := sha256.Sum256(body); c.wantSHA && hex.EncodeToString(sum[:]) != sums[c.path] {
 			t.Errorf("%s: the bytes served are not the artifact's (sha256 %x, reported %s)", c.path, sum, sums[c.path])

@@ -9,12 +9,15 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +53,12 @@ func (lines) Info() kernel.Info             { return kernel.Info{Name: "lines"} 
 func (lines) Close() error                  { return nil }
 
 func benchServer(b *testing.B, n int, agents runner.Agents) (*httptest.Server, func()) {
-	store, err := sqlite.Open(filepath.Join(b.TempDir(), "labmate.db"))
+	return benchServerAt(b, filepath.Join(b.TempDir(), "labmate.db"), n, agents)
+}
+
+// benchServerAt is benchServer over the log file at path.
+func benchServerAt(b *testing.B, path string, n int, agents runner.Agents) (*httptest.Server, func()) {
+	store, err := sqlite.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +106,9 @@ func eventRuns(n int, pace time.Duration, start <-chan struct{}) runner.Agents {
 // BenchmarkProtocol: 200 concurrent operations, each streaming 1,000 lines, and 20 agent runs
 // in the same store, each streaming 1,000 events, every stream to 2 WebSocket subscribers,
 // through the SQLite store. Reports delivered messages per second, the p99 latency from a
-// message's creation to its delivery, and lost messages (must be 0).
+// message's creation to its delivery, lost messages (must be 0), and the CPU time the process
+// (server and subscribers) spent per delivered message, which the machine's load does not
+// change as much.
 func BenchmarkProtocol(b *testing.B) {
 	const ops, perOp, runs, perRun, subs = 200, 1000, 20, 1000, 2
 	// A run's events come at the pace of the agent and its kernel, not of a loop: a thousand a
@@ -175,7 +185,7 @@ func BenchmarkProtocol(b *testing.B) {
 			<-ready
 		}
 		b.StartTimer()
-		begin := time.Now()
+		begin, cpu := time.Now(), cpuTime(b)
 		close(start)
 		for i := range ops {
 			body, _ := json.Marshal(&protocol.Request{Kind: "exec", Kernel: "lines", Code: "-"})
@@ -189,15 +199,149 @@ func BenchmarkProtocol(b *testing.B) {
 			}
 		}
 		wg.Wait()
-		elapsed := time.Since(begin)
+		elapsed, cpu := time.Since(begin), cpuTime(b)-cpu
 		b.StopTimer()
 		stop()
 		slices.Sort(lat)
 		b.ReportMetric(float64(delivered)/elapsed.Seconds(), "msgs/s")
 		b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
 		b.ReportMetric(float64(lost), "lost")
+		b.ReportMetric(float64(cpu)/1e3/float64(delivered), "cpu-us/msg")
 		b.StartTimer()
 	}
+}
+
+// appenderEnv names the log file a test binary run as BenchmarkAppendLatency's second process
+// appends to; appenderEnv_SESSION the session.
+const appenderEnv = "LABMATE_BENCH_APPENDER"
+
+// The second process appends an operation of appendLines lines, one every appendPace: a cell
+// printing fast, as labmate exec logs it.
+const (
+	appendLines = 2000
+	appendPace  = time.Millisecond
+)
+
+// appender is the second process: it appends one operation to the log file at path, as a
+// labmate exec beside labmate serve does, and exits.
+func appender(path string) {
+	ctx := context.Background()
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "appender:", err)
+		os.Exit(2)
+	}
+	st, err := sqlite.OpenAs(path, "exec")
+	if err != nil {
+		fail(err)
+	}
+	session := os.Getenv(appenderEnv + "_SESSION")
+	add := func(t protocol.Type, payload any) {
+		m, err := protocol.NewMessage(t, session, "op", payload) // its timestamp: now
+		if err == nil {
+			_, err = st.Append(ctx, m)
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+	add(protocol.TypeRequest, &protocol.Request{Kind: "exec", Kernel: "lines", Code: "-"})
+	add(protocol.TypeAck, &protocol.StatePayload{State: protocol.Acknowledged})
+	add(protocol.TypeStart, &protocol.StatePayload{State: protocol.Started})
+	for i := range appendLines {
+		add(protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{Kind: protocol.ObsStdout, Time: time.Now(), Line: fmt.Sprintf("line %d of the run", i)}})
+		time.Sleep(appendPace)
+	}
+	add(protocol.TypeComplete, &protocol.Complete{Result: &protocol.Result{Status: protocol.StatusOK, WorkspaceOK: true}})
+	if err := st.Close(); err != nil {
+		fail(err)
+	}
+	os.Exit(0)
+}
+
+// BenchmarkAppendLatency: another process (this test binary run again, as a labmate exec)
+// appends an operation of appendLines lines to the server's log file while the server follows
+// the file (the runner's tail); 2 WebSocket subscribers of its session get every message.
+// Reports the latency from a message's creation in the other process (just before its Append)
+// to its delivery, at the median and the 99th percentile, and lost messages (must be 0).
+func BenchmarkAppendLatency(b *testing.B) {
+	const subs = 2
+	path := filepath.Join(b.TempDir(), "labmate.db")
+	hs, stop := benchServerAt(b, path, 1, nil)
+	defer stop()
+	ws := strings.Replace(hs.URL, "http", "ws", 1)
+	var lat []time.Duration
+	lost, iter := 0, 0
+	for b.Loop() {
+		b.StopTimer()
+		iter++
+		session := fmt.Sprintf("lat%d", iter)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ready := make(chan struct{}, subs)
+		for range subs {
+			wg.Go(func() {
+				c, _, err := websocket.Dial(context.Background(), fmt.Sprintf("%s/v1/sessions/%s/ws", ws, session), nil)
+				ready <- struct{}{}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer c.CloseNow()
+				var mine []time.Duration
+				var last int64
+				for {
+					_, data, err := c.Read(context.Background())
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					now := time.Now()
+					m := peek(data)
+					mu.Lock()
+					lost += int(m.Seq - last - 1)
+					mu.Unlock()
+					last = m.Seq
+					mine = append(mine, now.Sub(time.Unix(0, int64(m.Timestamp*1e9))))
+					if m.Terminal {
+						break
+					}
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			})
+		}
+		for range subs {
+			<-ready
+		}
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), appenderEnv+"="+path, appenderEnv+"_SESSION="+session)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		b.StartTimer()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("the appending process: %v", err)
+		}
+		wg.Wait()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		b.Fatal("no message was delivered")
+	}
+	b.ReportMetric(float64(len(lat))/float64(iter), "msgs")
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, "p99-ms")
+	b.ReportMetric(float64(lost), "lost")
+}
+
+// cpuTime is the CPU time the process (server and subscribers) has used so far, all threads,
+// in nanoseconds: unlike msgs/s it does not depend on what else the machine runs.
+func cpuTime(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // peeked is what the load generator needs of a message.

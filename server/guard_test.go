@@ -354,15 +354,19 @@ func openMemory(t *testing.T) memory.Store {
 
 // TestFramingRefused: no answer of the server may be framed by another page (clickjacking the
 // cell runner): every one says X-Frame-Options DENY and carries a Content-Security-Policy
-// whose directives, as a browser parses them, include frame-ancestors 'none'.
+// whose directives, as a browser parses them, include frame-ancestors 'none' (browsers that
+// ignore X-Frame-Options read it); none may be sniffed or send a Referer.
 func TestFramingRefused(t *testing.T) {
 	f := newFixture(t, protocol.NewMemStore(), nil)
-	for _, p := range []string{"/", "/v1/kernels", "/v1/no-such-route", "/v1/sessions/none/artifacts/fig.png"} {
+	for _, p := range []string{"/", "/healthz", "/v1/sessions", "/v1/kernels", "/v1/no-such-route", "/v1/sessions/none/artifacts/fig.png"} {
 		resp, err := http.Get(f.http.URL + p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
+		if h := resp.Header; h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("GET %s (%d): X-Content-Type-Options %q, Referrer-Policy %q; want nosniff, no-referrer", p, resp.StatusCode, h.Get("X-Content-Type-Options"), h.Get("Referrer-Policy"))
+		}
 		if xfo := resp.Header.Get("X-Frame-Options"); xfo != "DENY" {
 			t.Errorf("GET %s (%d): X-Frame-Options %q, want DENY", p, resp.StatusCode, xfo)
 		}

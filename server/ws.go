@@ -39,10 +39,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	defer s.Release(ss)
 	// Same-origin only (the guard checked already; Accept checks again). The dashboard asks
 	// for the labmate subprotocol, offering its token as another.
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wsProtocol}})
+	bw := &batchWriter{ResponseWriter: w}
+	conn, err := websocket.Accept(bw, r, &websocket.AcceptOptions{Subprotocols: []string{wsProtocol}})
 	if err != nil {
 		return
 	}
+	bc := bw.conn
 	defer conn.CloseNow()
 	conn.SetReadLimit(s.cfg.MaxMessageBytes)
 	ctx, cancel := context.WithCancel(s.Streams())
@@ -76,8 +78,18 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	// The log after SEQ, then the live stream (runner.Subscribe: its drop policy says when a
-	// connection is cut off, and where it resumes).
+	// connection is cut off, and where it resumes). While more messages are ready behind one
+	// (Frame.More), their frames are held and sent together, in one write (batchConn).
+	wctx := ctx
 	for f, err := range s.Subscribe(ctx, id, after) {
+		if ctx.Err() != nil && s.Streams().Err() != nil {
+			wctx = context.Background() // shutting down: deliver what was published
+		}
+		if err != nil {
+			if bc.release(wctx) != nil {
+				return
+			}
+		}
 		var slow *runner.TooSlowError
 		switch {
 		case errors.As(err, &slow):
@@ -90,14 +102,21 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			conn.Close(websocket.StatusInternalError, err.Error())
 			return
 		}
-		wctx := ctx
-		if ctx.Err() != nil {
-			wctx = context.Background() // shutting down: deliver what was published
+		fctx := wctx
+		if f.More {
+			bc.hold()
+			fctx = context.Background() // the frame is held, not written: release waits on the network, with wctx
 		}
-		if conn.Write(wctx, websocket.MessageText, f.Data) != nil {
+		if conn.Write(fctx, websocket.MessageText, f.Data) != nil {
 			return
 		}
+		if !f.More || bc.buffered() >= batchBytes {
+			if bc.release(wctx) != nil {
+				return
+			}
+		}
 	}
+	bc.release(wctx)
 }
 
 // take handles one client message; the reply is nil when it was taken.

@@ -128,8 +128,11 @@ const (
 	checkpointEvery = 100 * time.Millisecond
 	readChunk       = 256 // rows per read query, so a slow reader holds no transaction open
 	readBytes       = 4 << 20
-	// TailPoll is how often Tail looks whether another process committed.
+	// TailPoll is how often Tail looks whether another process committed, besides when one
+	// writes the file (walWrites).
 	TailPoll = 20 * time.Millisecond
+	tailGap  = 2 * time.Millisecond  // the least time between two looks of Tail woken by writes
+	ownGap   = 10 * time.Millisecond // the same, after a look that found only this Store's commits
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
@@ -1103,8 +1106,9 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 type tailer struct{ own [][2]int64 }
 
 // Tail yields, in commit order, every message another process (another Store) commits to the
-// file after the call, until ctx ends; it looks every TailPoll, at the cost of one PRAGMA when
-// nothing was committed. It ends with an error when the file cannot be read.
+// file after the call, until ctx ends; it looks when a process writes the file (within tailGap
+// of a commit, on Linux) and every TailPoll, at the cost of one PRAGMA when nothing was
+// committed. It ends with an error when the file cannot be read.
 func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		fail := func(err error) { yield(nil, fmt.Errorf("sqlite: following %s: %w", s.path, err)) }
@@ -1146,14 +1150,34 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 			fail(err)
 			return
 		}
+		// It looks every TailPoll, and as soon as a process writes the WAL (walWrites), at most
+		// once per tailGap — once per ownGap while what it finds is this Store's own commits,
+		// which wake it too; a write seen before its commit is (the commit's last write comes
+		// just before the WAL's index says it is committed) is looked at again after tailGap.
+		wake, unwatch := walWrites(s.path)
+		defer unwatch()
 		tick := time.NewTicker(TailPoll)
 		defer tick.Stop()
+		again := time.NewTimer(time.Hour)
+		again.Stop()
+		defer again.Stop()
+		var looked time.Time
+		gap := tailGap
 		for {
+			woken := false
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+			case <-again.C:
+			case <-wake:
+				woken = true
+				if d := gap - time.Since(looked); d > 0 { // a busy writer commits every few ms
+					again.Reset(d)
+					continue
+				}
 			}
+			looked = time.Now()
 			v, err := dataVersion(ctx, c)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -1162,9 +1186,13 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 				return
 			}
 			if v == version {
+				if woken {
+					again.Reset(tailGap)
+				}
 				continue
 			}
 			version = v
+			gap = ownGap // unless another process committed
 			end, own, err := maxRowid()
 			if err != nil {
 				if ctx.Err() == nil {
@@ -1185,6 +1213,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 				if len(own) > 0 {
 					to = min(end, own[0][0]-1)
 				}
+				gap = tailGap // another process writes: look again as soon as it does
 				for m, err := range s.rowids(ctx, c, from, to) {
 					if err != nil {
 						if ctx.Err() == nil {

@@ -96,7 +96,7 @@ func TestSubscribe(t *testing.T) {
 // published while the listener was busy, false on the last of each, so that a listener that
 // holds frames while More is true sends each burst as soon as it ends.
 func TestSubscribeMore(t *testing.T) {
-	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Logf: t.Logf})
+	r, err := New(context.Background(), Config{Store: protocol.NewMemStore(), Log: log.New(t.Output(), "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}

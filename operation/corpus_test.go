@@ -35,7 +35,7 @@ var (
 // with, which make test holds to the bar, and one written blind (from the physics, without
 // reading perception/) to check that they generalise, run on demand (-corpus.dir blind or
 // all; see the README). A missing folder is skipped.
-var corpusDirs = []string{"../perception/testdata/corpus", "../perception/testdata/blind"}
+var corpusDirs = []string{"../perception/testdata/corpus", "../perception/testdata/blind", "../perception/testdata/blind2"}
 
 // program is one labelled corpus program (see its README for the header format).
 type program struct {
@@ -423,7 +423,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	var total tally
-	for _, name := range []string{"corpus", "blind"} {
+	for _, name := range []string{"corpus", "blind", "blind2"} {
 		if c := scores[name]; c != nil {
 			t.Logf("%s: %d programs (%d run Quantum ESPRESSO or LAMMPS); %v", name, c.faulty+c.healthy, c.software, c)
 			total.add(c)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/protocol"
@@ -47,22 +49,29 @@ type quantity struct {
 }
 
 const (
-	stallMedian    = 0.176 // log10 1.5: the median this far above the best bounces
-	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
-	stallFloor     = 8.0   // decades below its largest value: a rounding floor
-	stallTurns     = 4     // at least one step in this many turns back: it wanders
-	residualFrozen = 12    // a residual repeating its value this many times more has stalled
-	stallLong      = 40    // samples without any new best that make a residual stuck …
-	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
-	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
-	stuckGain      = 0.046 // a new best counts when it improves by 10% (-log10 0.9)
-	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
-	driftMinN      = 20    // samples before drift is judged
-	driftRun       = 10    // samples in a row beyond the tolerance
-	driftSecular   = 1.5   // drift now over the first half's largest
-	acceptHealthy  = 0.1   // an acceptance rate this high is a working sampler …
-	acceptLow      = 0.05  // … and one at most this for collapseRun samples in a row …
-	acceptMean     = 0.01  // … averaging at most this has frozen
+	stallMedian    = 0.176  // log10 1.5: the median this far above the best bounces
+	stallImprove   = 0.301  // log10 2: a best that improved this much progresses
+	stallFloor     = 8.0    // decades below its largest value: a rounding floor
+	stallTurns     = 4      // at least one step in this many turns back: it wanders
+	residualFrozen = 12     // a residual repeating its value this many times more has stalled
+	lossFrozen     = 11     // a loss repeating its value this many times more (12 in all) …
+	lossSettle     = 4      // … after this many shrinking steps …
+	lossSettleBy   = 4.0    // … that shrank this much has stopped learning
+	stallLong      = 40     // samples without any new best that make a residual stuck …
+	stuckDepth     = 2.0    // … when it fell less than this many decades from its largest value …
+	stuckMedian    = 0.021  // … and its median is this far above its best (log10 1.05)
+	flatSpread     = 4.3e-4 // log10 1.001: a residual this flat over stallLong samples stagnates …
+	flatFell       = 0.301  // … when it sits at least twofold below its largest value (it fell, then stopped)
+	stuckGain      = 0.046  // a new best counts when it improves by 10% (-log10 0.9)
+	episodeJump    = 3.0    // decades: a converged residual jumping back up this much starts a new solve
+	driftMinN      = 20     // samples before drift is judged
+	driftRun       = 10     // samples in a row beyond the tolerance
+	driftSecular   = 1.5    // drift now over the first half's largest
+	linearDrift    = 50     // a linear invariant's tolerance is DriftTolerance over this (0.1%)
+	chainFrozen    = 39     // a chain's series repeating its value this many times more (40 in all) is stuck
+	acceptHealthy  = 0.1    // an acceptance rate this high is a working sampler …
+	acceptLow      = 0.05   // … and one at most this for collapseRun samples in a row …
+	acceptMean     = 0.01   // … averaging at most this has frozen
 	collapseRun    = 10
 	rangeRun       = 2 // samples out of range …
 	rangeClear     = 3 // … without this many in a row back inside
@@ -74,16 +83,20 @@ const (
 
 // quantityState is one series' state for the role rules.
 type quantityState struct {
-	n        int
-	bests    [divRing]float64 // running best log10|x| at each recent sample (residual)
-	maxLog   float64
-	negative bool // a residual took a negative value: not a norm, not judged for stalls
-	last     float64
-	repeats  int     // a residual: samples in a row equal to the one before
-	epBest   float64 // the best log10|x| of the current episode (one solve)
-	epStart  int     // the sample the episode started at
-	epBestAt int     // the sample its best last improved by 10% or more (stuckGain) …
-	sigBest  float64 // … to this log10|x|
+	n         int
+	bests     [divRing]float64 // running best log10|x| at each recent sample (residual)
+	maxLog    float64
+	negative  bool // a residual took a negative value: not a norm, not judged for stalls
+	last      float64
+	repeats   int     // a residual or a loss: samples in a row equal to the one before
+	changed   bool    // a loss: it changed at least once …
+	lastStep  float64 // … its last change …
+	decel     int     // … the changes in a row no larger than the one before …
+	decelFrom float64 // … and the first of them
+	epBest    float64 // the best log10|x| of the current episode (one solve)
+	epStart   int     // the sample the episode started at
+	epBestAt  int     // the sample its best last improved by 10% or more (stuckGain) …
+	sigBest   float64 // … to this log10|x|
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -160,6 +173,11 @@ func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 			st.reported = true
 			m.raise(detStall, m.corrected(sr, detStall, f))
 		}
+	case RoleLoss:
+		if f, ok := q.lossStuck(sr, v); ok {
+			st.reported = true
+			m.raise(detStall, f)
+		}
 	case RoleConserved:
 		if f, ok := q.drifting(sr, v); ok {
 			st.reported = true
@@ -220,6 +238,9 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	if f, ok := q.stuck(sr); ok {
 		return f, true
 	}
+	if f, ok := q.flat(sr, v); ok {
+		return f, true
+	}
 	n := q.stall
 	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
 		return finding{}, false
@@ -248,6 +269,121 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 		message: fmt.Sprintf("%s is not converging: it has not improved on its best %s in %d samples, and wanders around %s (now %s); it is a %s",
 			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
+		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// chainStuck is the Markov-chain rule: in a code that samples a Markov chain (Metropolis,
+// MCMC, Gibbs, HMC; not an annealing schedule), a series of the chain — a parameter, its
+// log-density — that moved before and then repeats its exact value chainFrozen times in a
+// row has stopped mixing: every proposal is rejected (a step far too large, a log-density
+// that became -inf or NaN at the proposals). A healthy chain rejects often, but 40 rejections
+// in a row at an acceptance of 20% happen once in 10⁴ runs; a running acceptance or mean
+// that still creeps does not hide it. Acceptance rates, clocks and best-so-far values are
+// not the chain.
+func (m *Monitor) chainStuck(sr *series, s *protocol.Sample) {
+	fs := &sr.stag
+	if m.chainReported || fs.same < chainFrozen || !fs.changed || fs.even*clockShare >= fs.steps*(clockShare-1) && fs.steps > 0 ||
+		sr.role.role == RoleProbability || isRunningExtreme(sr.lower) {
+		return
+	}
+	m.chainReported = true
+	m.raise(detStall, finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("the Markov chain is stuck: %s repeated %s for %d samples in a row; every proposal is rejected",
+			sr.label(), num(s.Value), fs.same+1),
+		evidence:   fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(s.Value), fs.same+1),
+		severity:   0.8,
+		correction: "the sampler rejects every proposal: shrink the proposal step (aim for 20–50% acceptance), and check that the log-density is finite around the current state",
+	})
+}
+
+// isRunningExtreme: a best-so-far or running extreme (best_loss, min_E, max_logp), which
+// legitimately repeats.
+func isRunningExtreme(lower string) bool {
+	for _, p := range []string{"best", "min", "max", "lowest", "highest", "record"} {
+		if strings.HasPrefix(lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// lossStuck is the loss rule: a loss that fell by less than a decade from its largest value,
+// settled onto a value (its last lossSettle steps each at most twice the one before — the
+// last printed digit jitters — and the last a quarter of the first or less) and then repeats that value exactly lossFrozen times in
+// a row has stopped learning —
+// every gradient but a bias's is zero (dead ReLUs, a saturated output), the learning rate
+// underflowed, the parameters are frozen — while the loop keeps stepping. It is judged in
+// samples, not seconds: twelve identical epochs are as telling printed fast as slow. A loss
+// that keeps creeping in its last digit progresses; one that fell a decade or more and then
+// repeats its floor has converged; a loss constant from its first sample is a printed
+// constant; noisy losses never repeat exactly; a loss on a plateau before a drop creeps off it
+// in its last digit, a step as large as the one before or larger, rather than settling.
+func (q *quantity) lossStuck(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	lg := float64(log10Zero)
+	if v != 0 {
+		lg = math.Log10(abs(v))
+	}
+	if st.n == 1 {
+		st.maxLog, st.last = lg, v
+		return finding{}, false
+	}
+	st.maxLog = max(st.maxLog, lg)
+	if v == st.last {
+		st.repeats++
+	} else {
+		// Steps that shrink (or repeat at the printed resolution) are a loss converging onto
+		// a value; one that grows again restarts the run.
+		step := abs(v - st.last)
+		if st.changed && step <= 2*st.lastStep { // the printed value's last digit jitters
+			st.decel++
+		} else {
+			st.decel, st.decelFrom = 0, step
+		}
+		st.repeats, st.changed, st.lastStep = 0, true, step
+	}
+	st.last = v
+	if !st.changed || st.repeats < lossFrozen || lg < st.maxLog-1 || v == 0 || st.decel < lossSettle || st.decelFrom < lossSettleBy*st.lastStep {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s stopped learning: it repeated %s for %d samples in a row, only %s below its largest value %s; it is a %s",
+			sr.label(), num(v), st.repeats+1, percent(1-v/math.Pow(10, st.maxLog)), num(math.Pow(10, st.maxLog)), sr.role.describe()),
+		evidence:   fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
+		severity:   0.8,
+		role:       sr.roleText(),
+		correction: "the parameters no longer move: check for dead units (ReLU biases, saturated outputs), vanishing gradients or a learning rate decayed to zero; re-initialise or rescale",
+	}, true
+}
+
+// flat is the residual rule for a stagnation without noise to speak of: a residual that never
+// got two decades below its largest value, fell at least twofold, and then stays within 0.1%
+// of one level for stallLong samples — restarted GMRES on a
+// non-normal operator, a fixed-point map at a neutral point, a Newton iteration whose
+// rejected steps leave the iterate where it was. At that rate a decade would take a hundred
+// thousand iterations: it is not converging, however steadily it creeps. A slow residual
+// (Jacobi: 0.1% a sweep, 4% over stallLong) moves far more than that.
+func (q *quantity) flat(sr *series, v float64) (finding, bool) {
+	st, d := &sr.qty, &sr.div
+	if st.negative || v == 0 || d.n-st.epStart < stallLong+5 || st.epBest < st.maxLog-stuckDepth {
+		return finding{}, false
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k := d.n - stallLong; k < d.n; k++ {
+		x := d.ring[k%divRing]
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	if hi-lo > flatSpread || st.maxLog-hi < flatFell {
+		return finding{}, false // moving, or flat from its start: a plateau at its start may still drop
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not converging: it has stayed within %.2g%% of %s for %d samples, %s× below its largest value; it is a %s",
+			sr.label(), 100*(math.Pow(10, hi-lo)-1), num(v), stallLong, num(math.Pow(10, st.maxLog-lo)), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, between %s and %s over the last %d samples", sr.label(), num(v), num(math.Pow(10, lo)), num(math.Pow(10, hi)), stallLong),
 		severity: 0.8, role: sr.roleText(),
 	}, true
 }
@@ -344,7 +480,11 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 		st.drifts[st.nDrift] = drift
 		st.nDrift++
 	}
-	if drift < q.drift {
+	tol := q.drift
+	if sr.role.linear {
+		tol = q.drift / linearDrift // a linear invariant is kept to rounding by any consistent scheme
+	}
+	if drift < tol {
 		st.over = 0
 		return finding{}, false
 	}
@@ -359,17 +499,26 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	if drift < driftSecular*early {
 		return finding{}, false // bounded: the drift was as large in the first half
 	}
-	what := fmt.Sprintf("drifted by %s from its start %s", percent(drift), num(st.x0))
+	what := fmt.Sprintf("drifted by %s from its start %s", pct(drift), num(st.x0))
 	if sr.role.relative {
 		what = "reached " + num(v)
 	}
 	return finding{
 		state: protocol.Error,
 		message: fmt.Sprintf("%s is not conserved: it %s (tolerance %s), and the drift keeps growing (%s in the first half of the run); it is a %s",
-			sr.label(), what, percent(q.drift), percent(early), sr.role.describe()),
-		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), percent(drift)),
+			sr.label(), what, pct(tol), pct(early), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), pct(drift)),
 		severity: 0.9, role: sr.roleText(),
 	}, true
+}
+
+// pct formats a fraction as a percentage: whole percents from 10% on (67%, 123%), two
+// significant digits below (5%, 0.12%).
+func pct(x float64) string {
+	if abs(x) >= 0.1 {
+		return percent(x)
+	}
+	return strconv.FormatFloat(100*x, 'g', 2, 64) + "%"
 }
 
 // outOfRange is the physical-range rule.

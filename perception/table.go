@@ -213,6 +213,13 @@ func isColumnName(s string) bool {
 	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
 		return false
 	}
+	if i := strings.IndexByte(s, ' '); i > 0 { // a unit after a blank: `T [K]`, `E (eV)` (CSV headers)
+		u := strings.TrimLeft(s[i:], " ")
+		if n := len(u); n < 3 || !(u[0] == '[' && u[n-1] == ']' || u[0] == '(' && u[n-1] == ')') || !isUnit(u[1:n-1]) {
+			return false
+		}
+		return isColumnName(s[:i])
+	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		if !isIdentByte(c) && c != '.' && c != '[' && c != ']' {
@@ -236,6 +243,11 @@ func isQuantityName(s string) bool {
 		case isNameStart(c):
 			letter = true
 		case c >= '0' && c <= '9', c == '.', c == '\'', c == '^':
+		case c == '+' || c == '-':
+			// a sum or a difference of quantities: KE+PE, E-E0, E_kin+E_pot
+			if i == 0 || i == len(s)-1 || !(isIdentByte(s[i-1]) || s[i-1] == ')' || s[i-1] == '|') || !(isNameStart(s[i+1]) || s[i+1] == '(' || s[i+1] == '|') {
+				return false
+			}
 		case c == '/':
 			if i == 0 || s[i-1] == '/' {
 				return false
@@ -314,7 +326,7 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 		tb.cand = header{n: n, sep: sep, tcol: -1}
 		for i := range n {
 			tb.cand.names[i] = f[i]
-			if tb.cand.tcol < 0 && (equalFoldASCII(f[i], "t") || equalFoldASCII(f[i], "time")) {
+			if tb.cand.tcol < 0 && isTimeName(f[i]) {
 				tb.cand.tcol = i
 			}
 		}
@@ -339,6 +351,14 @@ func (tb *table) notRow(keep bool) {
 
 // end forgets the table (LAMMPS' "Loop time of …").
 func (tb *table) end() { tb.n, tb.rows, tb.cand.n = 0, 0, 0 }
+
+// isTimeName: t or time, with or without a unit: `time [s]`, `t(ps)`, `Time`.
+func isTimeName(name string) bool {
+	if i := strings.IndexAny(name, "[("); i > 0 {
+		name = strings.TrimRight(name[:i], " ")
+	}
+	return equalFoldASCII(name, "t") || equalFoldASCII(name, "time")
+}
 
 // isIndex: a pandas row index, a non-negative integer.
 func isIndex(s string) bool {

@@ -172,9 +172,11 @@ func parseValue(tok string) (float64, bool) {
 	if len(tok) == 4 && (tok[0] == '-' || tok[0] == '+') && strings.EqualFold(tok[1:], "nan") {
 		return math.NaN(), true
 	}
-	if strings.IndexByte(tok, 'd') >= 0 || strings.IndexByte(tok, 'D') >= 0 { // Fortran: 1.234D+02
-		v := parseNumber(tok)
-		return v, !math.IsNaN(v)
+	for i := 1; i < len(tok); i++ {
+		if tok[i]|0x20 == 'd' { // Fortran: 1.234D+02
+			v := parseNumber(tok)
+			return v, !math.IsNaN(v)
+		}
 	}
 	v, err := strconv.ParseFloat(tok, 64)
 	return v, err == nil

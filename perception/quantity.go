@@ -371,6 +371,10 @@ func (q *quantity) flat(sr *series, v float64) (finding, bool) {
 	if st.negative || v == 0 || d.n-st.epStart < stallLong+5 || st.epBest < st.maxLog-stuckDepth {
 		return finding{}, false
 	}
+	now, then := d.ring[(d.n-1)%divRing], d.ring[(d.n-stallLong)%divRing]
+	if abs(now-then) > flatSpread || abs(now-d.ring[(d.n-2)%divRing]) > flatSpread {
+		return finding{}, false // the cheap common case: it moved
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for k := d.n - stallLong; k < d.n; k++ {
 		x := d.ring[k%divRing]

@@ -193,9 +193,8 @@
 //     process burns CPU: Warning, Error at 30 s (or twice the stretched limit). A run that
 //     reported at a regular pace (10 outputs over 2 s or more) and falls silent for 30 times
 //     its average gap and 4 times its longest (at least 4 s; 8 s for Quantum ESPRESSO and
-//     LAMMPS, which have quiet phases) has stopped reporting: busy, an Error (a loop that no
-//     longer prints); idle, a Warning and an Error at twice that (blocked, waiting on
-//     something that does not come). A declared silence turns that off, and a run that
+//     LAMMPS, which have quiet phases) has stopped reporting: an Error, busy (a loop that no
+//     longer prints) or idle (blocked, waiting on something that does not come). A declared silence turns that off, and a run that
 //     announced a long computation after a line or a burst has no cadence. Telemetry that
 //     keeps coming but in which nothing changes for 40 samples and 1 s — repeating values, or
 //     cycling through two to four values (Newton flipping between two points) — : Error; an integrator

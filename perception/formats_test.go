@@ -78,6 +78,7 @@ func TestTableFormats(t *testing.T) {
 	}{
 		{"CSV with units", []string{"time [s],T [K],E (eV)", "0.1,300,-1.5", "0.2,301,-1.4"}, "T [K]=301 E (eV)=-1.4"},
 		{"Fortran table", []string{"   iter        x             res", "      1   1.0000D+00   2.5000D-03", "      2   1.5000D+00   1.2500D-04"}, "iter=2 x=1.5 res=0.000125"},
+		{"units under the header", []string{"   Step      Time      Temp     E_tot", "             (ps)       (K)      (eV)", "      0     0.000    300.00   -1234.5", "     10     0.010    301.00   -1234.4"}, "Step=10 Temp=301 E_tot=-1234.4"},
 		{"header once, rows after a note", []string{"step  Etot  T_K", "1  -5.0  300", "note: rescaled", "2  -5.1  299"}, "step=2 Etot=-5.1 T_K=299"},
 	} {
 		m := newMonitor(t, nil)

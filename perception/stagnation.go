@@ -23,10 +23,11 @@ import (
 // its own stream, as a scientist watching it would: after cadenceBeats outputs (a line and the
 // samples read from it are one) spanning cadenceSpan, a silence of cadenceGaps times its
 // average gap and cadenceLongest times its longest gap, never under cadenceFloor, is
-// suspicious. Busy, it is an Error — the code is in a loop that no longer reports (a fixed
-// point that never meets its tolerance, an inner loop without exit); idle, it is a Warning,
-// and an Error at twice the limit — blocked on a lock, a queue or input that does not come (a
-// deliberate long pause after a regular cadence, undeclared, is rare and says nothing). A
+// an Error, busy or idle, and the CPU time says which hang it is: busy, the code is in a loop
+// that no longer reports (a fixed point that never meets its tolerance, an inner loop without
+// exit); idle, it is blocked on a lock, a queue or input that does not come. Thirty gaps of a
+// regular cadence is strong evidence either way: a healthy run that must pause that long says
+// so (an expected silence), and a paced program that simply sleeps longer is rare. A
 // declared silence, declared silence thresholds, a batch job, and a run without a cadence (a
 // line announcing a long computation, a burst of setup lines) keep the limits above. Kernel events
 // bound the judgement: the clock starts at `started` (or the first observation) and stops at
@@ -220,10 +221,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		st, limit = protocol.Error, paced
 	case busy && quiet >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
-	case !busy && paced > 0 && measured >= 1 && quiet >= 2*paced:
-		st, limit = protocol.Error, 2*paced
 	case !busy && paced > 0 && measured >= 1 && quiet >= paced:
-		st, limit = protocol.Warning, paced
+		st, limit = protocol.Error, paced
 	default:
 		return
 	}

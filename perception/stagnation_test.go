@@ -249,9 +249,9 @@ func pacedRun(n int, dt, end, cpuPerSec float64) []*protocol.Observation {
 }
 
 // TestSilencePaced: a run that reported at a regular pace and then falls silent for many
-// times its cadence has stopped reporting: busy (a loop that no longer prints) it is an
-// Error at 30 average gaps and 4 longest gaps, never before 4 s; idle (blocked, waiting on
-// nothing) a Warning then, and an Error at twice that. A run with no cadence to learn from —
+// times its cadence has stopped reporting: an Error at 30 average gaps and 4 longest gaps,
+// never before 4 s, busy (a loop that no longer prints) or idle (blocked, waiting on
+// nothing). A run with no cadence to learn from —
 // one line and a long computation, a burst of lines, a declared silence — keeps the default
 // limits.
 func TestSilencePaced(t *testing.T) {
@@ -281,7 +281,7 @@ func TestSilencePaced(t *testing.T) {
 		first, error float64 // seconds of silence after the last line; -1: none
 	}{
 		{"paced, then a busy silence", pacedRun(50, 0.1, 20, 1), nil, 4, 4},
-		{"paced, then an idle silence", pacedRun(50, 0.1, 20, 0.05), nil, 4, 8},
+		{"paced, then an idle silence", pacedRun(50, 0.1, 20, 0.05), nil, 4, 4},
 		{"paced at 0.5 s: 30 gaps", pacedRun(50, 0.5, 60, 1), nil, 10, 15},
 		{"paced, declared silence", pacedRun(50, 0.1, 20, 1), &Config{Expect: Expectation{Silence: 30 * time.Second}}, -1, -1},
 		{"paced, silence thresholds set", pacedRun(50, 0.1, 20, 1), &Config{Thresholds: Thresholds{Silence: 12 * time.Second, SilenceError: 40 * time.Second}}, 12, -1},

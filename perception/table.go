@@ -283,8 +283,8 @@ type tableRow struct {
 // keep says that lines which are not rows leave the table standing however many there are
 // (LAMMPS prints warnings mid-table and ends the table itself).
 func (tb *table) line(line string, keep bool, row *tableRow) bool {
-	if isRule(line) {
-		return false // transparent: a header candidate stays one
+	if isRule(line) || tb.cand.n > 0 && isUnitsLine(line) {
+		return false // transparent: a header candidate stays one (a line of units under it too)
 	}
 	sep := separator(line)
 	var f [maxColumns]string
@@ -351,6 +351,32 @@ func (tb *table) notRow(keep bool) {
 
 // end forgets the table (LAMMPS' "Loop time of …").
 func (tb *table) end() { tb.n, tb.rows, tb.cand.n = 0, 0, 0 }
+
+// isUnitsLine: a line of bracketed units only, printed under a header: `(ps)  (K)  [eV]`.
+func isUnitsLine(line string) bool {
+	n := 0
+	for i := 0; i < len(line); {
+		i = skipSpaces(line, i)
+		if i >= len(line) {
+			break
+		}
+		c := line[i]
+		if c != '(' && c != '[' {
+			return false
+		}
+		closer := byte(')')
+		if c == '[' {
+			closer = ']'
+		}
+		e := strings.IndexByte(line[i:], closer)
+		if e < 2 || !isUnit(line[i+1:i+e]) {
+			return false
+		}
+		i += e + 1
+		n++
+	}
+	return n > 0
+}
 
 // isTimeName: t or time, with or without a unit: `time [s]`, `t(ps)`, `Time`.
 func isTimeName(name string) bool {

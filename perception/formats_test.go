@@ -78,6 +78,9 @@ func TestTableFormats(t *testing.T) {
 	}{
 		{"CSV with units", []string{"time [s],T [K],E (eV)", "0.1,300,-1.5", "0.2,301,-1.4"}, "T [K]=301 E (eV)=-1.4"},
 		{"Fortran table", []string{"   iter        x             res", "      1   1.0000D+00   2.5000D-03", "      2   1.5000D+00   1.2500D-04"}, "iter=2 x=1.5 res=0.000125"},
+		{"scipy trust-constr", []string{"| niter |f evals|CG iter|  obj func   |tr radius |   opt    |  c viol  |", "|-------|-------|-------|-------------|----------|----------|----------|",
+			"|   1   |   1   |   0   | +1.0000e+00 | 1.00e+00 | 1.00e+00 | 0.00e+00 |", "|   2   |   2   |   1   | +5.0000e-01 | 7.00e+00 | 5.00e-01 | 0.00e+00 |"},
+			"niter=2 f evals=2 CG iter=1 obj func=0.5 tr radius=7 opt=0.5 c viol=0"},
 		{"units under the header", []string{"   Step      Time      Temp     E_tot", "             (ps)       (K)      (eV)", "      0     0.000    300.00   -1234.5", "     10     0.010    301.00   -1234.4"}, "Step=10 Temp=301 E_tot=-1234.4"},
 		{"header once, rows after a note", []string{"step  Etot  T_K", "1  -5.0  300", "note: rescaled", "2  -5.1  299"}, "step=2 Etot=-5.1 T_K=299"},
 	} {

@@ -213,12 +213,15 @@ func isColumnName(s string) bool {
 	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
 		return false
 	}
-	if i := strings.IndexByte(s, ' '); i > 0 { // a unit after a blank: `T [K]`, `E (eV)` (CSV headers)
+	if i := strings.IndexByte(s, ' '); i > 0 {
+		// Blanks occur only in the fields of CSV, tab- and pipe-separated headers: a unit
+		// after the name (`T [K]`, `E (eV)`), or a name of a few words (scipy's `f evals`,
+		// `obj func`, `tr radius`).
 		u := strings.TrimLeft(s[i:], " ")
-		if n := len(u); n < 3 || !(u[0] == '[' && u[n-1] == ']' || u[0] == '(' && u[n-1] == ')') || !isUnit(u[1:n-1]) {
-			return false
+		if n := len(u); n >= 3 && (u[0] == '[' && u[n-1] == ']' || u[0] == '(' && u[n-1] == ')') {
+			return isUnit(u[1:n-1]) && isColumnName(s[:i])
 		}
-		return isColumnName(s[:i])
+		return strings.Count(s, " ") <= 3 && isColumnName(s[:i]) && isColumnName(u)
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]

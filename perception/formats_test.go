@@ -81,6 +81,10 @@ func TestTableFormats(t *testing.T) {
 		{"scipy trust-constr", []string{"| niter |f evals|CG iter|  obj func   |tr radius |   opt    |  c viol  |", "|-------|-------|-------|-------------|----------|----------|----------|",
 			"|   1   |   1   |   0   | +1.0000e+00 | 1.00e+00 | 1.00e+00 | 0.00e+00 |", "|   2   |   2   |   1   | +5.0000e-01 | 7.00e+00 | 5.00e-01 | 0.00e+00 |"},
 			"niter=2 f evals=2 CG iter=1 obj func=0.5 tr radius=7 opt=0.5 c viol=0"},
+		{"scipy least_squares", []string{"   Iteration     Total nfev        Cost      Cost reduction    Step norm     Optimality   ",
+			"       0              1         4.4350e+00                                    7.28e+00    ",
+			"       1              2         1.6364e-01      4.27e+00       2.36e+00       2.85e-01    "},
+			"Iteration=1 Total nfev=2 Cost=0.16364 Cost reduction=4.27 Step norm=2.36 Optimality=0.285"},
 		{"units under the header", []string{"   Step      Time      Temp     E_tot", "             (ps)       (K)      (eV)", "      0     0.000    300.00   -1234.5", "     10     0.010    301.00   -1234.4"}, "Step=10 Temp=301 E_tot=-1234.4"},
 		{"header once, rows after a note", []string{"step  Etot  T_K", "1  -5.0  300", "note: rescaled", "2  -5.1  299"}, "step=2 Etot=-5.1 T_K=299"},
 	} {

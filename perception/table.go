@@ -33,6 +33,7 @@ type table struct {
 	index bool   // its rows carry a leading index (a pandas frame)
 	other int    // lines since the last row that were not rows
 	cand  header // the line just read, when it could be a new header
+	short int    // rows with fewer numbers than cand has names, read since it
 }
 
 // header is a table's column names.
@@ -310,6 +311,10 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 		if ok, index := tb.cand.fits(n, sep, f[0], true, false); ok { // the line before was its header
 			tb.header, tb.rows, tb.index, tb.other = tb.cand, 0, index, 0
 		} else if ok, _ := tb.header.fits(n, sep, f[0], tb.rows == 0, tb.index); !ok {
+			if tb.cand.n > n && tb.short < 2 {
+				tb.short++ // a first row with empty cells (scipy's least_squares): wait for a full one
+				return false
+			}
 			tb.cand.n = 0
 			if tb.rows > 0 {
 				tb.n = 0 // a row of another width: the table has ended
@@ -326,7 +331,10 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 		tb.other = 0
 		return true
 	case names && n >= 2:
-		tb.cand = header{n: n, sep: sep, tcol: -1}
+		if sep == ' ' {
+			n = groupWords(line, &f, n)
+		}
+		tb.cand, tb.short = header{n: n, sep: sep, tcol: -1}, 0
 		for i := range n {
 			tb.cand.names[i] = f[i]
 			if tb.cand.tcol < 0 && isTimeName(f[i]) {
@@ -354,6 +362,55 @@ func (tb *table) notRow(keep bool) {
 
 // end forgets the table (LAMMPS' "Loop time of …").
 func (tb *table) end() { tb.n, tb.rows, tb.cand.n = 0, 0, 0 }
+
+// groupWords joins the words of an aligned header into column names when the header
+// separates its columns by two blanks or more and the words of a name by one: scipy's
+// `Iteration     Total nfev        Cost      Cost reduction    Step norm     Optimality`
+// has six columns. A header whose words are all one blank apart (LAMMPS' `Step Temp E_pair`)
+// or all wider apart keeps one column per word. It returns the new number of names, which
+// stay slices of line.
+func groupWords(line string, f *[maxColumns]string, n int) int {
+	var start, end [maxColumns]int
+	k := 0
+	for i := 0; i < len(line) && k < maxColumns; {
+		i = skipSpaces(line, i)
+		if i >= len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		start[k], end[k] = i, j
+		k++
+		i = j
+	}
+	if k != n {
+		return n
+	}
+	one, wide := false, false
+	for i := 1; i < k; i++ {
+		if g := start[i] - end[i-1]; g == 1 && line[end[i-1]] == ' ' {
+			one = true
+		} else {
+			wide = true
+		}
+	}
+	if !one || !wide {
+		return n
+	}
+	m := 0
+	for i := 0; i < k; {
+		j := i
+		for j+1 < k && start[j+1]-end[j] == 1 && line[end[j]] == ' ' {
+			j++
+		}
+		f[m] = line[start[i]:end[j]]
+		m++
+		i = j + 1
+	}
+	return m
+}
 
 // isUnitsLine: a line of bracketed units only, printed under a header: `(ps)  (K)  [eV]`.
 func isUnitsLine(line string) bool {

@@ -162,7 +162,7 @@
 //     within 0.1% of one level for 40 samples (restarted GMRES stagnating), and one that
 //     repeats its value 13 times in a row. A residual at its rounding floor (eight decades
 //     below its largest value), a plateau at its best and a slow but steady residual stay
-//     Normal. A loss (losses: judged in samples) that fell less than a decade, settled onto a
+//     Normal. A loss (losses: judged in samples) still above half its largest value, settled onto a
 //     value with shrinking steps and then repeats it 12 times in a row has stopped learning
 //     (dead units, vanishing gradients): Error; a loss creeping off a plateau in its last
 //     digit, and one repeating its floor, stay Normal. In a code that samples a Markov chain

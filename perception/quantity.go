@@ -56,7 +56,8 @@ const (
 	residualFrozen = 12     // a residual repeating its value this many times more has stalled
 	lossFrozen     = 11     // a loss repeating its value this many times more (12 in all) …
 	lossSettle     = 4      // … after this many shrinking steps …
-	lossSettleBy   = 4.0    // … that shrank this much has stopped learning
+	lossSettleBy   = 4.0    // … that shrank this much, while it is still over half its largest value (lossFell), has stopped learning
+	lossFell       = 0.301  // log10 2
 	stallLong      = 40     // samples without any new best that make a residual stuck …
 	stuckDepth     = 2.0    // … when it fell less than this many decades from its largest value …
 	stuckMedian    = 0.021  // … and its median is this far above its best (log10 1.05)
@@ -309,17 +310,18 @@ func isRunningExtreme(lower string) bool {
 	return false
 }
 
-// lossStuck is the loss rule: a loss that fell by less than a decade from its largest value,
+// lossStuck is the loss rule: a loss that fell to no less than half its largest value,
 // settled onto a value (its last lossSettle steps each at most twice the one before — the
 // last printed digit jitters — and the last a quarter of the first or less) and then repeats that value exactly lossFrozen times in
 // a row has stopped learning —
 // every gradient but a bias's is zero (dead ReLUs, a saturated output), the learning rate
 // underflowed, the parameters are frozen — while the loop keeps stepping. It is judged in
 // samples, not seconds: twelve identical epochs are as telling printed fast as slow. A loss
-// that keeps creeping in its last digit progresses; one that fell a decade or more and then
-// repeats its floor has converged; a loss constant from its first sample is a printed
-// constant; noisy losses never repeat exactly; a loss on a plateau before a drop creeps off it
-// in its last digit, a step as large as the one before or larger, rather than settling.
+// that keeps creeping in its last digit progresses; one that fell to under half its largest
+// value and then repeats itself has converged (to its floor, or to a minimum that cannot be
+// judged from the stream); a loss constant from its first sample is a printed constant; noisy
+// losses never repeat exactly; a loss on a plateau before a drop creeps off it in its last
+// digit, a step as large as the one before or larger, rather than settling.
 func (q *quantity) lossStuck(sr *series, v float64) (finding, bool) {
 	st := &sr.qty
 	lg := float64(log10Zero)
@@ -345,7 +347,7 @@ func (q *quantity) lossStuck(sr *series, v float64) (finding, bool) {
 		st.repeats, st.changed, st.lastStep = 0, true, step
 	}
 	st.last = v
-	if !st.changed || st.repeats < lossFrozen || lg < st.maxLog-1 || v == 0 || st.decel < lossSettle || st.decelFrom < lossSettleBy*st.lastStep {
+	if !st.changed || st.repeats < lossFrozen || lg < st.maxLog-lossFell || v == 0 || st.decel < lossSettle || st.decelFrom < lossSettleBy*st.lastStep {
 		return finding{}, false
 	}
 	return finding{

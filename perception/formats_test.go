@@ -192,10 +192,12 @@ func TestRoleFaults(t *testing.T) {
 	floor := func(i int) string {
 		return fmt.Sprintf("epoch %d loss = %.6e", i, math.Max(2.7*math.Pow(0.5, float64(i)), 1.1e-5))
 	}
-	// GMRES(4) stagnating: |r| drops, then sits within 1e-5 of one level
+	// GMRES(4) stagnating: |r| drops, then sits within 1e-5 of one level, printed to four
+	// digits (a flat residual printed with more digits is indistinguishable from a plateau
+	// before a drop, which is healthy)
 	gmres := func(i int) string {
 		r := math.Max(math.Pow(0.3, float64(i)), 1.5e-2*(1+1e-5*math.Sin(float64(i))))
-		return fmt.Sprintf("cycle %d  |r| = %.8e", i, r)
+		return fmt.Sprintf("cycle %d  |r| = %.4e", i, r)
 	}
 	// Newton on x^3 - 2x + 2 from 0: 0, 1, 0, 1, …
 	cycle := func(i int) string {
@@ -240,7 +242,7 @@ func TestRoleFaults(t *testing.T) {
 		{"a loss that stopped learning", nil, lines(0.1, 100, deadNet), DetectorStall, 75},
 		{"a loss on a plateau before a drop", nil, lines(0.1, 100, plateau), "", 0},
 		{"a loss at its floor, printed again", nil, lines(0.1, 50, floor), "", 0},
-		{"restarted GMRES stagnating", nil, lines(0.1, 100, gmres), DetectorStall, 60},
+		{"restarted GMRES stagnating", nil, lines(0.1, 100, gmres), DetectorStall, 25},
 		{"Newton cycling between two points", nil, lines(0.05, 100, cycle), DetectorStagnation, 30},
 		{"a Metropolis chain repeating one state", metropolis, lines(0.1, 100, chain), DetectorStall, 65},
 		{"a healthy Metropolis chain", metropolis, lines(0.1, 300, healthyChain), "", 0},

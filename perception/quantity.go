@@ -49,30 +49,28 @@ type quantity struct {
 }
 
 const (
-	stallMedian    = 0.176  // log10 1.5: the median this far above the best bounces
-	stallImprove   = 0.301  // log10 2: a best that improved this much progresses
-	stallFloor     = 8.0    // decades below its largest value: a rounding floor
-	stallTurns     = 4      // at least one step in this many turns back: it wanders
-	residualFrozen = 12     // a residual repeating its value this many times more has stalled
-	lossFrozen     = 11     // a loss repeating its value this many times more (12 in all) …
-	lossSettle     = 4      // … after this many shrinking steps …
-	lossSettleBy   = 4.0    // … that shrank this much, while it is still over half its largest value (lossFell), has stopped learning
-	lossFell       = 0.301  // log10 2
-	stallLong      = 40     // samples without any new best that make a residual stuck …
-	stuckDepth     = 2.0    // … when it fell less than this many decades from its largest value …
-	stuckMedian    = 0.021  // … and its median is this far above its best (log10 1.05)
-	flatSpread     = 4.3e-4 // log10 1.001: a residual this flat over stallLong samples stagnates …
-	flatFell       = 0.301  // … when it sits at least twofold below its largest value (it fell, then stopped)
-	stuckGain      = 0.046  // a new best counts when it improves by 10% (-log10 0.9)
-	episodeJump    = 3.0    // decades: a converged residual jumping back up this much starts a new solve
-	driftMinN      = 20     // samples before drift is judged
-	driftRun       = 10     // samples in a row beyond the tolerance
-	driftSecular   = 1.5    // drift now over the first half's largest
-	linearDrift    = 50     // a linear invariant's tolerance is DriftTolerance over this (0.1%)
-	chainFrozen    = 39     // a chain's series repeating its value this many times more (40 in all) is stuck
-	acceptHealthy  = 0.1    // an acceptance rate this high is a working sampler …
-	acceptLow      = 0.05   // … and one at most this for collapseRun samples in a row …
-	acceptMean     = 0.01   // … averaging at most this has frozen
+	stallMedian    = 0.176 // log10 1.5: the median this far above the best bounces
+	stallImprove   = 0.301 // log10 2: a best that improved this much progresses
+	stallFloor     = 8.0   // decades below its largest value: a rounding floor
+	stallTurns     = 4     // at least one step in this many turns back: it wanders
+	residualFrozen = 12    // a residual repeating its value this many times more has stalled
+	lossFrozen     = 11    // a loss repeating its value this many times more (12 in all) …
+	lossSettle     = 4     // … after this many shrinking steps …
+	lossSettleBy   = 4.0   // … that shrank this much, while it is still over half its largest value (lossFell), has stopped learning
+	lossFell       = 0.301 // log10 2
+	stallLong      = 40    // samples without any new best that make a residual stuck …
+	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
+	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
+	stuckGain      = 0.046 // a new best counts when it improves by 10% (-log10 0.9)
+	episodeJump    = 3.0   // decades: a converged residual jumping back up this much starts a new solve
+	driftMinN      = 20    // samples before drift is judged
+	driftRun       = 10    // samples in a row beyond the tolerance
+	driftSecular   = 1.5   // drift now over the first half's largest
+	linearDrift    = 50    // a linear invariant's tolerance is DriftTolerance over this (0.1%)
+	chainFrozen    = 39    // a chain's series repeating its value this many times more (40 in all) is stuck
+	acceptHealthy  = 0.1   // an acceptance rate this high is a working sampler …
+	acceptLow      = 0.05  // … and one at most this for collapseRun samples in a row …
+	acceptMean     = 0.01  // … averaging at most this has frozen
 	collapseRun    = 10
 	rangeRun       = 2 // samples out of range …
 	rangeClear     = 3 // … without this many in a row back inside
@@ -239,9 +237,6 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 	if f, ok := q.stuck(sr); ok {
 		return f, true
 	}
-	if f, ok := q.flat(sr, v); ok {
-		return f, true
-	}
 	n := q.stall
 	if st.negative || d.n-st.epStart < n+5 || n >= divRing {
 		return finding{}, false
@@ -358,39 +353,6 @@ func (q *quantity) lossStuck(sr *series, v float64) (finding, bool) {
 		severity:   0.8,
 		role:       sr.roleText(),
 		correction: "the parameters no longer move: check for dead units (ReLU biases, saturated outputs), vanishing gradients or a learning rate decayed to zero; re-initialise or rescale",
-	}, true
-}
-
-// flat is the residual rule for a stagnation without noise to speak of: a residual that never
-// got two decades below its largest value, fell at least twofold, and then stays within 0.1%
-// of one level for stallLong samples — restarted GMRES on a
-// non-normal operator, a fixed-point map at a neutral point, a Newton iteration whose
-// rejected steps leave the iterate where it was. At that rate a decade would take a hundred
-// thousand iterations: it is not converging, however steadily it creeps. A slow residual
-// (Jacobi: 0.1% a sweep, 4% over stallLong) moves far more than that.
-func (q *quantity) flat(sr *series, v float64) (finding, bool) {
-	st, d := &sr.qty, &sr.div
-	if st.negative || v == 0 || d.n-st.epStart < stallLong+5 || st.epBest < st.maxLog-stuckDepth {
-		return finding{}, false
-	}
-	now, then := d.ring[(d.n-1)%divRing], d.ring[(d.n-stallLong)%divRing]
-	if abs(now-then) > flatSpread || abs(now-d.ring[(d.n-2)%divRing]) > flatSpread {
-		return finding{}, false // the cheap common case: it moved
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for k := d.n - stallLong; k < d.n; k++ {
-		x := d.ring[k%divRing]
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	if hi-lo > flatSpread || st.maxLog-hi < flatFell {
-		return finding{}, false // moving, or flat from its start: a plateau at its start may still drop
-	}
-	return finding{
-		state: protocol.Error,
-		message: fmt.Sprintf("%s is not converging: it has stayed within %.2g%% of %s for %d samples, %s× below its largest value; it is a %s",
-			sr.label(), 100*(math.Pow(10, hi-lo)-1), num(v), stallLong, num(math.Pow(10, st.maxLog-lo)), sr.role.describe()),
-		evidence: fmt.Sprintf("%s = %s, between %s and %s over the last %d samples", sr.label(), num(v), num(math.Pow(10, lo)), num(math.Pow(10, hi)), stallLong),
-		severity: 0.8, role: sr.roleText(),
 	}, true
 }
 

@@ -159,7 +159,8 @@
 //     residual that fell less than two decades from its largest value and then went 40
 //     samples (and as many as it took to get there) without a new best 10% below it, bouncing
 //     around above it (a subgradient method at a kink), and one that repeats its value 13
-//     times in a row (restarted GMRES stagnating at the printed precision). A residual at its rounding floor (eight decades
+//     times in a row (restarted GMRES stagnating at the printed precision) or cycles through
+//     two to four values as long (Newton flipping between two points). A residual at its rounding floor (eight decades
 //     below its largest value), a plateau at its best and a slow but steady residual stay
 //     Normal. A loss (losses: judged in samples) still above half its largest value, settled onto a
 //     value with shrinking steps and then repeats it 12 times in a row has stopped learning

@@ -25,7 +25,8 @@ import (
 //     best (a long flat stretch before a drop) has its median at the best and stays Normal;
 //     a slow but steady residual sets a new best at every step. A residual that repeats the
 //     same value 13 times in a row, above its rounding floor, has stalled too (a restarted
-//     Krylov solver that makes no progress).
+//     Krylov solver that makes no progress), and so has one that cycles through two to four
+//     values as many times (a Newton iteration flipping between two points).
 //   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
 //     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
 //     row, from the 20th sample on, while it is also 1.5 times the largest drift of the first
@@ -231,6 +232,16 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			message: fmt.Sprintf("%s is not converging: it repeated %s for %d samples in a row, %s below its largest value; it is a %s",
 				sr.label(), num(v), st.repeats+1, percent(1-v/math.Pow(10, st.maxLog)), sr.role.describe()),
 			evidence: fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
+			severity: 0.8, role: sr.roleText(),
+		}, true
+	}
+	if fs := &sr.stag; fs.period > 0 && fs.cyc >= residualFrozen && !st.negative && st.epBest >= st.maxLog-stallFloor {
+		// a cycle: Newton's iterates flipping between two points, whatever else changes
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s is not converging: it cycles through %d values (now %s) for %d samples in a row; it is a %s",
+				sr.label(), fs.period, num(v), fs.cyc+fs.period, sr.role.describe()),
+			evidence: fmt.Sprintf("%s = %s, a cycle of period %d", sr.label(), num(v), fs.period),
 			severity: 0.8, role: sr.roleText(),
 		}, true
 	}

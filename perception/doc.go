@@ -166,8 +166,9 @@
 //     value with shrinking steps and then repeats it 12 times in a row has stopped learning
 //     (dead units, vanishing gradients): Error; a loss creeping off a plateau in its last
 //     digit, and one repeating its floor, stay Normal. In a code that samples a Markov chain
-//     (Metropolis, MCMC, Gibbs, HMC), a series of the chain that moved and then repeats its
-//     exact value 40 times in a row is a chain that rejects every proposal: Error.
+//     (Metropolis, MCMC, Gibbs, HMC), two series of the chain (a parameter and its
+//     log-density) that moved and then repeat their exact values 40 times in a row are a
+//     chain that rejects every proposal: Error.
 //   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|;
 //     0.1% for a linear invariant: mass, charge, a probability sum) for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
 //     first half of the run — secular, not the bounded error of a symplectic scheme: Error.

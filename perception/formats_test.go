@@ -249,6 +249,9 @@ func TestRoleFaults(t *testing.T) {
 		{"a Metropolis chain repeating one state", metropolis, lines(0.1, 100, chain), DetectorStall, 65},
 		{"a healthy Metropolis chain", metropolis, lines(0.1, 300, healthyChain), "", 0},
 		{"the same repeats without a sampler", nil, lines(0.1, 100, chain), "", 0},
+		{"an adapted step size that stays put in a healthy chain", metropolis, lines(0.1, 200, func(i int) string {
+			return healthyChain(i) + fmt.Sprintf("  step_size = %.4f", 0.5+0.3/float64(min(i, 20)+1))
+		}), "", 0},
 		{"a probability sum drifting off 1", nil, lines(0.1, 100, leak), DetectorDrift, 40},
 		{"a probability sum kept to rounding", nil, lines(0.1, 300, tight), "", 0},
 	} {

@@ -281,17 +281,27 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 }
 
 // chainStuck is the Markov-chain rule: in a code that samples a Markov chain (Metropolis,
-// MCMC, Gibbs, HMC; not an annealing schedule), a series of the chain — a parameter, its
-// log-density — that moved before and then repeats its exact value chainFrozen times in a
-// row has stopped mixing: every proposal is rejected (a step far too large, a log-density
+// MCMC, Gibbs, HMC; not an annealing schedule), two series of the chain — a parameter and its
+// log-density, two parameters — that moved before and then both repeat their exact values
+// chainFrozen times in a row have stopped mixing: every proposal is rejected (a step far too large, a log-density
 // that became -inf or NaN at the proposals). A healthy chain rejects often, but 40 rejections
 // in a row at an acceptance of 20% happen once in 10⁴ runs; a running acceptance or mean
-// that still creeps does not hide it. Acceptance rates, clocks and best-so-far values are
-// not the chain.
+// that still creeps does not hide it. One series alone is not enough: an adapted step size or
+// a converged gain stays put while the chain moves. Acceptance rates, clocks and best-so-far
+// values are not the chain.
 func (m *Monitor) chainStuck(sr *series, s *protocol.Sample) {
+	if m.chainReported || !chainFrozenSeries(sr) {
+		return
+	}
 	fs := &sr.stag
-	if m.chainReported || fs.same < chainFrozen || !fs.changed || fs.even*clockShare >= fs.steps*(clockShare-1) && fs.steps > 0 ||
-		sr.role.role == RoleProbability || isRunningExtreme(sr.lower) {
+	partner := false // the state and its log-density freeze together; an adapted step size alone does not
+	for _, o := range m.series {
+		if o != sr && chainFrozenSeries(o) {
+			partner = true
+			break
+		}
+	}
+	if !partner {
 		return
 	}
 	m.chainReported = true
@@ -303,6 +313,14 @@ func (m *Monitor) chainStuck(sr *series, s *protocol.Sample) {
 		severity:   0.8,
 		correction: "the sampler rejects every proposal: shrink the proposal step (aim for 20–50% acceptance), and check that the log-density is finite around the current state",
 	})
+}
+
+// chainFrozenSeries: sr moved, and has now repeated its value chainFrozen times; it is no
+// clock, acceptance rate or running extreme.
+func chainFrozenSeries(sr *series) bool {
+	fs := &sr.stag
+	return fs.same >= chainFrozen && fs.changed && !(fs.steps > 0 && fs.even*clockShare >= fs.steps*(clockShare-1)) &&
+		sr.role.role != RoleProbability && !isRunningExtreme(sr.lower)
 }
 
 // isRunningExtreme: a best-so-far or running extreme (best_loss, min_E, max_logp), which

@@ -125,7 +125,7 @@ func readContext(code string) runContext {
 	for _, w := range []string{"conserv", "mass balance", "normalis", "normaliz"} {
 		c.conservation = c.conservation || strings.Contains(lc, w)
 	}
-	for _, w := range []string{"metropolis", "mcmc", "markov chain", "hastings", "gibbs", "hamiltonian monte carlo", "hmc", "emcee", "proposal", "random walk", "random-walk"} {
+	for _, w := range []string{"metropolis", "mcmc", "markov chain", "hastings", "gibbs", "hamiltonian monte carlo", "hmc", "emcee"} {
 		c.sampler = c.sampler || strings.Contains(lc, w)
 	}
 	c.sampler = c.sampler && !c.annealing

@@ -275,8 +275,9 @@
 //   - Roles come from names, the profile and the code's declarations: a residual printed as
 //     `err` or `x`, or a total energy without a word about the integrator, has no role, and
 //     slow growth of a series of unknown role is an Error only ten decades above its start.
-//   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is not
-//     read; a controller's reference is paired with its process value only when both are
+//   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is read
+//     when the variable is a number (`variable T equal 300`, `lmp -var T 300`), not when it is
+//     an expression; a controller's reference is paired with its process value only when both are
 //     printed on one line, and a ramping setpoint is not judged.
 //
 // # Escalation

@@ -273,3 +273,26 @@ func TestStderrPairs(t *testing.T) {
 		t.Errorf("first Error at %d by %q (%s), want a divergence within 20 lines", i, det, msg)
 	}
 }
+
+// TestLAMMPSVariables: a thermostat's target written with LAMMPS variables — set in the
+// script, or on the command line, which overrides an index variable — is the setpoint.
+func TestLAMMPSVariables(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		want float64 // the target read; 0: none
+	}{
+		{"variable T equal 300\nfix 1 all nvt temp ${T} ${T} 0.1", 300},
+		{"variable T index 500\nfix 1 all nvt temp $T $T 0.1\nlmp -in in.md -var T 300", 300},
+		{"cat > in.md <<EOF\nvariable Tt equal 1.5\nfix 1 all langevin ${Tt} ${Tt} 0.5 48279\nEOF\nmpirun -np 2 lmp_mpi -in in.md", 1.5},
+		{"variable T equal v_a*2\nfix 1 all nvt temp ${T} ${T} 0.1", 0},
+	} {
+		m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: c.code})
+		got := 0.0
+		if m.lmp.thermo.ok {
+			got = m.lmp.thermo.tstart
+		}
+		if got != c.want {
+			t.Errorf("%q: target %v, want %v", c.code, got, c.want)
+		}
+	}
+}

@@ -30,6 +30,7 @@ func TestParseSamplesFormats(t *testing.T) {
 		// units in brackets after the name, or glued to the number
 		{"E [eV] = -12.5", []pair{{"E [eV]", -12.5}}},
 		{"T (K): 300.0, P [bar] = 1.01", []pair{{"T (K)", 300}, {"P [bar]", 1.01}}},
+		{"time [s] = 0.5  x = 2", []pair{{"x", 2}}},
 		{"temperature: 300 K", []pair{{"temperature", 300}}},
 		{"T = 300K  gap = 1.2eV  eff = 12%", []pair{{"T", 300}, {"gap", 1.2}, {"eff", 12}}},
 		{"Etot: -5.25 Ry, conv: 3.2e-7 Ry", []pair{{"Etot", -5.25}, {"conv", 3.2e-7}}},

@@ -45,7 +45,7 @@ func readPairs(line string, add func(name string, v float64)) (t float64, ok boo
 			return 0, false
 		}
 		scanPairs(line, func(name string, v float64) {
-			if name == "t" || name == "time" {
+			if isSimTime(name) {
 				t, ok = v, true
 				return
 			}
@@ -61,7 +61,7 @@ func readPairs(line string, add func(name string, v float64)) (t float64, ok boo
 		if !found {
 			continue
 		}
-		if name == "t" || name == "time" {
+		if isSimTime(name) {
 			t, tName, ok = v, name, true
 			continue
 		}
@@ -514,4 +514,13 @@ func skipSpaces(s string, i int) int {
 
 func isBoundary(c byte) bool {
 	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '[' || c == '{'
+}
+
+// isSimTime: the name of a line's simulation time — t or time, with a unit or not (`t [s]`,
+// `time(ps)`), as printed (lower case: `T` is a temperature).
+func isSimTime(name string) bool {
+	if i := strings.IndexAny(name, "[("); i > 0 {
+		name = strings.TrimRight(name[:i], " ")
+	}
+	return name == "t" || name == "time"
 }

@@ -142,7 +142,9 @@
 //     unknown role turning NaN is a Warning, and an Error when the next sample is NaN too;
 //     ±Inf is often a value (an infinite gain margin, a search's initial best): a Warning,
 //     and an Error when it stays infinite for three samples in a row; a series non-finite
-//     from its first sample is a printed result and Normal. Unnamed printed numbers (a matrix row): NaN on three
+//     from its first sample is a printed result and Normal, and one that returns to the
+//     non-finite value it started with starts over (a profile scan for the next data set).
+//     Unnamed printed numbers (a matrix row): NaN on three
 //     lines over a second is an Error, once a Warning. Prose that merely mentions NaN does
 //     not count.
 //   - divergence: sustained exponential growth at any rate — log|x| climbing along a straight

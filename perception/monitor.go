@@ -316,7 +316,7 @@ func (m *Monitor) text(o *protocol.Observation) {
 		m.raise(detLanguage, f)
 	}
 	if !row {
-		if f, ok := m.nf.line(o.Time, o.Kind, o.Line, o.Kind != protocol.ObsStderr); ok {
+		if f, ok := m.nf.line(o.Time, o.Kind, o.Line, true); ok { // pairs are samples on every stream
 			m.raise(detNonFinite, f)
 		}
 	}

@@ -86,6 +86,9 @@ func TestTableFormats(t *testing.T) {
 			"       0              1         4.4350e+00                                    7.28e+00    ",
 			"       1              2         1.6364e-01      4.27e+00       2.36e+00       2.85e-01    "},
 			"Iteration=1 Total nfev=2 Cost=0.16364 Cost reduction=4.27 Step norm=2.36 Optimality=0.285"},
+		{"bars between names without blanks", []string{"iter|loss|acc", "1|0.5|0.9", "2|0.4|0.91"}, "iter=2 loss=0.4 acc=0.91"},
+		{"units as words of a header", []string{"  step       t [s]          E [J/m]         E/E0      max|u| [m]", "     1     0.01000     5.000000e-01   1.0000e+00    1.000000e-02"},
+			"step=1 E [J/m]=0.5 E/E0=1 max|u| [m]=0.01"},
 		{"units under the header", []string{"   Step      Time      Temp     E_tot", "             (ps)       (K)      (eV)", "      0     0.000    300.00   -1234.5", "     10     0.010    301.00   -1234.4"}, "Step=10 Temp=301 E_tot=-1234.4"},
 		{"header once, rows after a note", []string{"step  Etot  T_K", "1  -5.0  300", "note: rescaled", "2  -5.1  299"}, "step=2 Etot=-5.1 T_K=299"},
 	} {
@@ -294,6 +297,89 @@ func TestLAMMPSVariables(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%q: target %v, want %v", c.code, got, c.want)
+		}
+	}
+}
+
+// TestConservationSpellings: how codes print what must be conserved — a quantity over its
+// initial value (E/E0), a total in percent (sum [%] of occupancies), the error of a balance
+// (imbalance [kg]), a sum of energies in a Fortran table — each judged by its drift, and a
+// function value P(X) that is no probability.
+func TestConservationSpellings(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want Role
+	}{
+		{"E/E0", RoleConserved}, {"H/H0", RoleConserved}, {"M/M0", RoleConserved}, {"sum [%]", RoleConserved},
+		{"imbalance [kg]", RoleConserved}, {"imbalance [%]", RoleConserved}, {"mass_error", RoleConserved},
+		{"P(X)", RoleUnknown}, {"p(accept)", RoleProbability}, {"E [J/m]", RoleUnknown}, {"E/N", RoleUnknown},
+	} {
+		if got := nameRole(c.name, &runContext{}, &profile{}); got.role != c.want {
+			t.Errorf("role of %q = %v (%s), want %v", c.name, got.role, got.why, c.want)
+		}
+	}
+	// a wave equation's energy over its start: within 2% in a first run, then growing ×1.25 a line
+	energyRatio := func(i int) string {
+		r := 1 - 0.02*float64(min(i, 30))/30
+		if i >= 36 {
+			r = math.Pow(1.25, float64(i-35))
+		}
+		return fmt.Sprintf("%6d  %10.5f  %15.6e  %11.4e  %14.6e", i, 0.01*float64(i), 0.5*r, r, 0.01)
+	}
+	stable := func(i int) string {
+		return fmt.Sprintf("%6d  %10.5f  %15.6e  %11.4e  %14.6e", i, 0.01*float64(i), 0.5, 1-0.02*math.Sin(float64(i)/5), 0.01)
+	}
+	header := "  step       t [s]          E [J/m]         E/E0      max|u| [m]"
+	// occupancies in percent whose sum climbs from 100 once the channel opens
+	occupancy := func(i int) string {
+		sum := 100.0
+		if i > 20 {
+			sum = 100 * math.Pow(1.01, float64(i-20))
+		}
+		return fmt.Sprintf("%9.2f %8.1f %10.3f %10.3f %10.3f %10.3f %10.3f", 0.25*float64(i), -10.0, sum/4, sum/4, sum/4, sum/4, sum)
+	}
+	occHeader := "   t [ms]   V [mV]     C1 [%]     C2 [%]      O [%]      I [%]    sum [%]"
+	// a mass balance printed as key [unit]=value fields: exact, then leaking
+	balance := func(i int) string {
+		imb := 0.0
+		if i > 20 {
+			imb = -0.0004 * float64(i-20) * float64(i-20)
+		}
+		return fmt.Sprintf("t=%5.2f h | M_in [kg]=%8.4f | imbalance [kg]=%+.4f", 0.25*float64(i), 0.5*float64(i), imb)
+	}
+	roundoff := func(i int) string {
+		return fmt.Sprintf("t=%5.2f h | M [kg]=%8.4f | imbalance [kg]=%+.3e", 0.25*float64(i), 10.0, 1e-15*math.Sin(float64(i*i)))
+	}
+	// KE+PE of a chain under a broken Verlet, in a Fortran D table
+	d := func(v float64) string { return strings.Replace(fmt.Sprintf("% .5e", v), "e", "D", 1) }
+	chain := func(i int) string {
+		e := 3.87
+		if i > 25 {
+			e = 3.87 * (1 + 0.004*float64(i-25))
+		}
+		return fmt.Sprintf("%8d %s %s %s %s", 50*i, d(0.5*float64(i)), d(e/2), d(e/2), d(e))
+	}
+	withHeader := func(h string, obs []*protocol.Observation) []*protocol.Observation {
+		return append([]*protocol.Observation{stdout(0, h)}, obs...)
+	}
+	verlet := &Config{Code: "# velocity Verlet\n"}
+	for _, c := range []struct {
+		name   string
+		cfg    *Config
+		obs    []*protocol.Observation
+		want   string
+		before int
+	}{
+		{"E/E0 growing after a conserved run", nil, withHeader(header, lines(0.05, 120, energyRatio)), DetectorDrift, 60},
+		{"E/E0 within 2%", nil, withHeader(header, lines(0.05, 200, stable)), "", 0},
+		{"a probability sum in percent climbing", nil, withHeader(occHeader, lines(0.05, 80, occupancy)), DetectorDrift, 45},
+		{"a mass balance leaking", nil, lines(0.1, 80, balance), DetectorDrift, 40},
+		{"a mass balance at rounding", nil, lines(0.1, 200, roundoff), "", 0},
+		{"KE+PE climbing in a Fortran table", verlet, withHeader("    STEP        TIME              KE              PE           KE+PE", lines(0.05, 100, chain)), DetectorDrift, 60},
+	} {
+		i, det, msg := firstError(t, c.cfg, c.obs)
+		if det != c.want || c.want != "" && i >= c.before {
+			t.Errorf("%s: first Error at %d by %q (%s), want %q before %d", c.name, i, det, msg, c.want, c.before)
 		}
 	}
 }

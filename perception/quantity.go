@@ -443,9 +443,63 @@ func (q *quantity) collapsed(sr *series, v float64) (finding, bool) {
 	}, true
 }
 
+// imbalance is the conserved-quantity rule for the error of a balance (`imbalance`,
+// `mass_error`), which stays at zero to rounding, with no scale to be relative to: its
+// magnitude grew at every one of driftRun samples in a row (at most two of them equal) to ten
+// times the largest it had in the first half of the run, from the driftRun+5th sample — mass
+// leaking out of a scheme that is not conservative, steadily. Rounding noise around zero
+// does not climb ten samples in a row.
+func (q *quantity) imbalance(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	a := abs(v)
+	st.dStride = max(st.dStride, 1)
+	st.dPending++
+	if st.dPending >= st.dStride {
+		st.dPending = 0
+		if st.nDrift == divLong {
+			for i := range divLong / 2 {
+				st.drifts[i] = max(st.drifts[2*i], st.drifts[2*i+1])
+			}
+			st.nDrift, st.dStride = divLong/2, 2*st.dStride
+		}
+		st.drifts[st.nDrift] = a
+		st.nDrift++
+	}
+	switch {
+	case a > st.last:
+		st.over++
+	case a == st.last && a > 0 && st.repeats < 2:
+		st.repeats++
+	default:
+		st.over, st.repeats = 0, 0
+	}
+	st.last = a
+	if st.n < driftRun+5 || st.over+st.repeats < driftRun || a == 0 {
+		return finding{}, false
+	}
+	early := 0.0
+	for _, x := range st.drifts[:st.nDrift/2] {
+		early = max(early, x)
+	}
+	if a < 10*early {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not conserved: the balance's error grew at each of the last %d samples, to %s (at most %s in the first half of the run); it is a %s",
+			sr.label(), st.over+st.repeats, num(v), num(early), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, growing %d samples in a row", sr.label(), num(v), st.over+st.repeats),
+		severity: 0.9, role: sr.roleText(),
+		correction: "the scheme does not conserve what it should: check the fluxes (a face flux must leave one cell and enter its neighbour, divided by each cell's own size) and the source and sink terms",
+	}, true
+}
+
 // drifting is the conserved-quantity rule.
 func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	st := &sr.qty
+	if sr.role.zero {
+		return q.imbalance(sr, v)
+	}
 	if !st.have0 {
 		st.x0, st.have0 = v, true
 		st.scale = abs(v)

@@ -61,6 +61,7 @@ type roleInfo struct {
 	why      string  // why the role was assigned, for the verdict
 	relative bool    // conserved: the series is already a relative error (dE/E0)
 	linear   bool    // conserved: a linear invariant (mass, charge, probability), which a consistent scheme keeps to rounding
+	zero     bool    // conserved: the error of a balance, which stays at zero (an absolute imbalance)
 	tol      float64 // residual: the tolerance it should reach (0: unknown)
 }
 
@@ -151,7 +152,9 @@ func normName(name string) (base string, norm bool, unit string) {
 	for _, br := range [][2]string{{"[", "]"}, {"(", ")"}} {
 		if i := strings.LastIndex(s, br[0]); i > 0 && strings.HasSuffix(s, br[1]) {
 			u := s[i+1 : len(s)-1]
-			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") {
+			// a known unit, or any unit after a blank (`E [J/m]`); `f(x)` and `c_msd[4]` are names
+			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") ||
+				s[i-1] == ' ' && isUnit(u) {
 				unit, s = u, s[:i]
 			}
 		}
@@ -205,6 +208,10 @@ var (
 		"sum_prob", "prob_total", "p_tot", "ptot", "p_sum", "total_prob", "sum(prob)", "sum(rho)", "sum_rho", "mass_sum", "sum_mass", "m_total", "mtotal",
 		"n_tot", "ntot", "total_number", "sum(w)", "sum_w", "weight_sum", "sum_weights", "total_weight", "sum(psi^2)", "norm(psi)", "total_n", "sum(n)", "sum(c)",
 		"sum(u)", "sum_u", "integral", "int_u", "total_solute", "total_amount", "mass_balance", "p_total", "probsum", "sum_probs", "sumprob", "total_p", "norm_p", "sum(pi)", "sum_pi"}
+	// balanceErrors are the error of a conservation balance, which stays at zero (to rounding).
+	balanceErrors = []string{"imbalance", "balance_error", "balance_err", "mass_error", "mass_err", "mass_defect", "mass_loss", "conservation_error",
+		"conservation_err", "cons_err", "charge_error", "prob_error", "norm_error", "sum_error", "closure_error", "budget_error", "residual_mass",
+		"mass_imbalance", "energy_balance_error", "balance"}
 	// conservedAmounts are amounts a code that says it conserves them keeps constant.
 	conservedAmounts = []string{"mass", "total", "charge", "sum", "probability", "total_sum"}
 	finiteNames      = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
@@ -261,13 +268,19 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleLoss, why: "its name " + q + " says loss, which training should lower"}
 	case in(relativeDrifts) || isRelativeDrift(base):
 		return roleInfo{role: RoleConserved, relative: true, why: "its name " + q + " is the relative error of a conserved quantity, which should stay near 0"}
+	case isConservedRatio(base):
+		return roleInfo{role: RoleConserved, linear: isLinearRatio(base), why: "its name " + q + " is a quantity over its initial value, which should stay 1"}
+	case unit == "%" && in1(base, "sum", "total", "sum_p", "sum(p)", "p_sum", "total_p", "sum_prob", "norm"):
+		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is a total in percent, which should stay 100%"}
+	case in(balanceErrors) || isAffixed(base, "imbalance", []string{"mass", "charge", "energy", "prob", "probability", "total", "species", "water", "heat"}):
+		return roleInfo{role: RoleConserved, zero: true, why: "its name " + q + " is the error of a conservation balance, which should stay at zero"}
 	case in(conservedTotals):
 		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is a conserved total"}
 	case ctx.conservation && in(conservedAmounts):
 		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is an amount the code says it conserves"}
 	case in(finiteNames) || strings.Contains(base, "loglik") || strings.Contains(base, "log_lik") || strings.Contains(base, "likelihood"):
 		return roleInfo{role: RoleFinite, why: "its name " + q + " is a log-likelihood, which must stay finite"}
-	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
+	case in(probabilityNames) || strings.HasPrefix(base, "p(") && !isFunctionValue(base) || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
 		return roleInfo{role: RoleProbability, why: "its name " + q + " is a probability or fraction, which lies in [0, 1]"}
 	case in(amountNames) || isAmount(base):
 		return roleInfo{role: RoleNonNegative, why: "its name " + q + " is an amount, which cannot be negative"}
@@ -283,6 +296,30 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleConserved, why: "its name " + q + " is the total energy of a " + ctx.dynamics + " with no damping, forcing or thermostat in the code"}
 	}
 	return roleInfo{}
+}
+
+// isConservedRatio: a quantity over its initial value, E/E0, H/H0, M/M0, N/N_0, sum/sum0.
+func isConservedRatio(base string) bool {
+	num, den, ok := strings.Cut(base, "/")
+	if !ok || num == "" {
+		return false
+	}
+	if den != num+"0" && den != num+"_0" && den != num+"(0)" && den != num+"_init" && den != num+"_initial" {
+		return false
+	}
+	return slices.Contains(totalEnergies, num) || in1(num, "e", "h", "m", "n", "q", "mass", "charge", "sum", "total", "norm", "p", "prob", "w")
+}
+
+// isLinearRatio: a ratio of a linear invariant (mass, charge, number, probability).
+func isLinearRatio(base string) bool {
+	num, _, _ := strings.Cut(base, "/")
+	return in1(num, "m", "n", "q", "mass", "charge", "sum", "total", "norm", "p", "prob", "w")
+}
+
+// isFunctionValue: p(x), P(X), p(t) — a function of one variable's value, not a probability.
+func isFunctionValue(base string) bool {
+	open := strings.IndexByte(base, '(')
+	return open > 0 && strings.HasSuffix(base, ")") && len(base)-open == 3 && base[open+1] >= 'a' && base[open+1] <= 'z'
 }
 
 // isAffixed: base is word joined with one of affixes by "_", "-" or "/", or run together:

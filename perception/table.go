@@ -134,6 +134,18 @@ func hasSeparatorBar(line string, i int) bool {
 			i = normEnd(line, i)
 			continue
 		}
+		if i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
+			// a bar inside a word: `max|u|`, `E_kin+|p|`: part of a name when the word is one
+			b := strings.LastIndexAny(line[:i], " \t") + 1
+			e := i
+			for e < len(line) && line[e] != ' ' && line[e] != '\t' {
+				e++
+			}
+			if w := line[b:e]; isQuantityName(w) && normClosed(w) && strings.Count(w, "|") == 2 {
+				i = e // `max|u|` ends with its norm (`iter|loss|acc` is three columns)
+				continue
+			}
+		}
 		return true
 	}
 	return false
@@ -301,7 +313,7 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 	numbers, names := true, true
 	for i := range n {
 		numbers = numbers && isNumberToken(f[i])
-		names = names && isColumnName(f[i])
+		names = names && (isColumnName(f[i]) || sep == ' ' && i > 0 && isBracketUnit(f[i])) // `t [ms]`: a unit of the name before
 		if !numbers && !names {
 			break
 		}
@@ -388,6 +400,25 @@ func groupWords(line string, f *[maxColumns]string, n int) int {
 	if k != n {
 		return n
 	}
+	// A bracketed unit belongs to the word before it: `t [ms]`, `E [J/m]`.
+	units := false
+	for i := 1; i < k; i++ {
+		if isBracketUnit(line[start[i]:end[i]]) {
+			units = true
+		}
+	}
+	if units {
+		m := 0
+		for i := 0; i < k; i++ {
+			if i > 0 && isBracketUnit(line[start[i]:end[i]]) && m > 0 {
+				end[m-1] = end[i]
+				continue
+			}
+			start[m], end[m] = start[i], end[i]
+			m++
+		}
+		k = m
+	}
 	one, wide := false, false
 	for i := 1; i < k; i++ {
 		if g := start[i] - end[i-1]; g == 1 && line[end[i-1]] == ' ' {
@@ -397,12 +428,18 @@ func groupWords(line string, f *[maxColumns]string, n int) int {
 		}
 	}
 	if !one || !wide {
+		if units {
+			for i := range k {
+				f[i] = line[start[i]:end[i]]
+			}
+			return k
+		}
 		return n
 	}
 	m := 0
 	for i := 0; i < k; {
 		j := i
-		for j+1 < k && start[j+1]-end[j] == 1 && line[end[j]] == ' ' {
+		for j+1 < k && start[j+1]-end[j] == 1 && line[end[j]] == ' ' && !isBracketUnit(line[start[j]:end[j]]) {
 			j++
 		}
 		f[m] = line[start[i]:end[j]]
@@ -410,6 +447,12 @@ func groupWords(line string, f *[maxColumns]string, n int) int {
 		i = j + 1
 	}
 	return m
+}
+
+// isBracketUnit: a unit in brackets, `[ms]`, `(K)`, `[%]`.
+func isBracketUnit(w string) bool {
+	n := len(w)
+	return n >= 3 && (w[0] == '[' && w[n-1] == ']' || w[0] == '(' && w[n-1] == ')') && isUnit(w[1:n-1])
 }
 
 // isUnitsLine: a line of bracketed units only, printed under a header: `(ps)  (K)  [eV]`.

@@ -25,7 +25,7 @@ import (
 // average gap and cadenceLongest times its longest gap, never under cadenceFloor, is
 // an Error, busy or idle, and the CPU time says which hang it is: busy, the code is in a loop
 // that no longer reports (a fixed point that never meets its tolerance, an inner loop without
-// exit); idle, it is blocked on a lock, a queue or input that does not come. Thirty gaps of a
+// exit); idle, it is blocked on a lock, a queue or input that does not come. Eight gaps of a
 // regular cadence is strong evidence either way: a healthy run that must pause that long says
 // so (an expected silence), and a paced program that simply sleeps longer is rare. A
 // declared silence, declared silence thresholds, a batch job, and a run without a cadence (a
@@ -261,7 +261,7 @@ const (
 	beatGap        = 20 * time.Millisecond // outputs closer than this are one beat (a line and its samples, a burst)
 	cadenceBeats   = 10                    // beats before a cadence is known …
 	cadenceSpan    = 2 * time.Second       // … spanning at least this
-	cadenceGaps    = 10                    // a silence of this many average gaps …
+	cadenceGaps    = 8                     // a silence of this many average gaps …
 	cadenceLongest = 4                     // … and this many of its longest gap so far …
 	cadenceFloor   = 4 * time.Second       // … and at least this long is suspicious
 	// cadenceFloorCode is the floor for codes with long quiet phases between their reports

@@ -249,7 +249,7 @@ func pacedRun(n int, dt, end, cpuPerSec float64) []*protocol.Observation {
 }
 
 // TestSilencePaced: a run that reported at a regular pace and then falls silent for many
-// times its cadence has stopped reporting: an Error at 30 average gaps and 4 longest gaps,
+// times its cadence has stopped reporting: an Error at 8 average gaps and 4 longest gaps,
 // never before 4 s, busy (a loop that no longer prints) or idle (blocked, waiting on
 // nothing). A run with no cadence to learn from —
 // one line and a long computation, a burst of lines, a declared silence — keeps the default
@@ -282,7 +282,7 @@ func TestSilencePaced(t *testing.T) {
 	}{
 		{"paced, then a busy silence", pacedRun(50, 0.1, 20, 1), nil, 4, 4},
 		{"paced, then an idle silence", pacedRun(50, 0.1, 20, 0.05), nil, 4, 4},
-		{"paced at 0.5 s: 10 gaps", pacedRun(50, 0.5, 60, 1), nil, 5, 5},
+		{"paced at 0.5 s: 8 gaps", pacedRun(50, 0.5, 60, 1), nil, 4, 4},
 		{"paced, declared silence", pacedRun(50, 0.1, 20, 1), &Config{Expect: Expectation{Silence: 30 * time.Second}}, -1, -1},
 		{"paced, silence thresholds set", pacedRun(50, 0.1, 20, 1), &Config{Thresholds: Thresholds{Silence: 12 * time.Second, SilenceError: 40 * time.Second}}, 12, -1},
 		{"a burst of lines, then busy", pacedRun(50, 0.001, 20, 1), nil, 10, -1},
@@ -291,7 +291,7 @@ func TestSilencePaced(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			end := last
-			if c.name == "paced at 0.5 s: 10 gaps" {
+			if c.name == "paced at 0.5 s: 8 gaps" {
 				end = 0.3 + 49*0.5
 			}
 			if c.name == "a burst of lines, then busy" {

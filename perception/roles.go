@@ -206,12 +206,12 @@ var (
 	conservedTotals = []string{"total_mass", "mass_total", "m_tot", "mtot", "total_charge", "charge_total", "q_tot", "qtot", "total_particles", "n_total",
 		"norm_psi", "total_probability", "sum_p", "sum(p)", "prob_sum", "psum",
 		"sum_prob", "prob_total", "p_tot", "ptot", "p_sum", "total_prob", "sum(prob)", "sum(rho)", "sum_rho", "mass_sum", "sum_mass", "m_total", "mtotal",
-		"n_tot", "ntot", "total_number", "sum(w)", "sum_w", "weight_sum", "sum_weights", "total_weight", "sum(psi^2)", "norm(psi)", "total_n", "sum(n)", "sum(c)",
-		"sum(u)", "sum_u", "integral", "int_u", "total_solute", "total_amount", "mass_balance", "p_total", "probsum", "sum_probs", "sumprob", "total_p", "norm_p", "sum(pi)", "sum_pi"}
+		"n_tot", "ntot", "total_number", "sum(w)", "sum_w", "weight_sum", "sum_weights", "total_weight", "sum(psi^2)", "norm(psi)", "total_n", "sum(n)",
+		"total_solute", "total_amount", "p_total", "probsum", "sum_probs", "sumprob", "total_p", "norm_p", "sum(pi)", "sum_pi"}
 	// balanceErrors are the error of a conservation balance, which stays at zero (to rounding).
-	balanceErrors = []string{"imbalance", "balance_error", "balance_err", "mass_error", "mass_err", "mass_defect", "mass_loss", "conservation_error",
+	balanceErrors = []string{"imbalance", "balance_error", "balance_err", "mass_error", "mass_err", "mass_defect", "conservation_error",
 		"conservation_err", "cons_err", "charge_error", "prob_error", "norm_error", "sum_error", "closure_error", "budget_error", "residual_mass",
-		"mass_imbalance", "energy_balance_error", "balance"}
+		"mass_imbalance", "energy_balance_error", "mass_balance", "mass_balance_error"}
 	// conservedAmounts are amounts a code that says it conserves them keeps constant.
 	conservedAmounts = []string{"mass", "total", "charge", "sum", "probability", "total_sum"}
 	finiteNames      = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",

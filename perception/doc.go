@@ -258,6 +258,12 @@
 //     looks like a quiet computation that forgot to declare its silence.
 //   - tqdm redraws its bar with carriage returns: its postfix (`loss=0.3`) is read when a
 //     newline ends the line, not at each redraw.
+//   - A residual that stagnates with noise below its printed resolution's last digit but not
+//     exactly (0.1% over 40 samples) is not judged: it cannot be told from a plateau before a
+//     drop. A loss that settles far above zero and repeats itself is judged as stopped
+//     learning only while it is above half its largest value.
+//   - Rows of bare numbers without a header (`print(it, err)`) give no series; rows with
+//     placeholders or flags in their cells (IPOPT's `-` and `1.00e+00f`) end a table.
 //   - Memory is judged only against a known limit (Resource.MemoryLimit or
 //     Thresholds.MemoryLimit); a single huge allocation fails before any sample shows it.
 //   - A printed table with legitimate missing values (NaN cells in a column that had

@@ -93,7 +93,10 @@
 //     damping, friction, thermostat, decay or forcing (also spelt as a sum: KE+PE,
 //     E_kin+E_pot); LAMMPS' TotEng under `fix nve` alone; and linear invariants, which any
 //     consistent scheme keeps to rounding: total mass or charge, sum(p), sum_prob, and mass,
-//     charge, a total or a sum in a code that says it conserves them.
+//     charge, a total or a sum in a code that says it conserves them; a quantity over its
+//     start (E/E0, M/M0) when the code says it is conserved or integrates conservatively;
+//     a total in percent (`sum [%]`); and the error of a balance (imbalance, mass_error),
+//     which stays at zero.
 //   - controlled quantity — tracks a setpoint the code declares: LAMMPS' Temp under a
 //     thermostat on all atoms (`fix … nvt/npt temp Tstart Tstop Tdamp`, langevin,
 //     temp/berendsen, temp/csvr, temp/rescale), the target ramping from Tstart to Tstop along

@@ -126,6 +126,9 @@ func readContext(code string) runContext {
 	for _, w := range []string{"conserv", "mass balance", "normalis", "normaliz"} {
 		c.conservation = c.conservation || strings.Contains(lc, w)
 	}
+	for _, w := range []string{"not conserv", "non-conserv", "nonconserv", "no longer conserv", "isn't conserv", "is not conserv"} {
+		c.conservation = c.conservation && !strings.Contains(lc, w)
+	}
 	for _, w := range []string{"metropolis", "mcmc", "markov chain", "hastings", "gibbs", "hamiltonian monte carlo", "hmc", "emcee"} {
 		c.sampler = c.sampler || strings.Contains(lc, w)
 	}
@@ -268,7 +271,7 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleLoss, why: "its name " + q + " says loss, which training should lower"}
 	case in(relativeDrifts) || isRelativeDrift(base):
 		return roleInfo{role: RoleConserved, relative: true, why: "its name " + q + " is the relative error of a conserved quantity, which should stay near 0"}
-	case isConservedRatio(base):
+	case isConservedRatio(base) && (ctx.conservation || ctx.conservative && !ctx.dissipative):
 		return roleInfo{role: RoleConserved, linear: isLinearRatio(base), why: "its name " + q + " is a quantity over its initial value, which should stay 1"}
 	case unit == "%" && in1(base, "sum", "total", "sum_p", "sum(p)", "p_sum", "total_p", "sum_prob", "norm"):
 		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is a total in percent, which should stay 100%"}
@@ -298,7 +301,10 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 	return roleInfo{}
 }
 
-// isConservedRatio: a quantity over its initial value, E/E0, H/H0, M/M0, N/N_0, sum/sum0.
+// isConservedRatio: a quantity over its initial value, E/E0, H/H0, M/M0, N/N_0, sum/sum0 —
+// conserved when the code says so (it conserves, or integrates with a conservative scheme
+// and no damping): an energy over its start also measures amplification (transient growth)
+// and decay.
 func isConservedRatio(base string) bool {
 	num, den, ok := strings.Cut(base, "/")
 	if !ok || num == "" {

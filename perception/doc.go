@@ -198,7 +198,7 @@
 //     the longest gap the run already had, or past the declared Expectation.Silence) while the
 //     process burns CPU: Warning, Error at 30 s (or twice the stretched limit). A run that
 //     reported at a regular pace (10 outputs over 2 s or more) and falls silent for 8 times
-//     its average gap and 4 times its longest (at least 4 s; 8 s for Quantum ESPRESSO and
+//     its average gap and 3 times its longest (at least 4 s; 8 s for Quantum ESPRESSO and
 //     LAMMPS, which have quiet phases) has stopped reporting: an Error, busy (a loop that no
 //     longer prints) or idle (blocked, waiting on something that does not come). A declared silence turns that off, and a run that
 //     announced a long computation after a line or a burst has no cadence. Telemetry that

@@ -150,8 +150,8 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	if d.beats == 0 || t.Sub(d.lastBeat) >= beatGap {
 		if d.beats == 0 {
 			d.firstBeat = t
-		} else {
-			d.longestBeat = max(d.longestBeat, t.Sub(d.lastBeat))
+		} else if d.beats > cadenceWarmup {
+			d.longestBeat = max(d.longestBeat, t.Sub(d.lastBeat)) // past the start-up (imports, a first compute)
 		}
 		d.beats++
 		d.lastBeat = t
@@ -262,7 +262,8 @@ const (
 	cadenceBeats   = 10                    // beats before a cadence is known …
 	cadenceSpan    = 2 * time.Second       // … spanning at least this
 	cadenceGaps    = 8                     // a silence of this many average gaps …
-	cadenceLongest = 4                     // … and this many of its longest gap so far …
+	cadenceLongest = 3                     // … and this many of its longest gap so far (after cadenceWarmup beats) …
+	cadenceWarmup  = 2                     // the first gaps are start-up (imports, a first compute), not cadence
 	cadenceFloor   = 4 * time.Second       // … and at least this long is suspicious
 	// cadenceFloorCode is the floor for codes with long quiet phases between their reports
 	// (Quantum ESPRESSO's forces and stress after an SCF, LAMMPS' setup of a new run).
@@ -270,7 +271,7 @@ const (
 )
 
 // paced is the silence the run's own cadence allows — cadenceGaps times its average gap
-// between outputs and cadenceLongest times its longest, at least cadenceFloor — and that
+// between outputs and cadenceLongest times its longest after start-up, at least cadenceFloor — and that
 // average gap; 0 when there is no cadence to learn from: a declared silence or declared
 // silence thresholds, a batch job, or fewer than cadenceBeats separate outputs over
 // cadenceSpan (a program that announces a long computation and goes quiet has no cadence,

@@ -249,7 +249,7 @@ func pacedRun(n int, dt, end, cpuPerSec float64) []*protocol.Observation {
 }
 
 // TestSilencePaced: a run that reported at a regular pace and then falls silent for many
-// times its cadence has stopped reporting: an Error at 8 average gaps and 4 longest gaps,
+// times its cadence has stopped reporting: an Error at 8 average gaps and 3 longest gaps,
 // never before 4 s, busy (a loop that no longer prints) or idle (blocked, waiting on
 // nothing). A run with no cadence to learn from —
 // one line and a long computation, a burst of lines, a declared silence — keeps the default

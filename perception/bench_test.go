@@ -208,11 +208,26 @@ func profileStreams(tb testing.TB) []struct {
 		x := float64(i)
 		nvt = append(nvt, stdout(x*0.01, fmt.Sprintf("%d %.4f -906.2 0 %.4f %.3f", i*100, 300*(1+0.1*math.Sin(x/3)), -896.3+0.01*math.Sin(x/5), 2000*math.Sin(x/2))))
 	}
+	// the formats of point 3 of issue 32: a logging prefix on stderr, Fortran's D exponent, a
+	// unit in brackets and one glued to the number, a chi2 and a residual
+	var logLines []*protocol.Observation
+	for i := 1; i < 2000; i++ {
+		x := float64(i)
+		res := strings.Replace(fmt.Sprintf("%.4E", math.Exp(-x/200)), "E", "D", 1)
+		line := fmt.Sprintf("2026-12-05 10:%02d:%02d,%03d INFO it=%d rnorm=%s chi2: %.4f T = %.1fK E [eV] = %.6f", i/3600, i/60%60, i%1000, i, res,
+			12+math.Sin(x/3), 300+2*math.Sin(x/7), -12.5+0.01*math.Sin(x/5))
+		o := stdout(x*0.01, line)
+		if i%2 == 0 {
+			o.Kind = protocol.ObsStderr
+		}
+		logLines = append(logLines, o)
+	}
 	return []struct {
 		name string
 		cfg  *Config
 		obs  []*protocol.Observation
 	}{
+		{"log-lines", nil, logLines},
 		{"lammps-nvt-rows", &Config{Profile: ProfileLAMMPS, Code: "units metal\ntimestep 0.001\nfix 1 all nvt temp 300 300 0.1\nrun 200000"}, nvt},
 		{"qe", &Config{Profile: ProfileQE}, load("qe_si_scf.out")},
 		{"lammps", &Config{Profile: ProfileLAMMPS, Code: "fix 1 all nve"}, load("lammps_nve_multi.out")},

@@ -50,7 +50,7 @@ const (
 
 // setpointNames are what a printed reference is called (lowercased).
 var setpointNames = []string{"setpoint", "set_point", "sp", "ref", "reference", "target", "y_ref", "yref", "r_ref", "sv", "t_set", "tset",
-	"t_sp", "t_ref", "t_target", "level_sp", "level_ref", "demand", "command"}
+	"t_sp", "t_ref", "t_target", "level_sp", "level_ref", "demand", "command", "desired", "goal", "t_goal", "t_desired", "t_cmd"}
 
 // processNames are usual names of a controlled process value.
 var processNames = []string{"y", "pv", "process_value", "temperature", "temp", "t", "level", "speed", "position", "pressure", "output",
@@ -63,7 +63,7 @@ func isSetpoint(name string) (stem string, ok bool) {
 		stem, _, _ = strings.Cut(base, "_")
 		return stem, true
 	}
-	for _, suf := range []string{"_setpoint", "_set", "_sp", "_ref", "_target"} {
+	for _, suf := range []string{"_setpoint", "_set", "_sp", "_ref", "_target", "_desired", "_goal", "_cmd"} {
 		if s, found := strings.CutSuffix(base, suf); found && s != "" {
 			return s, true
 		}

@@ -30,9 +30,11 @@
 // --profile` declares one). Perception is the one place a printed line becomes telemetry:
 // kernels and schedulers send lines, and as telemetry only what code logs through the
 // kernel's helper (labmate_log, a structured side channel). Every profile reads `name = value`
-// pairs and prose pairs (`epoch 8 | loss nan`; ParseSamples) of stdout and followed files, and
-// tables with a header — aligned columns, CSV, pipe-separated, pandas frames, LAMMPS' thermo
-// table — as telemetry, one series per column. On top of that:
+// pairs and prose pairs (`epoch 8 | loss nan`; ParseSamples) of stdout, stderr (where Python's
+// logging and tqdm write) and followed files, after a logging prefix (`2026-12-05
+// 10:00:01,123 INFO`, `INFO:root:`, `[INFO]`), and tables with a header — aligned columns,
+// CSV (with units in the header: `T [K]`), pipe-separated, pandas frames, LAMMPS' thermo
+// table — of stdout and followed files as telemetry, one series per column. On top of that:
 //
 //   - ProfileQE (Quantum ESPRESSO's pw.x, chosen for a cell that runs pw.x): scf_iteration,
 //     scf_accuracy, total_energy, total_force and pressure as series; error blocks,
@@ -63,28 +65,38 @@
 // verdict (Quantum ESPRESSO's scf_accuracy and conv_thr, LAMMPS' thermostat) — is an addition
 // to roles.go or correction.go, not a requirement.
 //
-// Names are read as scientists print them: `||F||`, `|r|`, `dE/E0`, `c_msd[4]` and `f(x)` are
-// series names (in `name = value` pairs, prose pairs and table headers), and a value is a
-// number in any spelling, non-finite ones included: nan, NaN, -nan, inf, -Inf, Infinity.
+// Names are read as scientists print them: `||F||`, `|r|`, `dE/E0`, `||r||/||b||`, `KE+PE`,
+// `train/loss`, `c_msd[4]` and `f(x)` are series names (in `name = value` pairs, prose pairs
+// and table headers), with a unit in brackets after them (`E [eV] = …`, `T (K): …`); and a
+// value is a number in any spelling — Fortran's `1.5D+02`, a unit glued to it (`300K`,
+// `1.2eV`, `12%`), a count in prose (`epoch 3/100`) — non-finite ones included: nan, NaN,
+// -nan, inf, -Inf, Infinity.
 //
 // # Roles
 //
 // A number is judged by what it is for. Each series gets a Role when it first appears, with
 // the evidence for it, which every verdict about the series carries (Verdict.Role):
 //
-//   - residual — should fall toward a tolerance: names such as res, residual, rnorm, and the
-//     norms `||F||`, `|r|`, `|dx|`; an optimiser's gradient norm (`||g||`, `|grad|`, gnorm,
+//   - residual — should fall toward a tolerance: names such as res, residual, rnorm, ferr,
+//     max_change, and the norms `||F||`, `|r|`, `|dx|`, `max|du|`, relative ones
+//     (`||r||/||b||`); an optimiser's gradient norm (`||g||`, `|grad|`, gnorm,
 //     first-order optimality; not a training run's grad_norm, which is noisy by nature);
 //     Quantum ESPRESSO's scf_accuracy, whose tolerance is the
 //     input's conv_thr (read from the cell's input and from pw.x's summary).
-//   - loss — should fall, noisily and with no tolerance: loss, train_loss, cost, objective,
-//     nll, mse; and a series declared with `--watch 'x decreasing'`.
+//   - loss — should fall, noisily and with no tolerance: loss, train_loss, val/loss, cost,
+//     objective, nll, mse, chi2, chi2/dof, cross_entropy, kl; and a series declared with
+//     `--watch 'x decreasing'`.
 //   - conserved quantity — should stay put: a relative error of an invariant (`dE/E0`,
 //     rel_energy_error); a total energy (E_tot, Etot, energy, E, hamiltonian) when the code
 //     names a conservative integrator (Verlet, leapfrog, symplectic, NVE, Hamiltonian) or
 //     mechanical dynamics (an orbit, an oscillator, a pendulum, a Morse potential) and no
-//     damping, friction, thermostat, decay or forcing; total mass or charge, sum(p); LAMMPS'
-//     TotEng under `fix nve` alone.
+//     damping, friction, thermostat, decay or forcing (also spelt as a sum: KE+PE,
+//     E_kin+E_pot); LAMMPS' TotEng under `fix nve` alone; and linear invariants, which any
+//     consistent scheme keeps to rounding: total mass or charge, sum(p), sum_prob, and mass,
+//     charge, a total or a sum in a code that says it conserves them; a quantity over its
+//     start (E/E0, M/M0) when the code says it is conserved or integrates conservatively;
+//     a total in percent (`sum [%]`); and the error of a balance (imbalance, mass_error),
+//     which stays at zero.
 //   - controlled quantity — tracks a setpoint the code declares: LAMMPS' Temp under a
 //     thermostat on all atoms (`fix … nvt/npt temp Tstart Tstop Tdamp`, langevin,
 //     temp/berendsen, temp/csvr, temp/rescale), the target ramping from Tstart to Tstop along
@@ -93,7 +105,7 @@
 //   - positive quantity (an absolute temperature: T[K], T_K, LAMMPS' Temp), non-negative
 //     amount (population, stock, mass, concentration, conc_A, prey), probability (prob,
 //     acceptance_rate, fraction, min(p), p_min, p3: [0, 1]), finite quantity (a
-//     log-likelihood: logL, loglik, lnL, log_prob, logZ, elbo).
+//     log-likelihood: logL, loglik, lnL, log_prob, logZ, elbo, log_marginal).
 //   - bounded state norm — the norm of a simulation's state (`max|u|`, `||u||`, `|x|`,
 //     umax): a stable scheme keeps it bounded.
 //   - unknown — everything else (`|x|`, `err`, `abs_err`, a PID's error, a printed result):
@@ -133,7 +145,9 @@
 //     unknown role turning NaN is a Warning, and an Error when the next sample is NaN too;
 //     ±Inf is often a value (an infinite gain margin, a search's initial best): a Warning,
 //     and an Error when it stays infinite for three samples in a row; a series non-finite
-//     from its first sample is a printed result and Normal. Unnamed printed numbers (a matrix row): NaN on three
+//     from its first sample is a printed result and Normal, and one that returns to the
+//     non-finite value it started with starts over (a profile scan for the next data set).
+//     Unnamed printed numbers (a matrix row): NaN on three
 //     lines over a second is an Error, once a Warning. Prose that merely mentions NaN does
 //     not count.
 //   - divergence: sustained exponential growth at any rate — log|x| climbing along a straight
@@ -149,11 +163,19 @@
 //     median is 1.5 times its best or more — it wanders instead of converging: Error. So is a
 //     residual that fell less than two decades from its largest value and then went 40
 //     samples (and as many as it took to get there) without a new best 10% below it, bouncing
-//     around above it (a subgradient method at a kink), and one that repeats its value 13 times in
-//     a row. A residual at its rounding floor (eight decades below its largest value), a
-//     plateau at its best and a slow but steady residual stay Normal.
-//   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|)
-//     for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
+//     around above it (a subgradient method at a kink), and one that repeats its value 13
+//     times in a row (restarted GMRES stagnating at the printed precision) or cycles through
+//     two to four values as long (Newton flipping between two points). A residual at its rounding floor (eight decades
+//     below its largest value), a plateau at its best and a slow but steady residual stay
+//     Normal. A loss (losses: judged in samples) still above half its largest value, settled onto a
+//     value with shrinking steps and then repeats it 12 times in a row has stopped learning
+//     (dead units, vanishing gradients): Error; a loss creeping off a plateau in its last
+//     digit, and one repeating its floor, stay Normal. In a code that samples a Markov chain
+//     (Metropolis, MCMC, Gibbs, HMC), two series of the chain (a parameter and its
+//     log-density) that moved and then repeat their exact values 40 times in a row are a
+//     chain that rejects every proposal: Error.
+//   - drift (conserved quantities): relative drift of 5% or more (|dE/E0|, or |E − E₀|/|E₀|;
+//     0.1% for a linear invariant: mass, charge, a probability sum) for 10 samples in a row, from the 20th sample, and 1.5 times the largest drift of the
 //     first half of the run — secular, not the bounded error of a symplectic scheme: Error.
 //   - setpoint (controlled quantities): LAMMPS' Temp more than 50% from its thermostat's
 //     target for 15 thermo rows in a row spanning five Tdamp (5 rows, with no Tdamp to wait
@@ -174,8 +196,14 @@
 //     and noisy series are Normal.
 //   - stagnation: no output, telemetry or followed-file line for 10 s (or Cadence = 3 times
 //     the longest gap the run already had, or past the declared Expectation.Silence) while the
-//     process burns CPU: Warning, Error at 30 s (or twice the stretched limit); telemetry that
-//     keeps coming but in which nothing changes for 40 samples and 1 s: Error; an integrator
+//     process burns CPU: Warning, Error at 30 s (or twice the stretched limit). A run that
+//     reported at a regular pace (10 outputs over 2 s or more) and falls silent for 8 times
+//     its average gap and 3 times its longest (at least 4 s; 8 s for Quantum ESPRESSO and
+//     LAMMPS, which have quiet phases) has stopped reporting: an Error, busy (a loop that no
+//     longer prints) or idle (blocked, waiting on something that does not come). A declared silence turns that off, and a run that
+//     announced a long computation after a line or a burst has no cadence. Telemetry that
+//     keeps coming but in which nothing changes for 40 samples and 1 s — repeating values, or
+//     cycling through two to four values (Newton flipping between two points) — : Error; an integrator
 //     whose step collapsed 10⁴-fold to 10⁻⁵ of t for a second and 20 samples (it crawls): Error.
 //     A batch job (Expectation.Batch) is the other way round: its CPU time rising is progress,
 //     like its output and its followed files growing, and only a job that does none of these
@@ -227,9 +255,18 @@
 //
 // # Known limits
 //
-//   - Silence is judged only with resource samples (to tell busy from waiting), and only after
-//     10 s by default: a silent hang is stopped at the earliest after 30 s unless the
-//     operation declares a shorter Thresholds.SilenceError.
+//   - Silence is judged only with resource samples (to tell busy from waiting). A run with no
+//     cadence — one line, then a silent loop — is judged only after 10 s by default and
+//     stopped after 30 s, unless the operation declares a shorter Thresholds.SilenceError: it
+//     looks like a quiet computation that forgot to declare its silence.
+//   - tqdm redraws its bar with carriage returns: its postfix (`loss=0.3`) is read when a
+//     newline ends the line, not at each redraw.
+//   - A residual that stagnates with noise below its printed resolution's last digit but not
+//     exactly (0.1% over 40 samples) is not judged: it cannot be told from a plateau before a
+//     drop. A loss that settles far above zero and repeats itself is judged as stopped
+//     learning only while it is above half its largest value.
+//   - Rows of bare numbers without a header (`print(it, err)`) give no series; rows with
+//     placeholders or flags in their cells (IPOPT's `-` and `1.00e+00f`) end a table.
 //   - Memory is judged only against a known limit (Resource.MemoryLimit or
 //     Thresholds.MemoryLimit); a single huge allocation fails before any sample shows it.
 //   - A printed table with legitimate missing values (NaN cells in a column that had
@@ -249,8 +286,9 @@
 //   - Roles come from names, the profile and the code's declarations: a residual printed as
 //     `err` or `x`, or a total energy without a word about the integrator, has no role, and
 //     slow growth of a series of unknown role is an Error only ten decades above its start.
-//   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is not
-//     read; a controller's reference is paired with its process value only when both are
+//   - A thermostat target written with variables (`fix 1 all nvt temp ${T} ${T} 0.1`) is read
+//     when the variable is a number (`variable T equal 300`, `lmp -var T 300`), not when it is
+//     an expression; a controller's reference is paired with its process value only when both are
 //     printed on one line, and a ramping setpoint is not judged.
 //
 // # Escalation

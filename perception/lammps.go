@@ -14,6 +14,9 @@ func init() {
 		aliases: []string{"lmp"},
 		runs:    isLAMMPSCommand,
 		reader: func(m *Monitor, cfg *Config) reader {
+			for line := range strings.Lines(cfg.Code) { // command-line variables first: they override the script's
+				m.lmp.commandVars(strings.Fields(line))
+			}
 			for line := range strings.Lines(cfg.Code) {
 				m.lmp.declare(strings.TrimSpace(line))
 			}
@@ -82,7 +85,8 @@ type lammps struct {
 	thermo   lammpsThermostat
 	units    string
 	timestep float64
-	min      bool // the current run is a minimization
+	vars     map[string]string // numeric variables (`variable T equal 300`, `-var T 300`)
+	min      bool              // the current run is a minimization
 	runs     [2]lammpsRun
 }
 
@@ -111,6 +115,47 @@ type lammpsRun struct {
 	setFired    bool
 }
 
+// commandVars reads the variables a command line that runs LAMMPS sets: `lmp -in in.md -var
+// T 300` (-v T 300).
+func (l *lammps) commandVars(f []string) {
+	if !slices.ContainsFunc(f, isLAMMPSCommand) {
+		return
+	}
+	for i := 0; i+2 < len(f); i++ {
+		if f[i] == "-var" || f[i] == "-v" {
+			l.setVar(f[i+1], f[i+2], true)
+		}
+	}
+}
+
+// setVar records a LAMMPS variable with a numeric value. A command-line -var (cmdline)
+// overrides the script's, as in LAMMPS; otherwise the first definition stays.
+func (l *lammps) setVar(name, value string, cmdline bool) {
+	if _, ok := fortranNumber(value); !ok {
+		return
+	}
+	if l.vars == nil {
+		l.vars = make(map[string]string)
+	}
+	if _, ok := l.vars[name]; !ok || cmdline {
+		l.vars[name] = value
+	}
+}
+
+// subst replaces a variable reference, `${T}` or `$T`, by its value when it is known.
+func (l *lammps) subst(w string) string {
+	name := strings.TrimPrefix(w, "$")
+	if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
+		name = name[1 : len(name)-1]
+	} else if len(name) != 1 {
+		return w // $T names a one-letter variable; $(…) is an expression
+	}
+	if v, ok := l.vars[name]; ok {
+		return v
+	}
+	return w
+}
+
 // conservative are fix styles that neither add nor remove energy.
 var conservative = []string{
 	"nve", "nve/sphere", "nve/asphere", "nve/body", "nve/line", "nve/tri", "rigid", "rigid/nve",
@@ -123,6 +168,16 @@ var conservative = []string{
 // `fix ID GROUP STYLE …` and `unfix ID`.
 func (l *lammps) declare(line string) {
 	f := strings.Fields(line)
+	if len(f) >= 4 && f[0] == "variable" && (f[2] == "equal" || f[2] == "index" || f[2] == "string" || f[2] == "universe" || f[2] == "uloop") {
+		l.setVar(f[1], strings.Trim(f[3], `"'`), false)
+		return
+	}
+	l.commandVars(f)
+	for i, w := range f {
+		if strings.HasPrefix(w, "$") {
+			f[i] = l.subst(w)
+		}
+	}
 	if len(f) >= 2 {
 		switch f[0] {
 		case "units":

@@ -106,15 +106,17 @@ type Monitor struct {
 
 	series map[seriesKey]*series
 
-	prof  profile
-	rd    reader // the code's reader (prof.code); nil for the common profiles
-	ctx   runContext
-	qeIn  qeInput
-	lmp   lammps
-	out   stream             // stdout
-	errs  stream             // stderr: fault signatures only
-	files map[string]*stream // followed files, by path
-	off   [numDetectors]bool
+	prof profile
+	rd   reader // the code's reader (prof.code); nil for the common profiles
+	ctx  runContext
+	// chainReported: the Markov-chain rule has spoken (chainStuck)
+	chainReported bool
+	qeIn          qeInput
+	lmp           lammps
+	out           stream             // stdout
+	errs          stream             // stderr: fault signatures only
+	files         map[string]*stream // followed files, by path
+	off           [numDetectors]bool
 
 	// The samples parsed from the line being observed (Parsed), and its time.
 	parsed  [maxParsed]protocol.Sample
@@ -175,6 +177,8 @@ func New(cfg *Config) (*Monitor, error) {
 			batch:     cfg.Expect.Batch,
 			warnAfter: th.Silence, errAfter: th.SilenceError, cadence: th.Cadence,
 			frozen: th.Frozen, frozenFor: th.FrozenFor,
+			learn: cfg.Expect.Silence == 0 && cfg.Thresholds.Silence == 0 && cfg.Thresholds.SilenceError == 0,
+			floor: cadenceFloor,
 		},
 		res: resources{memWarn: th.MemoryWarning, memErr: th.MemoryError, outWarn: th.OutputWarning, memLimit: th.MemoryLimit},
 		cur: -1,
@@ -190,6 +194,9 @@ func New(cfg *Config) (*Monitor, error) {
 		default:
 			m.off[i] = true
 		}
+	}
+	if prof.qe || prof.lammps {
+		m.stag.floor = cadenceFloorCode
 	}
 	if c := prof.code; c != nil && c.reader != nil {
 		m.rd = c.reader(m, cfg)
@@ -233,7 +240,9 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsStdout, protocol.ObsStderr, protocol.ObsFile:
 		m.stag.activity(o.Time, m)
 		m.text(o)
-		if o.Kind != protocol.ObsStderr && o.Line != "" {
+		if o.Line != "" {
+			// Pairs are read on stderr too: Python's logging, tqdm's postfix and many
+			// codes' progress go there.
 			return m.linePairs(o)
 		}
 	case protocol.ObsTelemetry:
@@ -307,7 +316,7 @@ func (m *Monitor) text(o *protocol.Observation) {
 		m.raise(detLanguage, f)
 	}
 	if !row {
-		if f, ok := m.nf.line(o.Time, o.Kind, o.Line, o.Kind != protocol.ObsStderr); ok {
+		if f, ok := m.nf.line(o.Time, o.Kind, o.Line, true); ok { // pairs are samples on every stream
 			m.raise(detNonFinite, f)
 		}
 	}
@@ -448,6 +457,9 @@ func (m *Monitor) sample(t time.Time, s *protocol.Sample) {
 	}
 	if f, ok := m.stag.sample(t, sr, s); ok {
 		m.raise(detStagnation, f)
+	}
+	if m.ctx.sampler && len(s.Values) == 0 {
+		m.chainStuck(sr, s)
 	}
 	if !finite {
 		return // the non-finite detector has spoken; NaN would poison the numeric state

@@ -25,7 +25,10 @@ import (
 // residual, a loss, a conserved or controlled quantity, a log-likelihood) has no such excuse:
 // its first NaN or ±Inf after finite values is an Error — a log-likelihood that underflowed
 // to -inf mid-run, whatever the spelling (-inf, -Inf, -Infinity). A series that is non-finite
-// from its first sample is a printed result and stays Normal.
+// from its first sample is a printed result and stays Normal, and so does one that returns to
+// the non-finite value it started with: a scan that starts over (a profile log-likelihood,
+// -inf below the data's range, scanned again for the next data set) is not a quantity that
+// broke.
 //
 // Printed numbers that belong to no series — a matrix row, a numpy array, a dict value —
 // are judged as one anonymous series: the first line with a NaN or Inf is a Warning, NaN on
@@ -35,8 +38,8 @@ import (
 // line start, one of `= : [ ( { , ; |`, or another number, and followed by the line end, one
 // of `, ; ] ) } |`, another number, or (when it follows `=` or `:`) the next `name =` pair.
 // So `information`, `Infinity is the limit`, `NaN count: 0`, `checking for NaN values` and
-// `the NaN column` are prose. A `name = NaN` or `name: NaN` on stdout (or in a followed file)
-// is a sample of the series name and is judged as such, not as an anonymous number.
+// `the NaN column` are prose. A `name = NaN` or `name: NaN` on stdout, stderr or a followed
+// file is a sample of the series name and is judged as such, not as an anonymous number.
 type nonFinite struct {
 	lines    int       // printed lines with an anonymous non-finite number
 	first    time.Time // the first of them
@@ -48,6 +51,32 @@ type nonFiniteState struct {
 	finite bool // a finite sample was seen
 	nans   int  // NaN samples in a row since
 	infs   int  // ±Inf samples in a row since
+	start  int8 // the kind of non-finite value the series started with, before any finite one (nonFiniteKind)
+}
+
+// nonFiniteKind is the kind of the first non-finite element of s: 1 +Inf, -1 -Inf, 2 NaN, 0
+// none.
+func nonFiniteKind(s *protocol.Sample) int8 {
+	kind := func(x float64) int8 {
+		switch {
+		case math.IsNaN(x):
+			return 2
+		case math.IsInf(x, 1):
+			return 1
+		case math.IsInf(x, -1):
+			return -1
+		}
+		return 0
+	}
+	if len(s.Values) == 0 {
+		return kind(s.Value)
+	}
+	for _, x := range s.Values {
+		if k := kind(x); k != 0 {
+			return k
+		}
+	}
+	return 0
 }
 
 // The anonymous rule: NaN on this many lines spread over at least this long.
@@ -66,7 +95,16 @@ func (nonFinite) sample(t time.Time, sr *series, s *protocol.Sample, finite bool
 		return finding{}, false
 	}
 	if !st.finite {
+		if st.start == 0 {
+			st.start = nonFiniteKind(s)
+		}
 		return finding{}, false // a printed result: margin's Gm = Inf, Wcg = NaN
+	}
+	if st.start != 0 && nonFiniteKind(s) == st.start {
+		// The value the series started with, again: a scan that starts over (a profile
+		// likelihood that is -inf below the data's range, for each new data set), not a
+		// quantity that broke.
+		return finding{}, false
 	}
 	ev := nonFiniteEvidence(s)
 	if sr.role.role != RoleUnknown && len(s.Values) == 0 {

@@ -157,3 +157,24 @@ func TestNonFiniteStream(t *testing.T) {
 		t.Errorf("evidence mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestNonFiniteStartsOver: a profile log-likelihood is -inf below the data's range at the start
+// of each scan: a series returning to the non-finite value it started with is Normal; one that
+// started finite and turns -inf is an Error.
+func TestNonFiniteStartsOver(t *testing.T) {
+	scan := []float64{negInf, negInf, -30, -28, -29}
+	var twice []*protocol.Observation
+	for i, v := range append(append([]float64{}, scan...), scan...) {
+		twice = append(twice, printed(float64(i)*0.1, "loglik", v))
+	}
+	if e := firstAlarm(t, nil, twice); e.State != "" {
+		t.Errorf("a scan that starts over: %+v, want Normal", e)
+	}
+	var broke []*protocol.Observation
+	for i, v := range []float64{-30, -28, -29, negInf} {
+		broke = append(broke, printed(float64(i)*0.1, "loglik", v))
+	}
+	if e := firstAlarm(t, nil, broke); e.State != protocol.Error || e.Detector != DetectorNonFinite {
+		t.Errorf("a log-likelihood underflowing: %+v, want a nonfinite Error", e)
+	}
+}

@@ -39,12 +39,13 @@ func ParseSamples(line string) []*protocol.Sample {
 // returns (ok) when the line carries one beside other pairs; a line whose only pair is
 // `t = …` gives that pair as a sample. Lines that give no sample cost no allocation.
 func readPairs(line string, add func(name string, v float64)) (t float64, ok bool) {
+	line = line[logPrefixEnd(line):]
 	if !hasSep(line) {
 		if pairs, whole := scanPairs(line, nil); !whole || pairs < 2 {
 			return 0, false
 		}
 		scanPairs(line, func(name string, v float64) {
-			if name == "t" || name == "time" {
+			if isSimTime(name) {
 				t, ok = v, true
 				return
 			}
@@ -60,7 +61,7 @@ func readPairs(line string, add func(name string, v float64)) (t float64, ok boo
 		if !found {
 			continue
 		}
-		if name == "t" || name == "time" {
+		if isSimTime(name) {
 			t, tName, ok = v, name, true
 			continue
 		}
@@ -95,6 +96,9 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 		}
 		tok := line[i:j]
 		i = j
+		if isDash(tok) {
+			continue // `epoch 3 - loss 0.25`, `step 4 -- res 1e-3`
+		}
 		if name == "" {
 			if !isQuantityName(tok) {
 				return n, false
@@ -102,10 +106,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 			name = tok
 			continue
 		}
-		if !isNumberLike(tok) {
-			return n, false
-		}
-		v, ok := parseValue(tok)
+		v, ok := valueToken(tok, true)
 		if !ok {
 			return n, false
 		}
@@ -162,7 +163,7 @@ func pairNormEnd(s string, i int) int {
 
 // isNameByte: a byte a name may hold (see isQuantityName).
 func isNameByte(c byte) bool {
-	return isIdentByte(c) || strings.IndexByte("|/.'^()[]", c) >= 0
+	return isIdentByte(c) || strings.IndexByte("|/.'^()[]+-", c) >= 0
 }
 
 // parseValue parses a number isNumberLike accepted: ParseFloat's forms, and C's signed
@@ -170,6 +171,12 @@ func isNameByte(c byte) bool {
 func parseValue(tok string) (float64, bool) {
 	if len(tok) == 4 && (tok[0] == '-' || tok[0] == '+') && strings.EqualFold(tok[1:], "nan") {
 		return math.NaN(), true
+	}
+	for i := 1; i < len(tok); i++ {
+		if tok[i]|0x20 == 'd' { // Fortran: 1.234D+02
+			v := parseNumber(tok)
+			return v, !math.IsNaN(v)
+		}
 	}
 	v, err := strconv.ParseFloat(tok, 64)
 	return v, err == nil
@@ -189,7 +196,7 @@ func isNumberLike(s string) bool {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
 			digits = true
-		case c == '.' || c == 'e' || c == 'E' || ((c == '+' || c == '-') && i > 0 && s[i-1]|0x20 == 'e'):
+		case c == '.' || c == 'e' || c == 'E' || (c == 'd' || c == 'D') && digits || ((c == '+' || c == '-') && i > 0 && (s[i-1]|0x20 == 'e' || s[i-1]|0x20 == 'd')):
 		default:
 			return false
 		}
@@ -240,7 +247,35 @@ func pairAt(s string, i int) (name string, v float64, next int, ok bool) {
 	} else if s[i] == '|' {
 		return "", 0, j, false
 	}
+	if k := skipSpaces(s, j); k > j && k < len(s) && (s[k] == '[' || s[k] == '(') {
+		if e := unitEnd(s, k); e > k { // a unit in brackets: `E [eV] = -12.3`, `T (K): 300`
+			j = e
+		}
+	}
 	return valueAt(s, s[i:j], j)
+}
+
+// unitEnd is the end of a bracketed unit `[eV]` or `(K)` starting at k, or k when there is
+// none: up to 12 bytes of a unit (see isUnit: `[kJ/mol]`, `(a.u.)`, `[%]`), the
+// closing bracket, then a '=' or ':' after blanks.
+func unitEnd(s string, k int) int {
+	closer := byte(']')
+	if s[k] == '(' {
+		closer = ')'
+	}
+	e := strings.IndexByte(s[k+1:], closer)
+	if e <= 0 || e > 12 {
+		return k
+	}
+	u := s[k+1 : k+1+e]
+	if !isUnit(u) {
+		return k
+	}
+	end := k + 1 + e + 1
+	if n := skipSpaces(s, end); n >= len(s) || (s[n] != '=' && s[n] != ':') {
+		return k
+	}
+	return end
 }
 
 // valueAt reads `<sep> number` after a name that ends at j.
@@ -260,14 +295,214 @@ func valueAt(s, name string, j int) (string, float64, int, bool) {
 	if e == k {
 		return "", 0, k, false
 	}
-	if !isNumberLike(s[k:e]) {
-		return "", 0, e, false // ParseFloat's error would allocate
-	}
-	v, ok := parseValue(s[k:e])
+	v, ok := valueToken(s[k:e], false)
 	if !ok {
 		return "", 0, e, false
 	}
 	return name, v, e, true
+}
+
+// valueToken reads a printed value: a number (isNumberLike, Fortran's `1.5D+02` too), a
+// number with its unit attached (`300K`, `1.5eV`, `12%`, `3.2ms`), or, in prose pairs
+// (count), a count out of a total (`epoch 3/100`: 3; `ratio = 3/4` is no count). It never
+// allocates.
+func valueToken(tok string, count bool) (float64, bool) {
+	if isNumberLike(tok) {
+		return parseValue(tok)
+	}
+	if a, b, ok := strings.Cut(tok, "/"); count && ok && isDigits(a) && isDigits(b) {
+		return parseValue(a) // a progress count: epoch 3/100
+	}
+	if n := numberPrefix(tok); n > 0 && isUnit(tok[n:]) {
+		return parseValue(tok[:n])
+	}
+	return 0, false
+}
+
+// numberPrefix is the length of the longest prefix of tok that is a decimal number (sign,
+// digits, dot, exponent), 0 when there is none.
+func numberPrefix(tok string) int {
+	i := 0
+	if i < len(tok) && (tok[i] == '+' || tok[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(tok) && (tok[i] >= '0' && tok[i] <= '9' || tok[i] == '.') {
+		if tok[i] != '.' {
+			digits++
+		}
+		i++
+	}
+	if digits == 0 {
+		return 0
+	}
+	if i+1 < len(tok) && (tok[i]|0x20 == 'e' || tok[i]|0x20 == 'd') {
+		j := i + 1
+		if tok[j] == '+' || tok[j] == '-' {
+			j++
+		}
+		k := j
+		for k < len(tok) && tok[k] >= '0' && tok[k] <= '9' {
+			k++
+		}
+		if k > j {
+			i = k
+		}
+	}
+	return i
+}
+
+// isUnit: a short unit written right after a number — letters (any script: µs, Å, °C), '%',
+// '/' and '^' with digits after a letter: K, eV, ms, kJ/mol, m/s^2, %.
+func isUnit(u string) bool {
+	if u == "" || len(u) > 10 {
+		return false
+	}
+	if u == "%" {
+		return true
+	}
+	if c := u[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || c == '/' || c == '^' || c == '*' || c == '.' || c >= '0' && c <= '9' && i > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// isDash: a token that only separates — `-`, `--`, `->`, an en or em dash.
+func isDash(tok string) bool {
+	switch tok {
+	case "-", "--", "---", "->", "=>", ">", "::", "\u2013", "\u2014":
+		return true
+	}
+	return false
+}
+
+// logPrefixEnd is where the message of a log line starts, after the prefix a logging
+// framework puts before it: a date and a time (`2026-12-05 10:00:01,123`, ISO 8601 with T
+// and a zone), a level word (DEBUG, INFO, WARNING, ERROR, CRITICAL …), bracketed tags
+// (`[INFO]`, `[rank 0]`, `[12:00:01]`), a logger name ending in ':' or ']' after a level
+// (`INFO:root:`, `INFO __main__:`), and the separators between them (`-`, `|`, `:`). 0 when
+// the line has no such prefix (a prefix needs a time or a level).
+func logPrefixEnd(line string) int {
+	if line == "" {
+		return 0
+	}
+	if c := line[0]; !(c >= '0' && c <= '9' || c == '[' || c >= 'A' && c <= 'Z') {
+		return 0
+	}
+	i, seen, level := 0, false, false
+	for i < len(line) {
+		j := skipSpaces(line, i)
+		if j >= len(line) {
+			break
+		}
+		e := j
+		switch c := line[j]; {
+		case c == '[':
+			k := strings.IndexByte(line[j:], ']')
+			if k < 0 || k > 40 {
+				return prefixResult(i, seen)
+			}
+			e = j + k + 1
+			if isLevel(line[j+1 : j+k]) {
+				level = true
+			}
+			seen = seen || level || isClockish(line[j+1:j+k])
+		case c >= '0' && c <= '9':
+			for e < len(line) && line[e] != ' ' && line[e] != '\t' {
+				e++
+			}
+			tok := strings.TrimRight(line[j:e], ":|")
+			if !isClockish(tok) {
+				return prefixResult(i, seen)
+			}
+			seen = true
+		case c == '-' || c == '|' || c == ':':
+			e = j + 1
+			if !seen {
+				return 0
+			}
+		default:
+			for e < len(line) && line[e] != ' ' && line[e] != '\t' && line[e] != ':' && line[e] != ']' {
+				e++
+			}
+			if isLevel(line[j:e]) {
+				level, seen = true, true
+				for e < len(line) && line[e] == ':' { // INFO:root:message
+					e++
+					k := e
+					for k < len(line) && (isIdentByte(line[k]) || line[k] == '.') {
+						k++
+					}
+					if k < len(line) && line[k] == ':' && k > e {
+						e = k
+					}
+				}
+				break
+			}
+			// A logger name after the level: `INFO __main__: msg`, `I1205 train.py:42] msg`.
+			if level && e < len(line) && (line[e] == ':' || line[e] == ']') && !strings.ContainsAny(line[j:e], "=") {
+				k := skipSpaces(line, e+1)
+				if k < len(line) && (line[k] == '=' || line[e] == ':' && valueStart(line, k)) {
+					return prefixResult(i, seen) // `INFO loss: 0.3`: the message's own pair
+				}
+				e++
+				level = false
+				break
+			}
+			return prefixResult(i, seen)
+		}
+		i = e
+	}
+	return prefixResult(i, seen)
+}
+
+func prefixResult(i int, seen bool) int {
+	if !seen {
+		return 0
+	}
+	return i
+}
+
+// valueStart: a number begins at k (a `name: value` pair, not a logger name).
+func valueStart(s string, k int) bool {
+	c := s[k]
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c|0x20 == 'n' || c|0x20 == 'i'
+}
+
+// isLevel: a logging level word.
+func isLevel(w string) bool {
+	switch w {
+	case "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL", "NOTICE", "TRACE", "debug", "info", "warning", "warn", "error", "critical":
+		return true
+	}
+	return false
+}
+
+// isClockish: a date or a time of day as logs print them — digits joined by '-', '/', ':',
+// '.', ',', 'T', 'Z' or '+', with at least one '-', '/' or ':' (2026-12-05, 10:00:01,123,
+// 2026-12-05T10:00:01.5Z).
+func isClockish(w string) bool {
+	if w == "" || w[0] < '0' || w[0] > '9' {
+		return false
+	}
+	joined := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= '0' && c <= '9':
+		case c == '-' || c == '/' || c == ':':
+			joined = true
+		case c == '.' || c == ',' || c == 'T' || c == 'Z' || c == '+':
+		default:
+			return false
+		}
+	}
+	return joined
 }
 
 func skipSpaces(s string, i int) int {
@@ -279,4 +514,13 @@ func skipSpaces(s string, i int) int {
 
 func isBoundary(c byte) bool {
 	return c == ' ' || c == '\t' || c == ',' || c == ';' || c == '(' || c == '[' || c == '{'
+}
+
+// isSimTime: the name of a line's simulation time — t or time, with a unit or not (`t [s]`,
+// `time(ps)`), as printed (lower case: `T` is a temperature).
+func isSimTime(name string) bool {
+	if i := strings.IndexAny(name, "[("); i > 0 {
+		name = strings.TrimRight(name[:i], " ")
+	}
+	return name == "t" || name == "time"
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labmate/labmate/protocol"
@@ -23,7 +25,8 @@ import (
 //     best (a long flat stretch before a drop) has its median at the best and stays Normal;
 //     a slow but steady residual sets a new best at every step. A residual that repeats the
 //     same value 13 times in a row, above its rounding floor, has stalled too (a restarted
-//     Krylov solver that makes no progress).
+//     Krylov solver that makes no progress), and so has one that cycles through two to four
+//     values as many times (a Newton iteration flipping between two points).
 //   - drift (a conserved quantity): its relative drift — |x| for a relative error such as
 //     dE/E0, |x − x₀| / |x₀| for a total — reaching DriftTolerance (5%) for 10 samples in a
 //     row, from the 20th sample on, while it is also 1.5 times the largest drift of the first
@@ -52,6 +55,10 @@ const (
 	stallFloor     = 8.0   // decades below its largest value: a rounding floor
 	stallTurns     = 4     // at least one step in this many turns back: it wanders
 	residualFrozen = 12    // a residual repeating its value this many times more has stalled
+	lossFrozen     = 11    // a loss repeating its value this many times more (12 in all) …
+	lossSettle     = 4     // … after this many shrinking steps …
+	lossSettleBy   = 4.0   // … that shrank this much, while it is still over half its largest value (lossFell), has stopped learning
+	lossFell       = 0.301 // log10 2
 	stallLong      = 40    // samples without any new best that make a residual stuck …
 	stuckDepth     = 2.0   // … when it fell less than this many decades from its largest value …
 	stuckMedian    = 0.021 // … and its median is this far above its best (log10 1.05)
@@ -60,6 +67,8 @@ const (
 	driftMinN      = 20    // samples before drift is judged
 	driftRun       = 10    // samples in a row beyond the tolerance
 	driftSecular   = 1.5   // drift now over the first half's largest
+	linearDrift    = 50    // a linear invariant's tolerance is DriftTolerance over this (0.1%)
+	chainFrozen    = 39    // a chain's series repeating its value this many times more (40 in all) is stuck
 	acceptHealthy  = 0.1   // an acceptance rate this high is a working sampler …
 	acceptLow      = 0.05  // … and one at most this for collapseRun samples in a row …
 	acceptMean     = 0.01  // … averaging at most this has frozen
@@ -74,16 +83,20 @@ const (
 
 // quantityState is one series' state for the role rules.
 type quantityState struct {
-	n        int
-	bests    [divRing]float64 // running best log10|x| at each recent sample (residual)
-	maxLog   float64
-	negative bool // a residual took a negative value: not a norm, not judged for stalls
-	last     float64
-	repeats  int     // a residual: samples in a row equal to the one before
-	epBest   float64 // the best log10|x| of the current episode (one solve)
-	epStart  int     // the sample the episode started at
-	epBestAt int     // the sample its best last improved by 10% or more (stuckGain) …
-	sigBest  float64 // … to this log10|x|
+	n         int
+	bests     [divRing]float64 // running best log10|x| at each recent sample (residual)
+	maxLog    float64
+	negative  bool // a residual took a negative value: not a norm, not judged for stalls
+	last      float64
+	repeats   int     // a residual or a loss: samples in a row equal to the one before
+	changed   bool    // a loss: it changed at least once …
+	lastStep  float64 // … its last change …
+	decel     int     // … the changes in a row no larger than the one before …
+	decelFrom float64 // … and the first of them
+	epBest    float64 // the best log10|x| of the current episode (one solve)
+	epStart   int     // the sample the episode started at
+	epBestAt  int     // the sample its best last improved by 10% or more (stuckGain) …
+	sigBest   float64 // … to this log10|x|
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
@@ -160,6 +173,11 @@ func (m *Monitor) judgeRole(t time.Time, sr *series, v float64) {
 			st.reported = true
 			m.raise(detStall, m.corrected(sr, detStall, f))
 		}
+	case RoleLoss:
+		if f, ok := q.lossStuck(sr, v); ok {
+			st.reported = true
+			m.raise(detStall, f)
+		}
 	case RoleConserved:
 		if f, ok := q.drifting(sr, v); ok {
 			st.reported = true
@@ -217,6 +235,16 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			severity: 0.8, role: sr.roleText(),
 		}, true
 	}
+	if fs := &sr.stag; fs.period > 0 && fs.cyc >= residualFrozen && !st.negative && st.epBest >= st.maxLog-stallFloor {
+		// a cycle: Newton's iterates flipping between two points, whatever else changes
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s is not converging: it cycles through %d values (now %s) for %d samples in a row; it is a %s",
+				sr.label(), fs.period, num(v), fs.cyc+fs.period, sr.role.describe()),
+			evidence: fmt.Sprintf("%s = %s, a cycle of period %d", sr.label(), num(v), fs.period),
+			severity: 0.8, role: sr.roleText(),
+		}, true
+	}
 	if f, ok := q.stuck(sr); ok {
 		return f, true
 	}
@@ -249,6 +277,111 @@ func (q *quantity) stalled(sr *series, v float64) (finding, bool) {
 			sr.label(), num(bestV), n, num(math.Pow(10, med)), num(v), sr.role.describe()),
 		evidence: fmt.Sprintf("%s = %s, best %s, median of the last %d %s", sr.label(), num(v), num(bestV), n, num(math.Pow(10, med))),
 		severity: 0.8, role: sr.roleText(),
+	}, true
+}
+
+// chainStuck is the Markov-chain rule: in a code that samples a Markov chain (Metropolis,
+// MCMC, Gibbs, HMC; not an annealing schedule), two series of the chain — a parameter and its
+// log-density, two parameters — that moved before and then both repeat their exact values
+// chainFrozen times in a row have stopped mixing: every proposal is rejected (a step far too large, a log-density
+// that became -inf or NaN at the proposals). A healthy chain rejects often, but 40 rejections
+// in a row at an acceptance of 20% happen once in 10⁴ runs; a running acceptance or mean
+// that still creeps does not hide it. One series alone is not enough: an adapted step size or
+// a converged gain stays put while the chain moves. Acceptance rates, clocks and best-so-far
+// values are not the chain.
+func (m *Monitor) chainStuck(sr *series, s *protocol.Sample) {
+	if m.chainReported || !chainFrozenSeries(sr) {
+		return
+	}
+	fs := &sr.stag
+	partner := false // the state and its log-density freeze together; an adapted step size alone does not
+	for _, o := range m.series {
+		if o != sr && chainFrozenSeries(o) {
+			partner = true
+			break
+		}
+	}
+	if !partner {
+		return
+	}
+	m.chainReported = true
+	m.raise(detStall, finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("the Markov chain is stuck: %s repeated %s for %d samples in a row; every proposal is rejected",
+			sr.label(), num(s.Value), fs.same+1),
+		evidence:   fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(s.Value), fs.same+1),
+		severity:   0.8,
+		correction: "the sampler rejects every proposal: shrink the proposal step (aim for 20–50% acceptance), and check that the log-density is finite around the current state",
+	})
+}
+
+// chainFrozenSeries: sr moved, and has now repeated its value chainFrozen times; it is no
+// clock, acceptance rate or running extreme.
+func chainFrozenSeries(sr *series) bool {
+	fs := &sr.stag
+	return fs.same >= chainFrozen && fs.changed && !(fs.steps > 0 && fs.even*clockShare >= fs.steps*(clockShare-1)) &&
+		sr.role.role != RoleProbability && !isRunningExtreme(sr.lower)
+}
+
+// isRunningExtreme: a best-so-far or running extreme (best_loss, min_E, max_logp), which
+// legitimately repeats.
+func isRunningExtreme(lower string) bool {
+	for _, p := range []string{"best", "min", "max", "lowest", "highest", "record"} {
+		if strings.HasPrefix(lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// lossStuck is the loss rule: a loss that fell to no less than half its largest value,
+// settled onto a value (its last lossSettle steps each at most twice the one before — the
+// last printed digit jitters — and the last a quarter of the first or less) and then repeats that value exactly lossFrozen times in
+// a row has stopped learning —
+// every gradient but a bias's is zero (dead ReLUs, a saturated output), the learning rate
+// underflowed, the parameters are frozen — while the loop keeps stepping. It is judged in
+// samples, not seconds: twelve identical epochs are as telling printed fast as slow. A loss
+// that keeps creeping in its last digit progresses; one that fell to under half its largest
+// value and then repeats itself has converged (to its floor, or to a minimum that cannot be
+// judged from the stream); a loss constant from its first sample is a printed constant; noisy
+// losses never repeat exactly; a loss on a plateau before a drop creeps off it in its last
+// digit, a step as large as the one before or larger, rather than settling.
+func (q *quantity) lossStuck(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	lg := float64(log10Zero)
+	if v != 0 {
+		lg = math.Log10(abs(v))
+	}
+	if st.n == 1 {
+		st.maxLog, st.last = lg, v
+		return finding{}, false
+	}
+	st.maxLog = max(st.maxLog, lg)
+	if v == st.last {
+		st.repeats++
+	} else {
+		// Steps that shrink (or repeat at the printed resolution) are a loss converging onto
+		// a value; one that grows again restarts the run.
+		step := abs(v - st.last)
+		if st.changed && step <= 2*st.lastStep { // the printed value's last digit jitters
+			st.decel++
+		} else {
+			st.decel, st.decelFrom = 0, step
+		}
+		st.repeats, st.changed, st.lastStep = 0, true, step
+	}
+	st.last = v
+	if !st.changed || st.repeats < lossFrozen || lg < st.maxLog-lossFell || v == 0 || st.decel < lossSettle || st.decelFrom < lossSettleBy*st.lastStep {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s stopped learning: it repeated %s for %d samples in a row, only %s below its largest value %s; it is a %s",
+			sr.label(), num(v), st.repeats+1, percent(1-v/math.Pow(10, st.maxLog)), num(math.Pow(10, st.maxLog)), sr.role.describe()),
+		evidence:   fmt.Sprintf("%s = %s, %d times in a row", sr.label(), num(v), st.repeats+1),
+		severity:   0.8,
+		role:       sr.roleText(),
+		correction: "the parameters no longer move: check for dead units (ReLU biases, saturated outputs), vanishing gradients or a learning rate decayed to zero; re-initialise or rescale",
 	}, true
 }
 
@@ -310,9 +443,63 @@ func (q *quantity) collapsed(sr *series, v float64) (finding, bool) {
 	}, true
 }
 
+// imbalance is the conserved-quantity rule for the error of a balance (`imbalance`,
+// `mass_error`), which stays at zero to rounding, with no scale to be relative to: its
+// magnitude grew at every one of driftRun samples in a row (at most two of them equal) to ten
+// times the largest it had in the first half of the run, from the driftRun+5th sample — mass
+// leaking out of a scheme that is not conservative, steadily. Rounding noise around zero
+// does not climb ten samples in a row.
+func (q *quantity) imbalance(sr *series, v float64) (finding, bool) {
+	st := &sr.qty
+	a := abs(v)
+	st.dStride = max(st.dStride, 1)
+	st.dPending++
+	if st.dPending >= st.dStride {
+		st.dPending = 0
+		if st.nDrift == divLong {
+			for i := range divLong / 2 {
+				st.drifts[i] = max(st.drifts[2*i], st.drifts[2*i+1])
+			}
+			st.nDrift, st.dStride = divLong/2, 2*st.dStride
+		}
+		st.drifts[st.nDrift] = a
+		st.nDrift++
+	}
+	switch {
+	case a > st.last:
+		st.over++
+	case a == st.last && a > 0 && st.repeats < 2:
+		st.repeats++
+	default:
+		st.over, st.repeats = 0, 0
+	}
+	st.last = a
+	if st.n < driftRun+5 || st.over+st.repeats < driftRun || a == 0 {
+		return finding{}, false
+	}
+	early := 0.0
+	for _, x := range st.drifts[:st.nDrift/2] {
+		early = max(early, x)
+	}
+	if a < 10*early {
+		return finding{}, false
+	}
+	return finding{
+		state: protocol.Error,
+		message: fmt.Sprintf("%s is not conserved: the balance's error grew at each of the last %d samples, to %s (at most %s in the first half of the run); it is a %s",
+			sr.label(), st.over+st.repeats, num(v), num(early), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, growing %d samples in a row", sr.label(), num(v), st.over+st.repeats),
+		severity: 0.9, role: sr.roleText(),
+		correction: "the scheme does not conserve what it should: check the fluxes (a face flux must leave one cell and enter its neighbour, divided by each cell's own size) and the source and sink terms",
+	}, true
+}
+
 // drifting is the conserved-quantity rule.
 func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	st := &sr.qty
+	if sr.role.zero {
+		return q.imbalance(sr, v)
+	}
 	if !st.have0 {
 		st.x0, st.have0 = v, true
 		st.scale = abs(v)
@@ -344,7 +531,11 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 		st.drifts[st.nDrift] = drift
 		st.nDrift++
 	}
-	if drift < q.drift {
+	tol := q.drift
+	if sr.role.linear {
+		tol = q.drift / linearDrift // a linear invariant is kept to rounding by any consistent scheme
+	}
+	if drift < tol {
 		st.over = 0
 		return finding{}, false
 	}
@@ -359,17 +550,26 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	if drift < driftSecular*early {
 		return finding{}, false // bounded: the drift was as large in the first half
 	}
-	what := fmt.Sprintf("drifted by %s from its start %s", percent(drift), num(st.x0))
+	what := fmt.Sprintf("drifted by %s from its start %s", pct(drift), num(st.x0))
 	if sr.role.relative {
 		what = "reached " + num(v)
 	}
 	return finding{
 		state: protocol.Error,
 		message: fmt.Sprintf("%s is not conserved: it %s (tolerance %s), and the drift keeps growing (%s in the first half of the run); it is a %s",
-			sr.label(), what, percent(q.drift), percent(early), sr.role.describe()),
-		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), percent(drift)),
+			sr.label(), what, pct(tol), pct(early), sr.role.describe()),
+		evidence: fmt.Sprintf("%s = %s, relative drift %s", sr.label(), num(v), pct(drift)),
 		severity: 0.9, role: sr.roleText(),
 	}, true
+}
+
+// pct formats a fraction as a percentage: whole percents from 10% on (67%, 123%), two
+// significant digits below (5%, 0.12%).
+func pct(x float64) string {
+	if abs(x) >= 0.1 {
+		return percent(x)
+	}
+	return strconv.FormatFloat(100*x, 'g', 2, 64) + "%"
 }
 
 // outOfRange is the physical-range rule.

@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,6 +60,8 @@ type roleInfo struct {
 	role     Role
 	why      string  // why the role was assigned, for the verdict
 	relative bool    // conserved: the series is already a relative error (dE/E0)
+	linear   bool    // conserved: a linear invariant (mass, charge, probability), which a consistent scheme keeps to rounding
+	zero     bool    // conserved: the error of a balance, which stays at zero (an absolute imbalance)
 	tol      float64 // residual: the tolerance it should reach (0: unknown)
 }
 
@@ -76,6 +79,8 @@ type runContext struct {
 	conservative bool   // the code names a conservative integrator (verlet, leapfrog, symplectic, NVE, Hamiltonian)
 	dissipative  bool   // the code names damping, friction, a thermostat or forcing
 	annealing    bool   // the code anneals (cooling schedule): acceptance falls to 0 by design
+	conservation bool   // the code says it conserves something (mass, charge, probability)
+	sampler      bool   // the code samples a Markov chain (Metropolis, MCMC, Gibbs, HMC)
 	integrator   string
 }
 
@@ -118,6 +123,16 @@ func readContext(code string) runContext {
 	for _, w := range []string{"anneal", "cooling", "quench", "temperature schedule", "t_schedule"} {
 		c.annealing = c.annealing || strings.Contains(lc, w)
 	}
+	for _, w := range []string{"conserv", "mass balance", "normalis", "normaliz"} {
+		c.conservation = c.conservation || strings.Contains(lc, w)
+	}
+	for _, w := range []string{"not conserv", "non-conserv", "nonconserv", "no longer conserv", "isn't conserv", "is not conserv"} {
+		c.conservation = c.conservation && !strings.Contains(lc, w)
+	}
+	for _, w := range []string{"metropolis", "mcmc", "markov chain", "hastings", "gibbs", "hamiltonian monte carlo", "hmc", "emcee"} {
+		c.sampler = c.sampler || strings.Contains(lc, w)
+	}
+	c.sampler = c.sampler && !c.annealing
 	if !c.conservative && strings.Contains(lc, "euler") && !c.dissipative {
 		c.integrator = "euler"
 	}
@@ -140,7 +155,9 @@ func normName(name string) (base string, norm bool, unit string) {
 	for _, br := range [][2]string{{"[", "]"}, {"(", ")"}} {
 		if i := strings.LastIndex(s, br[0]); i > 0 && strings.HasSuffix(s, br[1]) {
 			u := s[i+1 : len(s)-1]
-			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") {
+			// a known unit, or any unit after a blank (`E [J/m]`); `f(x)` and `c_msd[4]` are names
+			if in1(u, "k", "kelvin", "c", "degc", "ev", "j", "kj", "kj/mol", "kcal/mol", "ry", "ha", "s", "ps", "fs", "m", "kg", "pa", "bar", "atm", "au", "nm", "a", "%", "1") ||
+				s[i-1] == ' ' && isUnit(u) {
 				unit, s = u, s[:i]
 			}
 		}
@@ -168,11 +185,16 @@ var (
 		"dxnorm", "dx_norm", "norm_dx", "step_norm", "update_norm", "scf_accuracy", "drho", "scf_error",
 		// an optimiser's gradient norm (first-order optimality), which should fall toward its tolerance
 		// (not a training run's grad_norm, whose noise is its normal state)
-		"gnorm", "norm_g", "g_norm", "gradnorm", "norm_grad", "gradient_norm", "norm_gradient", "first-order_optimality", "firstorderopt", "optimality", "kkt", "kkt_residual"}
+		"gnorm", "norm_g", "g_norm", "gradnorm", "norm_grad", "gradient_norm", "norm_gradient", "first-order_optimality", "firstorderopt", "optimality", "kkt", "kkt_residual",
+		"rnrm", "res_l2", "l2_res", "res_inf", "linf_res", "res_max", "max_res", "defect", "ferr", "rel_norm", "max|r|", "max|f|", "max|du|", "max|dx|",
+		"max_change", "maxchange", "max_diff", "maxdiff", "max_delta", "max_update", "max_du", "max_dx", "delta_x", "delta_u", "dx_max", "du_max"}
 	// normedResiduals are what a norm `|…|` / `||…||` of is a residual: F(x), r, the update.
 	normedResiduals = []string{"f", "r", "res", "resid", "residual", "f(x)", "fx", "dx", "delta", "step", "update", "b-ax", "ax-b", "rhs", "g(x)",
 		"g", "grad", "gradient", "grad f", "grad(f)", "gradf", "df", "nabla f", "∇f", "pg"}
-	lossNames   = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit"}
+	lossNames = []string{"loss", "cost", "objective", "obj", "nll", "mse", "rmse", "chi2", "chisq", "chi^2", "misfit",
+		"cross_entropy", "crossentropy", "xent", "bce", "neg_log_likelihood", "negative_log_likelihood", "neg_loglik", "nll_loss",
+		"chi2/dof", "chi2/ndf", "chi2_red", "redchi2", "reduced_chi2", "chi2_reduced", "chisq_red", "chi^2/dof", "chi2r", "rchi2",
+		"kl", "kld", "kl_div", "kl_divergence", "recon", "reconstruction", "mae", "sse", "huber", "perplexity", "ppl", "neg_elbo", "-elbo"}
 	lossAffixes = []string{"train", "training", "val", "valid", "validation", "test", "batch", "total", "avg", "mean", "running", "epoch", "data"}
 	// relativeDrifts are already relative errors of a conserved quantity.
 	relativeDrifts = []string{"de/e0", "de/e", "de/e_0", "d_e/e0", "dh/h0", "dh/h", "de_rel", "rel_de", "dee0", "de_e0", "delta_e/e0", "(e-e0)/e0",
@@ -180,12 +202,25 @@ var (
 		"energy_drift_rel", "rel_drift", "relative_drift", "e_err_rel", "rel_e_err"}
 	// totalEnergies are conserved under a conservative integrator.
 	totalEnergies = []string{"e_tot", "etot", "e_total", "etotal", "total_energy", "totalenergy", "toteng", "energy", "hamiltonian", "energy_tot",
-		"energy_total", "e_sys", "h_tot", "en", "ener"}
+		"energy_total", "e_sys", "h_tot", "en", "ener", "total_e", "tot_energy", "e_mech", "emech", "mech_energy", "mechanical_energy"}
+	// kineticNames and potentialNames: a sum of one of each (KE+PE, E_kin+E_pot) is a total energy.
+	kineticNames    = []string{"ke", "ekin", "e_kin", "kin", "kinetic", "k", "t", "ek", "e_k", "kineng", "kinetic_energy"}
+	potentialNames  = []string{"pe", "epot", "e_pot", "pot", "potential", "u", "v", "ep", "e_p", "poteng", "potential_energy", "e_pair"}
 	conservedTotals = []string{"total_mass", "mass_total", "m_tot", "mtot", "total_charge", "charge_total", "q_tot", "qtot", "total_particles", "n_total",
-		"norm_psi", "total_probability", "sum_p", "sum(p)", "prob_sum", "psum"}
-	finiteNames = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
+		"norm_psi", "total_probability", "sum_p", "sum(p)", "prob_sum", "psum",
+		"sum_prob", "prob_total", "p_tot", "ptot", "p_sum", "total_prob", "sum(prob)", "sum(rho)", "sum_rho", "mass_sum", "sum_mass", "m_total", "mtotal",
+		"n_tot", "ntot", "total_number", "sum(w)", "sum_w", "weight_sum", "sum_weights", "total_weight", "sum(psi^2)", "norm(psi)", "total_n", "sum(n)",
+		"total_solute", "total_amount", "p_total", "probsum", "sum_probs", "sumprob", "total_p", "norm_p", "sum(pi)", "sum_pi"}
+	// balanceErrors are the error of a conservation balance, which stays at zero (to rounding).
+	balanceErrors = []string{"imbalance", "balance_error", "balance_err", "mass_error", "mass_err", "mass_defect", "conservation_error",
+		"conservation_err", "cons_err", "charge_error", "prob_error", "norm_error", "sum_error", "closure_error", "budget_error", "residual_mass",
+		"mass_imbalance", "energy_balance_error", "mass_balance", "mass_balance_error"}
+	// conservedAmounts are amounts a code that says it conserves them keeps constant.
+	conservedAmounts = []string{"mass", "total", "charge", "sum", "probability", "total_sum"}
+	finiteNames      = []string{"logl", "loglik", "log_lik", "loglike", "log_like", "loglikelihood", "log_likelihood", "log-likelihood", "lnl", "ln_l", "lnlike",
 		"logp", "log_p", "logprob", "log_prob", "log_post", "logpost", "log_posterior", "logposterior", "lp", "lp__", "elbo", "log_evidence",
-		"logz", "log_z", "ll", "loglik_chain", "log_lik_total"}
+		"logz", "log_z", "ll", "loglik_chain", "log_lik_total", "log_marginal", "lml", "mll", "log_joint", "logpdf", "log_density", "logdensity",
+		"log_weight", "logw", "log_w", "log_evidence_estimate"}
 	// acceptanceNames are a sampler's acceptance rate (a probability that should not collapse).
 	acceptanceNames  = []string{"p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio", "acceptance_ratio", "acc_ratio", "accrate", "accept_frac", "acceptance_fraction", "acc_frac"}
 	probabilityNames = []string{"prob", "probability", "p_accept", "pacc", "p_acc", "acceptance", "acceptance_rate", "accept_rate", "acc_rate", "accept_ratio",
@@ -204,6 +239,18 @@ var (
 // nameRole is the role a series' name (and the run's context) gives it.
 func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 	base, norm, unit := normName(name)
+	if isEnergySum(base) {
+		base = "energy" // KE+PE is the total energy
+	}
+	if isRelativeNorm(base) {
+		base, norm = "r", true // ||r||/||b||, |r|/|r0|: a relative residual
+	}
+	if i := strings.LastIndexAny(base, "/."); i > 0 && i < len(base)-1 && !isRelativeDrift(base) && !strings.HasPrefix(base, "chi") {
+		// a metric's path: train/loss, val.loss, metrics/rnorm
+		if last := base[i+1:]; slices.Contains(lossNames, last) || isAffixed(last, "loss", lossAffixes) || slices.Contains(residualNames, last) {
+			base = last
+		}
+	}
 	in := func(list []string) bool {
 		for _, s := range list {
 			if s == base {
@@ -224,11 +271,19 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 		return roleInfo{role: RoleLoss, why: "its name " + q + " says loss, which training should lower"}
 	case in(relativeDrifts) || isRelativeDrift(base):
 		return roleInfo{role: RoleConserved, relative: true, why: "its name " + q + " is the relative error of a conserved quantity, which should stay near 0"}
+	case isConservedRatio(base) && (ctx.conservation || ctx.conservative && !ctx.dissipative):
+		return roleInfo{role: RoleConserved, linear: isLinearRatio(base), why: "its name " + q + " is a quantity over its initial value, which should stay 1"}
+	case unit == "%" && in1(base, "sum", "total", "sum_p", "sum(p)", "p_sum", "total_p", "sum_prob", "norm"):
+		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is a total in percent, which should stay 100%"}
+	case in(balanceErrors) || isAffixed(base, "imbalance", []string{"mass", "charge", "energy", "prob", "probability", "total", "species", "water", "heat"}):
+		return roleInfo{role: RoleConserved, zero: true, why: "its name " + q + " is the error of a conservation balance, which should stay at zero"}
 	case in(conservedTotals):
-		return roleInfo{role: RoleConserved, why: "its name " + q + " is a conserved total"}
+		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is a conserved total"}
+	case ctx.conservation && in(conservedAmounts):
+		return roleInfo{role: RoleConserved, linear: true, why: "its name " + q + " is an amount the code says it conserves"}
 	case in(finiteNames) || strings.Contains(base, "loglik") || strings.Contains(base, "log_lik") || strings.Contains(base, "likelihood"):
 		return roleInfo{role: RoleFinite, why: "its name " + q + " is a log-likelihood, which must stay finite"}
-	case in(probabilityNames) || strings.HasPrefix(base, "p(") || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
+	case in(probabilityNames) || strings.HasPrefix(base, "p(") && !isFunctionValue(base) || strings.HasPrefix(base, "prob_") || strings.HasSuffix(base, "_prob") || isProbability(base):
 		return roleInfo{role: RoleProbability, why: "its name " + q + " is a probability or fraction, which lies in [0, 1]"}
 	case in(amountNames) || isAmount(base):
 		return roleInfo{role: RoleNonNegative, why: "its name " + q + " is an amount, which cannot be negative"}
@@ -246,14 +301,64 @@ func nameRole(name string, ctx *runContext, p *profile) roleInfo {
 	return roleInfo{}
 }
 
-// isAffixed: base is word joined with one of affixes by "_": train_loss, loss_val.
+// isConservedRatio: a quantity over its initial value, E/E0, H/H0, M/M0, N/N_0, sum/sum0 —
+// conserved when the code says so (it conserves, or integrates with a conservative scheme
+// and no damping): an energy over its start also measures amplification (transient growth)
+// and decay.
+func isConservedRatio(base string) bool {
+	num, den, ok := strings.Cut(base, "/")
+	if !ok || num == "" {
+		return false
+	}
+	if den != num+"0" && den != num+"_0" && den != num+"(0)" && den != num+"_init" && den != num+"_initial" {
+		return false
+	}
+	return slices.Contains(totalEnergies, num) || in1(num, "e", "h", "m", "n", "q", "mass", "charge", "sum", "total", "norm", "p", "prob", "w")
+}
+
+// isLinearRatio: a ratio of a linear invariant (mass, charge, number, probability).
+func isLinearRatio(base string) bool {
+	num, _, _ := strings.Cut(base, "/")
+	return in1(num, "m", "n", "q", "mass", "charge", "sum", "total", "norm", "p", "prob", "w")
+}
+
+// isFunctionValue: p(x), P(X), p(t) — a function of one variable's value, not a probability.
+func isFunctionValue(base string) bool {
+	open := strings.IndexByte(base, '(')
+	return open > 0 && strings.HasSuffix(base, ")") && len(base)-open == 3 && base[open+1] >= 'a' && base[open+1] <= 'z'
+}
+
+// isAffixed: base is word joined with one of affixes by "_", "-" or "/", or run together:
+// train_loss, loss_val, val-loss, trainloss.
 func isAffixed(base, word string, affixes []string) bool {
 	for _, a := range affixes {
-		if base == a+"_"+word || base == word+"_"+a || base == a+word {
-			return true
+		for _, j := range []string{"_", "-", "/", ""} {
+			if base == a+j+word || j != "" && base == word+j+a {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// isEnergySum: a sum of a kinetic and a potential energy — KE+PE, E_kin+E_pot, K+U.
+func isEnergySum(base string) bool {
+	a, b, ok := strings.Cut(base, "+")
+	if !ok || strings.Contains(b, "+") {
+		return false
+	}
+	return slices.Contains(kineticNames, a) && slices.Contains(potentialNames, b) || slices.Contains(potentialNames, a) && slices.Contains(kineticNames, b)
+}
+
+// isRelativeNorm: a residual's norm relative to the right-hand side's or its start's —
+// ||r||/||b||, |r|/|r0|, ||F||/||F0||.
+func isRelativeNorm(base string) bool {
+	num, den, ok := strings.Cut(base, "/")
+	if !ok || !strings.HasPrefix(num, "|") && !strings.HasSuffix(num, "|") {
+		return false
+	}
+	n, d := strings.Trim(num, "|"), strings.Trim(den, "|")
+	return slices.Contains(normedResiduals, n) && (d == "b" || d == "rhs" || d == n+"0" || d == n+"_0" || d == "f0" || d == "r0")
 }
 
 // isUnitSuffixed: base is one of names with a unit suffix: energy_j, e_ev, etot_kj.

@@ -17,7 +17,19 @@ import (
 // declares a longer legitimate silence (Expectation.Silence: a large SVD, a quiet solver) is
 // Normal until that has passed, a Warning after it and an Error after twice it. 10 s is long
 // for an interactive cell that reports progress and short for anything that does not, which
-// is what the declaration is for; the Warning clears as soon as output resumes. Kernel events
+// is what the declaration is for; the Warning clears as soon as output resumes.
+//
+// Cadence. A run that has reported at a regular pace learns how long it may be silent from
+// its own stream, as a scientist watching it would: after cadenceBeats outputs (a line and the
+// samples read from it are one) spanning cadenceSpan, a silence of cadenceGaps times its
+// average gap and cadenceLongest times its longest gap, never under cadenceFloor, is
+// an Error, busy or idle, and the CPU time says which hang it is: busy, the code is in a loop
+// that no longer reports (a fixed point that never meets its tolerance, an inner loop without
+// exit); idle, it is blocked on a lock, a queue or input that does not come. Eight gaps of a
+// regular cadence is strong evidence either way: a healthy run that must pause that long says
+// so (an expected silence), and a paced program that simply sleeps longer is rare. A
+// declared silence, declared silence thresholds, a batch job, and a run without a cadence (a
+// line announcing a long computation, a burst of setup lines) keep the limits above. Kernel events
 // bound the judgement: the clock starts at `started` (or the first observation) and stops at
 // `finished`, `interrupted` or `crashed`.
 //
@@ -38,6 +50,10 @@ import (
 //   - samples whose simulation time advanced: a simulation that reached its steady state is
 //     still stepping towards its end time (such samples neither count nor reset).
 //
+// A series cycling through two to four values in a fixed rhythm (Newton's iterates flipping
+// between two points, a map settled on a 2-cycle) repeats too: once it has followed its
+// period twice, each of its samples counts like a repeat.
+//
 // 40 samples and 1 s let a converged iterative method print its final value a few dozen times,
 // or in a quick burst at the end, without an alarm, while a stuck loop printing 20 lines a
 // second is stopped within about a second and a half. The count is over samples, not lines: a
@@ -48,13 +64,22 @@ type stagnation struct {
 	batch               bool // a batch job: CPU rising is progress, silence means idle (Expectation.Batch)
 	warnAfter, errAfter time.Duration
 	cadence             float64
-	frozen              int
-	frozenFor           time.Duration
-	longestGap          time.Duration // the longest silence the run ended by itself so far
+	// learn: neither the operation nor its thresholds declare a silence, so the run's own
+	// cadence sets how long a silence may last (see beat).
+	learn      bool
+	frozen     int
+	frozenFor  time.Duration
+	longestGap time.Duration // the longest silence the run ended by itself so far
 
 	started      bool
 	ended        bool
 	lastActivity time.Time
+	// The run's cadence: beats are outputs at least beatGap after the beat before (a line and
+	// the samples read from it are one beat), counted from the first.
+	beats               int
+	firstBeat, lastBeat time.Time
+	longestBeat         time.Duration // the longest gap between beats
+	floor               time.Duration // the shortest silence the cadence may judge (cadenceFloor)
 	// CPU use over the silence: the first resource sample after the last activity is the
 	// baseline (CPU seconds are cumulative over the interpreter's life), the latest the end.
 	needBase bool
@@ -85,6 +110,10 @@ const (
 	// the one before.
 	clockShare = 5
 	clockTol   = 1e-6
+	// cycleMax is the longest period of a cycle the frozen check recognises; a series must
+	// follow its period cycleRepeats times before its samples count as repeats.
+	cycleMax     = 4
+	cycleRepeats = 2
 )
 
 // freezeState is one series' state for the frozen-series check.
@@ -99,6 +128,13 @@ type freezeState struct {
 	even    int     // … of which steps equal to the one before
 	t       float64 // the previous simulation time
 	hasT    bool
+	// Cycles: the last cycleMax fingerprints, the period the series is cycling with (0: none)
+	// and the samples in a row that followed it.
+	same   int // samples in a row equal to the one before
+	ring   [cycleMax]uint64
+	n      int
+	period int
+	cyc    int
 }
 
 func (d *stagnation) activity(t time.Time, m *Monitor) {
@@ -111,6 +147,15 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	d.started = true
 	d.lastActivity = t
 	d.needBase = true
+	if d.beats == 0 || t.Sub(d.lastBeat) >= beatGap {
+		if d.beats == 0 {
+			d.firstBeat = t
+		} else if d.beats > cadenceWarmup {
+			d.longestBeat = max(d.longestBeat, t.Sub(d.lastBeat)) // past the start-up (imports, a first compute)
+		}
+		d.beats++
+		d.lastBeat = t
+	}
 	if d.silent != protocol.Normal && d.silent != "" && d.silent != protocol.Error {
 		d.silent = protocol.Normal
 		m.set(detStagnation, finding{state: protocol.Normal})
@@ -143,6 +188,7 @@ func (d *stagnation) event(t time.Time, name protocol.EventName, m *Monitor) {
 	case protocol.EventStarted, protocol.EventRestarted:
 		d.ended = false
 		d.activity(t, m)
+		d.beats, d.longestBeat = 0, 0 // the cadence is the run's outputs, from the first
 	case protocol.EventFinished, protocol.EventInterrupted, protocol.EventCrashed:
 		d.ended = true
 		d.activity(t, m) // clears a silence Warning: the run is over
@@ -156,17 +202,29 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	}
 	quiet := now.Sub(d.lastActivity)
 	warnAfter, errAfter := d.limits()
-	if quiet < warnAfter {
+	paced, gap := d.paced()
+	if quiet < warnAfter && (paced == 0 || quiet < paced) {
 		return
 	}
 	measured := d.lastRes.Sub(d.baseAt).Seconds() // the silence covered by resource samples
 	burnt := d.lastCPU - d.baseCPU
-	if measured <= 0 || !d.batch && burnt < busyShare*measured {
-		return // a batch job busy over the silence made it activity (resource)
+	if measured <= 0 {
+		return
 	}
-	st, limit := protocol.Warning, warnAfter
-	if quiet >= errAfter {
+	busy := d.batch || burnt >= busyShare*measured // a batch job busy over the silence made it activity (resource)
+	var st protocol.VerdictState
+	var limit time.Duration
+	switch {
+	case busy && quiet >= errAfter:
 		st, limit = protocol.Error, errAfter
+	case busy && paced > 0 && quiet >= paced && !d.batch:
+		st, limit = protocol.Error, paced
+	case busy && quiet >= warnAfter:
+		st, limit = protocol.Warning, warnAfter
+	case !busy && paced > 0 && measured >= 1 && quiet >= paced:
+		st, limit = protocol.Error, paced
+	default:
+		return
 	}
 	if st == d.silent {
 		return
@@ -176,16 +234,58 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	if st == protocol.Error {
 		sev = 0.8
 	}
-	msg := fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", quiet.Round(100*time.Millisecond), limit)
-	if d.batch {
-		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", quiet.Round(100*time.Millisecond), limit)
+	q := quiet.Round(100 * time.Millisecond)
+	msg := fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", q, limit)
+	switch {
+	case d.batch:
+		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", q, limit)
+	case paced > 0 && limit != warnAfter && limit != errAfter:
+		// The run's own cadence set the limit: it reported every gap, and stopped.
+		doing := fmt.Sprintf("still burning CPU (%.1f CPU s): a loop that no longer reports", burnt)
+		if !busy {
+			doing = fmt.Sprintf("and idle (%.2f CPU s): blocked or waiting on something that does not come", burnt)
+		}
+		msg = fmt.Sprintf("stopped reporting: it printed every %s on average (%d outputs), and has been silent for %s (%.0f× its cadence, limit %s), %s",
+			gap.Round(10*time.Millisecond), d.beats, q, quiet.Seconds()/gap.Seconds(), limit, doing)
 	}
 	m.set(detStagnation, finding{
 		state:    st,
 		message:  msg,
-		evidence: fmt.Sprintf("silent %s, %.1f CPU s burnt", quiet.Round(100*time.Millisecond), burnt),
+		evidence: fmt.Sprintf("silent %s, %.1f CPU s burnt", q, burnt),
 		severity: sev,
 	})
+}
+
+// Cadence: a run that reported at a regular pace and then falls silent.
+const (
+	beatGap        = 20 * time.Millisecond // outputs closer than this are one beat (a line and its samples, a burst)
+	cadenceBeats   = 10                    // beats before a cadence is known …
+	cadenceSpan    = 2 * time.Second       // … spanning at least this
+	cadenceGaps    = 8                     // a silence of this many average gaps …
+	cadenceLongest = 3                     // … and this many of its longest gap so far (after cadenceWarmup beats) …
+	cadenceWarmup  = 2                     // the first gaps are start-up (imports, a first compute), not cadence
+	cadenceFloor   = 4 * time.Second       // … and at least this long is suspicious
+	// cadenceFloorCode is the floor for codes with long quiet phases between their reports
+	// (Quantum ESPRESSO's forces and stress after an SCF, LAMMPS' setup of a new run).
+	cadenceFloorCode = 8 * time.Second
+)
+
+// paced is the silence the run's own cadence allows — cadenceGaps times its average gap
+// between outputs and cadenceLongest times its longest after start-up, at least cadenceFloor — and that
+// average gap; 0 when there is no cadence to learn from: a declared silence or declared
+// silence thresholds, a batch job, or fewer than cadenceBeats separate outputs over
+// cadenceSpan (a program that announces a long computation and goes quiet has no cadence,
+// and keeps the default limits).
+func (d *stagnation) paced() (limit, gap time.Duration) {
+	if !d.learn || d.batch || d.beats < cadenceBeats {
+		return 0, 0
+	}
+	span := d.lastBeat.Sub(d.firstBeat)
+	if span < cadenceSpan {
+		return 0, 0
+	}
+	gap = span / time.Duration(d.beats-1)
+	return max(d.floor, cadenceGaps*gap, cadenceLongest*d.longestBeat), gap
 }
 
 // limits are the silence limits for this run: the thresholds, stretched by the run's own
@@ -206,10 +306,26 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 	}
 	if !fs.seen {
 		fs.seen, fs.fp, fs.prev = true, fp, s.Value
+		fs.push(fp)
 		return finding{}, false
 	}
 	if fp != fs.fp {
+		fs.same = 0
+		// A value met one to three samples before, in the same rhythm again and again, is a
+		// cycle: Newton's iterates flipping between two points, a fixed point of period 3.
+		p := fs.cycle(fp)
+		if p > 0 && p == fs.period {
+			fs.cyc++
+		} else {
+			fs.period, fs.cyc = p, min(p, 1)
+		}
+		fs.push(fp)
 		step := s.Value - fs.prev
+		fs.fp, fs.prev = fp, s.Value
+		if fs.period > 0 && fs.cyc >= cycleRepeats*fs.period {
+			fs.changed = true
+			return d.frozenSample(t, sr, s, advanced)
+		}
 		fs.steps++
 		if abs(step-fs.step) <= clockTol*max(abs(step), abs(fs.step)) && step != 0 {
 			fs.equal++
@@ -217,7 +333,7 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 		} else {
 			fs.equal = 0
 		}
-		fs.fp, fs.prev, fs.step, fs.changed = fp, s.Value, step, true
+		fs.step, fs.changed = step, true
 		// A clock steps evenly all its life (an iteration counter, a time); a value creeping
 		// toward its limit one unit of its last printed digit at a time steps evenly too,
 		// but only at the end of a history of uneven steps: that is progress.
@@ -226,6 +342,18 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 		}
 		return finding{}, false
 	}
+	fs.push(fp)
+	fs.same++
+	if fs.period > 0 {
+		fs.period, fs.cyc = 0, 0 // a plain repeat ends a cycle
+	}
+	return d.frozenSample(t, sr, s, advanced)
+}
+
+// frozenSample counts a sample of sr that repeated a value (its previous one, or one of a
+// cycle) toward the frozen run.
+func (d *stagnation) frozenSample(t time.Time, sr *series, s *protocol.Sample, advanced bool) (finding, bool) {
+	fs := &sr.stag
 	if !fs.changed || advanced || d.reported {
 		return finding{}, false
 	}
@@ -238,10 +366,32 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 	}
 	d.reported = true
 	span := t.Sub(d.frozenSince).Round(10 * time.Millisecond)
-	return finding{
+	f := finding{
 		state:    protocol.Error,
 		message:  fmt.Sprintf("no progress: %d samples in %s repeated their previous value and no series changed", d.frozenRun, span),
 		evidence: fmt.Sprintf("%s stuck at %s%s", sr.label(), num(s.Value), at(s)),
 		severity: 0.8,
-	}, true
+	}
+	if fs.period > 0 {
+		f.message = fmt.Sprintf("no progress: %d samples in %s repeated a value of their series' last few, and no series changed: a cycle that never converges", d.frozenRun, span)
+		f.evidence = fmt.Sprintf("%s cycles with period %d through %s%s", sr.label(), fs.period, num(s.Value), at(s))
+	}
+	return f, true
+}
+
+// cycle is the period (2 to cycleMax) at which fp repeats a value of the series' last few
+// samples, 0 when it does not.
+func (fs *freezeState) cycle(fp uint64) int {
+	for p := 2; p <= cycleMax && p <= fs.n; p++ {
+		if fs.ring[(fs.n-p)%cycleMax] == fp {
+			return p
+		}
+	}
+	return 0
+}
+
+// push records a sample's fingerprint in the ring of recent values.
+func (fs *freezeState) push(fp uint64) {
+	fs.ring[fs.n%cycleMax] = fp
+	fs.n++
 }

@@ -1,7 +1,9 @@
 package perception
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +226,94 @@ func TestSilenceChildProcesses(t *testing.T) {
 	want := []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}
 	if diff := cmp.Diff(want, feed(newMonitor(t, nil), obs)); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// pacedRun is a run that prints a line every dt seconds for n lines, then falls silent up to
+// end seconds, burning cpuPerSec CPU seconds per second throughout; resource samples come
+// every 0.5 s.
+func pacedRun(n int, dt, end, cpuPerSec float64) []*protocol.Observation {
+	obs := []*protocol.Observation{event(0, protocol.EventStarted)}
+	next := 0.5
+	for i := range n {
+		at := 0.3 + float64(i)*dt
+		for ; next <= at; next += 0.5 {
+			obs = append(obs, resource(next, cpuPerSec*next, 100<<20, 0))
+		}
+		obs = append(obs, stdout(at, fmt.Sprintf("iter %d  x = %.6f", i, 1/float64(i+1))))
+	}
+	for ; next <= end+1e-9; next += 0.5 {
+		obs = append(obs, resource(next, cpuPerSec*next, 100<<20, 0))
+	}
+	return obs
+}
+
+// TestSilencePaced: a run that reported at a regular pace and then falls silent for many
+// times its cadence has stopped reporting: an Error at 8 average gaps and 3 longest gaps,
+// never before 4 s, busy (a loop that no longer prints) or idle (blocked, waiting on
+// nothing). A run with no cadence to learn from —
+// one line and a long computation, a burst of lines, a declared silence — keeps the default
+// limits.
+func TestSilencePaced(t *testing.T) {
+	alarm := func(obs []*protocol.Observation, cfg *Config) (first, errAt float64, msg string) {
+		m := newMonitor(t, cfg)
+		first, errAt = -1, -1
+		for _, o := range obs {
+			v := m.Observe(o)
+			if v == nil || v.Detector != DetectorStagnation {
+				continue
+			}
+			sec := o.Time.Sub(t0).Seconds()
+			if first < 0 {
+				first = sec
+			}
+			if v.State == protocol.Error && errAt < 0 {
+				errAt, msg = sec, v.Message
+			}
+		}
+		return first, errAt, msg
+	}
+	const last = 0.3 + 49*0.1 // the last line of 50 printed every 0.1 s
+	for _, c := range []struct {
+		name         string
+		obs          []*protocol.Observation
+		cfg          *Config
+		first, error float64 // seconds of silence after the last line; -1: none
+	}{
+		{"paced, then a busy silence", pacedRun(50, 0.1, 20, 1), nil, 4, 4},
+		{"paced, then an idle silence", pacedRun(50, 0.1, 20, 0.05), nil, 4, 4},
+		{"paced at 0.5 s: 8 gaps", pacedRun(50, 0.5, 60, 1), nil, 4, 4},
+		{"paced, declared silence", pacedRun(50, 0.1, 20, 1), &Config{Expect: Expectation{Silence: 30 * time.Second}}, -1, -1},
+		{"paced, silence thresholds set", pacedRun(50, 0.1, 20, 1), &Config{Thresholds: Thresholds{Silence: 12 * time.Second, SilenceError: 40 * time.Second}}, 12, -1},
+		{"a burst of lines, then busy", pacedRun(50, 0.001, 20, 1), nil, 10, -1},
+		{"a few lines, then busy", pacedRun(5, 0.5, 20, 1), nil, 10, -1},
+		{"paced with Quantum ESPRESSO's profile", pacedRun(50, 0.1, 20, 1), &Config{Profile: ProfileQE}, 8, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			end := last
+			if c.name == "paced at 0.5 s: 8 gaps" {
+				end = 0.3 + 49*0.5
+			}
+			if c.name == "a burst of lines, then busy" {
+				end = 0.3 + 49*0.001
+			}
+			if c.name == "a few lines, then busy" {
+				end = 0.3 + 4*0.5
+			}
+			first, errAt, msg := alarm(c.obs, c.cfg)
+			// resource samples come every 0.5 s: the verdict comes with the first one past the limit
+			within := func(got, want float64) bool {
+				if want < 0 {
+					return got < 0
+				}
+				return got >= end+want && got <= end+want+0.5+1e-9
+			}
+			if !within(first, c.first) || !within(errAt, c.error) {
+				t.Errorf("first verdict %.1f s and Error %.1f s after the last line, want %v and %v (%s)", first-end, errAt-end, c.first, c.error, msg)
+			}
+			if c.error >= 0 && !strings.Contains(msg, "stopped reporting") && c.error != 30 {
+				t.Errorf("message %q does not say the run stopped reporting", msg)
+			}
+		})
 	}
 }

@@ -33,6 +33,7 @@ type table struct {
 	index bool   // its rows carry a leading index (a pandas frame)
 	other int    // lines since the last row that were not rows
 	cand  header // the line just read, when it could be a new header
+	short int    // rows with fewer numbers than cand has names, read since it
 }
 
 // header is a table's column names.
@@ -133,6 +134,18 @@ func hasSeparatorBar(line string, i int) bool {
 			i = normEnd(line, i)
 			continue
 		}
+		if i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
+			// a bar inside a word: `max|u|`, `E_kin+|p|`: part of a name when the word is one
+			b := strings.LastIndexAny(line[:i], " \t") + 1
+			e := i
+			for e < len(line) && line[e] != ' ' && line[e] != '\t' {
+				e++
+			}
+			if w := line[b:e]; isQuantityName(w) && normClosed(w) && strings.Count(w, "|") == 2 {
+				i = e // `max|u|` ends with its norm (`iter|loss|acc` is three columns)
+				continue
+			}
+		}
 		return true
 	}
 	return false
@@ -213,6 +226,16 @@ func isColumnName(s string) bool {
 	if s == "" || !(isNameStart(s[0]) || s[0] == '|') {
 		return false
 	}
+	if i := strings.IndexByte(s, ' '); i > 0 {
+		// Blanks occur only in the fields of CSV, tab- and pipe-separated headers: a unit
+		// after the name (`T [K]`, `E (eV)`), or a name of a few words (scipy's `f evals`,
+		// `obj func`, `tr radius`).
+		u := strings.TrimLeft(s[i:], " ")
+		if n := len(u); n >= 3 && (u[0] == '[' && u[n-1] == ']' || u[0] == '(' && u[n-1] == ')') {
+			return isUnit(u[1:n-1]) && isColumnName(s[:i])
+		}
+		return strings.Count(s, " ") <= 3 && isColumnName(s[:i]) && isColumnName(u)
+	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
 		if !isIdentByte(c) && c != '.' && c != '[' && c != ']' {
@@ -236,6 +259,11 @@ func isQuantityName(s string) bool {
 		case isNameStart(c):
 			letter = true
 		case c >= '0' && c <= '9', c == '.', c == '\'', c == '^':
+		case c == '+' || c == '-':
+			// a sum or a difference of quantities: KE+PE, E-E0, E_kin+E_pot
+			if i == 0 || i == len(s)-1 || !(isIdentByte(s[i-1]) || s[i-1] == ')' || s[i-1] == '|') || !(isNameStart(s[i+1]) || s[i+1] == '(' || s[i+1] == '|') {
+				return false
+			}
 		case c == '/':
 			if i == 0 || s[i-1] == '/' {
 				return false
@@ -271,8 +299,8 @@ type tableRow struct {
 // keep says that lines which are not rows leave the table standing however many there are
 // (LAMMPS prints warnings mid-table and ends the table itself).
 func (tb *table) line(line string, keep bool, row *tableRow) bool {
-	if isRule(line) {
-		return false // transparent: a header candidate stays one
+	if isRule(line) || tb.cand.n > 0 && isUnitsLine(line) {
+		return false // transparent: a header candidate stays one (a line of units under it too)
 	}
 	sep := separator(line)
 	var f [maxColumns]string
@@ -285,7 +313,7 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 	numbers, names := true, true
 	for i := range n {
 		numbers = numbers && isNumberToken(f[i])
-		names = names && isColumnName(f[i])
+		names = names && (isColumnName(f[i]) || sep == ' ' && i > 0 && isBracketUnit(f[i])) // `t [ms]`: a unit of the name before
 		if !numbers && !names {
 			break
 		}
@@ -295,6 +323,10 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 		if ok, index := tb.cand.fits(n, sep, f[0], true, false); ok { // the line before was its header
 			tb.header, tb.rows, tb.index, tb.other = tb.cand, 0, index, 0
 		} else if ok, _ := tb.header.fits(n, sep, f[0], tb.rows == 0, tb.index); !ok {
+			if tb.cand.n > n && tb.short < 2 {
+				tb.short++ // a first row with empty cells (scipy's least_squares): wait for a full one
+				return false
+			}
 			tb.cand.n = 0
 			if tb.rows > 0 {
 				tb.n = 0 // a row of another width: the table has ended
@@ -311,10 +343,13 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 		tb.other = 0
 		return true
 	case names && n >= 2:
-		tb.cand = header{n: n, sep: sep, tcol: -1}
+		if sep == ' ' {
+			n = groupWords(line, &f, n)
+		}
+		tb.cand, tb.short = header{n: n, sep: sep, tcol: -1}, 0
 		for i := range n {
 			tb.cand.names[i] = f[i]
-			if tb.cand.tcol < 0 && (equalFoldASCII(f[i], "t") || equalFoldASCII(f[i], "time")) {
+			if tb.cand.tcol < 0 && isTimeName(f[i]) {
 				tb.cand.tcol = i
 			}
 		}
@@ -339,6 +374,120 @@ func (tb *table) notRow(keep bool) {
 
 // end forgets the table (LAMMPS' "Loop time of …").
 func (tb *table) end() { tb.n, tb.rows, tb.cand.n = 0, 0, 0 }
+
+// groupWords joins the words of an aligned header into column names when the header
+// separates its columns by two blanks or more and the words of a name by one: scipy's
+// `Iteration     Total nfev        Cost      Cost reduction    Step norm     Optimality`
+// has six columns. A header whose words are all one blank apart (LAMMPS' `Step Temp E_pair`)
+// or all wider apart keeps one column per word. It returns the new number of names, which
+// stay slices of line.
+func groupWords(line string, f *[maxColumns]string, n int) int {
+	var start, end [maxColumns]int
+	k := 0
+	for i := 0; i < len(line) && k < maxColumns; {
+		i = skipSpaces(line, i)
+		if i >= len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		start[k], end[k] = i, j
+		k++
+		i = j
+	}
+	if k != n {
+		return n
+	}
+	// A bracketed unit belongs to the word before it: `t [ms]`, `E [J/m]`.
+	units := false
+	for i := 1; i < k; i++ {
+		if isBracketUnit(line[start[i]:end[i]]) {
+			units = true
+		}
+	}
+	if units {
+		m := 0
+		for i := 0; i < k; i++ {
+			if i > 0 && isBracketUnit(line[start[i]:end[i]]) && m > 0 {
+				end[m-1] = end[i]
+				continue
+			}
+			start[m], end[m] = start[i], end[i]
+			m++
+		}
+		k = m
+	}
+	one, wide := false, false
+	for i := 1; i < k; i++ {
+		if g := start[i] - end[i-1]; g == 1 && line[end[i-1]] == ' ' {
+			one = true
+		} else {
+			wide = true
+		}
+	}
+	if !one || !wide {
+		if units {
+			for i := range k {
+				f[i] = line[start[i]:end[i]]
+			}
+			return k
+		}
+		return n
+	}
+	m := 0
+	for i := 0; i < k; {
+		j := i
+		for j+1 < k && start[j+1]-end[j] == 1 && line[end[j]] == ' ' && !isBracketUnit(line[start[j]:end[j]]) {
+			j++
+		}
+		f[m] = line[start[i]:end[j]]
+		m++
+		i = j + 1
+	}
+	return m
+}
+
+// isBracketUnit: a unit in brackets, `[ms]`, `(K)`, `[%]`.
+func isBracketUnit(w string) bool {
+	n := len(w)
+	return n >= 3 && (w[0] == '[' && w[n-1] == ']' || w[0] == '(' && w[n-1] == ')') && isUnit(w[1:n-1])
+}
+
+// isUnitsLine: a line of bracketed units only, printed under a header: `(ps)  (K)  [eV]`.
+func isUnitsLine(line string) bool {
+	n := 0
+	for i := 0; i < len(line); {
+		i = skipSpaces(line, i)
+		if i >= len(line) {
+			break
+		}
+		c := line[i]
+		if c != '(' && c != '[' {
+			return false
+		}
+		closer := byte(')')
+		if c == '[' {
+			closer = ']'
+		}
+		e := strings.IndexByte(line[i:], closer)
+		if e < 2 || !isUnit(line[i+1:i+e]) {
+			return false
+		}
+		i += e + 1
+		n++
+	}
+	return n > 0
+}
+
+// isTimeName: t or time, with or without a unit: `time [s]`, `t(ps)`, `Time`.
+func isTimeName(name string) bool {
+	if i := strings.IndexAny(name, "[("); i > 0 {
+		name = strings.TrimRight(name[:i], " ")
+	}
+	return equalFoldASCII(name, "t") || equalFoldASCII(name, "time")
+}
 
 // isIndex: a pandas row index, a non-negative integer.
 func isIndex(s string) bool {

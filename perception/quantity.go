@@ -100,11 +100,8 @@ type quantityState struct {
 
 	x0, scale float64 // conserved: the start and the scale of the relative drift
 	have0     bool
-	drifts    [divLong]float64 // the drift, thinned over the whole run
-	nDrift    int
-	dStride   int
-	dPending  int
-	over      int // samples in a row beyond the tolerance
+	drifts    thinned // the drift over the whole run
+	over      int     // samples in a row beyond the tolerance
 
 	outside int // range: samples outside since the last rangeClear in a row inside
 	inRow   int // range: samples in a row inside
@@ -452,19 +449,7 @@ func (q *quantity) collapsed(sr *series, v float64) (finding, bool) {
 func (q *quantity) imbalance(sr *series, v float64) (finding, bool) {
 	st := &sr.qty
 	a := abs(v)
-	st.dStride = max(st.dStride, 1)
-	st.dPending++
-	if st.dPending >= st.dStride {
-		st.dPending = 0
-		if st.nDrift == divLong {
-			for i := range divLong / 2 {
-				st.drifts[i] = max(st.drifts[2*i], st.drifts[2*i+1])
-			}
-			st.nDrift, st.dStride = divLong/2, 2*st.dStride
-		}
-		st.drifts[st.nDrift] = a
-		st.nDrift++
-	}
+	st.drifts.add(a)
 	switch {
 	case a > st.last:
 		st.over++
@@ -477,10 +462,7 @@ func (q *quantity) imbalance(sr *series, v float64) (finding, bool) {
 	if st.n < driftRun+5 || st.over+st.repeats < driftRun || a == 0 {
 		return finding{}, false
 	}
-	early := 0.0
-	for _, x := range st.drifts[:st.nDrift/2] {
-		early = max(early, x)
-	}
+	early := st.drifts.firstHalfMax()
 	if a < 10*early {
 		return finding{}, false
 	}
@@ -515,22 +497,7 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 		st.x0, st.scale = v, abs(v) // a zero start: measure from the first non-zero value
 		return finding{}, false
 	}
-	// The drift over the whole run, thinned like the divergence's long view.
-	if st.dStride == 0 {
-		st.dStride = 1
-	}
-	st.dPending++
-	if st.dPending >= st.dStride {
-		st.dPending = 0
-		if st.nDrift == divLong {
-			for i := range divLong / 2 {
-				st.drifts[i] = max(st.drifts[2*i], st.drifts[2*i+1])
-			}
-			st.nDrift, st.dStride = divLong/2, 2*st.dStride
-		}
-		st.drifts[st.nDrift] = drift
-		st.nDrift++
-	}
+	st.drifts.add(drift)
 	tol := q.drift
 	if sr.role.linear {
 		tol = q.drift / linearDrift // a linear invariant is kept to rounding by any consistent scheme
@@ -543,10 +510,7 @@ func (q *quantity) drifting(sr *series, v float64) (finding, bool) {
 	if st.n < driftMinN || st.over < driftRun {
 		return finding{}, false
 	}
-	early := 0.0
-	for _, x := range st.drifts[:st.nDrift/2] {
-		early = max(early, x)
-	}
+	early := st.drifts.firstHalfMax()
 	if drift < driftSecular*early {
 		return finding{}, false // bounded: the drift was as large in the first half
 	}

@@ -155,8 +155,10 @@ func (w *watchdog) run() {
 		if kmemKnown && used+quotaKmem*max(k-kmemAt, 0) > w.limit {
 			suspect = true
 		}
-		// Past a breach, whether the sandbox may be making files or writing since the last walk.
-		grew := kmemKnown && k-kmemAt > quotaQuiet || known && d-dirtyAt > quotaQuiet
+		// Past a breach, whether the sandbox may be making files (its kernel memory grows: no
+		// file-size limit stops that) or writing since the last walk.
+		makingFiles := kmemKnown && k-kmemAt > quotaQuiet
+		grew := makingFiles || known && d-dirtyAt > quotaQuiet
 		// A sandbox writing fast enough to use up what is left of its quota within four
 		// reads is read every quotaFast, so that it cannot go far past it between two reads.
 		want := quotaMin
@@ -249,10 +251,11 @@ func (w *watchdog) run() {
 				w.limitFiles(true) // processes forked since
 			}
 			// Once every write fails, the workspace cannot grow but through a shared mapping
-			// of a file (or a process that escaped the limit): a command still growing it
-			// is killed at once, or after quotaGrace where writes could not be stopped.
+			// of a file, new files and directories (or a process that escaped the limit): a
+			// command still growing it is killed at once, or after quotaGrace where writes
+			// could not be stopped — but at once when it makes files, which no limit stops.
 			growing := used > level+quotaSlack/8
-			if growing && (stopped || time.Since(since) >= quotaGrace) && w.kill != nil {
+			if growing && (stopped || makingFiles || time.Since(since) >= quotaGrace) && w.kill != nil {
 				w.kill()
 				resume()
 				w.breach(used, true)

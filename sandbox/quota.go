@@ -198,7 +198,12 @@ func (w *watchdog) run() {
 		}
 		if !measured && w.measure != nil {
 			// A big tree: the sandbox's own processes measure it, in its CPU and memory
-			// budget, as often as its writing calls for.
+			// budget, as often as its writing calls for. That takes long enough for a sandbox
+			// making files to make thousands more, which the measure may not see: one that may
+			// be making or writing files is held stopped while it runs.
+			if !paused && w.pause != nil && (grew || !kmemKnown) {
+				resume, paused = w.pause(), true
+			}
 			total, measured = w.measure()
 			hostCost, next = quotaCheap+1, begin.Add(quotaMax)
 		}
@@ -234,10 +239,10 @@ func (w *watchdog) run() {
 		case !settled && stopped && used > level+2*quotaSlack && w.kill != nil:
 			// Grown by more than writes under way at the stop could have written: it makes
 			// what no file-size limit stops (empty files, directories, a shared mapping).
+			w.breach(used, true) // before the kill, so that whoever sees the command end sees why
 			w.kill()
 			resume()
 			held()
-			w.breach(used, true)
 			since = time.Time{}
 		case !settled:
 			// The first measure after writes were stopped: what was written between the last
@@ -256,9 +261,9 @@ func (w *watchdog) run() {
 			// could not be stopped — but at once when it makes files, which no limit stops.
 			growing := used > level+quotaSlack/8
 			if growing && (stopped || makingFiles || time.Since(since) >= quotaGrace) && w.kill != nil {
+				w.breach(used, true)
 				w.kill()
 				resume()
-				w.breach(used, true)
 				since = time.Time{}
 			} else {
 				resume()

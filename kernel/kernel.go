@@ -107,6 +107,9 @@ type Sandbox interface {
 	// workspace is writable; readOnly paths are made visible read-only. When env has no HOME
 	// the command gets a private writable one, never the workspace.
 	Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error)
+	// Start starts a command of Command's (its own exec.Cmd.Start refuses: the sandbox puts
+	// it in its namespaces, cgroups and identity as it forks).
+	Start(cmd *exec.Cmd) error
 	// Target returns the pid of the interpreter inside a started command: the process
 	// that receives SIGINT (never a wrapper such as bwrap).
 	Target(cmd *exec.Cmd) (int, error)

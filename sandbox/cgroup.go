@@ -429,12 +429,13 @@ func (c *cgroup) freeze() {
 	}
 }
 
-// procs lists the processes in c.
+// procs lists the processes in c but labmate itself, which is there while the launcher
+// thread forks a command in cgroup v1: never paused, frozen or killed as one of c's.
 func (c *cgroup) procs() []int {
 	if len(c.dirs) == 0 {
 		return nil
 	}
-	return cgroupProcs(c.dirs[0])
+	return slices.DeleteFunc(cgroupProcs(c.dirs[0]), func(pid int) bool { return pid == os.Getpid() })
 }
 
 // remove removes c's directories; those already gone are fine.

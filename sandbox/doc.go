@@ -24,16 +24,21 @@
 // When labmate runs as an ordinary user, sandboxed code is that user on the host. When it runs
 // as root, it is never root: the code runs as an unprivileged account that owns nothing else
 // ([HostUser], created by scripts/deps; [FallbackHostID] where it is missing; Policy.HostUser
-// names another). A wrapper shell, still root, joins the command's cgroups and, in a mount
-// namespace of its own, mounts the workspace and the read-only paths into an empty directory
-// the account can reach (bridgeDir) — it could not pass directories only root may enter — then
-// drops root with setpriv(1) and execs bwrap, whose user namespace maps [UID] to that account.
+// names another). Every command is forked from one thread of labmate's own (see launch.go),
+// still root, which puts the command in its cgroups and — for a workspace or read-only path
+// below a directory only root may enter (/root/project, a 0700 temporary directory), which the
+// account could not pass — in a fresh private mount namespace where those paths are bound into
+// an empty directory the account can reach (bridgeDir), each opened without following a
+// symlink and bound by its descriptor. The fork drops root for the account (setgroups, setgid,
+// setuid, no inheritable capability) and execs bwrap, whose user namespace maps [UID] to that
+// account: no program runs as root on the command's side, and [Sandbox.Start] is the only way
+// to start it (exec.Cmd's own Start refuses).
 // So what a cell writes is the account's, a set-ID bit it managed to set could only ever give
 // the account's identity, and the workspace is given to the account (its directory, and what
 // root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).
 //
 // This holds in every mode, not only ModeBubblewrap: as root, ModeNamespaces and ModeNone run
-// code as the same account through the same wrapper and setpriv(1), adding no new privileges
+// code as the same account through the same launcher and setpriv(1), adding no new privileges
 // (a host set-user-ID program such as su gains nothing) and death with labmate. In
 // ModeNamespaces root makes the namespaces and the account, without CAP_SYS_ADMIN, cannot setns
 // back into the host's; the account's processes share no user namespace of their own, so the
@@ -42,7 +47,7 @@
 // below a directory only root may enter (/root/project, a 0700 temporary directory) is bound
 // back at its own path over a small tmpfs that replaces that directory in the command's mount
 // namespace — the account could not look into it anyway — so absolute paths still work. A mode
-// that cannot run code as the account (setpriv or mount missing, no account) is refused, as root,
+// that cannot run code as the account (setpriv missing, no account) is refused, as root,
 // with an error that says so: labmate never runs model-written code as root. Outside
 // ModeBubblewrap the commands of one labmate share that account, so they can reach each
 // other's workspaces and processes and make files set-user-ID to it (no seccomp there): the
@@ -51,7 +56,7 @@
 // TestMPIAsRoot (--no-sandbox as root: mpirun on 2 ranks, as the account).
 //
 // The command's environment exists only inside the sandbox (bwrap --clearenv --setenv; env(1)
-// in the other modes): the wrapper shell, mount, setpriv and bwrap run in labmate's own minimal
+// in the other modes): bwrap, setpriv and a job's recorder run in labmate's own minimal
 // environment, so no variable of a request (LD_PRELOAD, GCONV_PATH, …) reaches a process
 // outside. The root and /dev are read-only; writable are the workspace, a
 // size-capped private /tmp (Policy.TmpBytes) holding a private [Home], and a 64 MiB /dev/shm.
@@ -134,11 +139,12 @@
 //
 // # One budget
 //
-// Every command gets a cgroup of its own, joined by a wrapper shell before the command's first
-// instruction: cgroup v2 when the unified hierarchy delegates memory and pids to labmate (a
-// container's own root, a systemd unit or scope with Delegate=yes, or a cgroup labmate is
-// alone in; labmate moves its processes into labmate-main and makes the commands' cgroups in
-// labmate/, following the no-internal-processes rule), else cgroup v1 per controller where
+// Every command gets a cgroup of its own, which it is born in (the launcher forks it there; a
+// job's command joins it from a wrapper shell before its first instruction): cgroup v2 when the
+// unified hierarchy delegates memory and pids to labmate (a container's own root, a systemd
+// unit or scope with Delegate=yes, or a cgroup labmate is alone in; labmate moves its
+// processes into labmate-main and makes the commands' cgroups in labmate/, following the
+// no-internal-processes rule), else cgroup v1 per controller where
 // the hierarchy is writable (as root). It bounds the whole tree: memory with /tmp and /dev/shm
 // pages and no swap (Policy.MemoryBytes; the kernel's OOM killer ends what does not fit and
 // [Sandbox.Exceeded] reports it), processes and threads (Policy.MaxProcs; this is what contains

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -94,14 +95,13 @@ type Sandbox struct {
 
 	bwrapFile, prlimitFile, envFile, setprivFile os.FileInfo // to recognise wrappers in /proc/<pid>/exe
 
-	// As root, in every mode: the host identity of sandboxed code, and the programs that move
-	// each command's sources into bridgeDir and drop root before bwrap (or, in the other modes,
-	// prlimit) starts.
-	drop           *hostID
-	mount, setpriv string
-	pdeathsig      bool   // setpriv has --pdeathsig
-	seccomp        string // the profile's file, opened by the wrapper for bwrap's --seccomp; "": none
-	envCmd         string // env(1), which sets a command's environment outside ModeBubblewrap
+	// As root, in every mode: the host identity of sandboxed code, and the program that drops
+	// root before prlimit starts outside ModeBubblewrap (and before bwrap in a Detached command).
+	drop      *hostID
+	setpriv   string
+	pdeathsig bool   // setpriv has --pdeathsig
+	seccomp   string // the profile's file, opened by the wrapper for bwrap's --seccomp; "": none
+	envCmd    string // env(1), which sets a command's environment outside ModeBubblewrap
 
 	mu   sync.Mutex
 	cmds map[*exec.Cmd]*command // the commands not yet Killed
@@ -109,6 +109,7 @@ type Sandbox struct {
 
 // command is what a Sandbox keeps of one command until Kill.
 type command struct {
+	plan     *plan     // how the launcher starts it
 	cg       *cgroup   // nil: no cgroup
 	home     string    // a private HOME to remove (outside ModeBubblewrap)
 	quota    *watchdog // nil: no quota
@@ -256,14 +257,12 @@ func prepare(mode Mode, p *Policy) (*Sandbox, error) {
 }
 
 // prepareDrop sets up, as root, who sandboxed code is on the host: the sandbox's own
-// unprivileged account (hostUser, or HostUser), reached through mount(8) and setpriv(1).
+// unprivileged account (hostUser, or HostUser), which the launcher's fork becomes (setpriv(1)
+// outside ModeBubblewrap and in a Detached command).
 func (s *Sandbox) prepareDrop(hostUser string) error {
 	id, err := resolveHostID(hostUser)
 	if err != nil {
 		return err
-	}
-	if s.mount, err = exec.LookPath("mount"); err != nil {
-		return fmt.Errorf("mount not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
 	}
 	if s.setpriv, err = exec.LookPath("setpriv"); err != nil {
 		return fmt.Errorf("setpriv not found in PATH (it is part of util-linux), needed to run code as %s: %w", id, err)
@@ -357,12 +356,18 @@ func (s *Sandbox) probe() error {
 	defer s.Kill(cmd)
 	timer := time.AfterFunc(probeTimeout, func() { s.Kill(cmd) })
 	defer timer.Stop()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = s.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if err != nil {
 		what := "probe sandbox `true`"
 		if s.mode == ModeNamespaces {
 			what = "probe clone into new user, mount, pid, net, ipc and uts namespaces"
 		}
-		if msg := strings.TrimSpace(string(out)); msg != "" {
+		if msg := strings.TrimSpace(out.String()); msg != "" {
 			return fmt.Errorf("%w: %s: %s failed: %w: %s", ErrUnavailable, s.mode, what, err, msg)
 		}
 		return fmt.Errorf("%w: %s: %s failed: %w", ErrUnavailable, s.mode, what, err)
@@ -709,8 +714,9 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 	for _, p := range ro {
 		skip[p] = true
 	}
-	var w wrapper
+	p := &plan{}
 	var args []string
+	var cred *syscall.Credential
 	if s.mode == ModeBubblewrap {
 		etc, err := stagedEtc(s.policy.Network)
 		if err != nil {
@@ -744,12 +750,14 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 			if err := s.drop.adopt(ws); err != nil {
 				return nil, err
 			}
-			w.bridge(s.mount, s.drop.closed(append([]string{ws}, ro...)), mounts)
-			w.setpriv = s.setprivArgs()
+			p.bridge(ws, s.drop.closed(append([]string{ws}, ro...)), mounts)
+			cred = &syscall.Credential{Uid: uint32(s.drop.uid), Gid: uint32(s.drop.gid), Groups: []uint32{}}
 		}
-		w.seccomp = s.seccomp
+		p.seccomp = s.seccomp
 		args = append(append([]string{s.bwrap}, s.bwrapArgs(etc, ws, env, mounts)...), s.limited(argv)...)
 	} else {
+		// env(1) sets the environment as the last step, so that no wrapper runs in it.
+		args = s.limited(append(append([]string{s.envCmd, "-i"}, env...), argv...))
 		if s.drop != nil {
 			if err := s.dropChecks(ws, ro, c.home); err != nil {
 				if c.home != "" {
@@ -757,11 +765,9 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 				}
 				return nil, err
 			}
-			w.reveal(s.mount, ws, *s.drop)
-			w.setpriv = s.setprivArgs()
+			p.reveal(ws, *s.drop)
+			args = append(s.setprivArgs(), args...)
 		}
-		// env(1) sets the environment as the last step, so that no wrapper runs in it.
-		args = s.limited(append(append([]string{s.envCmd, "-i"}, env...), argv...))
 	}
 	cmd := &exec.Cmd{
 		Path:        args[0],
@@ -769,6 +775,12 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		Env:         []string{"PATH=" + hostPath}, // the host's side never runs in the command's environment
 		Dir:         ws,
 		SysProcAttr: s.sysProcAttr(),
+		Err:         errStartHere,
+	}
+	if cred != nil {
+		// The fork changes directory as the account, which may not reach ws by its own path
+		// (bwrap changes to it inside, through the bridge).
+		cmd.SysProcAttr.Credential, cmd.Dir = cred, "/"
 	}
 	fail := func(err error) (*exec.Cmd, error) {
 		if c.cg != nil {
@@ -783,14 +795,15 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		if c.cg, err = s.cg.create(s.policy); err != nil {
 			return fail(err)
 		}
+		if c.cg.version == 2 {
+			p.cgDir = c.cg.dirs[0]
+		} else {
+			for _, d := range c.cg.dirs {
+				p.tasks = append(p.tasks, filepath.Join(d, "tasks"))
+			}
+		}
 	}
-	if c.cg != nil {
-		w.join = c.cg.procsFiles()
-	}
-	if script := w.script(); script != "" {
-		cmd.Path = "/bin/sh"
-		cmd.Args = append([]string{wrapperName, "-c", script, wrapperName}, args...)
-	}
+	c.plan = p
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cmds[cmd] = c
@@ -832,24 +845,26 @@ func (s *Sandbox) dropChecks(ws string, ro []string, home string) error {
 
 // reveal makes the workspace ws reachable by its own path for the account id when a directory
 // above it is closed to the account (a workspace under /root, or in a 0700 temporary
-// directory): in the wrapper's mount namespace ws is bound into bridgeDir, a small tmpfs
+// directory): in the command's mount namespace ws is bound into bridgeDir, a small tmpfs
 // replaces the topmost closed directory — which the account could not look into anyway — with
 // just the path down to ws, and ws is bound back there. The command starts in ws either way.
-func (w *wrapper) reveal(mountCmd, ws string, id hostID) {
-	w.cd = ws
+func (p *plan) reveal(ws string, id hostID) {
 	top := id.closedAbove(ws)
 	if top == "" {
 		return
 	}
-	m, dst := shellQuote(mountCmd), shellQuote(filepath.Join(bridgeDir, "0"))
-	w.binds = []string{"umask 022",
-		m + " --make-rprivate /",
-		m + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-bridge " + shellQuote(bridgeDir),
-		"mkdir " + dst,
-		m + " --rbind " + shellQuote(ws) + " " + dst,
-		m + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-path " + shellQuote(top),
-		"mkdir -p " + shellQuote(ws),
-		m + " --rbind " + dst + " " + shellQuote(ws)}
+	via := filepath.Join(bridgeDir, "0")
+	p.binds = []bind{{dst: bridgeDir}, {src: resolved(ws), dst: via}, {dst: top}, {src: via, dst: ws, dir: true}}
+}
+
+// resolved is the workspace ws with its symlinks resolved now, when the command is made: what
+// the launcher binds when it starts, following no symlink then — one planted meanwhile (ws
+// swapped for a link to another directory) is refused, never bound writable.
+func resolved(ws string) string {
+	if r, err := filepath.EvalSymlinks(ws); err == nil {
+		return r
+	}
+	return ws
 }
 
 // Adopt gives workspace to the host account sandboxed code runs as, when labmate runs as root
@@ -1007,11 +1022,6 @@ func (s *Sandbox) limited(argv []string) []string {
 
 func (s *Sandbox) sysProcAttr() *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if s.drop != nil {
-		// The wrapper's own mount namespace, where it mounts the command's sources into
-		// bridgeDir before dropping root (see wrapper).
-		a.Cloneflags = syscall.CLONE_NEWNS
-	}
 	if s.mode == ModeNamespaces && s.drop != nil {
 		// As root, root makes the namespaces and the wrapper drops root for the account, which
 		// cannot setns back into the host's (that takes CAP_SYS_ADMIN).
@@ -1073,19 +1083,15 @@ func isIdentifier(s string) bool {
 }
 
 // hostPath is the PATH of the processes labmate runs on the host side of a command: the
-// wrapper shell, mount, setpriv, bwrap, env and prlimit.
+// wrapper shell, setpriv, bwrap, env and prlimit.
 const hostPath = "/usr/sbin:/usr/bin:/sbin:/bin"
 
-// wrapper is the /bin/sh -c script that starts a command: it joins the command's cgroups, so
-// that everything the command ever forks is counted from its first instruction, with no race;
-// as root, in its own mount namespace, it mounts the command's workspace and read-only paths
-// into bridgeDir (bwrap, running as the sandbox's uid, could not reach them through
-// directories only root may enter) and drops root with setpriv; and it opens the seccomp
-// profile for bwrap on fd seccompFd. Then it execs "$@" in place.
+// wrapper is the /bin/sh -c script that starts a command from a process that outlives labmate
+// (Detached): it joins the command's cgroups, so that everything the command ever forks is
+// counted from its first instruction, with no race; as root it drops root with setpriv; and it
+// opens the seccomp profile for bwrap on fd seccompFd. Then it execs "$@" in place.
 type wrapper struct {
 	join    []string // cgroup.procs files
-	binds   []string // shell commands that fill bridgeDir
-	cd      string   // the directory to change to after binds; "": stay
 	setpriv []string // setpriv and its options, ending with "--"
 	seccomp string   // the profile's file
 }
@@ -1093,23 +1099,20 @@ type wrapper struct {
 // seccompFd is the descriptor on which bwrap reads the seccomp profile.
 const seccompFd = 9
 
-// bridge plans the mounts of srcs (the workspace and the read-only paths the account cannot
+// bridge plans the mounts of srcs (the workspace ws and the read-only paths the account cannot
 // reach, hostID.closed) into bridgeDir and points every mount under them at its bridged
-// source. None: no bridge (each mount(8) it runs costs a kernel's start a few milliseconds).
-func (w *wrapper) bridge(mountCmd string, srcs []string, mounts []mount) {
+// source. None: the command runs in the host's mount namespace.
+func (p *plan) bridge(ws string, srcs []string, mounts []mount) {
 	if len(srcs) == 0 {
 		return
 	}
-	w.binds = []string{shellQuote(mountCmd) + " --make-rprivate /",
-		shellQuote(mountCmd) + " -t tmpfs -o mode=0755,size=64k,nosuid,nodev labmate-bridge " + shellQuote(bridgeDir)}
+	p.binds = []bind{{dst: bridgeDir}}
 	for i, src := range srcs {
-		dst := filepath.Join(bridgeDir, strconv.Itoa(i))
-		if fi, err := os.Stat(src); err == nil && !fi.IsDir() {
-			w.binds = append(w.binds, ": >"+shellQuote(dst))
-		} else {
-			w.binds = append(w.binds, "mkdir "+shellQuote(dst))
+		b := bind{src: src, dst: filepath.Join(bridgeDir, strconv.Itoa(i)), follow: true}
+		if src == ws {
+			b.src, b.follow = resolved(ws), false
 		}
-		w.binds = append(w.binds, shellQuote(mountCmd)+" --rbind "+shellQuote(src)+" "+shellQuote(dst))
+		p.binds = append(p.binds, b)
 	}
 	for i := range mounts {
 		m := &mounts[i]
@@ -1122,20 +1125,11 @@ func (w *wrapper) bridge(mountCmd string, srcs []string, mounts []mount) {
 	}
 }
 
-// script returns the wrapper's script; "" when the command needs no wrapper.
+// script returns the wrapper's script.
 func (w *wrapper) script() string {
-	if len(w.join) == 0 && len(w.binds) == 0 && len(w.setpriv) == 0 && w.seccomp == "" {
-		return ""
-	}
 	var b strings.Builder
 	for _, f := range w.join {
 		fmt.Fprintf(&b, "echo 0 >%s || exit 126; ", shellQuote(f))
-	}
-	if len(w.binds) > 0 {
-		b.WriteString(strings.Join(w.binds, " && ") + " || exit 126; ")
-	}
-	if w.cd != "" {
-		b.WriteString("cd " + shellQuote(w.cd) + " || exit 126; ")
 	}
 	b.WriteString("exec")
 	for _, a := range w.setpriv {

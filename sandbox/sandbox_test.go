@@ -81,7 +81,7 @@ func start(t *testing.T, s *Sandbox, argv, env []string, workspace string, readO
 		t.Fatal(err)
 	}
 	cmd.Stderr = &r.stderr
-	if err := cmd.Start(); err != nil {
+	if err := s.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -463,10 +463,21 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Kill(cmd)
-	// The environment is set inside only: the host's side (the wrapper, bwrap) runs with
-	// nothing of it.
-	if want := []string{"PATH=" + hostPath}; cmd.Dir != ws || !slices.Equal(cmd.Env, want) {
-		t.Errorf("Dir, Env = %q, %q; want %q, %q", cmd.Dir, cmd.Env, ws, want)
+	// The environment is set inside only: the host's side (bwrap) runs with nothing of it.
+	// As root, bwrap starts in / (the account it runs as may not reach ws by its own path)
+	// and changes to ws inside.
+	wantDir := ws
+	if s.drop != nil {
+		wantDir = "/"
+		if c := cmd.SysProcAttr.Credential; c == nil || c.Uid != uint32(s.drop.uid) || c.Gid != uint32(s.drop.gid) || c.Groups == nil || len(c.Groups) != 0 {
+			t.Errorf("Credential = %+v; want the account %s with no supplementary group", c, s.drop)
+		}
+	}
+	if want := []string{"PATH=" + hostPath}; cmd.Dir != wantDir || !slices.Equal(cmd.Env, want) {
+		t.Errorf("Dir, Env = %q, %q; want %q, %q", cmd.Dir, cmd.Env, wantDir, want)
+	}
+	if err := cmd.Start(); !errors.Is(err, errStartHere) {
+		t.Errorf("exec.Cmd.Start of a sandboxed command = %v; want it refused with %v", err, errStartHere)
 	}
 	if want := []string{"--clearenv", "--setenv", "A", "1", "--setenv", "B", "2", "--setenv", "HOME", Home}; !containsRun(cmd.Args, want) {
 		t.Errorf("args %q; want them to hold %q", cmd.Args, want)
@@ -574,7 +585,7 @@ func TestExtraFiles(t *testing.T) {
 			cmd.ExtraFiles = []*os.File{pw}
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
+			if err := s.Start(cmd); err != nil {
 				t.Fatal(err)
 			}
 			pw.Close()
@@ -958,7 +969,7 @@ func TestKillEnded(t *testing.T) {
 				t.Fatal(err)
 			}
 			cg = cgroupOf(s, cmd)
-			if err := cmd.Run(); err != nil {
+			if err := run(s, cmd); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Kill(cmd); err != nil {
@@ -991,7 +1002,7 @@ func BenchmarkStart(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := cmd.Run(); err != nil {
+				if err := run(s, cmd); err != nil {
 					b.Fatal(err)
 				}
 				if err := s.Kill(cmd); err != nil {
@@ -1000,6 +1011,14 @@ func BenchmarkStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// run starts cmd, a command of s's, and waits for it.
+func run(s *Sandbox, cmd *exec.Cmd) error {
+	if err := s.Start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // containsRun reports whether run appears in a, contiguous.

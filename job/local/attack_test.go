@@ -238,7 +238,7 @@ func TestPreambleRefusesOtherDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer box.Kill(cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := combinedOutput(box, cmd)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 125 || !strings.Contains(string(out), "not the directory it was submitted with") {
 		t.Errorf("a workspace that is not the pinned one: %v, %q; want exit 125 saying why", err, out)
@@ -256,7 +256,7 @@ func TestPreambleRefusesOtherDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer box.Kill(cmd2)
-	if out, err := cmd2.CombinedOutput(); err != nil || string(out) != "it's 1\n" {
+	if out, err := combinedOutput(box, cmd2); err != nil || string(out) != "it's 1\n" {
 		t.Errorf("the pinned workspace: %v, %q", err, out)
 	}
 }
@@ -363,4 +363,15 @@ func TestAttackAsOrdinaryUser(t *testing.T) {
 	if n := strings.Count(string(out), "--- PASS"); n != 5 {
 		t.Errorf("as nobody: %d tests passed, want 5\n%s", n, out)
 	}
+}
+
+// combinedOutput starts cmd, a command of box's, and returns its stdout and stderr together.
+func combinedOutput(box *sandbox.Sandbox, cmd *exec.Cmd) ([]byte, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := box.Start(cmd); err != nil {
+		return nil, err
+	}
+	err := cmd.Wait()
+	return out.Bytes(), err
 }

@@ -90,7 +90,10 @@ func BenchmarkSubmit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := cmd.Run(); err != nil {
+			if err := box.Start(cmd); err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
 				b.Fatal(err)
 			}
 			box.Kill(cmd)

@@ -264,7 +264,15 @@ func TestLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, s, id, job.Running, 30*time.Second)
-	time.Sleep(300 * time.Millisecond) // let "started" be written
+	for deadline := time.Now().Add(30 * time.Second); ; { // let "started" be written
+		if b, _ := os.ReadFile(filepath.Join(dir, "jobs", string(id), "stdout")); strings.Contains(string(b), "started the run") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job printed nothing in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	s.Close()
 	killJob(t, dir, id)
 

@@ -306,11 +306,17 @@ func (s *Scheduler) start(r *record) error {
 	if w := sp.Resources.WallTime; w > 0 {
 		wall = strconv.FormatFloat(w.Seconds(), 'f', 3, 64)
 	}
+	detached, err := box.Detached(cmd)
+	if err != nil {
+		box.Kill(cmd)
+		return err
+	}
 	args := []string{"labmate-job", "-c", s.recorderScript(), "labmate-job", dir, wall, cg.Procs, cg.OOM, strconv.Itoa(len(cg.Dirs))}
-	args = append(args, cg.Dirs...)
-	args = append(append(args, cmd.Path), cmd.Args[1:]...)
+	args = append(append(args, cg.Dirs...), detached...)
+	// The recorder is root's, in the session of its own that outlives labmate; the command's
+	// namespaces (outside ModeBubblewrap) are made for the recorder and its child together.
 	attr := *cmd.SysProcAttr
-	attr.Setpgid, attr.Setsid, attr.Pdeathsig = false, true, 0
+	attr.Setpgid, attr.Setsid, attr.Pdeathsig, attr.Credential = false, true, 0, nil
 	rec := &exec.Cmd{Path: "/bin/sh", Args: args, Env: cmd.Env, Dir: cmd.Dir, Stdout: out, Stderr: errf, SysProcAttr: &attr}
 
 	// Recorded as starting first: if labmate dies before the pid is recorded, the job is
@@ -321,7 +327,7 @@ func (s *Scheduler) start(r *record) error {
 		box.Kill(cmd)
 		return err
 	}
-	if err := rec.Start(); err != nil {
+	if err := box.StartWith(cmd, rec); err != nil {
 		box.Kill(cmd)
 		r.State = job.Queued
 		return fmt.Errorf("starting the job's recorder: %w", err)

@@ -22,6 +22,8 @@ type Sandbox interface {
 	// Command returns an unstarted command that runs argv with exactly env in workspace, the
 	// only writable directory.
 	Command(argv, env []string, workspace string, readOnly ...string) (*exec.Cmd, error)
+	// Start starts a command of Command's.
+	Start(cmd *exec.Cmd) error
 	// Kill ends a started command's whole process tree and releases what it held.
 	Kill(cmd *exec.Cmd) error
 }
@@ -70,7 +72,7 @@ func run(ctx context.Context, sb Sandbox, what, install string, argv []string, t
 	}
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
+	if err := sb.Start(cmd); err != nil {
 		sb.Kill(cmd)
 		return nil, nil, fmt.Errorf("%w: %s: %w", knowledge.ErrBadSource, what, err)
 	}

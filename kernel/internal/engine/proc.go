@@ -95,7 +95,7 @@ func startProc(cmd *exec.Cmd, sb kernel.Sandbox, tags string) (*proc, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.ExtraFiles = []*os.File{sideW} // fd 3 in the child
-	if err := cmd.Start(); err != nil {
+	if err := sb.Start(cmd); err != nil {
 		closeAll(parent)
 		return nil, err
 	}

@@ -100,7 +100,7 @@ type Sandbox struct {
 	drop      *hostID
 	setpriv   string
 	pdeathsig bool   // setpriv has --pdeathsig
-	seccomp   string // the profile's file, opened by the wrapper for bwrap's --seccomp; "": none
+	seccomp   string // the profile's file, opened for bwrap's --seccomp at each start; "": none
 	envCmd    string // env(1), which sets a command's environment outside ModeBubblewrap
 
 	mu   sync.Mutex
@@ -117,7 +117,8 @@ type command struct {
 	exceeded []error
 }
 
-// wrapperName is argv[0] of the /bin/sh that moves a command into its cgroups and execs it.
+// wrapperName is argv[0] of the /bin/sh that moves a Detached command into its cgroups and
+// execs it.
 const wrapperName = "labmate-sandbox"
 
 // How long Detect and New wait for a probe, Target for the interpreter, and Kill for the tree.
@@ -1023,7 +1024,7 @@ func (s *Sandbox) limited(argv []string) []string {
 func (s *Sandbox) sysProcAttr() *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if s.mode == ModeNamespaces && s.drop != nil {
-		// As root, root makes the namespaces and the wrapper drops root for the account, which
+		// As root, root makes the namespaces and setpriv drops root for the account, which
 		// cannot setns back into the host's (that takes CAP_SYS_ADMIN).
 		a.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC
 		if !s.policy.Network {
@@ -1157,7 +1158,7 @@ func shellQuote(s string) string {
 }
 
 // Target returns the pid of the interpreter of a started command: the process that should
-// receive SIGINT. It waits up to 15 s for the wrappers (sh, bwrap, prlimit) to exec it. In
+// receive SIGINT. It waits up to 15 s for the wrappers (setpriv, bwrap, prlimit) to exec it. In
 // ModeBubblewrap the chain is bwrap → bwrap (pid namespace init) → interpreter; in the other
 // modes the interpreter has cmd.Process.Pid once the wrappers have exec'd.
 func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
@@ -1171,7 +1172,7 @@ func (s *Sandbox) Target(cmd *exec.Cmd) (int, error) {
 		switch what {
 		case "interpreter":
 			// Under bubblewrap the interpreter is never the started process itself: seeing it
-			// "as the interpreter" means it was caught mid-exec from the wrapper shell to bwrap
+			// "as the interpreter" means it was caught mid-exec into bwrap
 			// (exe and cmdline change at different moments). Signalling it would kill bwrap.
 			if s.mode != ModeBubblewrap || pid != cmd.Process.Pid {
 				return pid, nil

@@ -109,7 +109,7 @@ type CampaignStatus struct {
 	Best      *lab.Step       `json:"best,omitempty"`
 	Scale     lab.Scale       `json:"scale"`
 	Done      bool            `json:"done" jsonschema:"the campaign has ended: see reason"`
-	Reason    protocol.Reason `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, error, idle, server_shutdown or server_restart"`
+	Reason    protocol.Reason `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, interrupted, error, idle, server_shutdown or server_restart"`
 	Error     string          `json:"error,omitempty" jsonschema:"why the campaign stopped early"`
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
@@ -168,19 +171,23 @@ def run(protocol):
 `
 
 // Issue 31: a labmate lab run's protocol, shown on a running labmate serve, is stopped by an
-// interrupt asked of the server: it ends interrupted within seconds, and the log says so.
+// interrupt sent to the server over the session's WebSocket, as the dashboard's Interrupt
+// sends it: it ends interrupted within seconds, and the log says so.
 func TestLabRunInterruptedFromServer(t *testing.T) {
 	data := t.TempDir()
 	_, url := serve(t, data, "--no-token")
 	ws := t.TempDir()
 	write(t, ws, "loop.py", loopProtocol)
 	p := startLabmate(t, nil, "lab", "run", "--data", data, "--workspace", ws, filepath.Join(ws, "loop.py"))
-	session, c := followNew(t, url)
+	_, c := followNew(t, url)
 	var last int64
 	first := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return line(m, "waiting 2") })
 	asked := time.Now()
-	if code, body := interruptREST(t, url, session, first[0].OperationID, "stop the bench"); code != 202 {
-		t.Fatalf("interrupting labmate lab run's protocol: %d %s", code, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in := `{"type": "operation_interrupt", "operation_id": "` + first[0].OperationID + `", "payload": {"why": "stop the bench"}}`
+	if err := c.Write(ctx, websocket.MessageText, []byte(in)); err != nil {
+		t.Fatal(err)
 	}
 	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type.Terminal() })
 	if code := p.ended(t, 10*time.Second); code != 1 {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,11 +32,15 @@ type stream struct{ session, id string }
 // asked for the interrupt; it is context.Canceled (errors.Is) for whoever only checks that.
 type Interrupted struct{ Why string }
 
+// Error says why, as the process that asked put it ("interrupted from the dashboard").
 func (e *Interrupted) Error() string {
-	if e.Why == "" {
+	switch {
+	case e.Why == "":
 		return "interrupted from another process"
+	case strings.HasPrefix(e.Why, "interrupted"):
+		return e.Why
 	}
-	return "interrupted from another process: " + e.Why
+	return "interrupted: " + e.Why
 }
 
 // Is makes an *Interrupted context.Canceled.

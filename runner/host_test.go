@@ -90,8 +90,8 @@ func TestHostInterrupt(t *testing.T) {
 	if took := time.Since(asked); took > 5*time.Second {
 		t.Errorf("the cell stopped %v after the interrupt, want within seconds", took)
 	}
-	if end == nil || end.Reason != protocol.ReasonInterrupted || end.Verdict != nil || end.Error != "interrupted from another process: a person asked" {
-		t.Errorf("the cell ended %+v, want interrupted from another process, saying why", end)
+	if end == nil || end.Reason != protocol.ReasonInterrupted || end.Verdict != nil || end.Error != "interrupted: a person asked" {
+		t.Errorf("the cell ended %+v, want interrupted, saying why", end)
 	}
 	if cause := context.Cause(octx); !errors.Is(cause, context.Canceled) {
 		t.Errorf("the held context's cause %v is not context.Canceled", cause)

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 
+	"github.com/labmate/labmate/internal/browsertest"
 	"github.com/labmate/labmate/llm/llmtest"
 	"github.com/labmate/labmate/protocol"
 )
@@ -86,8 +88,8 @@ func interruptedCell(t *testing.T, rest []*protocol.EnhancedMessage, why string)
 	var end protocol.Failed
 	last := rest[len(rest)-1]
 	if !saw || last.Type != protocol.TypeFailed || last.Decode(&end) != nil || end.Reason != protocol.ReasonInterrupted || end.Verdict != nil ||
-		!strings.Contains(end.Error, "interrupted from another process: "+why) {
-		t.Errorf("after the interrupt the log has (interrupt seen %v) %s %s; want the interrupt, then operation_failed interrupted from another process", saw, last.Type, last.Payload)
+		!strings.Contains(end.Error, "interrupted: "+why) {
+		t.Errorf("after the interrupt the log has (interrupt seen %v) %s %s; want the interrupt, then operation_failed interrupted, saying why", saw, last.Type, last.Payload)
 	}
 }
 
@@ -268,4 +270,45 @@ func TestCampaignInterruptedFromServer(t *testing.T) {
 	if got := strings.Join(types, " "); got != "run_event run_event operation_interrupt run_end" {
 		t.Errorf("the campaign's stream is %q, want its start, a step, the interrupt, its end", got)
 	}
+}
+
+// Issue 31: the dashboard of a running labmate serve shows a campaign that labmate campaign run
+// plays as played by that process, follows its turns, and its Interrupt (real Chromium) stops
+// it there: the page shows it done, interrupted from the dashboard, and the command exits 2.
+func TestDashboardInterruptsCampaignRun(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data)
+	dir := t.TempDir()
+	csv := writeSmall(t, dir)
+	choice := llmtest.JSON(map[string]any{"observation": "trying L1", "choice": map[string]string{"lig": "L1", "base": "B1", "solvent": "S1"}})
+	slow := choice
+	slow.Delay = time.Minute
+	model := llmtest.NewServer(t, choice, slow)
+	env := modelEnv(t, "OPENAI_BASE_URL="+model.OpenAIBaseURL(), "OPENAI_API_KEY=sk-test")
+	p := startLabmate(t, env, "campaign", "run", "--dataset", csv, "--vars", "lig,base,solvent", "--group", "sub", "--only", "A",
+		"--planner", "llm", "--model", "openai:gpt-test", "--turns", "3", "--seeds", "1", "--data-dir", data)
+	var list []struct{ Steps []json.RawMessage }
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && (len(list) != 1 || len(list[0].Steps) != 1); {
+		time.Sleep(50 * time.Millisecond)
+		getJSON(t, url+"/v1/campaigns", &list)
+	}
+	if len(list) != 1 || len(list[0].Steps) != 1 {
+		t.Fatalf("the campaign has not played its first turn: %+v\n%s", list, p.err)
+	}
+	ctx := browsertest.Start(t, 90*time.Second)
+	v, _ := served.Load(url)
+	if err := chromedp.Do(ctx, chromedp.Navigate(v.(servedInfo).dashboard+"#campaigns")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Wait(t, ctx, "the campaign is listed", `document.querySelector("#camp-list button") !== null`)
+	browsertest.Click(t, ctx, "#camp-list button")
+	browsertest.Wait(t, ctx, "it is shown played by labmate campaign run, with an Interrupt", `document.querySelector("#camp-summary").textContent.includes("played by labmate campaign (pid ") && `+
+		`!document.querySelector("#camp-interrupt").hidden && document.querySelector("#camp-step").disabled && document.querySelector("#camp-play").disabled`)
+	browsertest.Click(t, ctx, "#camp-interrupt")
+	browsertest.Wait(t, ctx, "it is shown interrupted", `(s => s.includes("1 of 3 turns") && s.includes("done") && s.includes("stopped: interrupted from the dashboard"))(document.querySelector("#camp-summary").textContent) && `+
+		`document.querySelector("#camp-interrupt").hidden`)
+	if code := p.ended(t, 10*time.Second); code != 2 {
+		t.Errorf("labmate campaign run exited %d, want 2\n%s", code, p.err)
+	}
+	browsertest.Screenshot(t, ctx, "campaign-interrupted.png")
 }

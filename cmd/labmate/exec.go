@@ -94,10 +94,10 @@ when it changes; an artifact is an observation of kind "artifact" with its path,
 size and sha256), and operation_complete or operation_failed.
 
 Ctrl-C interrupts the cell, and so does an interrupt from another process (the Interrupt of
-labmate serve's dashboard, POST /v1/sessions/S/operations/OP/interrupt). Exit status: 0 when the cell completed, 1 on an error or crash,
-3 when perception stopped it (hot-fix; also when its Error came on the last lines
-of a cell that finished before the interrupt), 124 on a timeout, 130 when interrupted, 2 when
-labmate could not run it at all.`,
+labmate serve's dashboard, POST /v1/sessions/S/operations/OP/interrupt). Exit status: 0 when
+the cell completed, 1 on an error or crash, 3 when perception stopped it (hot-fix; also when
+its Error came on the last lines of a cell that finished before the interrupt), 124 on a
+timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkExecFlags(cmd, serverURL); err != nil {

@@ -46,7 +46,8 @@ var (
 
 // transitions lists every legal move; anything absent is illegal. Terminal states have no entry,
 // so they absorb. An interrupt asks for a stop and leaves the state alone: the operation_failed
-// that follows records the outcome. A run's stream may consist of its run_end alone: a run that
+// that follows records the outcome (for a run's stream — a campaign labmate campaign run
+// plays — its run_end). A run's stream may consist of its run_end alone: a run that
 // failed before its first event. Whether an ended run may be resumed is its run_end's to say
 // (RunEnd.Resumable), checked by whoever resumes it.
 var transitions = map[State]map[Type]State{
@@ -55,6 +56,7 @@ var transitions = map[State]map[Type]State{
 		TypeRunEvent:      Running,
 		TypeRunCheckpoint: Running,
 		TypeRunEnd:        Ended,
+		TypeInterrupt:     Running,
 	},
 	Ended: {TypeRunResume: Running, TypeRunCheckpoint: Ended},
 	Open:  {TypeSessionUpdate: Open},

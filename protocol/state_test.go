@@ -35,7 +35,7 @@ func TestNext(t *testing.T) {
 		I: {x, x, x, I, C, F, I, x, x, u},
 		C: {x, x, x, x, x, x, x, x, x, u},
 		F: {x, x, x, x, x, x, x, x, x, u},
-		R: {x, x, x, x, x, x, x, R, E, u},
+		R: {x, x, x, x, x, x, R, R, E, u},
 		E: {x, x, x, x, x, x, x, x, x, u},
 	}
 	for from, want := range tests {

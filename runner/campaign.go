@@ -18,6 +18,7 @@ import (
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 )
 
 // CampaignSpec asks for a campaign on a fully mapped dataset: see game.Spec.
@@ -109,8 +110,11 @@ type CampaignStatus struct {
 	Best      *lab.Step       `json:"best,omitempty"`
 	Scale     lab.Scale       `json:"scale"`
 	Done      bool            `json:"done" jsonschema:"the campaign has ended: see reason"`
-	Reason    protocol.Reason `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, error, idle, server_shutdown or server_restart"`
+	Reason    protocol.Reason `json:"reason,omitempty" jsonschema:"how it ended: budget_spent, exhausted, interrupted, error, idle, server_shutdown or server_restart"`
 	Error     string          `json:"error,omitempty" jsonschema:"why the campaign stopped early"`
+	// PlayedBy names the process that plays an unfinished campaign when it is another labmate
+	// process (labmate campaign run): it is interrupted there, through the log (elsewhere.go).
+	PlayedBy string `json:"played_by,omitempty" jsonschema:"the labmate process that plays the unfinished campaign, when another process does (labmate campaign run): an operation_interrupt of its stream stops it there"`
 }
 
 // campaign is one campaign being played, a turn at a time, through iter.Pull2 over lab.Run.
@@ -436,6 +440,11 @@ func (s *Runner) CampaignState(ctx context.Context, id string) (*CampaignStatus,
 	}
 	if st == nil {
 		return nil, unknown
+	}
+	if sq, ok := s.store.(*sqlite.Store); ok && !st.Done {
+		if w, found := sq.Writer(ctx, id, id); found && w.Live && !w.Self {
+			st.PlayedBy = fmt.Sprintf("labmate %s (pid %d)", w.Role, w.Pid)
+		}
 	}
 	st.Advantage, st.NMA = []*float64{}, []*float64{}
 	curves := lab.Score(st.Steps, st.Scale, len(st.Steps))

@@ -22,12 +22,13 @@ import (
 // follows what others append (tailLog), stops its operation as its own Interrupt would
 // (interrupted, the workspace kept). An operation whose process stopped while it ran is ended
 // in the log (process_died) and the interrupt refused, saying so; one whose process follows no
-// interrupts (labmate exec, campaign run, lab run: Ctrl-C there stops it) is refused, naming
-// that process.
+// interrupts is refused, naming that process. The processes that run operations without a
+// runner — labmate exec, lab run, campaign run (a campaign's stream is interrupted as an
+// operation is) — follow them with a Host (host.go).
 
-// followsInterrupts are the roles (sqlite.OpenAs) of the processes whose runner follows the
-// interrupts other processes append for its operations.
-var followsInterrupts = []string{"serve", "run", "mcp"}
+// followsInterrupts are the roles (sqlite.OpenAs) of the processes that follow the interrupts
+// other processes append for their operations: with a runner, or a Host.
+var followsInterrupts = []string{"serve", "run", "mcp", "exec", "lab", "campaign"}
 
 // interruptElsewhere is Interrupt of operation opID of session, which this runner does not run.
 func (s *Runner) interruptElsewhere(ctx context.Context, session, opID string, in *protocol.Interrupt) error {

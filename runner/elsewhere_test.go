@@ -22,7 +22,7 @@ import (
 // processes are (each its own lock; Tail yields what the other commits). The running cell stops
 // interrupted with its kernel kept, a queued one ends before it starts, an operation that has
 // ended is refused as not running, one whose process stopped is ended process_died and refused
-// saying so, and one whose process follows no interrupts (labmate exec) is refused naming it.
+// saying so, and one whose process follows no interrupts is refused naming it.
 func TestInterruptElsewhere(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "labmate.db")
 	open := func(role string) *sqlite.Store {
@@ -187,15 +187,15 @@ func TestInterruptElsewhere(t *testing.T) {
 	}
 
 	// An operation of a process that follows no interrupts: refused, naming it; nothing logged.
-	exec := open("exec")
+	exec := open("eval")
 	defer exec.Close()
 	started(exec, "cli", "cell")
 	err = srv.Interrupt(ctx, "cli", "cell", "")
-	if !errors.Is(err, runner.ErrUnsupported) || !strings.Contains(err.Error(), "labmate exec") {
-		t.Errorf("interrupting the operation of labmate exec: %v, want it refused, naming labmate exec", err)
+	if !errors.Is(err, runner.ErrUnsupported) || !strings.Contains(err.Error(), "labmate eval") {
+		t.Errorf("interrupting the operation of labmate eval: %v, want it refused, naming labmate eval", err)
 	}
 	if _, err := exec.Append(ctx, must(protocol.NewMessage(protocol.TypeComplete, "cli", "cell", &protocol.Complete{}))); err != nil {
-		t.Fatalf("labmate exec ending its cell after the refused interrupt: %v", err)
+		t.Fatalf("labmate eval ending its cell after the refused interrupt: %v", err)
 	}
 	if err := exec.Sync(ctx); err != nil {
 		t.Fatal(err)

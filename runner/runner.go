@@ -3,7 +3,9 @@
 // operation, agent runs, jobs followed in the log, campaigns, the lab bench of a session, and
 // the limits on all of them. Every face calls it — the HTTP server (package server), MCP over
 // HTTP or stdio (package server/mcp), the CLI — and none of them decides how a cell, a run or a
-// job runs.
+// job runs. A command-line process that runs its operations itself, without a runner
+// (labmate exec, lab run, campaign run), takes the interrupts other processes ask of them
+// through the log with a Host.
 //
 // A session fans its log out to every subscriber; a subscriber too slow for the live stream is
 // cut off (see Subscribe for the drop policy) and told where to resume. Live sessions,

@@ -145,7 +145,8 @@ func (s *Server) postInterrupt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// An operation another process runs (labmate run) is interrupted there, through the log.
+	// An operation another process runs (labmate run, exec, lab run, campaign run) is interrupted
+	// there, through the log.
 	if err := s.Interrupt(r.Context(), r.PathValue("id"), r.PathValue("op"), in.Why); err != nil {
 		httpError(w, http.StatusConflict, err.Error())
 		return

@@ -167,7 +167,7 @@ func TestArtifactsAfterServer(t *testing.T) {
 
 // TestJobArtifactNoServer: a job submitted with labmate job submit and no other labmate
 // process has its artifacts kept by its supervisor when it ends, so job status ID --artifact
-// PATH writes them after its workspace has gone; a running job's are refused, saying when
+// PATH (and job logs ID --artifact PATH) writes them after its workspace has gone; a running job's are refused, saying when
 // they are kept.
 func TestJobArtifactNoServer(t *testing.T) {
 	dir, data := t.TempDir(), t.TempDir()
@@ -189,4 +189,9 @@ func TestJobArtifactNoServer(t *testing.T) {
 		t.Fatal("a labmate process logged the job: this test is of a job nobody but its supervisor watched")
 	}
 	wantArtifact(t, data, files, "energy.csv, fig.png", "job", "status", id)
+	wantArtifact(t, data, files, "energy.csv, fig.png", "job", "logs", id) // the same, from job logs
+	out, errOut, code = jobCLI(t, data, dir, "", "logs", "-f", id, "--artifact", "fig.png")
+	if code != 2 || out != "" || !strings.Contains(errOut, "--artifact fig.png writes the file to standard output instead of the log") {
+		t.Errorf("logs -f --artifact: exit %d, stdout %q, stderr %q; want it refused, saying why", code, out, errOut)
+	}
 }

@@ -37,7 +37,7 @@ func dataArtifacts(stderr io.Writer, flag, role string) operation.Keeper {
 
 // artifactFlag is --artifact PATH of every command that shows what reported artifacts — an
 // agent run (run show), a session (session show: a labmate exec cell, local or on a server,
-// a cell of the dashboard), a job (job status): it writes the file's bytes, as they were
+// a cell of the dashboard), a job (job status, job logs): it writes the file's bytes, as they were
 // reported last, from the data directory's artifact store, where they outlive the workspace.
 type artifactFlag struct{ rel string }
 

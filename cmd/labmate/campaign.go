@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -61,7 +63,9 @@ the bayes planners model at most 200 measurements (--turns).
 
 Exit status: 0 every campaign played; 1 every turn of a planner was invalid (each answer of an
 llm planner, say: the reasons are printed on stderr with their counts); 2 when they could not be: a bad flag or value, a
-dataset it cannot read, a model that cannot be reached, an interrupt (Ctrl-C).
+dataset it cannot read, a model that cannot be reached, an interrupt (Ctrl-C; or an interrupt of
+one campaign from another process — the dashboard's, POST /v1/sessions/C/operations/C/interrupt
+— which ends that campaign's stream interrupted while the others play on, left out of the summary).
 
 Example:
   labmate campaign run --dataset suzuki_perera2018.csv --objective yield \
@@ -104,7 +108,7 @@ Example:
 			// Each campaign is a stream of the data directory's log, followed live by labmate
 			// serve, and what later campaigns' priors read — unless --store names a file of
 			// its own, which then records them too.
-			log, closeLog := localLog(cmd.ErrOrStderr(), dataDirFlag, "campaign")
+			log, host, closeLog := localLog(cmd.ErrOrStderr(), dataDirFlag, "campaign")
 			defer closeLog()
 			recordedIn := "the data directory's log"
 			if ps, ok := log.(*sqlite.Store); ok && storePath == "" { // not the in-memory stand-in
@@ -129,7 +133,8 @@ Example:
 				}
 				return g.Scale
 			})
-			gm := &game.Game{Table: t, Store: cl, Priors: cl}
+			// Each campaign is held while it plays: the dashboard's Interrupt (another process) stops it alone.
+			gm := &game.Game{Table: t, Store: cl, Priors: cl, Hold: host.Hold}
 			if onBench {
 				spec, err := bench.SpecOf(t.Name)
 				if err != nil {
@@ -159,6 +164,7 @@ Example:
 			bar := progress.OnTerminal(cmd.ErrOrStderr(), "campaigns", len(planners)*len(gs)*seeds)
 			var ss []*game.Summary
 			var failed []string // planners whose every turn was invalid
+			interrupted := 0    // campaigns another process interrupted: left out, the others play on
 			for _, p := range planners {
 				var rs []*game.Result
 				for seed := 1; seed <= seeds; seed++ {
@@ -166,6 +172,12 @@ Example:
 						r, err := gm.Play(ctx, g, p, int64(seed), budget, priorFlag != "")
 						if e := cl.End(ctx, err); e != nil {
 							fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: %v\n", e)
+						}
+						if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: %s, group %q, seed %d: %v; left out of the summary\n", p, g.Key, seed, err)
+							interrupted++
+							bar.Add()
+							continue
 						}
 						if err != nil {
 							fmt.Fprintln(cmd.ErrOrStderr())
@@ -175,12 +187,19 @@ Example:
 						bar.Add()
 					}
 				}
+				if len(rs) == 0 {
+					continue
+				}
 				ss = append(ss, game.Summarize(p+label, rs, budget))
 				if invalidTurns(cmd.ErrOrStderr(), p+label, rs) {
 					failed = append(failed, p+label)
 				}
 			}
 			defer func() {
+				if interrupted > 0 && err == nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: %d campaigns were interrupted (the summary leaves them out)\n", interrupted)
+					err = exitError{2}
+				}
 				if len(failed) > 0 && err == nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "labmate campaign: every turn of %s was invalid, so it measured nothing (the reasons are above)\n", strings.Join(failed, ", "))
 					err = exitError{1}

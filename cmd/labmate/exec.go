@@ -93,10 +93,11 @@ operation_ack, operation_start, one operation_progress per observation (with the
 when it changes; an artifact is an observation of kind "artifact" with its path, MIME type,
 size and sha256), and operation_complete or operation_failed.
 
-Ctrl-C interrupts the cell. Exit status: 0 when the cell completed, 1 on an error or crash,
-3 when perception stopped it (hot-fix; also when its Error came on the last lines
-of a cell that finished before the interrupt), 124 on a timeout, 130 when interrupted, 2 when
-labmate could not run it at all.`,
+Ctrl-C interrupts the cell, and so does an interrupt from another process (the Interrupt of
+labmate serve's dashboard, POST /v1/sessions/S/operations/OP/interrupt). Exit status: 0 when
+the cell completed, 1 on an error or crash, 3 when perception stopped it (hot-fix; also when
+its Error came on the last lines of a cell that finished before the interrupt), 124 on a
+timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkExecFlags(cmd, serverURL); err != nil {
@@ -173,7 +174,7 @@ labmate could not run it at all.`,
 			}
 			// The run's log numbers the messages and holds them to the state machine: the data
 			// directory's, where labmate serve and its dashboard see the run live.
-			log, closeLog := localLog(cmd.ErrOrStderr(), data, "exec")
+			log, host, closeLog := localLog(cmd.ErrOrStderr(), data, "exec")
 			defer closeLog()
 			// What it prints of a message it prints once the log has committed the message.
 			display := locallog.NewDisplay(log)
@@ -201,8 +202,11 @@ labmate could not run it at all.`,
 			}
 			var last *operation.Message
 			opts := &operation.Options{Artifacts: dataArtifacts(cmd.ErrOrStderr(), data, "exec")}
-			session, kept := uuid.NewString(), keptArtifacts{on: opts.Artifacts != nil}
-			for m, err := range operation.Run(ctx, log, session, uuid.NewString(), req, start, opts) {
+			session, opID, kept := uuid.NewString(), uuid.NewString(), keptArtifacts{on: opts.Artifacts != nil}
+			// The dashboard's Interrupt (another process) stops the cell as Ctrl-C does.
+			octx, release := host.Hold(ctx, session, opID)
+			defer release()
+			for m, err := range operation.Run(octx, log, session, opID, req, start, opts) {
 				if err != nil {
 					display.Flush()
 					return err

@@ -71,6 +71,7 @@ func newJobLogsCmd() *cobra.Command {
 	var (
 		follow, asJSON bool
 		after          int64
+		art            artifactFlag
 		dirs           jobDirs
 	)
 	cmd := &cobra.Command{
@@ -88,11 +89,18 @@ perception watches the job as labmate serve would: its Warnings and Errors are p
 stderr as they come, and an Error cancels the job with the verdict as the reason — unless
 the job was submitted with --hotfix off.
 
+--artifact PATH writes, instead of the log, the bytes of a file the job's workspace gained or
+changed (its path in the workspace), as labmate job status --artifact does: from the data
+directory's artifact store (DATA/artifacts), where it was kept when the job ended.
+
 Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if after < 0 {
 				return fmt.Errorf("--after %d: give a line number, 0 or more", after)
+			}
+			if art.set() && (follow || after > 0 || asJSON) {
+				return fmt.Errorf("--artifact %s writes the file to standard output instead of the log: leave out -f, --after and --json", art.rel)
 			}
 			s, closeS, err := dirs.forID(args[0])
 			if err != nil {
@@ -105,6 +113,13 @@ Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 			st, err := s.Status(ctx, id)
 			if err != nil {
 				return dirs.unknownJob(err)
+			}
+			if art.set() {
+				dir, err := dirs.root()
+				if err != nil {
+					return err
+				}
+				return writeJobArtifact(ctx, cmd.OutOrStdout(), dir, s, st, &art)
 			}
 			out := report.NewLines(cmd.OutOrStdout(), asJSON)
 			if !follow {
@@ -124,6 +139,7 @@ Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log until the job ends")
 	cmd.Flags().Int64Var(&after, "after", 0, "print only the lines after this line number")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the lines as NDJSON")
+	art.add(cmd, "job")
 	dirs.add(cmd)
 	return cmd
 }

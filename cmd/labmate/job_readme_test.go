@@ -95,9 +95,9 @@ func jobREADME(t *testing.T, st *readmeState, lines []readmeLine) {
 			if !strings.Contains(out, "relaxing\n") || !strings.Contains(out, "[md.log] step 4 E = -4.0\n") || !strings.Contains(out, "relaxed\n") {
 				t.Errorf("logs -f:\n%s", out)
 			}
-		case args[1] == "status" && slices.Contains(args, "--artifact"):
+		case (args[1] == "status" || args[1] == "logs") && slices.Contains(args, "--artifact"):
 			if out != "step 1 E = -1.0\nstep 2 E = -2.0\nstep 3 E = -3.0\nstep 4 E = -4.0\n" {
-				t.Errorf("status --artifact md.log: %q, want the job's md.log", out)
+				t.Errorf("%s --artifact md.log: %q, want the job's md.log", args[1], out)
 			}
 		case args[1] == "list":
 			if !strings.Contains(out, id) {

@@ -114,9 +114,9 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 		rep, err = benchrun.Simulate(ctx, code, opts)
 	} else {
 		// The run is an operation of the data directory's log, where labmate serve shows it live.
-		log, closeLog := localLog(cmd.ErrOrStderr(), f.data, "lab")
+		log, host, closeLog := localLog(cmd.ErrOrStderr(), f.data, "lab")
 		defer closeLog()
-		opts.OpLog = log
+		opts.OpLog, opts.Hold = log, host.Hold // the dashboard's Interrupt stops it too
 		// It prints a message of the run once the log has committed it.
 		display := locallog.NewDisplay(log)
 		opts.Log = display.Writer(opts.Log)

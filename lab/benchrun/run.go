@@ -54,6 +54,10 @@ type Options struct {
 	// OpLog is the protocol log the protocol's operation is written to, a session of its own
 	// (the data directory's, where labmate serve shows it; nil: kept in memory only).
 	OpLog operation.Log
+	// Hold, when set, holds the protocol's operation while it runs (runner.Host.Hold): the
+	// context it returns is the operation's, cancelled when another process interrupts it
+	// through OpLog (the dashboard's Interrupt). release is called when the operation ends.
+	Hold func(ctx context.Context, session, id string) (hctx context.Context, release func())
 	// Params are the protocol's parameters, what get_values returns (a fields.json beside the
 	// protocol, --param NAME=VALUE).
 	Params bench.Params
@@ -184,7 +188,13 @@ func operate(ctx context.Context, opts *Options, ws string, req *protocol.Reques
 	if opts.OpLog != nil {
 		log = opts.OpLog
 	}
-	for m, err := range operation.Run(ctx, log, uuid.NewString(), uuid.NewString(), req, start, nil) {
+	session, id := uuid.NewString(), uuid.NewString()
+	if opts.Hold != nil {
+		var release func()
+		ctx, release = opts.Hold(ctx, session, id)
+		defer release()
+	}
+	for m, err := range operation.Run(ctx, log, session, id, req, start, nil) {
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,7 @@
 //
 //	run_event {"kind": "campaign", "type": "start", "campaign": lab.Campaign, "scale": lab.Scale}
 //	run_event {"kind": "campaign", "type": "step", "step": lab.Step, "advantage": A, "nma": N}  (one per turn)
-//	run_end   {"reason": "budget_spent" | "exhausted" | "error", "error": why}
+//	run_end   {"reason": "budget_spent" | "exhausted" | "interrupted" | "error", "error": why}
 //
 // The log is the campaigns' only store: Steps reads the turns of earlier campaigns from it, the
 // prior of a memory-informed planner, and Import puts in it those an earlier labmate recorded
@@ -136,7 +136,8 @@ func (s *Store) Steps(ctx context.Context, q *lab.Query) iter.Seq2[*lab.Step, er
 }
 
 // End closes the stream of every campaign that began and has not ended: played to the budget,
-// exhausted before it, or stopped by err.
+// exhausted before it, or stopped by err: interrupted when err is context.Canceled (another
+// process interrupted it, say), else an error.
 func (s *Store) End(ctx context.Context, err error) error {
 	s.mu.Lock()
 	camps := s.camps
@@ -146,6 +147,8 @@ func (s *Store) End(ctx context.Context, err error) error {
 	for id, p := range camps {
 		end := &protocol.RunEnd{Reason: EndBudget}
 		switch {
+		case errors.Is(err, context.Canceled):
+			end = &protocol.RunEnd{Reason: protocol.ReasonInterrupted, Error: err.Error()}
 		case err != nil:
 			end = &protocol.RunEnd{Reason: EndError, Error: err.Error()}
 		case len(p.steps) < p.budget:

@@ -30,6 +30,11 @@ type Game struct {
 	// the reaction's components, the others of one level each.
 	Bench        *bench.Reaction
 	BenchOptions *bench.InstrumentOptions
+	// Hold, when set, holds each campaign while it is played, by its id (runner.Host.Hold):
+	// the context it returns is the campaign's, cancelled when another process interrupts it
+	// through the log its Store writes (the campaign's stream). Play then fails with the
+	// context's cause. release is called when the campaign ends.
+	Hold func(ctx context.Context, session, id string) (hctx context.Context, release func())
 }
 
 // Result is one finished campaign.
@@ -75,6 +80,11 @@ func (gm *Game) Play(ctx context.Context, g *dataset.Group, planner string, seed
 	if prior && planner != "random" {
 		c.Prior = "memory"
 	}
+	if gm.Hold != nil {
+		var release func()
+		ctx, release = gm.Hold(ctx, c.ID, c.ID)
+		defer release()
+	}
 	r := &Result{Planner: label, Group: g.Key, Seed: seed, Prior: len(obs), Scale: g.Scale, Setup: setup}
 	seen := map[string]bool{}
 	var inst lab.Instrument = g
@@ -85,6 +95,9 @@ func (gm *Game) Play(ctx context.Context, g *dataset.Group, planner string, seed
 	}
 	for st, err := range lab.Run(ctx, inst, p, c, &lab.Options{Store: gm.Store}) {
 		if err != nil {
+			if ctx.Err() != nil && context.Cause(ctx) != ctx.Err() { // what stopped it, rather than how it broke off
+				err = context.Cause(ctx)
+			}
 			return nil, err
 		}
 		r.Steps = append(r.Steps, *st)

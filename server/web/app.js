@@ -9,7 +9,7 @@ import { state, showError, clearError } from "./api.js";
 import { loadKernels, loadSessions, openSession, newSession } from "./sessions.js";
 import { focus, runCell } from "./stream.js";
 import { detectJobs, loadJobs, submitJob } from "./jobs.js";
-import { detectCampaigns, loadCampaigns, startCampaign, showCampaignFile, stepCampaign, playCampaign } from "./campaigns.js";
+import { detectCampaigns, loadCampaigns, startCampaign, showCampaignFile, stepCampaign, playCampaign, interruptCampaign } from "./campaigns.js";
 import { loadRuns, cancelRun, resumeRun, startRun, runBarAction } from "./runs.js";
 import { detectMemory, loadNamespaces, memorySearch, addFact, entryForm, startEdit, saveEdit, invalidateEntry } from "./memory.js";
 
@@ -55,6 +55,7 @@ async function start() {
   $("#camp-step").addEventListener("click", () => stepCampaign(1));
   $("#camp-play").addEventListener("click", playCampaign);
   $("#camp-pause").addEventListener("click", () => { state.playing = false; });
+  $("#camp-interrupt").addEventListener("click", interruptCampaign);
   window.addEventListener("hashchange", route);
   $("#auth").addEventListener("submit", (ev) => {
     ev.preventDefault();

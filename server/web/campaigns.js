@@ -79,10 +79,16 @@ function showCampaign(st) {
   $("#camp-view").hidden = false;
   $("#camp-h").textContent = `Campaign on ${c.space}${c.group ? " · " + c.group : ""} (${c.planner}${c.bench ? ", on the bench" : ""})`;
   const best = st.best ? `best ${c.objective} ${fmt(st.best.value, 2)} at turn ${st.best.n} (${Object.entries(st.best.conditions).map(([k, v]) => k + "=" + v).join(", ")})` : "nothing measured yet";
+  // A campaign another process plays (labmate campaign run) is followed here, and may be
+  // interrupted there (through the log); it is not stepped from here.
+  const elsewhere = !st.done && !!st.played_by;
   $("#camp-summary").textContent = `${st.steps.length} of ${c.budget} turns; ${best}` +
-    (st.done ? "; done" : "") + (st.error ? `; stopped: ${st.error}` : "");
-  $("#camp-step").disabled = st.done;
-  $("#camp-play").disabled = st.done || state.playing;
+    (st.done ? "; done" : "") + (st.error ? `; stopped: ${st.error}` : "") + (elsewhere ? `; played by ${st.played_by}` : "");
+  $("#camp-step").disabled = st.done || elsewhere;
+  $("#camp-play").disabled = st.done || state.playing || elsewhere;
+  $("#camp-interrupt").hidden = !elsewhere;
+  clearTimeout(followTimer);
+  if (elsewhere) followTimer = setTimeout(() => followCampaign(c.id), 1000);
   $("#camp-pause").disabled = !state.playing;
   const tb = $("#camp-steps");
   tb.replaceChildren();
@@ -97,6 +103,32 @@ function showCampaign(st) {
   for (const b of document.querySelectorAll("#camp-list button")) {
     if (b.dataset.id === c.id) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
   }
+}
+
+let followTimer = 0;
+
+// followCampaign shows campaign id again, as the process that plays it has logged it, while it
+// is the one shown.
+async function followCampaign(id) {
+  if (state.campaign !== id || $("#page-campaigns").hidden) return;
+  try {
+    const st = await api("GET", `/v1/campaigns/${encodeURIComponent(id)}`);
+    if (state.campaign === id) showCampaign(st);
+  } catch (e) { showError(e); }
+}
+
+// interruptCampaign stops the campaign shown, which another process plays: the interrupt
+// reaches it through the log, and it ends the campaign's stream, interrupted.
+export async function interruptCampaign() {
+  const id = state.campaign;
+  const b = $("#camp-interrupt");
+  clearError();
+  b.disabled = true;
+  try {
+    await api("POST", `/v1/sessions/${encodeURIComponent(id)}/operations/${encodeURIComponent(id)}/interrupt`, { why: "interrupted from the dashboard" });
+  } catch (e) { showError(e); }
+  b.disabled = false;
+  followCampaign(id);
 }
 
 // chart draws NMA (a line) and each turn's normalized advantage (dots) as inline SVG: every

@@ -1,6 +1,10 @@
 package kerneltest
 
-import "github.com/labmate/labmate/protocol"
+import (
+	"math"
+
+	"github.com/labmate/labmate/protocol"
+)
 
 // Series gathers a result's telemetry samples by series name, in order.
 func (r *Result) Series() map[string][]float64 {
@@ -11,4 +15,19 @@ func (r *Result) Series() map[string][]float64 {
 		}
 	}
 	return m
+}
+
+// Times gathers the simulation times of a series' samples, in order; NaN for a sample without.
+func (r *Result) Times(name string) []float64 {
+	var ts []float64
+	for _, o := range r.Obs {
+		if o.Kind == protocol.ObsTelemetry && o.Sample.Name == name {
+			t := math.NaN()
+			if o.Sample.T != nil {
+				t = *o.Sample.T
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
 }

@@ -96,6 +96,7 @@ printf ("%d wells, %s\n", numel (wells (plate)), tips.name);`}
 			t.Errorf("%s telemetry %v, want it to end at %v", name, got, want)
 		}
 	}
+	onProtocolClock(t, last.Times("vol_plate_A1"))
 }
 
 // A refused command is an Octave error whose message is the twin's, exactly; the bench and

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -48,6 +49,19 @@ labmate.bench() is protocol`}
 	series := last.Series()
 	if got := series["vol_plate_A1"]; len(got) == 0 || got[len(got)-1] != 100 {
 		t.Errorf("vol_plate_A1 telemetry %v, want it to end at 100 (all: %v)", got, series)
+	}
+	onProtocolClock(t, last.Times("vol_plate_A1"))
+}
+
+// onProtocolClock checks that samples are on the protocol's clock: every one has a time, and
+// the commands move it on.
+func onProtocolClock(t *testing.T, ts []float64) {
+	t.Helper()
+	for i, x := range ts {
+		if math.IsNaN(x) || i > 0 && x <= ts[i-1] {
+			t.Errorf("sample times %v: want each on the protocol's clock, later than the one before", ts)
+			return
+		}
 	}
 }
 

@@ -7,9 +7,10 @@
 ## each command the volumes of the wells it touched, the tips picked up, a heater-shaker's
 ## temperature, a reading's absorbances and an analysis's peak areas are logged as the Python
 ## module logs them (vol_<labware>_<well>, tips_used, hs<slot>_temp_c, od_<labware>_<well>_<nm>,
-## area_<labware>_<well>_<n>). The connection and the tip count persist across cells.
+## area_<labware>_<well>_<n>), at the protocol clock when the command ended (outside a protocol
+## run, at the command's number). The connection and the tip count persist across cells.
 function rep = __bench__ (name, args)
-  persistent fin = -1 fout = -1 token = "" n = 0 tips = 0 here = "" side = -1;
+  persistent fin = -1 fout = -1 token = "" n = 0 tips = 0 here = "" side = -1 done = 0;
   if (isempty (here))
     here = fileparts (mfilename ("fullpath"));
   endif
@@ -131,11 +132,26 @@ function rep = __bench__ (name, args)
   endif
   if (! isempty (tele))
     ## As labmate_log writes them, with one flush.
-    tele = tele';
     if (side < 0 || isempty (fopen (side)))  # a function call costs more than the check
       side = __labmate_fd__ ();
     endif
-    fprintf (side, "S\t%s\t\t%.17g \n", tele{:});
+    ## On the protocol's clock (when the command ended), or outside a protocol run at the
+    ## command's number: a protocol that mixes the same well 500 times moves on, and is not a
+    ## loop that stopped converging.
+    done++;
+    clock = done;
+    if (isfield (ev, "start_s") || isfield (ev, "seconds"))
+      clock = 0;
+      if (isfield (ev, "start_s"))
+        clock += ev.start_s;
+      endif
+      if (isfield (ev, "seconds"))
+        clock += ev.seconds;
+      endif
+    endif
+    tele(:, 3) = {sprintf("%.17g", clock)};
+    tele = tele(:, [1 3 2])';
+    fprintf (side, "S\t%s\t%s\t%.17g \n", tele{:});
     fflush (side);
   endif
   for i = 1:numel (warnings)

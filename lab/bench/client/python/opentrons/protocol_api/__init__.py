@@ -19,7 +19,8 @@ analysis twin (an HPLC with a calibrated method) and returns an Analysis.
 After each command the volume of every well it touched is logged as telemetry
 vol_<labware>_<well> (µL), tips picked up as tips_used, a heater-shaker's temperature as
 hs<slot>_temp_c, a read's absorbance as od_<labware>_<well>_<nm> and an analysis's peaks as
-area_<labware>_<well>_<n>, so perception and --watch can follow them.
+area_<labware>_<well>_<n>, so perception and --watch can follow them, each at the time on
+the protocol's clock when the command ended (outside a protocol run, at the command's number).
 """
 import json
 import os
@@ -99,6 +100,7 @@ class _Bench:
                                   "labmate lab run" % (path, exc.strerror or exc)) from None
         self.replies = self.sock.makefile("rb")
         self.tips = 0
+        self.done = 0  # commands answered
         self.on_step = None
         self.last = {}
 
@@ -117,31 +119,38 @@ class _Bench:
                 raise OutOfTipsError(msg, line)
             raise CommandError(msg, line)
         ev = rep["event"]
+        # Samples are on the protocol's clock (when the command ended), or outside a protocol
+        # run at the command's number: a protocol that mixes the same well 500 times moves on,
+        # and is not a loop that stopped converging.
+        self.done += 1
+        t = self.done
+        if "start_s" in ev or "seconds" in ev:
+            t = (ev.get("start_s") or 0) + (ev.get("seconds") or 0)
         for ref, v in (ev.get("volumes_ul") or {}).items():
             if self.last.get(ref) != v:  # a value that did not change is no news
                 self.last[ref] = v
-                labmate.log("vol_" + ref.replace("/", "_"), v)
+                labmate.log("vol_" + ref.replace("/", "_"), v, t)
         steps = ev.get("steps") or ()
         picked = sum(1 for s in steps if s["action"] == "pick_up_tip")
         if picked:
             self.tips += picked
-            labmate.log("tips_used", self.tips)
+            labmate.log("tips_used", self.tips, t)
         if self.on_step is not None:
             for s in steps:
                 self.on_step(s)
         mod = ev.get("module")
         if mod and mod["model"] == "heaterShakerModuleV1":
-            labmate.log("hs%d_temp_c" % mod["slot"], mod.get("temperature_c", 0))
+            labmate.log("hs%d_temp_c" % mod["slot"], mod.get("temperature_c", 0), t)
         reading = ev.get("reading")
         if reading:
             for w in reading["wells"]:
                 if w.get("path_cm"):
                     for nm, od in zip(reading["wavelengths_nm"], w["od"]):
-                        labmate.log("od_%s_%s_%g" % (reading["labware"], w["well"], nm), od)
+                        labmate.log("od_%s_%s_%g" % (reading["labware"], w["well"], nm), od, t)
         chrom = ev.get("chromatogram")
         if chrom:
             for i, p in enumerate(chrom["peaks"]):
-                labmate.log("area_%s_%d" % (chrom["well"].replace("/", "_"), i), p["area"])
+                labmate.log("area_%s_%d" % (chrom["well"].replace("/", "_"), i), p["area"], t)
         for w in (ev.get("warnings") or []) + ((reading or {}).get("warnings") or []):
             print("line %d: warning: %s" % (line, w), file=sys.stderr)
         return rep

@@ -48,7 +48,9 @@ import (
 //   - a series that froze while others still change: a converged gain, a running maximum;
 //     any other series changing resets the count;
 //   - samples whose simulation time advanced: a simulation that reached its steady state is
-//     still stepping towards its end time (such samples neither count nor reset).
+//     still stepping towards its end time (such samples do not count; those whose value
+//     changed reset the count, even in even steps: a protocol moving liquid well by well on
+//     its clock while it prints the same status line is progressing).
 //
 // A series cycling through two to four values in a fixed rhythm (Newton's iterates flipping
 // between two points, a map settled on a 2-cycle) repeats too: once it has followed its
@@ -311,6 +313,11 @@ func (d *stagnation) sample(t time.Time, sr *series, s *protocol.Sample) (findin
 	}
 	if fp != fs.fp {
 		fs.same = 0
+		if advanced {
+			// A value that changed as simulated time moved on: the simulated world changes
+			// (a protocol moving liquid at an even pace, a trajectory), even in even steps.
+			d.frozenRun = 0
+		}
 		// A value met one to three samples before, in the same rhythm again and again, is a
 		// cycle: Newton's iterates flipping between two points, a fixed point of period 3.
 		p := fs.cycle(fp)

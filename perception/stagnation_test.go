@@ -167,6 +167,18 @@ func TestFrozen(t *testing.T) {
 		}
 		return out
 	}
+	// A protocol on its clock: a well's volume falling by the same 20 µL each command beside a
+	// status line it prints again and again.
+	onClock := func(obs []*protocol.Observation) []*protocol.Observation {
+		var out []*protocol.Observation
+		for i, o := range obs {
+			vol := tel(o.Time.Sub(t0).Seconds(), "vol_res_A1", 10000-20*float64(i))
+			tv := 30 * float64(i)
+			vol.Sample.T = &tv
+			out = append(out, o, vol)
+		}
+		return out
+	}
 	tests := []struct {
 		name string
 		obs  []*protocol.Observation
@@ -185,6 +197,7 @@ func TestFrozen(t *testing.T) {
 		{"counter", counter(frozenRun(0.05, 10, 60)), err(2*49 + 1)},
 		// Another series changing is progress.
 		{"another series changes", changing(frozenRun(0.05, 10, 100)), nil},
+		{"a series stepping evenly on the simulation's clock", onClock(frozenRun(0.05, 10, 100)), nil},
 		// A value creeping to its limit one unit of its last printed digit at a time, after
 		// uneven steps, on lines slowed by a busy machine (0.1 s), beside a converged loss:
 		// it progresses, it is no clock.

@@ -81,7 +81,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 	n := 0
 	var name string
 	for i := 0; i < len(line); {
-		for i < len(line) && isPairSep(line[i]) && !(name == "" && line[i] == '|' && pairNormEnd(line, i) > i) {
+		for i < len(line) && isPairSep(line[i]) && !(name == "" && line[i] == '|' && normEnd(line, i, false) > i) {
 			i++
 		}
 		if i >= len(line) {
@@ -89,7 +89,7 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 		}
 		j := i
 		if name == "" && line[i] == '|' {
-			j = pairNormEnd(line, i) // a norm `||F||`, `|r|`: one name, not separators
+			j = normEnd(line, i, false) // a norm `||F||`, `|r|`: one name, not separators
 		}
 		for j < len(line) && !isPairSep(line[j]) {
 			j++
@@ -120,46 +120,6 @@ func scanPairs(line string, f func(name string, v float64)) (int, bool) {
 }
 
 func isPairSep(c byte) bool { return c == ' ' || c == '\t' || c == '|' || c == ',' || c == ';' }
-
-// pairNormEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
-// there is none: one or two bars, a name without blanks or bars, as many bars again, then
-// the line's end or a blank, '=', ':', ',' or ';'.
-func pairNormEnd(s string, i int) int {
-	b := 0
-	for i+b < len(s) && s[i+b] == '|' {
-		b++
-	}
-	if b > 2 {
-		return i
-	}
-	j := i + b
-	for j < len(s) && s[j] != '|' && s[j] != ' ' && s[j] != '\t' {
-		j++
-	}
-	if j == i+b {
-		return i
-	}
-	k := j
-	for k < len(s) && s[k] == '|' {
-		k++
-	}
-	if k-j != b {
-		return i
-	}
-	if k < len(s) && s[k] == '_' { // a subscript: ||F||_2, |r|_inf
-		e := k + 1
-		for e < len(s) && (s[e] >= '0' && s[e] <= '9' || s[e]|0x20 >= 'a' && s[e]|0x20 <= 'z') {
-			e++
-		}
-		if e > k+1 {
-			k = e
-		}
-	}
-	if k < len(s) && strings.IndexByte(" \t=:,;", s[k]) < 0 {
-		return i
-	}
-	return k
-}
 
 // isNameByte: a byte a name may hold (see isQuantityName).
 func isNameByte(c byte) bool {

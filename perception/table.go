@@ -130,8 +130,8 @@ func hasSeparatorBar(line string, i int) bool {
 			i++
 			continue
 		}
-		if (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') && normEnd(line, i) > i {
-			i = normEnd(line, i)
+		if (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') && normEnd(line, i, true) > i {
+			i = normEnd(line, i, true)
 			continue
 		}
 		if i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
@@ -152,9 +152,10 @@ func hasSeparatorBar(line string, i int) bool {
 }
 
 // normEnd returns the end of a norm token `|x|` or `||x||` starting at i (a bar), or i when
-// there is none: one or two bars, a name without blanks or bars, as many bars again, then
-// the line's end, a blank, '=', ':', ',' or ';'.
-func normEnd(s string, i int) int {
+// there is none: one or two bars, a name without blanks or bars (that starts as a name does,
+// isNameStart, when named), as many bars again, then the line's end, a blank, '=', ':', ','
+// or ';'.
+func normEnd(s string, i int, named bool) int {
 	b := 0
 	for i+b < len(s) && s[i+b] == '|' {
 		b++
@@ -166,7 +167,7 @@ func normEnd(s string, i int) int {
 	for j < len(s) && s[j] != '|' && s[j] != ' ' && s[j] != '\t' {
 		j++
 	}
-	if j == i+b || !isNameStart(s[i+b]) {
+	if j == i+b || named && !isNameStart(s[i+b]) {
 		return i
 	}
 	k := j

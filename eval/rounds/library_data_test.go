@@ -2,10 +2,9 @@ package rounds
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/labmate/labmate/agent"
-	"github.com/labmate/labmate/agent/agenttest"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/llm/llmtest"
 )
@@ -106,38 +105,21 @@ print "RESULT C44 = $((v_sp-v_sm)/0.008*1e-4:%.2f)"
 // skill's cell when the prompt shows the skill (memory recalled it), otherwise the naive cells
 // one failure after the other, accepts a cell that ran and answers.
 func LibraryPolicy(tasks []LibraryTask) llmtest.Turn {
-	return llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
-		req := c.Request
-		first := req.Messages[0].Content
-		goal, _, _ := strings.Cut(strings.TrimPrefix(first, "Task: "), "\n")
-		var task *LibraryTask
-		for i := range tasks {
-			if goal == tasks[i].Goal {
-				task = &tasks[i]
+	return scripted(AsTasks(tasks),
+		func(t *Task, _ string) (string, string) { return "the checkpoint is met", t.Checkpoint },
+		func(t *Task, req *llm.Request) string {
+			lt := tasks[slices.IndexFunc(tasks, func(lt LibraryTask) bool { return lt.ID == t.ID })]
+			if strings.Contains(req.Messages[0].Content, "skill "+lt.Skill+" ") {
+				return lt.Skilled
 			}
-		}
-		if task == nil {
-			return llmtest.Text("I do not know this task")
-		}
-		switch {
-		case strings.HasPrefix(req.System, "You are the planning module"):
-			return llmtest.JSON(agent.Plan{Goal: task.Goal, Steps: []agent.Step{{Title: task.Title, Action: task.Action, Tool: agent.ToolRunCode, Checkpoint: task.Checkpoint}}})
-		case strings.HasPrefix(req.System, "You are the reflection module"):
-			return llmtest.JSON(map[string]string{"decision": "accept", "reasons": "the checkpoint is met", "summary": task.Checkpoint})
-		case strings.Contains(first, "Every step of the plan is done"):
-			return agenttest.FinalAnswer("done: " + task.Checkpoint)
-		}
-		if strings.Contains(first, "skill "+task.Skill+" ") {
-			return agenttest.RunCode(task.Skilled)
-		}
-		failed := 0
-		for _, m := range req.Messages {
-			if m.Role == llm.RoleTool && (strings.Contains(m.Content, "NOT RUN") || strings.Contains(m.Content, "INTERRUPTED") || strings.Contains(m.Content, "FAILED")) {
-				failed++
+			n := 0
+			for _, m := range req.Messages {
+				if m.Role == llm.RoleTool && failed(m) {
+					n++
+				}
 			}
-		}
-		return agenttest.RunCode(task.Naive[min(failed, len(task.Naive)-1)])
-	}}
+			return lt.Naive[min(n, len(lt.Naive)-1)]
+		})
 }
 
 // AsTasks gives the library tasks as tasks of the family for Round (kernel shell).

@@ -106,6 +106,26 @@ func Tasks() []Task {
 // guard, which sends back a cell that repeats a failing setting, protects it. It is
 // deterministic: the same prompt, the same answer.
 func Policy(tasks []Task, careless bool) llmtest.Turn {
+	return scripted(tasks,
+		func(t *Task, prompt string) (string, string) {
+			return "the checkpoint is met: the result ran to its end", fmt.Sprintf("%s with %s = %s", t.Checkpoint, t.Param, valueIn(prompt, t))
+		},
+		func(t *Task, req *llm.Request) string {
+			first, last := req.Messages[0].Content, req.Messages[len(req.Messages)-1]
+			value := t.Naive
+			if last.Role == llm.RoleTool && failed(last) {
+				value = t.Safe // the repair
+			} else if !careless && strings.Contains(first, t.Param+" = "+t.Naive+" failed") {
+				value = t.Safe // memory says the naive setting failed, and what worked
+			}
+			return t.Cell(value)
+		})
+}
+
+// scripted is a scripted model's turn for any call of the agent over tasks: it finds the task
+// from the prompt's first line (its goal), plans it in one step, accepts the step with the
+// reasons and summary reflect gives, and answers; the code module's cell is code's.
+func scripted(tasks []Task, reflect func(t *Task, prompt string) (reasons, summary string), code func(t *Task, req *llm.Request) string) llmtest.Turn {
 	return llmtest.Turn{Reply: func(c *llmtest.Call) llmtest.Turn {
 		req := c.Request
 		first := req.Messages[0].Content
@@ -123,21 +143,18 @@ func Policy(tasks []Task, careless bool) llmtest.Turn {
 		case strings.HasPrefix(req.System, "You are the planning module"):
 			return llmtest.JSON(agent.Plan{Goal: task.Goal, Steps: []agent.Step{{Title: task.Title, Action: task.Action, Tool: agent.ToolRunCode, Checkpoint: task.Checkpoint}}})
 		case strings.HasPrefix(req.System, "You are the reflection module"):
-			return llmtest.JSON(map[string]string{"decision": "accept", "reasons": "the checkpoint is met: the result ran to its end",
-				"summary": fmt.Sprintf("%s with %s = %s", task.Checkpoint, task.Param, valueIn(first, task))})
+			reasons, summary := reflect(task, first)
+			return llmtest.JSON(map[string]string{"decision": "accept", "reasons": reasons, "summary": summary})
 		case strings.Contains(first, "Every step of the plan is done"):
 			return agenttest.FinalAnswer("done: " + task.Checkpoint)
 		}
-		// The code module.
-		last := req.Messages[len(req.Messages)-1]
-		value := task.Naive
-		if last.Role == llm.RoleTool && (strings.Contains(last.Content, "NOT RUN") || strings.Contains(last.Content, "INTERRUPTED") || strings.Contains(last.Content, "FAILED")) {
-			value = task.Safe // the repair
-		} else if !careless && strings.Contains(first, task.Param+" = "+task.Naive+" failed") {
-			value = task.Safe // memory says the naive setting failed, and what worked
-		}
-		return agenttest.RunCode(task.Cell(value))
+		return agenttest.RunCode(code(task, req))
 	}}
+}
+
+// failed says whether a tool result tells of a cell that did not run to its end.
+func failed(m llm.Message) bool {
+	return strings.Contains(m.Content, "NOT RUN") || strings.Contains(m.Content, "INTERRUPTED") || strings.Contains(m.Content, "FAILED")
 }
 
 // valueIn is the value of the task's parameter in the reviewed cell.

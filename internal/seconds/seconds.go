@@ -22,12 +22,3 @@ func Duration(s *float64, ns *int64) time.Duration {
 	}
 	return 0
 }
-
-// Ptr is d in seconds for a field that is left out when d is 0 (NAME_s,omitempty).
-func Ptr(d time.Duration) *float64 {
-	if d == 0 {
-		return nil
-	}
-	s := d.Seconds()
-	return &s
-}

@@ -46,7 +46,7 @@ func startOps(b *testing.B, s protocol.Store, sessions, ops []string) {
 // BenchmarkAppend appends progress messages to 1 or 8 sessions at once; each session ends with a
 // terminal message, so everything is committed when the clock stops.
 func BenchmarkAppend(b *testing.B) {
-	for _, n := range []int{1, 8} {
+	for _, n := range []int{1, 8, 200} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			s := open(b, filepath.Join(b.TempDir(), "store.db"))
 			defer s.Close()

@@ -197,6 +197,8 @@ func New(cfg *Config) (*Monitor, error) {
 	}
 	if prof.qe || prof.lammps {
 		m.stag.floor = cadenceFloorCode
+	} else {
+		m.stag.spin = m.ctx.openLoop
 	}
 	if c := prof.code; c != nil && c.reader != nil {
 		m.rd = c.reader(m, cfg)
@@ -253,7 +255,7 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsResource:
 		if o.Resource != nil {
 			m.set(detResources, m.res.sample(o.Resource))
-			m.stag.resource(o.Time, o.Resource.CPUSeconds, m)
+			m.stag.resource(o.Time, o.Resource.CPUSeconds, o.Resource.RSSBytes, m)
 			m.stag.silence(o.Time, m)
 		}
 	case protocol.ObsEvent:

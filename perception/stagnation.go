@@ -80,6 +80,9 @@ type stagnation struct {
 	firstBeat, lastBeat time.Time
 	longestBeat         time.Duration // the longest gap between beats
 	floor               time.Duration // the shortest silence the cadence may judge (cadenceFloor)
+	// spin: the code holds an open-ended loop (a while loop: its number of iterations is not
+	// fixed in advance), the one construct that can burn CPU forever without printing.
+	spin bool
 	// CPU use over the silence: the first resource sample after the last activity is the
 	// baseline (CPU seconds are cumulative over the interpreter's life), the latest the end.
 	needBase bool
@@ -87,6 +90,9 @@ type stagnation struct {
 	baseAt   time.Time
 	lastCPU  float64
 	lastRes  time.Time
+	// Resident memory at the baseline and at the latest sample: a loop that spins on a few
+	// scalars keeps it flat to the page.
+	baseRSS, lastRSS int64
 	// Resource samples sum the CPU of the live process tree: when a child exits (a shell
 	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
 	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
@@ -162,7 +168,7 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
+func (d *stagnation) resource(t time.Time, raw float64, rss int64, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
@@ -178,9 +184,9 @@ func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
 		d.started, d.lastActivity, d.needBase = true, t, true
 	}
 	if d.needBase {
-		d.baseCPU, d.baseAt, d.needBase = cpu, t, false
+		d.baseCPU, d.baseAt, d.baseRSS, d.needBase = cpu, t, rss, false
 	}
-	d.lastCPU, d.lastRes = cpu, t
+	d.lastCPU, d.lastRes, d.lastRSS = cpu, t, rss
 }
 
 func (d *stagnation) event(t time.Time, name protocol.EventName, m *Monitor) {
@@ -203,7 +209,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	quiet := now.Sub(d.lastActivity)
 	warnAfter, errAfter := d.limits()
 	paced, gap := d.paced()
-	if quiet < warnAfter && (paced == 0 || quiet < paced) {
+	spinning := d.spinLimit(paced)
+	if quiet < warnAfter && (paced == 0 || quiet < paced) && (spinning == 0 || quiet < spinning) {
 		return
 	}
 	measured := d.lastRes.Sub(d.baseAt).Seconds() // the silence covered by resource samples
@@ -219,6 +226,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		st, limit = protocol.Error, errAfter
 	case busy && paced > 0 && quiet >= paced && !d.batch:
 		st, limit = protocol.Error, paced
+	case busy && spinning > 0 && quiet >= spinning && d.flatMemory():
+		st, limit = protocol.Error, spinning
 	case busy && quiet >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
 	case !busy && paced > 0 && measured >= 1 && quiet >= paced:
@@ -239,6 +248,11 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	switch {
 	case d.batch:
 		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", q, limit)
+	case spinning > 0 && limit == spinning && limit != errAfter:
+		// No cadence to learn from, but the code loops until a condition holds, the process
+		// burns CPU and its memory does not move: the loop spins without reaching its exit.
+		msg = fmt.Sprintf("silent for %s while burning CPU (%.1f CPU s) with its memory flat, in code that loops until a condition holds (a while loop): a loop that never meets its exit (limit %s for a run with no cadence; declare a longer silence if the loop is meant to run quietly)",
+			q, burnt, limit)
 	case paced > 0 && limit != warnAfter && limit != errAfter:
 		// The run's own cadence set the limit: it reported every gap, and stopped.
 		doing := fmt.Sprintf("still burning CPU (%.1f CPU s): a loop that no longer reports", burnt)
@@ -286,6 +300,37 @@ func (d *stagnation) paced() (limit, gap time.Duration) {
 	}
 	gap = span / time.Duration(d.beats-1)
 	return max(d.floor, cadenceGaps*gap, cadenceLongest*d.longestBeat), gap
+}
+
+// spinAfter is how long a run with no cadence may be silent and busy, with its memory flat,
+// when its code holds an open-ended loop. A quiet computation that forgets to declare its
+// silence is finite work — library calls, loops of a fixed count — and typically allocates
+// as it goes; a while loop spinning on a few scalars (a fixed point that never meets its
+// tolerance, a float equality that never holds) burns a core with its memory flat to the
+// page, and nothing bounds it.
+const spinAfter = 4 * time.Second
+
+// spinRSS is the change of resident memory under which a silence counts as flat: a few
+// pages of an interpreter's own churn.
+const spinRSS = 4 << 20
+
+// spinLimit is the silence after which a busy run spins (spinAfter), 0 when the rule does
+// not apply: the run declared its silence, has a cadence (paced judges it), is a batch job,
+// or its code has no open-ended loop.
+func (d *stagnation) spinLimit(paced time.Duration) time.Duration {
+	if !d.spin || !d.learn || d.batch || paced > 0 {
+		return 0
+	}
+	return spinAfter
+}
+
+// flatMemory: resident memory moved by less than spinRSS (and 2%) over the silence.
+func (d *stagnation) flatMemory() bool {
+	dr := d.lastRSS - d.baseRSS
+	if dr < 0 {
+		dr = -dr
+	}
+	return dr < spinRSS && dr*50 <= d.baseRSS
 }
 
 // limits are the silence limits for this run: the thresholds, stretched by the run's own

@@ -317,3 +317,47 @@ func TestSilencePaced(t *testing.T) {
 		})
 	}
 }
+
+// TestSilenceSpin: a run with no cadence — one line, then silence — whose code loops until a
+// condition holds, and which burns CPU with its memory flat, spins in that loop: an Error
+// after 4 s. A quiet computation without an open-ended loop, one whose memory moves, one
+// that waits, and one that declared its silence keep the default limits.
+func TestSilenceSpin(t *testing.T) {
+	loop := "r = 3.2\nx = 0.3\nprint('solving')\nwhile True:\n    x_new = r * x * (1 - x)\n    if abs(x_new - x) < 1e-12:\n        break\n    x = x_new\n"
+	octave := "x = 1;\ndo\n  x = cos(x);\nuntil abs(x - cos(x)) < 1e-300\n"
+	quiet := "import numpy as np\nprint('computing')\ns = np.linalg.svd(np.random.rand(1800, 1800), compute_uv=False)\n# while we wait\n"
+	growing := func(end float64) []*protocol.Observation {
+		obs := []*protocol.Observation{event(0, protocol.EventStarted), stdout(0, "computing…")}
+		for s := 0.5; s <= end+1e-9; s += 0.5 {
+			obs = append(obs, resource(s, s, int64(100<<20+s*(8<<20)), 0))
+		}
+		return obs
+	}
+	tests := []struct {
+		name string
+		cfg  *Config
+		obs  []*protocol.Observation
+		want []emitted
+	}{
+		{"while loop, busy, 3.5 s", &Config{Code: loop}, silentRun(3.5, 1), nil},
+		{"while loop, busy, 4 s", &Config{Code: loop}, silentRun(4, 1), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(4, 0.3), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, waiting", &Config{Code: loop}, silentRun(20, 0.05), nil},
+		{"while loop, memory growing", &Config{Code: loop}, growing(9.5), nil},
+		{"no open loop", &Config{Code: quiet}, silentRun(9.5, 1), nil},
+		{"while loop, declared silence", &Config{Code: loop, Expect: Expectation{Silence: 30 * time.Second}}, silentRun(29.5, 1), nil},
+		{"while loop, Quantum ESPRESSO", &Config{Code: loop, Profile: ProfileQE}, silentRun(9.5, 1), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, feed(newMonitor(t, tt.cfg), tt.obs)); diff != "" {
+				t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	m := newMonitor(t, &Config{Code: loop})
+	feed(m, silentRun(4, 1))
+	if v := m.Verdict(); !strings.Contains(v.Message, "while loop") {
+		t.Errorf("message %q does not say why", v.Message)
+	}
+}

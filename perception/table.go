@@ -210,10 +210,10 @@ func normClosed(s string) bool {
 	return true
 }
 
-// isRule: a blank line or one drawn with - = + | : only.
+// isRule: a blank line or one drawn with - = + | : _ * only (a banner of asterisks too).
 func isRule(line string) bool {
 	for i := 0; i < len(line); i++ {
-		if strings.IndexByte(" \t-=+|:_", line[i]) < 0 {
+		if strings.IndexByte(" \t-=+|:_*", line[i]) < 0 {
 			return false
 		}
 	}
@@ -505,18 +505,8 @@ func isIndex(s string) bool {
 // parseNumber parses a token isNumberToken accepted, without allocating: Fortran's D
 // exponent, numpy's trailing dot and the non-finite words included.
 func parseNumber(t string) float64 {
-	if isNonFiniteWord(t) {
-		neg := t[0] == '-'
-		if t[0] == '+' || t[0] == '-' {
-			t = t[1:]
-		}
-		if t[0]|0x20 == 'n' {
-			return nan
-		}
-		if neg {
-			return negInf
-		}
-		return posInf
+	if v, ok := nonFiniteValue(t); ok {
+		return v
 	}
 	for i := 0; i < len(t); i++ {
 		if t[i]|0x20 == 'd' { // 1.5D-03: mantissa and exponent apart

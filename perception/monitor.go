@@ -241,6 +241,9 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	switch o.Kind {
 	case protocol.ObsStdout, protocol.ObsStderr, protocol.ObsFile:
 		m.stag.activity(o.Time, m)
+		if strings.IndexByte(o.Line, '\r') >= 0 {
+			return m.redrawn(o)
+		}
 		m.text(o)
 		if o.Line != "" {
 			// Pairs are read on stderr too: Python's logging, tqdm's postfix and many
@@ -296,6 +299,36 @@ func (m *Monitor) linePairs(o *protocol.Observation) *protocol.Verdict {
 		if w := m.resolve(); w != nil {
 			v = w
 		}
+	}
+	return v
+}
+
+// redrawn judges a line that a progress bar redrew with carriage returns (tqdm's
+// `\r 45%|████▌     | 45/100 [00:02<00:03, 15.2it/s, loss=0.123]`, each redraw after a
+// '\r'): every redraw is a line of its own, read in order, so that its postfix becomes
+// samples. It returns the last change of verdict.
+func (m *Monitor) redrawn(o *protocol.Observation) *protocol.Verdict {
+	var v *protocol.Verdict
+	rest := o.Line
+	for rest != "" {
+		seg := rest
+		if i := strings.IndexByte(rest, '\r'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if strings.TrimSpace(seg) == "" {
+			continue
+		}
+		part := *o
+		part.Line = seg
+		m.text(&part)
+		if w := m.linePairs(&part); w != nil {
+			v = w
+		}
+	}
+	if w := m.resolve(); w != nil {
+		v = w
 	}
 	return v
 }

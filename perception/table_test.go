@@ -278,3 +278,42 @@ func TestThresholdSettings(t *testing.T) {
 		t.Error("New accepted an unknown detector in Off")
 	}
 }
+
+// TestHeaderlessTable: rows of bare numbers whose first column counts up (`print(it, err)`)
+// are a table without a header, with columns col1, col2, …; two rows, or rows whose first
+// column does not increase (a matrix), are not.
+func TestHeaderlessTable(t *testing.T) {
+	names := func(lines ...string) []string {
+		m := newMonitor(t, nil)
+		var out []string
+		for i, l := range lines {
+			m.Observe(stdout(float64(i)*0.1, l))
+			for _, s := range m.Parsed() {
+				out = append(out, s.Name+"="+num(s.Value))
+			}
+		}
+		return out
+	}
+	got := names("   1   1.0000e+00  0.5", "   2   2.5000e-01  0.4", "   3   6.2500e-02  0.3", "   4   3.9063e-03  0.2")
+	want := []string{"col1=3", "col2=0.0625", "col3=0.3", "col1=4", "col2=0.0039063", "col3=0.2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("headerless rows (-want +got):\n%s", diff)
+	}
+	if got := names("1 2 3", "4 5 6"); got != nil {
+		t.Errorf("two rows: %v, want no samples", got)
+	}
+	if got := names("  9  1  2", "  3  7  1", "  5  4  8", "  1  6  3"); got != nil {
+		t.Errorf("a matrix: %v, want no samples", got)
+	}
+	if got := names("0.5,1.5", "1.0,1.4", "1.5,1.2", "2.0,1.1"); len(got) != 4 {
+		t.Errorf("CSV rows without a header: %v, want two rows of two samples", got)
+	}
+	// A headerless residual column turning NaN is a fault.
+	m := newMonitor(t, nil)
+	for i, l := range []string{"1 0.5 1.2", "2 0.4 1.1", "3 0.3 1.0", "4 0.2 0.9", "5 nan 0.8", "6 nan 0.7"} {
+		m.Observe(stdout(float64(i)*0.1, l))
+	}
+	if v := m.Verdict(); v.State != protocol.Error || v.Detector != DetectorNonFinite {
+		t.Errorf("NaN in a headerless column: %s/%s (%s), want a non-finite Error", v.State, v.Detector, v.Message)
+	}
+}

@@ -30,11 +30,11 @@ import (
 type table struct {
 	header
 	bare  bareRun // rows of numbers under no header, that may become a headerless table
-	rows  int    // rows read under this header
-	index bool   // its rows carry a leading index (a pandas frame)
-	other int    // lines since the last row that were not rows
-	cand  header // the line just read, when it could be a new header
-	short int    // rows with fewer numbers than cand has names, read since it
+	rows  int     // rows read under this header
+	index bool    // its rows carry a leading index (a pandas frame)
+	other int     // lines since the last row that were not rows
+	cand  header  // the line just read, when it could be a new header
+	short int     // rows with fewer numbers than cand has names, read since it
 }
 
 // bareRun is a run of rows of numbers read under no header: as many numbers each, separated

@@ -109,6 +109,8 @@ type Monitor struct {
 	prof profile
 	rd   reader // the code's reader (prof.code); nil for the common profiles
 	ctx  runContext
+	// rowNames: the names of the values the code prints as bare rows (see rowNames).
+	rowNames [][]string
 	// chainReported: the Markov-chain rule has spoken (chainStuck)
 	chainReported bool
 	qeIn          qeInput
@@ -194,6 +196,10 @@ func New(cfg *Config) (*Monitor, error) {
 		default:
 			m.off[i] = true
 		}
+	}
+	if names := rowNames(cfg.Code); names != nil {
+		m.rowNames = names
+		m.out.table.named, m.errs.table.named = names, names
 	}
 	if prof.qe || prof.lammps {
 		m.stag.floor = cadenceFloorCode
@@ -373,6 +379,7 @@ func (m *Monitor) streamFor(o *protocol.Observation) *stream {
 			return &m.errs // further files: fault signatures only, no table state of their own
 		}
 		st := &stream{src: protocol.FromFile}
+		st.table.named = m.rowNames
 		m.files[o.Path] = st
 		return st
 	}

@@ -29,12 +29,15 @@ import (
 // row's other samples. Reading a line allocates nothing: names are slices of the header line.
 type table struct {
 	header
-	bare  bareRun // rows of numbers under no header, that may become a headerless table
-	rows  int     // rows read under this header
-	index bool    // its rows carry a leading index (a pandas frame)
-	other int     // lines since the last row that were not rows
-	cand  header  // the line just read, when it could be a new header
-	short int     // rows with fewer numbers than cand has names, read since it
+	bare bareRun // rows of numbers under no header, that may become a headerless table
+	// named are the values the code's print statements write as bare rows (rowNames): a
+	// headerless table of as many columns takes the names of the one that fits.
+	named [][]string
+	rows  int    // rows read under this header
+	index bool   // its rows carry a leading index (a pandas frame)
+	other int    // lines since the last row that were not rows
+	cand  header // the line just read, when it could be a new header
+	short int    // rows with fewer numbers than cand has names, read since it
 }
 
 // bareRun is a run of rows of numbers read under no header: as many numbers each, separated
@@ -75,6 +78,16 @@ func (tb *table) bareRow(n int, sep byte, f *[maxColumns]string) bool {
 		return false
 	}
 	tb.header = header{names: colNames, n: n, sep: sep, tcol: -1}
+	for _, ns := range tb.named {
+		if len(ns) == n {
+			for i, name := range ns {
+				if name != "" {
+					tb.header.names[i] = name
+				}
+			}
+			break
+		}
+	}
 	tb.rows, tb.index, tb.other = 0, false, 0
 	return true
 }

@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -315,5 +316,50 @@ func TestHeaderlessTable(t *testing.T) {
 	}
 	if v := m.Verdict(); v.State != protocol.Error || v.Detector != DetectorNonFinite {
 		t.Errorf("NaN in a headerless column: %s/%s (%s), want a non-finite Error", v.State, v.Detector, v.Message)
+	}
+}
+
+// TestRowNames: the names of a bare table's columns come from the print statement that
+// writes its rows.
+func TestRowNames(t *testing.T) {
+	tests := []struct {
+		code string
+		want [][]string
+	}{
+		{`print(it, res, du)`, [][]string{{"it", "res", "du"}}},
+		{`print(it, res, flush=True)`, [][]string{{"it", "res"}}},
+		{`    print(f"{it:5d} {res:14.6e} {du:14.6e}", flush=True)`, [][]string{{"it", "res", "du"}}},
+		{`print("%5d %12.4e" % (k, state.energy))`, [][]string{{"k", "energy"}}},
+		{`print("{} {:.3e}".format(k, norm(r)))`, [][]string{{"k", "norm(r)"}}},
+		{`printf('%5d %14.6e %g\n', k, err, 2*h);`, [][]string{{"k", "err", ""}}},
+		{`fprintf(fid, '%d, %e\n', iter, resid);`, [][]string{{"iter", "resid"}}},
+		// Labelled prints are not bare rows (their pairs are read as they are).
+		{`print(f"it {it} res {res:.3e}")`, nil},
+		{`printf('iter %d: res = %e\n', k, r);`, nil},
+		{`print("done", x)`, nil},
+		{`print(x)`, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, rowNames(tt.code)); diff != "" {
+			t.Errorf("rowNames(%q) (-want +got):\n%s", tt.code, diff)
+		}
+	}
+	// A bare table printed by `print(f"{it:5d} {res:14.6e}")` has a residual column, judged
+	// as one: growing steadily by two decades over its best is a divergence.
+	code := "for it in range(400):\n    print(f\"{it:5d} {res:14.6e} {du:14.6e}\", flush=True)\n"
+	m := newMonitor(t, &Config{Code: code})
+	res := 1.0
+	var stopped int
+	for i := 1; i <= 200 && stopped == 0; i++ {
+		res *= 1.05
+		m.Observe(stdout(float64(i)*0.03, fmt.Sprintf("%5d %14.6e %14.6e", i, res, res/100)))
+		if m.Verdict().State == protocol.Error {
+			stopped = i
+		}
+	}
+	if stopped == 0 || stopped > 120 {
+		t.Errorf("a residual growing x1.05 per row in a bare table: stopped at row %d, want by row 120", stopped)
+	} else if v := m.Verdict(); v.Role == "" {
+		t.Errorf("verdict %+v names no role", v)
 	}
 }

@@ -93,6 +93,10 @@ type stagnation struct {
 	// Resident memory at the baseline and at the latest sample: a loop that spins on a few
 	// scalars keeps it flat to the page.
 	baseRSS, lastRSS int64
+	// Resource samples since the baseline, and how many found the process runnable (state R):
+	// on a crowded machine a spinning loop may get a few percent of a core, but it is always
+	// runnable, while a blocked one sleeps.
+	samples, runnable int
 	// Resource samples sum the CPU of the live process tree: when a child exits (a shell
 	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
 	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
@@ -108,6 +112,11 @@ const (
 	// busyShare is the CPU seconds per second of silence that make a silent run busy: a fifth
 	// of a core, so that a loop on a crowded machine (two cores, four busy processes) still is.
 	busyShare = 0.2
+	// runnableShare (in tenths) of the resource samples over a silence, and at least
+	// runnableMin of them, found the process runnable: it is busy however little CPU the
+	// machine gives it.
+	runnableShare = 9
+	runnableMin   = 4
 	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
 	// that computes on a crowded machine gets well under a core, one that waits gets none.
 	idleShare = 0.05
@@ -168,7 +177,7 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, raw float64, rss int64, m *Monitor) {
+func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
@@ -185,6 +194,12 @@ func (d *stagnation) resource(t time.Time, raw float64, rss int64, m *Monitor) {
 	}
 	if d.needBase {
 		d.baseCPU, d.baseAt, d.baseRSS, d.needBase = cpu, t, rss, false
+		d.samples, d.runnable = 0, 0
+	} else {
+		d.samples++
+		if run {
+			d.runnable++
+		}
 	}
 	d.lastCPU, d.lastRes, d.lastRSS = cpu, t, rss
 }
@@ -218,7 +233,10 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	if measured <= 0 {
 		return
 	}
-	busy := d.batch || burnt >= busyShare*measured // a batch job busy over the silence made it activity (resource)
+	// Busy: burning CPU, or runnable at nearly every sample — a loop starved of CPU by a
+	// crowded machine is as stuck as one that gets a whole core. (A batch job busy over the
+	// silence made it activity, see resource.)
+	busy := d.batch || burnt >= busyShare*measured || d.samples >= runnableMin && d.runnable*10 >= d.samples*runnableShare
 	var st protocol.VerdictState
 	var limit time.Duration
 	switch {

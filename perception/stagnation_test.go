@@ -333,12 +333,23 @@ func TestSilenceSpin(t *testing.T) {
 		}
 		return obs
 	}
+	starved := func(end float64, runnable bool) []*protocol.Observation {
+		obs := silentRun(end, 0.04) // a crowded machine gives the loop 4% of a core
+		for _, o := range obs {
+			if o.Resource != nil {
+				o.Resource.Runnable = runnable
+			}
+		}
+		return obs
+	}
 	tests := []struct {
 		name string
 		cfg  *Config
 		obs  []*protocol.Observation
 		want []emitted
 	}{
+		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(4, true), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, asleep", &Config{Code: loop}, starved(20, false), nil},
 		{"while loop, busy, 3.5 s", &Config{Code: loop}, silentRun(3.5, 1), nil},
 		{"while loop, busy, 4 s", &Config{Code: loop}, silentRun(4, 1), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
 		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(4, 0.3), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},

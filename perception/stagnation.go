@@ -237,16 +237,26 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	// crowded machine is as stuck as one that gets a whole core. (A batch job busy over the
 	// silence made it activity, see resource.)
 	busy := d.batch || burnt >= busyShare*measured || d.samples >= runnableMin && d.runnable*10 >= d.samples*runnableShare
+	// A busy silence is measured in the program's own time: the CPU seconds it had, at the
+	// share it got over the silence (at most one core: a multithreaded library call counts
+	// as wall time). On a crowded machine that stretches the wall time of a quiet
+	// computation, the verdict comes as late as the computation does, not earlier: the
+	// machine changes when a hang is caught, never whether a healthy run is. A batch job's
+	// silence is idleness, measured on the wall clock.
+	work := quiet
+	if !d.batch {
+		work = min(quiet, time.Duration(float64(quiet)*burnt/measured))
+	}
 	var st protocol.VerdictState
 	var limit time.Duration
 	switch {
-	case busy && quiet >= errAfter:
+	case busy && work >= errAfter:
 		st, limit = protocol.Error, errAfter
 	case busy && paced > 0 && quiet >= paced && !d.batch:
 		st, limit = protocol.Error, paced
-	case busy && spinning > 0 && quiet >= spinning && d.flatMemory():
+	case busy && spinning > 0 && work >= spinning && d.flatMemory():
 		st, limit = protocol.Error, spinning
-	case busy && quiet >= warnAfter:
+	case busy && work >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
 	case !busy && paced > 0 && measured >= 1 && quiet >= paced:
 		st, limit = protocol.Error, paced
@@ -263,13 +273,16 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	}
 	q := quiet.Round(100 * time.Millisecond)
 	msg := fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", q, limit)
+	if w := work.Round(100 * time.Millisecond); w < q-time.Second/2 && !d.batch {
+		msg = fmt.Sprintf("no output or telemetry for %s while busy, %s of it on a CPU (limit %s)", q, w, limit)
+	}
 	switch {
 	case d.batch:
 		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", q, limit)
 	case spinning > 0 && limit == spinning && limit != errAfter:
 		// No cadence to learn from, but the code loops until a condition holds, the process
 		// burns CPU and its memory does not move: the loop spins without reaching its exit.
-		msg = fmt.Sprintf("silent for %s while burning CPU (%.1f CPU s) with its memory flat, in code that loops until a condition holds (a while loop): a loop that never meets its exit (limit %s for a run with no cadence; declare a longer silence if the loop is meant to run quietly)",
+		msg = fmt.Sprintf("silent for %s while running (%.1f CPU s) with its memory flat, in code that loops until a condition holds (a while loop): a loop that never meets its exit (limit %s for a run with no cadence; declare a longer silence if the loop is meant to run quietly)",
 			q, burnt, limit)
 	case paced > 0 && limit != warnAfter && limit != errAfter:
 		// The run's own cadence set the limit: it reported every gap, and stopped.

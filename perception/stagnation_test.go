@@ -39,7 +39,10 @@ func TestSilence(t *testing.T) {
 		{"multithreaded BLAS", nil, 10, 3.5, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
 		// Busy means at least a fifth of a CPU second per second of silence: a loop that gets
 		// a fifth of a core on a crowded machine is busy; one that sleeps or waits is not.
-		{"a quarter busy", nil, 12, 0.25, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
+		{"a quarter busy", nil, 40, 0.25, []emitted{{lastAt(40), protocol.Warning, DetectorStagnation}}, nil},
+		// On a crowded machine that gives it a quarter of a core, a silence is measured in
+		// the program's own time: 10 s of CPU take 40 s of wall time.
+		{"a quarter busy, 39.5 s", nil, 39.5, 0.25, nil, nil},
 		{"sleeping", nil, 40, 0.1, nil, nil},
 		// A declared silence moves both limits.
 		{"declared 30 s, at 29.5 s", &Config{Expect: Expectation{Silence: 30 * time.Second}}, 29.5, 1, nil, nil},
@@ -223,7 +226,8 @@ func TestSilenceChildProcesses(t *testing.T) {
 	for s := 0.5; s <= 12; s += 0.5 {
 		obs = append(obs, resource(s, math.Mod(s, 4), 100<<20, 0)) // a new child every 4 s
 	}
-	want := []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}
+	// 10 s of CPU time: each child's last half second before it ends is never sampled.
+	want := []emitted{{lastAt(11.5), protocol.Warning, DetectorStagnation}}
 	if diff := cmp.Diff(want, feed(newMonitor(t, nil), obs)); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
@@ -348,11 +352,12 @@ func TestSilenceSpin(t *testing.T) {
 		obs  []*protocol.Observation
 		want []emitted
 	}{
-		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(4, true), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(100, true), []emitted{{lastAt(100), protocol.Error, DetectorStagnation}}},
+		{"while loop, starved of CPU, 4 s", &Config{Code: loop}, starved(99.5, true), nil},
 		{"while loop, asleep", &Config{Code: loop}, starved(20, false), nil},
 		{"while loop, busy, 3.5 s", &Config{Code: loop}, silentRun(3.5, 1), nil},
 		{"while loop, busy, 4 s", &Config{Code: loop}, silentRun(4, 1), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
-		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(4, 0.3), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(14, 0.3), []emitted{{lastAt(13.5), protocol.Error, DetectorStagnation}}},
 		{"while loop, waiting", &Config{Code: loop}, silentRun(20, 0.05), nil},
 		{"while loop, memory growing", &Config{Code: loop}, growing(9.5), nil},
 		{"no open loop", &Config{Code: quiet}, silentRun(9.5, 1), nil},

@@ -252,7 +252,7 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	switch {
 	case busy && work >= errAfter:
 		st, limit = protocol.Error, errAfter
-	case busy && paced > 0 && quiet >= paced && !d.batch:
+	case busy && paced > 0 && work >= paced && !d.batch:
 		st, limit = protocol.Error, paced
 	case busy && spinning > 0 && work >= spinning && d.flatMemory():
 		st, limit = protocol.Error, spinning

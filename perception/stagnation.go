@@ -11,9 +11,20 @@ import (
 //
 // Silence. No stdout, stderr or telemetry for Silence (default 10 s) while the process burns
 // CPU is a Warning; for SilenceError (default 30 s) an Error. Busy means the resource samples
-// show CPU seconds growing by at least half a second per second of silence: a run that sleeps,
-// waits for I/O or for an instrument is silent but not stuck, and stays Normal. Without
-// resource samples there is no way to tell, and silence is never judged. An operation that
+// show CPU seconds growing by at least a fifth of a second per second of silence, or the
+// process runnable (state R) at nine samples in ten: a loop that a crowded machine starves of
+// CPU is still busy. A run that sleeps, waits for I/O or for an instrument is silent but not
+// stuck, and stays Normal. A busy silence is measured in the program's own time — the CPU
+// seconds it got, at most one per second — so that a machine that runs it five times slower
+// delays the verdict on a quiet computation five times instead of raising it. Without
+// resource samples there is no way to tell, and silence is never judged.
+//
+// Spin. A run with no cadence (below) whose code holds an open-ended loop (while, do … until)
+// and that stays busy, with its resident memory flat, for 4 s of CPU time is an Error: a
+// loop spinning on a few scalars without meeting its exit (a fixed point that never
+// converges, a float equality that never holds). A quiet computation is finite work —
+// library calls, loops of a fixed count — or allocates as it goes; a declared silence turns
+// the rule off. An operation that
 // declares a longer legitimate silence (Expectation.Silence: a large SVD, a quiet solver) is
 // Normal until that has passed, a Warning after it and an Error after twice it. 10 s is long
 // for an interactive cell that reports progress and short for anything that does not, which

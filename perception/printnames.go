@@ -12,7 +12,7 @@ import (
 // loss, an energy) instead of being anonymous.
 
 // printCall finds the print statements of Python, Octave and C-like code.
-var printCall = regexp.MustCompile(`\b(print|printf|fprintf)\s*\(`)
+var printCall = regexp.MustCompile(`\b(print|printf|fprintf|disp)\s*\(`)
 
 // printSpec is a printf conversion (`%5d`, `%-14.6e`, `%g`) or an escaped percent sign.
 var printSpec = regexp.MustCompile(`%%|%[-+ #0]*[0-9*]*(\.[0-9*]+)?[a-zA-Z]`)
@@ -37,9 +37,12 @@ func rowNames(code string) [][]string {
 			continue
 		}
 		var names []string
-		if code[loc[2]:loc[3]] == "print" {
+		switch code[loc[2]:loc[3]] {
+		case "print":
 			names = pyPrintNames(args)
-		} else {
+		case "disp":
+			names = dispNames(args)
+		default:
 			names = printfNames(args)
 		}
 		named := false
@@ -157,6 +160,28 @@ func printfNames(args []string) []string {
 		return names
 	}
 	return nil
+}
+
+// dispNames reads the values of Octave's `disp([k, res, du])` (or `disp([k res du])`): the
+// elements of the one row vector it displays.
+func dispNames(args []string) []string {
+	if len(args) != 1 || !strings.HasPrefix(args[0], "[") || !strings.HasSuffix(args[0], "]") {
+		return nil
+	}
+	inner := strings.TrimSpace(args[0][1 : len(args[0])-1])
+	if strings.ContainsAny(inner, ";'\"") {
+		return nil // a matrix or a string, not a row of values
+	}
+	var elems []string
+	if strings.Contains(inner, ",") {
+		var ok bool
+		if elems, ok = callArgs(inner + ")"); !ok {
+			return nil
+		}
+	} else {
+		elems = strings.Fields(inner)
+	}
+	return exprNames(elems)
 }
 
 // fstringNames reads the fields of an f-string's body: `{it:5d} {res:14.6e}` → it, res.

@@ -333,6 +333,9 @@ func TestRowNames(t *testing.T) {
 		{`print("{} {:.3e}".format(k, norm(r)))`, [][]string{{"k", "norm(r)"}}},
 		{`printf('%5d %14.6e %g\n', k, err, 2*h);`, [][]string{{"k", "err", ""}}},
 		{`fprintf(fid, '%d, %e\n', iter, resid);`, [][]string{{"iter", "resid"}}},
+		{`disp([k, res, norm(dx)])`, [][]string{{"k", "res", "norm(dx)"}}},
+		{`disp([k res])`, [][]string{{"k", "res"}}},
+		{`disp([1 2; 3 4])`, nil},
 		// Labelled prints are not bare rows (their pairs are read as they are).
 		{`print(f"it {it} res {res:.3e}")`, nil},
 		{`printf('iter %d: res = %e\n', k, r);`, nil},

@@ -20,7 +20,8 @@ import (
 // resource samples there is no way to tell, and silence is never judged.
 //
 // Spin. A run with no cadence (below) whose code holds an open-ended loop (while, do … until)
-// and that stays busy, with its resident memory flat, for 4 s of CPU time is an Error: a
+// and that stays busy, with its resident memory flat, for 4 s, 2 s of them on a CPU, is an
+// Error (a loop's own wall-clock guard must not outlast a crowded machine): a
 // loop spinning on a few scalars without meeting its exit (a fixed point that never
 // converges, a float equality that never holds). A quiet computation is finite work —
 // library calls, loops of a fixed count — or allocates as it goes; a declared silence turns
@@ -265,7 +266,7 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		st, limit = protocol.Error, errAfter
 	case busy && paced > 0 && work >= paced && !d.batch:
 		st, limit = protocol.Error, paced
-	case busy && spinning > 0 && work >= spinning && d.flatMemory():
+	case busy && spinning > 0 && quiet >= spinning && work >= spinning/2 && d.flatMemory():
 		st, limit = protocol.Error, spinning
 	case busy && work >= warnAfter:
 		st, limit = protocol.Warning, warnAfter

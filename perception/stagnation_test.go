@@ -352,12 +352,12 @@ func TestSilenceSpin(t *testing.T) {
 		obs  []*protocol.Observation
 		want []emitted
 	}{
-		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(100, true), []emitted{{lastAt(100), protocol.Error, DetectorStagnation}}},
-		{"while loop, starved of CPU, 4 s", &Config{Code: loop}, starved(99.5, true), nil},
+		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(50, true), []emitted{{lastAt(50), protocol.Error, DetectorStagnation}}},
+		{"while loop, starved of CPU, 49.5 s", &Config{Code: loop}, starved(49.5, true), nil},
 		{"while loop, asleep", &Config{Code: loop}, starved(20, false), nil},
 		{"while loop, busy, 3.5 s", &Config{Code: loop}, silentRun(3.5, 1), nil},
 		{"while loop, busy, 4 s", &Config{Code: loop}, silentRun(4, 1), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
-		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(14, 0.3), []emitted{{lastAt(13.5), protocol.Error, DetectorStagnation}}},
+		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(14, 0.3), []emitted{{lastAt(7), protocol.Error, DetectorStagnation}}},
 		{"while loop, waiting", &Config{Code: loop}, silentRun(20, 0.05), nil},
 		{"while loop, memory growing", &Config{Code: loop}, growing(9.5), nil},
 		{"no open loop", &Config{Code: quiet}, silentRun(9.5, 1), nil},

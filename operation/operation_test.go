@@ -353,3 +353,30 @@ for step in range(2000):
 		t.Errorf("the failure the agent reads lacks the role or the correction: %s", b)
 	}
 }
+
+// TestHotfixProgressBar: a training loop that reports through a progress bar redrawn with
+// carriage returns (as tqdm does, on stderr, with no newline until the bar closes) is read
+// redraw by redraw: its loss turning NaN stops the run while the bar is still open.
+func TestHotfixProgressBar(t *testing.T) {
+	k := start(t)
+	code := `import sys, time, math
+n = 400
+for i in range(1, n + 1):
+    loss = 1.0 / i if i < 60 else math.nan
+    done = 10 * i // n
+    sys.stderr.write(f"\r{100 * i // n:3d}%|{'#' * done}{' ' * (10 - done)}| {i}/{n} [00:00<00:10, 40.0it/s, loss={loss:.4f}]")
+    sys.stderr.flush()
+    time.sleep(0.05)
+sys.stderr.write("\n")
+`
+	begin := time.Now()
+	msgs := run(t, k, &protocol.Request{Kind: "exec", Kernel: "python", Code: code})
+	f, ok := msgs[len(msgs)-1].Payload.(*protocol.Failed)
+	if !ok || f.Reason != protocol.ReasonInterrupted || f.Verdict == nil || f.Verdict.Detector != perception.DetectorNonFinite {
+		t.Fatalf("terminal %s %+v, want interrupted by a non-finite loss", msgs[len(msgs)-1].Type, msgs[len(msgs)-1].Payload)
+	}
+	// The NaN appears 3 s in; the bar would close after 20 s.
+	if d := time.Since(begin); d > 15*time.Second {
+		t.Errorf("stopped after %v: the redraws were not read as they were drawn", d)
+	}
+}

@@ -70,7 +70,11 @@
 // and table headers), with a unit in brackets after them (`E [eV] = …`, `T (K): …`); and a
 // value is a number in any spelling — Fortran's `1.5D+02`, a unit glued to it (`300K`,
 // `1.2eV`, `12%`), a count in prose (`epoch 3/100`) — non-finite ones included: nan, NaN,
-// -nan, inf, -Inf, Infinity.
+// -nan, inf, -Inf, Infinity, the Microsoft runtime's 1.#INF, 1.#IND and 1.#QNAN, and
+// Fortran's overflow `********` in a numeric field (+Inf). A progress bar redrawn with
+// carriage returns (tqdm) is read redraw by redraw, and rows of bare numbers whose first
+// column counts up are a table without a header, named by the code's print statement
+// (`print(it, res, du)`, `printf('%d %e\n', k, err)`) or col1, col2, ….
 //
 // # Roles
 //
@@ -255,18 +259,26 @@
 //
 // # Known limits
 //
-//   - Silence is judged only with resource samples (to tell busy from waiting). A run with no
-//     cadence — one line, then a silent loop — is judged only after 10 s by default and
-//     stopped after 30 s, unless the operation declares a shorter Thresholds.SilenceError: it
-//     looks like a quiet computation that forgot to declare its silence.
-//   - tqdm redraws its bar with carriage returns: its postfix (`loss=0.3`) is read when a
-//     newline ends the line, not at each redraw.
+//   - Silence is judged only with resource samples (to tell busy from waiting). A busy silence
+//     is measured in CPU time, so on a machine that gives the run a tenth of a core a hang is
+//     caught ten times later (and a quiet computation is never stopped for being slow). A run
+//     with no cadence — one line, then a silent loop — is judged after 4 s (2 s of CPU) when
+//     its code holds an open-ended loop (while, do … until) and its memory stays flat; a
+//     healthy quiet while loop that keeps its memory flat (a simulation that accumulates only
+//     a few numbers) and runs longer than that must declare its silence. Without such a loop
+//     the run is judged only after 10 s and stopped after 30 s: it looks like a quiet
+//     computation that forgot to declare its silence.
+//   - A progress bar redrawn with carriage returns is read at each redraw, but a redraw is
+//     complete (and read) only when the next one, or a newline, starts.
 //   - A residual that stagnates with noise below its printed resolution's last digit but not
 //     exactly (0.1% over 40 samples) is not judged: it cannot be told from a plateau before a
 //     drop. A loss that settles far above zero and repeats itself is judged as stopped
 //     learning only while it is above half its largest value.
-//   - Rows of bare numbers without a header (`print(it, err)`) give no series; rows with
-//     placeholders or flags in their cells (IPOPT's `-` and `1.00e+00f`) end a table.
+//   - Rows of bare numbers without a header are a table only when their first column counts
+//     up, from their third row; their columns take the names of the code's print statement
+//     (`print(it, res)`) only when it prints the values bare, else col1, col2, … with no
+//     role. Rows with placeholders or flags in their cells (IPOPT's `-` and `1.00e+00f`)
+//     end a table.
 //   - Memory is judged only against a known limit (Resource.MemoryLimit or
 //     Thresholds.MemoryLimit); a single huge allocation fails before any sample shows it.
 //   - A printed table with legitimate missing values (NaN cells in a column that had

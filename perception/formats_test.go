@@ -399,3 +399,27 @@ func TestConservationSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressBarRedraws: a tqdm bar redrawn with carriage returns is read redraw by redraw:
+// its postfix gives samples, and a loss turning NaN in one redraw is a fault.
+func TestProgressBarRedraws(t *testing.T) {
+	bar := func(i int, loss string) string {
+		return fmt.Sprintf("\r%3d%%|%-10s| %d/100 [00:%02d<00:05, 15.2it/s, loss=%s]", i, strings.Repeat("█", i/10), i, i/15, loss)
+	}
+	line := ""
+	for i := 1; i <= 40; i++ {
+		line += bar(i, fmt.Sprintf("%.3f", 1/float64(i)))
+	}
+	m := newMonitor(t, nil)
+	m.Observe(stderr(0, line))
+	if got := len(m.Parsed()); got != 40 {
+		t.Errorf("a line of 40 redraws gave %d samples, want 40", got)
+	}
+	if v := m.Verdict(); v.State != protocol.Normal {
+		t.Fatalf("healthy bar: %s/%s (%s)", v.State, v.Detector, v.Message)
+	}
+	m.Observe(stderr(1, bar(41, "0.024")+bar(42, "nan")+bar(43, "nan")))
+	if v := m.Verdict(); v.State != protocol.Error || v.Detector != DetectorNonFinite {
+		t.Errorf("loss=nan in a redraw: %s/%s (%s), want a non-finite Error", v.State, v.Detector, v.Message)
+	}
+}

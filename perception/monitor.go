@@ -109,6 +109,8 @@ type Monitor struct {
 	prof profile
 	rd   reader // the code's reader (prof.code); nil for the common profiles
 	ctx  runContext
+	// rowNames: the names of the values the code prints as bare rows (see rowNames).
+	rowNames [][]string
 	// chainReported: the Markov-chain rule has spoken (chainStuck)
 	chainReported bool
 	qeIn          qeInput
@@ -195,8 +197,14 @@ func New(cfg *Config) (*Monitor, error) {
 			m.off[i] = true
 		}
 	}
+	if names := rowNames(cfg.Code); names != nil {
+		m.rowNames = names
+		m.out.table.named, m.errs.table.named = names, names
+	}
 	if prof.qe || prof.lammps {
 		m.stag.floor = cadenceFloorCode
+	} else {
+		m.stag.spin = m.ctx.openLoop
 	}
 	if c := prof.code; c != nil && c.reader != nil {
 		m.rd = c.reader(m, cfg)
@@ -239,6 +247,9 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	switch o.Kind {
 	case protocol.ObsStdout, protocol.ObsStderr, protocol.ObsFile:
 		m.stag.activity(o.Time, m)
+		if strings.IndexByte(o.Line, '\r') >= 0 {
+			return m.redrawn(o)
+		}
 		m.text(o)
 		if o.Line != "" {
 			// Pairs are read on stderr too: Python's logging, tqdm's postfix and many
@@ -253,7 +264,7 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsResource:
 		if o.Resource != nil {
 			m.set(detResources, m.res.sample(o.Resource))
-			m.stag.resource(o.Time, o.Resource.CPUSeconds, m)
+			m.stag.resource(o.Time, o.Resource.CPUSeconds, o.Resource.RSSBytes, o.Resource.Runnable, m)
 			m.stag.silence(o.Time, m)
 		}
 	case protocol.ObsEvent:
@@ -298,6 +309,36 @@ func (m *Monitor) linePairs(o *protocol.Observation) *protocol.Verdict {
 	return v
 }
 
+// redrawn judges a line that a progress bar redrew with carriage returns (tqdm's
+// `\r 45%|████▌     | 45/100 [00:02<00:03, 15.2it/s, loss=0.123]`, each redraw after a
+// '\r'): every redraw is a line of its own, read in order, so that its postfix becomes
+// samples. It returns the last change of verdict.
+func (m *Monitor) redrawn(o *protocol.Observation) *protocol.Verdict {
+	var v *protocol.Verdict
+	rest := o.Line
+	for rest != "" {
+		seg := rest
+		if i := strings.IndexByte(rest, '\r'); i >= 0 {
+			seg, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if strings.TrimSpace(seg) == "" {
+			continue
+		}
+		part := *o
+		part.Line = seg
+		m.text(&part)
+		if w := m.linePairs(&part); w != nil {
+			v = w
+		}
+	}
+	if w := m.resolve(); w != nil {
+		v = w
+	}
+	return v
+}
+
 // text judges one line of stdout, stderr or a followed file.
 func (m *Monitor) text(o *protocol.Observation) {
 	if o.Line == "" {
@@ -338,6 +379,7 @@ func (m *Monitor) streamFor(o *protocol.Observation) *stream {
 			return &m.errs // further files: fault signatures only, no table state of their own
 		}
 		st := &stream{src: protocol.FromFile}
+		st.table.named = m.rowNames
 		m.files[o.Path] = st
 		return st
 	}

@@ -176,10 +176,8 @@ func (d *nonFinite) line(t time.Time, kind protocol.ObservationKind, line string
 
 // isNaNWord: the token is a NaN (not an infinity).
 func isNaNWord(t string) bool {
-	if t != "" && (t[0] == '+' || t[0] == '-') {
-		t = t[1:]
-	}
-	return len(t) >= 3 && t[0]|0x20 == 'n'
+	v, ok := nonFiniteValue(t)
+	return ok && math.IsNaN(v)
 }
 
 // printedNonFinite finds a NaN/Inf printed as a number in line (see nonFinite). With named,
@@ -209,10 +207,14 @@ func printedNonFinite(line string, named bool) (string, bool) {
 	return "", false
 }
 
-// mayHoldNonFinite is a cheap filter: does line contain "nan" or "inf" in any case?
+// mayHoldNonFinite is a cheap filter: does line contain "nan", "inf" or "#ind" in any case?
 func mayHoldNonFinite(s string) bool {
 	for i := 0; i+3 <= len(s); i++ {
 		switch s[i] | 0x20 {
+		case '#':
+			if s[i+1]|0x20 == 'i' && s[i+2]|0x20 == 'n' {
+				return true
+			}
 		case 'n':
 			if s[i+1]|0x20 == 'a' && s[i+2]|0x20 == 'n' {
 				return true
@@ -329,17 +331,54 @@ func valueAfter(s string, j int, assigned bool) bool {
 	return e < len(s) && (s[e] == '=' || s[e] == ':')
 }
 
-// isNonFiniteWord: [+-]? (nan | inf | infinity) [ij]?, any case.
+// isNonFiniteWord: a spelling of a non-finite value (see nonFiniteValue).
 func isNonFiniteWord(t string) bool {
+	_, ok := nonFiniteValue(t)
+	return ok
+}
+
+// nonFiniteValue reads the spellings of a non-finite value codes print: [+-]? (nan | inf |
+// infinity) [ij]? in any case (C, Python, numpy, Octave, Julia, JSON's -Infinity); the
+// Microsoft C runtime's 1.#INF, 1.#IND, 1.#QNAN and 1.#SNAN, with their trailing digits
+// (-1.#IND00); and Fortran's overflow, a field of asterisks (`*********`): a value whose
+// magnitude does not fit its format, which is +Inf for perception — what a scientist reads
+// when QE or LAMMPS prints one in a numeric column. Three asterisks or fewer are emphasis.
+func nonFiniteValue(t string) (float64, bool) {
+	if len(t) >= 4 && strings.Trim(t, "*") == "" {
+		return posInf, true
+	}
+	neg := false
 	if t != "" && (t[0] == '+' || t[0] == '-') {
-		t = t[1:]
+		neg, t = t[0] == '-', t[1:]
+	}
+	if len(t) > 3 && t[0] == '1' && t[1] == '.' && t[2] == '#' { // MSVC: 1.#INF00
+		w := strings.TrimRight(t[3:], "0123456789")
+		switch {
+		case equalFoldASCII(w, "inf"):
+			if neg {
+				return negInf, true
+			}
+			return posInf, true
+		case equalFoldASCII(w, "ind"), equalFoldASCII(w, "qnan"), equalFoldASCII(w, "snan"):
+			return nan, true
+		}
+		return 0, false
 	}
 	if n := len(t); n == 4 || n == 9 {
 		if c := t[n-1] | 0x20; c == 'i' || c == 'j' {
 			t = t[:n-1]
 		}
 	}
-	return equalFoldASCII(t, "nan") || equalFoldASCII(t, "inf") || equalFoldASCII(t, "infinity")
+	switch {
+	case equalFoldASCII(t, "nan"):
+		return nan, true
+	case equalFoldASCII(t, "inf"), equalFoldASCII(t, "infinity"):
+		if neg {
+			return negInf, true
+		}
+		return posInf, true
+	}
+	return 0, false
 }
 
 func equalFoldASCII(s, lower string) bool {

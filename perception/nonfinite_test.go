@@ -178,3 +178,61 @@ func TestNonFiniteStartsOver(t *testing.T) {
 		t.Errorf("a log-likelihood underflowing: %+v, want a nonfinite Error", e)
 	}
 }
+
+// TestNonFiniteSpellings: every spelling of a non-finite value codes print is read as one —
+// in a pair, in a table row, and as a role's value turning non-finite mid-run.
+func TestNonFiniteSpellings(t *testing.T) {
+	inf, ninf := math.Inf(1), math.Inf(-1)
+	for _, tt := range []struct {
+		tok  string
+		want float64 // NaN for any NaN
+	}{
+		{"nan", math.NaN()}, {"NaN", math.NaN()}, {"-nan", math.NaN()}, {"+NaN", math.NaN()},
+		{"inf", inf}, {"-Inf", ninf}, {"Infinity", inf}, {"-Infinity", ninf}, {"INF", inf},
+		{"1.#INF", inf}, {"-1.#INF", ninf}, {"1.#INF00", inf}, {"-1.#IND", math.NaN()}, {"-1.#IND00", math.NaN()},
+		{"1.#QNAN", math.NaN()}, {"1.#SNAN0", math.NaN()},
+		{"****", inf}, {"**************", inf},
+	} {
+		v, ok := nonFiniteValue(tt.tok)
+		if !ok || math.IsNaN(tt.want) != math.IsNaN(v) || !math.IsNaN(v) && v != tt.want {
+			t.Errorf("nonFiniteValue(%q) = %v, %v; want %v", tt.tok, v, ok, tt.want)
+		}
+		if got := parseNumber(tt.tok); math.IsNaN(tt.want) != math.IsNaN(got) || !math.IsNaN(got) && got != tt.want {
+			t.Errorf("parseNumber(%q) = %v, want %v", tt.tok, got, tt.want)
+		}
+		s := ParseSamples("energy = " + tt.tok)
+		if len(s) != 1 || math.IsNaN(tt.want) != math.IsNaN(s[0].Value) || !math.IsNaN(s[0].Value) && s[0].Value != tt.want {
+			t.Errorf("ParseSamples(energy = %s) = %v, want one sample %v", tt.tok, s, tt.want)
+		}
+	}
+	for _, tok := range []string{"***", "1.#", "1.#XYZ", "nano", "info", "1.5"} {
+		if _, ok := nonFiniteValue(tok); ok {
+			t.Errorf("nonFiniteValue(%q) = ok, want not a non-finite value", tok)
+		}
+	}
+	// A Fortran overflow in a thermo column, a MSVC infinity for a loss, a -Infinity for a
+	// log-likelihood: the role's quantity turned non-finite mid-run, an Error at once.
+	runs := map[string][]string{
+		"asterisks in a column": {"   Step     Temp      PotEng     TotEng", "      0    300.0   -1000.00   -900.00", "     10    310.0   -1001.00   -900.10",
+			"     20    330.0   -1002.00   -900.30", "     30 ********** ********** **********", "     40 ********** ********** **********", "     50 ********** ********** **********"},
+		"MSVC infinity": {"epoch 1 loss = 0.9", "epoch 2 loss = 0.7", "epoch 3 loss = 1.#INF"},
+		"-Infinity":     {"iter 1 logL = -1523.2", "iter 2 logL = -1490.7", "iter 3 logL = -Infinity"},
+	}
+	for name, lines := range runs {
+		m := newMonitor(t, nil)
+		for i, l := range lines {
+			m.Observe(stdout(float64(i)*0.1, l))
+		}
+		if v := m.Verdict(); v.State != protocol.Error || v.Detector != DetectorNonFinite {
+			t.Errorf("%s: verdict %s/%s (%s), want a non-finite Error", name, v.State, v.Detector, v.Message)
+		}
+	}
+	// A banner of asterisks is not a row.
+	m := newMonitor(t, nil)
+	for i, l := range []string{"iter  residual", "1  0.5", "2  0.25", "**************************", "3  0.125", "4  0.06"} {
+		m.Observe(stdout(float64(i)*0.1, l))
+	}
+	if v := m.Verdict(); v.State != protocol.Normal {
+		t.Errorf("banner: verdict %s/%s (%s), want Normal", v.State, v.Detector, v.Message)
+	}
+}

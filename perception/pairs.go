@@ -129,8 +129,8 @@ func isNameByte(c byte) bool {
 // parseValue parses a number isNumberLike accepted: ParseFloat's forms, and C's signed
 // "-nan" (printf of a negative NaN, as LAMMPS prints it).
 func parseValue(tok string) (float64, bool) {
-	if len(tok) == 4 && (tok[0] == '-' || tok[0] == '+') && strings.EqualFold(tok[1:], "nan") {
-		return math.NaN(), true
+	if v, ok := nonFiniteValue(tok); ok { // -nan, 1.#INF, ******** too
+		return v, true
 	}
 	for i := 1; i < len(tok); i++ {
 		if tok[i]|0x20 == 'd' { // Fortran: 1.234D+02
@@ -145,11 +145,11 @@ func parseValue(tok string) (float64, bool) {
 // isNumberLike filters tokens before ParseFloat, whose failure allocates: digits with an
 // optional sign, dot and exponent, or nan, inf or infinity in any case.
 func isNumberLike(s string) bool {
+	if isNonFiniteWord(s) {
+		return true
+	}
 	if s[0] == '+' || s[0] == '-' {
 		s = s[1:]
-	}
-	if strings.EqualFold(s, "nan") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "infinity") {
-		return true
 	}
 	digits := false
 	for i := 0; i < len(s); i++ {

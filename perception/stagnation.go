@@ -11,9 +11,21 @@ import (
 //
 // Silence. No stdout, stderr or telemetry for Silence (default 10 s) while the process burns
 // CPU is a Warning; for SilenceError (default 30 s) an Error. Busy means the resource samples
-// show CPU seconds growing by at least half a second per second of silence: a run that sleeps,
-// waits for I/O or for an instrument is silent but not stuck, and stays Normal. Without
-// resource samples there is no way to tell, and silence is never judged. An operation that
+// show CPU seconds growing by at least a fifth of a second per second of silence, or the
+// process runnable (state R) at nine samples in ten: a loop that a crowded machine starves of
+// CPU is still busy. A run that sleeps, waits for I/O or for an instrument is silent but not
+// stuck, and stays Normal. A busy silence is measured in the program's own time — the CPU
+// seconds it got, at most one per second — so that a machine that runs it five times slower
+// delays the verdict on a quiet computation five times instead of raising it. Without
+// resource samples there is no way to tell, and silence is never judged.
+//
+// Spin. A run with no cadence (below) whose code holds an open-ended loop (while, do … until)
+// and that stays busy, with its resident memory flat, for 4 s, 2 s of them on a CPU, is an
+// Error (a loop's own wall-clock guard must not outlast a crowded machine): a
+// loop spinning on a few scalars without meeting its exit (a fixed point that never
+// converges, a float equality that never holds). A quiet computation is finite work —
+// library calls, loops of a fixed count — or allocates as it goes; a declared silence turns
+// the rule off. An operation that
 // declares a longer legitimate silence (Expectation.Silence: a large SVD, a quiet solver) is
 // Normal until that has passed, a Warning after it and an Error after twice it. 10 s is long
 // for an interactive cell that reports progress and short for anything that does not, which
@@ -82,6 +94,9 @@ type stagnation struct {
 	firstBeat, lastBeat time.Time
 	longestBeat         time.Duration // the longest gap between beats
 	floor               time.Duration // the shortest silence the cadence may judge (cadenceFloor)
+	// spin: the code holds an open-ended loop (a while loop: its number of iterations is not
+	// fixed in advance), the one construct that can burn CPU forever without printing.
+	spin bool
 	// CPU use over the silence: the first resource sample after the last activity is the
 	// baseline (CPU seconds are cumulative over the interpreter's life), the latest the end.
 	needBase bool
@@ -89,6 +104,13 @@ type stagnation struct {
 	baseAt   time.Time
 	lastCPU  float64
 	lastRes  time.Time
+	// Resident memory at the baseline and at the latest sample: a loop that spins on a few
+	// scalars keeps it flat to the page.
+	baseRSS, lastRSS int64
+	// Resource samples since the baseline, and how many found the process runnable (state R):
+	// on a crowded machine a spinning loop may get a few percent of a core, but it is always
+	// runnable, while a blocked one sleeps.
+	samples, runnable int
 	// Resource samples sum the CPU of the live process tree: when a child exits (a shell
 	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
 	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
@@ -104,6 +126,11 @@ const (
 	// busyShare is the CPU seconds per second of silence that make a silent run busy: a fifth
 	// of a core, so that a loop on a crowded machine (two cores, four busy processes) still is.
 	busyShare = 0.2
+	// runnableShare (in tenths) of the resource samples over a silence, and at least
+	// runnableMin of them, found the process runnable: it is busy however little CPU the
+	// machine gives it.
+	runnableShare = 9
+	runnableMin   = 4
 	// idleShare is the CPU seconds per second below which a silent batch job is idle: a job
 	// that computes on a crowded machine gets well under a core, one that waits gets none.
 	idleShare = 0.05
@@ -164,7 +191,7 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
+func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
@@ -180,9 +207,15 @@ func (d *stagnation) resource(t time.Time, raw float64, m *Monitor) {
 		d.started, d.lastActivity, d.needBase = true, t, true
 	}
 	if d.needBase {
-		d.baseCPU, d.baseAt, d.needBase = cpu, t, false
+		d.baseCPU, d.baseAt, d.baseRSS, d.needBase = cpu, t, rss, false
+		d.samples, d.runnable = 0, 0
+	} else {
+		d.samples++
+		if run {
+			d.runnable++
+		}
 	}
-	d.lastCPU, d.lastRes = cpu, t
+	d.lastCPU, d.lastRes, d.lastRSS = cpu, t, rss
 }
 
 func (d *stagnation) event(t time.Time, name protocol.EventName, m *Monitor) {
@@ -205,7 +238,8 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	quiet := now.Sub(d.lastActivity)
 	warnAfter, errAfter := d.limits()
 	paced, gap := d.paced()
-	if quiet < warnAfter && (paced == 0 || quiet < paced) {
+	spinning := d.spinLimit(paced)
+	if quiet < warnAfter && (paced == 0 || quiet < paced) && (spinning == 0 || quiet < spinning) {
 		return
 	}
 	measured := d.lastRes.Sub(d.baseAt).Seconds() // the silence covered by resource samples
@@ -213,15 +247,30 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	if measured <= 0 {
 		return
 	}
-	busy := d.batch || burnt >= busyShare*measured // a batch job busy over the silence made it activity (resource)
+	// Busy: burning CPU, or runnable at nearly every sample — a loop starved of CPU by a
+	// crowded machine is as stuck as one that gets a whole core. (A batch job busy over the
+	// silence made it activity, see resource.)
+	busy := d.batch || burnt >= busyShare*measured || d.samples >= runnableMin && d.runnable*10 >= d.samples*runnableShare
+	// A busy silence is measured in the program's own time: the CPU seconds it had, at the
+	// share it got over the silence (at most one core: a multithreaded library call counts
+	// as wall time). On a crowded machine that stretches the wall time of a quiet
+	// computation, the verdict comes as late as the computation does, not earlier: the
+	// machine changes when a hang is caught, never whether a healthy run is. A batch job's
+	// silence is idleness, measured on the wall clock.
+	work := quiet
+	if !d.batch {
+		work = min(quiet, time.Duration(float64(quiet)*burnt/measured))
+	}
 	var st protocol.VerdictState
 	var limit time.Duration
 	switch {
-	case busy && quiet >= errAfter:
+	case busy && work >= errAfter:
 		st, limit = protocol.Error, errAfter
-	case busy && paced > 0 && quiet >= paced && !d.batch:
+	case busy && paced > 0 && work >= paced && !d.batch:
 		st, limit = protocol.Error, paced
-	case busy && quiet >= warnAfter:
+	case busy && spinning > 0 && quiet >= spinning && work >= spinning/2 && d.flatMemory():
+		st, limit = protocol.Error, spinning
+	case busy && work >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
 	case !busy && paced > 0 && measured >= 1 && quiet >= paced:
 		st, limit = protocol.Error, paced
@@ -238,9 +287,17 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 	}
 	q := quiet.Round(100 * time.Millisecond)
 	msg := fmt.Sprintf("no output or telemetry for %s while busy (limit %s)", q, limit)
+	if w := work.Round(100 * time.Millisecond); w < q-time.Second/2 && !d.batch {
+		msg = fmt.Sprintf("no output or telemetry for %s while busy, %s of it on a CPU (limit %s)", q, w, limit)
+	}
 	switch {
 	case d.batch:
 		msg = fmt.Sprintf("job idle: no output, no growth of its followed files and no CPU use for %s (limit %s)", q, limit)
+	case spinning > 0 && limit == spinning && limit != errAfter:
+		// No cadence to learn from, but the code loops until a condition holds, the process
+		// burns CPU and its memory does not move: the loop spins without reaching its exit.
+		msg = fmt.Sprintf("silent for %s while running (%.1f CPU s) with its memory flat, in code that loops until a condition holds (a while loop): a loop that never meets its exit (limit %s for a run with no cadence; declare a longer silence if the loop is meant to run quietly)",
+			q, burnt, limit)
 	case paced > 0 && limit != warnAfter && limit != errAfter:
 		// The run's own cadence set the limit: it reported every gap, and stopped.
 		doing := fmt.Sprintf("still burning CPU (%.1f CPU s): a loop that no longer reports", burnt)
@@ -288,6 +345,37 @@ func (d *stagnation) paced() (limit, gap time.Duration) {
 	}
 	gap = span / time.Duration(d.beats-1)
 	return max(d.floor, cadenceGaps*gap, cadenceLongest*d.longestBeat), gap
+}
+
+// spinAfter is how long a run with no cadence may be silent and busy, with its memory flat,
+// when its code holds an open-ended loop. A quiet computation that forgets to declare its
+// silence is finite work — library calls, loops of a fixed count — and typically allocates
+// as it goes; a while loop spinning on a few scalars (a fixed point that never meets its
+// tolerance, a float equality that never holds) burns a core with its memory flat to the
+// page, and nothing bounds it.
+const spinAfter = 4 * time.Second
+
+// spinRSS is the change of resident memory under which a silence counts as flat: a few
+// pages of an interpreter's own churn.
+const spinRSS = 4 << 20
+
+// spinLimit is the silence after which a busy run spins (spinAfter), 0 when the rule does
+// not apply: the run declared its silence, has a cadence (paced judges it), is a batch job,
+// or its code has no open-ended loop.
+func (d *stagnation) spinLimit(paced time.Duration) time.Duration {
+	if !d.spin || !d.learn || d.batch || paced > 0 {
+		return 0
+	}
+	return spinAfter
+}
+
+// flatMemory: resident memory moved by less than spinRSS (and 2%) over the silence.
+func (d *stagnation) flatMemory() bool {
+	dr := d.lastRSS - d.baseRSS
+	if dr < 0 {
+		dr = -dr
+	}
+	return dr < spinRSS && dr*50 <= d.baseRSS
 }
 
 // limits are the silence limits for this run: the thresholds, stretched by the run's own

@@ -39,7 +39,10 @@ func TestSilence(t *testing.T) {
 		{"multithreaded BLAS", nil, 10, 3.5, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
 		// Busy means at least a fifth of a CPU second per second of silence: a loop that gets
 		// a fifth of a core on a crowded machine is busy; one that sleeps or waits is not.
-		{"a quarter busy", nil, 12, 0.25, []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}, nil},
+		{"a quarter busy", nil, 40, 0.25, []emitted{{lastAt(40), protocol.Warning, DetectorStagnation}}, nil},
+		// On a crowded machine that gives it a quarter of a core, a silence is measured in
+		// the program's own time: 10 s of CPU take 40 s of wall time.
+		{"a quarter busy, 39.5 s", nil, 39.5, 0.25, nil, nil},
 		{"sleeping", nil, 40, 0.1, nil, nil},
 		// A declared silence moves both limits.
 		{"declared 30 s, at 29.5 s", &Config{Expect: Expectation{Silence: 30 * time.Second}}, 29.5, 1, nil, nil},
@@ -236,7 +239,8 @@ func TestSilenceChildProcesses(t *testing.T) {
 	for s := 0.5; s <= 12; s += 0.5 {
 		obs = append(obs, resource(s, math.Mod(s, 4), 100<<20, 0)) // a new child every 4 s
 	}
-	want := []emitted{{lastAt(10), protocol.Warning, DetectorStagnation}}
+	// 10 s of CPU time: each child's last half second before it ends is never sampled.
+	want := []emitted{{lastAt(11.5), protocol.Warning, DetectorStagnation}}
 	if diff := cmp.Diff(want, feed(newMonitor(t, nil), obs)); diff != "" {
 		t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
 	}
@@ -328,5 +332,61 @@ func TestSilencePaced(t *testing.T) {
 				t.Errorf("message %q does not say the run stopped reporting", msg)
 			}
 		})
+	}
+}
+
+// TestSilenceSpin: a run with no cadence — one line, then silence — whose code loops until a
+// condition holds, and which burns CPU with its memory flat, spins in that loop: an Error
+// after 4 s. A quiet computation without an open-ended loop, one whose memory moves, one
+// that waits, and one that declared its silence keep the default limits.
+func TestSilenceSpin(t *testing.T) {
+	loop := "r = 3.2\nx = 0.3\nprint('solving')\nwhile True:\n    x_new = r * x * (1 - x)\n    if abs(x_new - x) < 1e-12:\n        break\n    x = x_new\n"
+	octave := "x = 1;\ndo\n  x = cos(x);\nuntil abs(x - cos(x)) < 1e-300\n"
+	quiet := "import numpy as np\nprint('computing')\ns = np.linalg.svd(np.random.rand(1800, 1800), compute_uv=False)\n# while we wait\n"
+	growing := func(end float64) []*protocol.Observation {
+		obs := []*protocol.Observation{event(0, protocol.EventStarted), stdout(0, "computing…")}
+		for s := 0.5; s <= end+1e-9; s += 0.5 {
+			obs = append(obs, resource(s, s, int64(100<<20+s*(8<<20)), 0))
+		}
+		return obs
+	}
+	starved := func(end float64, runnable bool) []*protocol.Observation {
+		obs := silentRun(end, 0.04) // a crowded machine gives the loop 4% of a core
+		for _, o := range obs {
+			if o.Resource != nil {
+				o.Resource.Runnable = runnable
+			}
+		}
+		return obs
+	}
+	tests := []struct {
+		name string
+		cfg  *Config
+		obs  []*protocol.Observation
+		want []emitted
+	}{
+		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(50, true), []emitted{{lastAt(50), protocol.Error, DetectorStagnation}}},
+		{"while loop, starved of CPU, 49.5 s", &Config{Code: loop}, starved(49.5, true), nil},
+		{"while loop, asleep", &Config{Code: loop}, starved(20, false), nil},
+		{"while loop, busy, 3.5 s", &Config{Code: loop}, silentRun(3.5, 1), nil},
+		{"while loop, busy, 4 s", &Config{Code: loop}, silentRun(4, 1), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"do-until, busy on a crowded machine", &Config{Code: octave}, silentRun(14, 0.3), []emitted{{lastAt(7), protocol.Error, DetectorStagnation}}},
+		{"while loop, waiting", &Config{Code: loop}, silentRun(20, 0.05), nil},
+		{"while loop, memory growing", &Config{Code: loop}, growing(9.5), nil},
+		{"no open loop", &Config{Code: quiet}, silentRun(9.5, 1), nil},
+		{"while loop, declared silence", &Config{Code: loop, Expect: Expectation{Silence: 30 * time.Second}}, silentRun(29.5, 1), nil},
+		{"while loop, Quantum ESPRESSO", &Config{Code: loop, Profile: ProfileQE}, silentRun(9.5, 1), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, feed(newMonitor(t, tt.cfg), tt.obs)); diff != "" {
+				t.Errorf("verdicts mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	m := newMonitor(t, &Config{Code: loop})
+	feed(m, silentRun(4, 1))
+	if v := m.Verdict(); !strings.Contains(v.Message, "while loop") {
+		t.Errorf("message %q does not say why", v.Message)
 	}
 }

@@ -29,11 +29,67 @@ import (
 // row's other samples. Reading a line allocates nothing: names are slices of the header line.
 type table struct {
 	header
+	bare bareRun // rows of numbers under no header, that may become a headerless table
+	// named are the values the code's print statements write as bare rows (rowNames): a
+	// headerless table of as many columns takes the names of the one that fits.
+	named [][]string
 	rows  int    // rows read under this header
 	index bool   // its rows carry a leading index (a pandas frame)
 	other int    // lines since the last row that were not rows
 	cand  header // the line just read, when it could be a new header
 	short int    // rows with fewer numbers than cand has names, read since it
+}
+
+// bareRun is a run of rows of numbers read under no header: as many numbers each, separated
+// the same way, the first column strictly increasing (an iteration, a step, a time). At
+// bareRows rows it is a headerless table — `print(it, err)` in a loop, Fortran's
+// `write(*,*) k, res` — whose columns are named col1, col2, … in order.
+type bareRun struct {
+	n    int
+	sep  byte
+	last float64 // the first column of the last row
+	rows int
+}
+
+// bareRows is how many rows of a bare run make a headerless table: a matrix of two rows, or
+// a pair of result lines, is not one.
+const bareRows = 3
+
+// colNames name the columns of a headerless table.
+var colNames = func() (out [maxColumns]string) {
+	for i := range out {
+		out[i] = "col" + strconv.Itoa(i+1)
+	}
+	return out
+}()
+
+// bareRow notes a row of n numbers that fits no header, and adopts a headerless table's
+// header when the run it continues is long enough.
+func (tb *table) bareRow(n int, sep byte, f *[maxColumns]string) bool {
+	first := parseNumber(f[0])
+	b := &tb.bare
+	if b.n == n && b.sep == sep && first > b.last {
+		b.rows++
+	} else {
+		*b = bareRun{n: n, sep: sep, rows: 1}
+	}
+	b.last = first
+	if b.rows < bareRows || first != first { // NaN never increases
+		return false
+	}
+	tb.header = header{names: colNames, n: n, sep: sep, tcol: -1}
+	for _, ns := range tb.named {
+		if len(ns) == n {
+			for i, name := range ns {
+				if name != "" {
+					tb.header.names[i] = name
+				}
+			}
+			break
+		}
+	}
+	tb.rows, tb.index, tb.other = 0, false, 0
+	return true
 }
 
 // header is a table's column names.
@@ -211,10 +267,10 @@ func normClosed(s string) bool {
 	return true
 }
 
-// isRule: a blank line or one drawn with - = + | : only.
+// isRule: a blank line or one drawn with - = + | : _ * only (a banner of asterisks too).
 func isRule(line string) bool {
 	for i := 0; i < len(line); i++ {
-		if strings.IndexByte(" \t-=+|:_", line[i]) < 0 {
+		if strings.IndexByte(" \t-=+|:_*", line[i]) < 0 {
 			return false
 		}
 	}
@@ -332,7 +388,9 @@ func (tb *table) line(line string, keep bool, row *tableRow) bool {
 			if tb.rows > 0 {
 				tb.n = 0 // a row of another width: the table has ended
 			}
-			return false
+			if n < 2 || !tb.bareRow(n, sep, &f) {
+				return false
+			}
 		}
 		tb.cand.n = 0
 		first := n - tb.n
@@ -506,18 +564,8 @@ func isIndex(s string) bool {
 // parseNumber parses a token isNumberToken accepted, without allocating: Fortran's D
 // exponent, numpy's trailing dot and the non-finite words included.
 func parseNumber(t string) float64 {
-	if isNonFiniteWord(t) {
-		neg := t[0] == '-'
-		if t[0] == '+' || t[0] == '-' {
-			t = t[1:]
-		}
-		if t[0]|0x20 == 'n' {
-			return nan
-		}
-		if neg {
-			return negInf
-		}
-		return posInf
+	if v, ok := nonFiniteValue(t); ok {
+		return v
 	}
 	for i := 0; i < len(t); i++ {
 		if t[i]|0x20 == 'd' { // 1.5D-03: mantissa and exponent apart

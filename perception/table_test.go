@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -276,5 +277,92 @@ func TestThresholdSettings(t *testing.T) {
 	}
 	if _, err := New(&Config{Thresholds: Thresholds{Off: []string{"telepathy"}}}); err == nil {
 		t.Error("New accepted an unknown detector in Off")
+	}
+}
+
+// TestHeaderlessTable: rows of bare numbers whose first column counts up (`print(it, err)`)
+// are a table without a header, with columns col1, col2, …; two rows, or rows whose first
+// column does not increase (a matrix), are not.
+func TestHeaderlessTable(t *testing.T) {
+	names := func(lines ...string) []string {
+		m := newMonitor(t, nil)
+		var out []string
+		for i, l := range lines {
+			m.Observe(stdout(float64(i)*0.1, l))
+			for _, s := range m.Parsed() {
+				out = append(out, s.Name+"="+num(s.Value))
+			}
+		}
+		return out
+	}
+	got := names("   1   1.0000e+00  0.5", "   2   2.5000e-01  0.4", "   3   6.2500e-02  0.3", "   4   3.9063e-03  0.2")
+	want := []string{"col1=3", "col2=0.0625", "col3=0.3", "col1=4", "col2=0.0039063", "col3=0.2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("headerless rows (-want +got):\n%s", diff)
+	}
+	if got := names("1 2 3", "4 5 6"); got != nil {
+		t.Errorf("two rows: %v, want no samples", got)
+	}
+	if got := names("  9  1  2", "  3  7  1", "  5  4  8", "  1  6  3"); got != nil {
+		t.Errorf("a matrix: %v, want no samples", got)
+	}
+	if got := names("0.5,1.5", "1.0,1.4", "1.5,1.2", "2.0,1.1"); len(got) != 4 {
+		t.Errorf("CSV rows without a header: %v, want two rows of two samples", got)
+	}
+	// A headerless residual column turning NaN is a fault.
+	m := newMonitor(t, nil)
+	for i, l := range []string{"1 0.5 1.2", "2 0.4 1.1", "3 0.3 1.0", "4 0.2 0.9", "5 nan 0.8", "6 nan 0.7"} {
+		m.Observe(stdout(float64(i)*0.1, l))
+	}
+	if v := m.Verdict(); v.State != protocol.Error || v.Detector != DetectorNonFinite {
+		t.Errorf("NaN in a headerless column: %s/%s (%s), want a non-finite Error", v.State, v.Detector, v.Message)
+	}
+}
+
+// TestRowNames: the names of a bare table's columns come from the print statement that
+// writes its rows.
+func TestRowNames(t *testing.T) {
+	tests := []struct {
+		code string
+		want [][]string
+	}{
+		{`print(it, res, du)`, [][]string{{"it", "res", "du"}}},
+		{`print(it, res, flush=True)`, [][]string{{"it", "res"}}},
+		{`    print(f"{it:5d} {res:14.6e} {du:14.6e}", flush=True)`, [][]string{{"it", "res", "du"}}},
+		{`print("%5d %12.4e" % (k, state.energy))`, [][]string{{"k", "energy"}}},
+		{`print("{} {:.3e}".format(k, norm(r)))`, [][]string{{"k", "norm(r)"}}},
+		{`printf('%5d %14.6e %g\n', k, err, 2*h);`, [][]string{{"k", "err", ""}}},
+		{`fprintf(fid, '%d, %e\n', iter, resid);`, [][]string{{"iter", "resid"}}},
+		{`disp([k, res, norm(dx)])`, [][]string{{"k", "res", "norm(dx)"}}},
+		{`disp([k res])`, [][]string{{"k", "res"}}},
+		{`disp([1 2; 3 4])`, nil},
+		// Labelled prints are not bare rows (their pairs are read as they are).
+		{`print(f"it {it} res {res:.3e}")`, nil},
+		{`printf('iter %d: res = %e\n', k, r);`, nil},
+		{`print("done", x)`, nil},
+		{`print(x)`, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, rowNames(tt.code)); diff != "" {
+			t.Errorf("rowNames(%q) (-want +got):\n%s", tt.code, diff)
+		}
+	}
+	// A bare table printed by `print(f"{it:5d} {res:14.6e}")` has a residual column, judged
+	// as one: growing steadily by two decades over its best is a divergence.
+	code := "for it in range(400):\n    print(f\"{it:5d} {res:14.6e} {du:14.6e}\", flush=True)\n"
+	m := newMonitor(t, &Config{Code: code})
+	res := 1.0
+	var stopped int
+	for i := 1; i <= 200 && stopped == 0; i++ {
+		res *= 1.05
+		m.Observe(stdout(float64(i)*0.03, fmt.Sprintf("%5d %14.6e %14.6e", i, res, res/100)))
+		if m.Verdict().State == protocol.Error {
+			stopped = i
+		}
+	}
+	if stopped == 0 || stopped > 120 {
+		t.Errorf("a residual growing x1.05 per row in a bare table: stopped at row %d, want by row 120", stopped)
+	} else if v := m.Verdict(); v.Role == "" {
+		t.Errorf("verdict %+v names no role", v)
 	}
 }

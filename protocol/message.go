@@ -406,6 +406,10 @@ type Resource struct {
 	OutputBytes int64   `json:"output_bytes"`
 	MemoryLimit int64   `json:"memory_limit_bytes,omitempty"`
 	OutputLimit int64   `json:"output_limit_bytes,omitempty"`
+	// Runnable: a process of the tree was running or waiting for a CPU at the sample (state
+	// R), not sleeping on a lock, a pipe or a timer. On a crowded machine a loop that gets
+	// little CPU time is still runnable.
+	Runnable bool `json:"runnable,omitempty"`
 }
 
 // EventName names a kernel event.

@@ -197,9 +197,9 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 			r.finishKilled()
 			return
 		case <-res.C:
-			cpu, rss := usage(p.pid)
+			cpu, rss, runnable := usage(p.pid)
 			r.emit(&protocol.Observation{Kind: protocol.ObsResource, Time: time.Now(), Resource: &protocol.Resource{
-				CPUSeconds: cpu, RSSBytes: rss, WallSeconds: time.Since(r.start).Seconds(),
+				CPUSeconds: cpu, RSSBytes: rss, WallSeconds: time.Since(r.start).Seconds(), Runnable: runnable,
 				OutputBytes: r.out, OutputLimit: k.opts.MaxOutput, MemoryLimit: k.opts.Sandbox.MemoryLimit(),
 			}})
 		case <-p.exited:
@@ -356,15 +356,17 @@ func (r *run) result() {
 	}
 }
 
-// usage sums CPU seconds and resident bytes over pid and its descendants.
-func usage(pid int) (cpu float64, rss int64) {
+// usage sums CPU seconds and resident bytes over pid and its descendants, and says whether
+// one of them was running or runnable (state R).
+func usage(pid int) (cpu float64, rss int64, runnable bool) {
 	for _, p := range append([]int{pid}, procfs.Descendants(pid)...) {
 		if st, ok := procfs.ReadStat(p); ok {
 			cpu += st.CPUSeconds
 			rss += st.RSSBytes
+			runnable = runnable || st.State == 'R'
 		}
 	}
-	return cpu, rss
+	return cpu, rss, runnable
 }
 
 func bytesHuman(n int64) string {

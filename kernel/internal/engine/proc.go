@@ -141,9 +141,31 @@ func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, 
 		}
 		p.send(item{obs: o}) // perception reads telemetry from the line (its profiles); the kernel only frames it
 	}
+	afterCR := false
 	for {
-		b, err := r.ReadSlice('\n')
+		b, err := readLine(r)
 		now := time.Now()
+		if cr := len(b) > 0 && b[len(b)-1] == '\r'; cr || afterCR && len(b) == 1 && b[0] == '\n' {
+			// A carriage return ends a redraw of a progress bar (tqdm's `\r 45%|…`): each
+			// redraw is a line as it is drawn, not when a newline finally ends the bar. The
+			// newline of a "\r\n" split across two reads ends nothing more.
+			afterCR = cr
+			if line := strings.TrimSuffix(string(b), "\r"); cr && strings.TrimSpace(line) != "" {
+				if held != nil {
+					emit(held)
+					held = nil
+				}
+				emit(&protocol.Observation{Kind: kind, Time: now, Line: line})
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				if held != nil {
+					emit(held)
+				}
+				return
+			}
+			continue
+		}
+		afterCR = false
 		if len(b) > 0 {
 			full := b[len(b)-1] == '\n'
 			line := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
@@ -169,6 +191,41 @@ func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, 
 				emit(held)
 			}
 			return
+		}
+	}
+}
+
+// readLine reads up to and including the next '\n', or a '\r' that is not part of a
+// "\r\n", like ReadSlice('\n') (bufio.ErrBufferFull for a line longer than the buffer). The
+// bytes are valid until the next read.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	if _, err := r.Peek(1); err != nil {
+		return nil, err
+	}
+	for {
+		buf, _ := r.Peek(r.Buffered())
+		for i, c := range buf {
+			switch {
+			case c == '\n':
+				return r.ReadSlice('\n')
+			case c == '\r' && i+1 < len(buf) && buf[i+1] == '\n':
+				return r.ReadSlice('\n')
+			case c == '\r':
+				b, err := r.Peek(i + 1)
+				r.Discard(i + 1)
+				return b, err
+			}
+		}
+		if len(buf) == r.Size() {
+			return r.ReadSlice('\n') // full: ErrBufferFull, as before
+		}
+		if _, err := r.Peek(len(buf) + 1); err != nil { // wait for more
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			b, _ := r.Peek(r.Buffered())
+			r.Discard(len(b))
+			return b, err
 		}
 	}
 }

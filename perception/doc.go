@@ -262,7 +262,8 @@
 //   - Silence is judged only with resource samples (to tell busy from waiting). A busy silence
 //     is measured in CPU time, so on a machine that gives the run a tenth of a core a hang is
 //     caught ten times later (and a quiet computation is never stopped for being slow). A run
-//     with no cadence — one line, then a silent loop — is judged after 4 s (2 s of CPU) when
+//     with no cadence — one line, then a silent loop — is judged after 4 s (2 s of CPU, or
+//     runnable throughout) when
 //     its code holds an open-ended loop (while, do … until) and its memory stays flat; a
 //     healthy quiet while loop that keeps its memory flat (a simulation that accumulates only
 //     a few numbers) and runs longer than that must declare its silence. Without such a loop

@@ -20,8 +20,9 @@ import (
 // resource samples there is no way to tell, and silence is never judged.
 //
 // Spin. A run with no cadence (below) whose code holds an open-ended loop (while, do … until)
-// and that stays busy, with its resident memory flat, for 4 s, 2 s of them on a CPU, is an
-// Error (a loop's own wall-clock guard must not outlast a crowded machine): a
+// and that stays busy, with its resident memory flat, for 4 s, 2 s of them on a CPU — or all
+// of them runnable, waiting for a CPU a crowded machine did not give it — is an Error (a
+// loop's own wall-clock guard must not outlast a crowded machine): a
 // loop spinning on a few scalars without meeting its exit (a fixed point that never
 // converges, a float equality that never holds). A quiet computation is finite work —
 // library calls, loops of a fixed count — or allocates as it goes; a declared silence turns
@@ -268,7 +269,7 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		st, limit = protocol.Error, errAfter
 	case busy && paced > 0 && work >= paced && !d.batch:
 		st, limit = protocol.Error, paced
-	case busy && spinning > 0 && quiet >= spinning && work >= spinning/2 && d.flatMemory():
+	case busy && spinning > 0 && quiet >= spinning && d.spinWork(quiet, work) >= spinning/2 && d.flatMemory():
 		st, limit = protocol.Error, spinning
 	case busy && work >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
@@ -367,6 +368,17 @@ func (d *stagnation) spinLimit(paced time.Duration) time.Duration {
 		return 0
 	}
 	return spinAfter
+}
+
+// spinWork is how much of a silence of quiet counts as the loop running, for the spin rule:
+// the whole of it when the process was runnable at nearly every sample (a loop starved by a
+// crowded machine tries to run all the time, and its own wall-clock guard does not wait for
+// the CPU it did not get), else the CPU time it had (work).
+func (d *stagnation) spinWork(quiet, work time.Duration) time.Duration {
+	if d.samples >= runnableMin && d.runnable*10 >= d.samples*runnableShare {
+		return quiet
+	}
+	return work
 }
 
 // flatMemory: resident memory moved by less than spinRSS (and 2%) over the silence.

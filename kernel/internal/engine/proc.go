@@ -142,6 +142,12 @@ func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, 
 		p.send(item{obs: o}) // perception reads telemetry from the line (its profiles); the kernel only frames it
 	}
 	afterCR := false
+	flush := func() { // the blank line held back, in case a tag followed it
+		if held != nil {
+			emit(held)
+			held = nil
+		}
+	}
 	for {
 		b, err := readLine(r)
 		now := time.Now()
@@ -151,45 +157,29 @@ func (p *proc) readLines(f *os.File, kind protocol.ObservationKind, stream int, 
 			// newline of a "\r\n" split across two reads ends nothing more.
 			afterCR = cr
 			if line := strings.TrimSuffix(string(b), "\r"); cr && strings.TrimSpace(line) != "" {
-				if held != nil {
-					emit(held)
-					held = nil
-				}
+				flush()
 				emit(&protocol.Observation{Kind: kind, Time: now, Line: line})
 			}
-			if err != nil && err != bufio.ErrBufferFull {
-				if held != nil {
-					emit(held)
-				}
-				return
-			}
-			continue
-		}
-		afterCR = false
-		if len(b) > 0 {
-			full := b[len(b)-1] == '\n'
-			line := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-			switch {
-			case full && strings.HasPrefix(line, tags):
-				held = nil
-				p.send(item{mark: &mark{stream: stream, tag: line}})
-			case full && line == "":
-				if held != nil {
-					emit(held)
-				}
-				held = &protocol.Observation{Kind: kind, Time: now}
-			default:
-				if held != nil {
-					emit(held)
+		} else {
+			afterCR = false
+			if len(b) > 0 {
+				full := b[len(b)-1] == '\n'
+				line := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+				switch {
+				case full && strings.HasPrefix(line, tags):
 					held = nil
+					p.send(item{mark: &mark{stream: stream, tag: line}})
+				case full && line == "":
+					flush()
+					held = &protocol.Observation{Kind: kind, Time: now}
+				default:
+					flush()
+					emit(&protocol.Observation{Kind: kind, Time: now, Line: line})
 				}
-				emit(&protocol.Observation{Kind: kind, Time: now, Line: line})
 			}
 		}
 		if err != nil && err != bufio.ErrBufferFull {
-			if held != nil {
-				emit(held)
-			}
+			flush()
 			return
 		}
 	}

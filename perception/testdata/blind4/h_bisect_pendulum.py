@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 8
+# runtime: 9
 # what: the amplitude at which a pendulum's period is 1.5 times its small-angle period, T/T0 = (2/pi) K(sin(theta0/2)), by bisection in a `while True` loop that breaks when the bracket is below 1e-11, each step evaluating K with a hand-written 1.76-million-node Simpson sum (expensive scalar function): 38 steps, about 8 s of busy silence with flat memory, then theta0 = 132.68 deg, checked against scipy's ellipk.
 import math
 

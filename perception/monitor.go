@@ -264,7 +264,7 @@ func (m *Monitor) Observe(o *protocol.Observation) *protocol.Verdict {
 	case protocol.ObsResource:
 		if o.Resource != nil {
 			m.set(detResources, m.res.sample(o.Resource))
-			m.stag.resource(o.Time, o.Resource.CPUSeconds, o.Resource.RSSBytes, o.Resource.Runnable, m)
+			m.stag.resource(o.Time, o.Resource.CPUSeconds, o.Resource.RSSBytes, o.Resource.Runnable, o.Resource.Loop, m)
 			m.stag.silence(o.Time, m)
 		}
 	case protocol.ObsEvent:

@@ -81,7 +81,7 @@ type runContext struct {
 	annealing    bool   // the code anneals (cooling schedule): acceptance falls to 0 by design
 	conservation bool   // the code says it conserves something (mass, charge, probability)
 	sampler      bool   // the code samples a Markov chain (Metropolis, MCMC, Gibbs, HMC)
-	openLoop     bool   // the code holds a while loop (Python, Octave, shell) or Octave's do … until
+	openLoop     bool   // the code holds an open-ended loop (hasOpenLoop)
 	integrator   string
 }
 
@@ -139,25 +139,6 @@ func readContext(code string) runContext {
 	}
 	c.openLoop = hasOpenLoop(lc)
 	return c
-}
-
-// hasOpenLoop reports whether the lowercased code holds a loop whose number of iterations is
-// not fixed in advance: a statement starting with `while` (Python, Octave, shell) or Octave's
-// `do` (… until). Comments do not count.
-func hasOpenLoop(lc string) bool {
-	for line := range strings.Lines(lc) {
-		t := strings.TrimLeft(line, " \t")
-		if t == "" || t[0] == '#' || t[0] == '%' {
-			continue
-		}
-		if strings.HasPrefix(t, "while") && len(t) > 5 && strings.IndexByte(" (:", t[5]) >= 0 {
-			return true
-		}
-		if w := strings.TrimRight(t, " \t\r\n;"); w == "do" {
-			return true
-		}
-	}
-	return false
 }
 
 // normName lowercases a series name and strips norm bars and unit suffixes in brackets:

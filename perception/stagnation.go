@@ -2,6 +2,8 @@ package perception
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/labmate/labmate/protocol"
@@ -19,12 +21,15 @@ import (
 // delays the verdict on a quiet computation five times instead of raising it. Without
 // resource samples there is no way to tell, and silence is never judged.
 //
-// Spin. A run with no cadence (below) whose code holds an open-ended loop (while, do … until)
-// and that stays busy, with its resident memory flat, for 4 s, 2 s of them on a CPU — or all
-// of them runnable, waiting for a CPU a crowded machine did not give it — is an Error (a
-// loop's own wall-clock guard must not outlast a crowded machine): a
+// Spin. A run with no cadence (below) whose code holds an open-ended loop (while true, a
+// loop until a tolerance or an equality holds, do … until; not one counting to a bound or
+// reading its input) and that stays busy, with its resident memory flat, for 4 s, 2 s of them
+// on a CPU — or all of them runnable, waiting for a CPU a crowded machine did not give it — is
+// an Error (a loop's own wall-clock guard must not outlast a crowded machine): a
 // loop spinning on a few scalars without meeting its exit (a fixed point that never
-// converges, a float equality that never holds). A quiet computation is finite work —
+// converges, a float equality that never holds). Where the kernel looks inside (Python: the
+// distance of the running loop to each of its exits, protocol.Loop), a loop seen nearing an
+// exit is a quiet search, not a spin. A quiet computation is finite work —
 // library calls, loops of a fixed count — or allocates as it goes; a declared silence turns
 // the rule off. An operation that
 // declares a longer legitimate silence (Expectation.Silence: a large SVD, a quiet solver) is
@@ -112,6 +117,10 @@ type stagnation struct {
 	// on a crowded machine a spinning loop may get a few percent of a core, but it is always
 	// runnable, while a blocked one sleeps.
 	samples, runnable int
+	// The loop the program runs, seen from inside (protocol.Loop; the Python kernel looks):
+	// each exit's distance at every look since the baseline, by the exit's line.
+	loopLine int
+	loopDist map[int][]float64
 	// Resource samples sum the CPU of the live process tree: when a child exits (a shell
 	// cell's pw.x runs, then the next one starts), its seconds leave the sum. rawCPU is the
 	// last raw value, cpuGone what left, so that rawCPU + cpuGone never falls.
@@ -192,7 +201,7 @@ func (d *stagnation) activity(t time.Time, m *Monitor) {
 	}
 }
 
-func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, m *Monitor) {
+func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, loop *protocol.Loop, m *Monitor) {
 	if t.IsZero() {
 		return
 	}
@@ -210,6 +219,7 @@ func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, m *
 	if d.needBase {
 		d.baseCPU, d.baseAt, d.baseRSS, d.needBase = cpu, t, rss, false
 		d.samples, d.runnable = 0, 0
+		d.loopLine, d.loopDist = 0, nil
 	} else {
 		d.samples++
 		if run {
@@ -217,6 +227,14 @@ func (d *stagnation) resource(t time.Time, raw float64, rss int64, run bool, m *
 		}
 	}
 	d.lastCPU, d.lastRes, d.lastRSS = cpu, t, rss
+	if loop != nil {
+		if loop.Line != d.loopLine {
+			d.loopLine, d.loopDist = loop.Line, map[int][]float64{}
+		}
+		for _, e := range loop.Exits {
+			d.loopDist[e.Line] = append(d.loopDist[e.Line], math.Abs(e.Distance))
+		}
+	}
 }
 
 func (d *stagnation) event(t time.Time, name protocol.EventName, m *Monitor) {
@@ -269,7 +287,7 @@ func (d *stagnation) silence(now time.Time, m *Monitor) {
 		st, limit = protocol.Error, errAfter
 	case busy && paced > 0 && work >= paced && !d.batch:
 		st, limit = protocol.Error, paced
-	case busy && spinning > 0 && quiet >= spinning && d.spinWork(quiet, work) >= spinning/2 && d.flatMemory():
+	case busy && spinning > 0 && quiet >= spinning && d.spinWork(quiet, work) >= spinning/2 && d.flatMemory() && !d.converging():
 		st, limit = protocol.Error, spinning
 	case busy && work >= warnAfter:
 		st, limit = protocol.Warning, warnAfter
@@ -379,6 +397,29 @@ func (d *stagnation) spinWork(quiet, work time.Duration) time.Duration {
 		return quiet
 	}
 	return work
+}
+
+// loopLooks is the fewest looks at a loop over a silence that can show it nearing an exit, and
+// loopGain how far the distance must fall from the first half of them to the second.
+const (
+	loopLooks = 4
+	loopGain  = 0.9
+)
+
+// converging: seen from inside, the loop nears one of its exits: the lowest distance to it
+// over the second half of the silence's looks is below loopGain times the lowest over the
+// first half — a slow solver quietly closing in on its tolerance, a bisection halving its
+// bracket, however long each of its steps takes. A loop spinning without meeting its exit
+// sets no new low: its distances stay put (a residual at its floor, a bracket one ulp wide),
+// cycle (a map on a 2-cycle, Newton's iterates flipping) or grow (a float stepped past the
+// value it was to equal). Without looks (an Octave or shell kernel), false.
+func (d *stagnation) converging() bool {
+	for _, ds := range d.loopDist {
+		if len(ds) >= loopLooks && slices.Min(ds[len(ds)/2:]) < loopGain*slices.Min(ds[:len(ds)/2]) {
+			return true
+		}
+	}
+	return false
 }
 
 // flatMemory: resident memory moved by less than spinRSS (and 2%) over the silence.

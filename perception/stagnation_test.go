@@ -359,12 +359,34 @@ func TestSilenceSpin(t *testing.T) {
 		}
 		return obs
 	}
+	// looked: the Python kernel's looks at the loop, one per resource sample: the distance to
+	// the loop's exit at the i-th.
+	looked := func(obs []*protocol.Observation, dist func(i int) float64) []*protocol.Observation {
+		i := 0
+		for _, o := range obs {
+			if o.Resource != nil {
+				o.Resource.Loop = &protocol.Loop{Line: 4, Exits: []protocol.LoopExit{{Line: 6, Distance: dist(i)}}}
+				i++
+			}
+		}
+		return obs
+	}
+	counted := "import random\nn, s = 0, 0.0\nprint('sampling')\nwhile n < 40_000_000:\n    s += random.random()\n    n += 1\n"
 	tests := []struct {
 		name string
 		cfg  *Config
 		obs  []*protocol.Observation
 		want []emitted
 	}{
+		{"counted while loop", &Config{Code: counted}, silentRun(9.5, 1), nil},
+		// Seen from inside, a loop that nears its exit is a quiet search, not a spin — even
+		// when each of its steps takes three looks; one whose distance stays put, cycles or
+		// grows spins.
+		{"while loop, seen converging", &Config{Code: loop}, looked(silentRun(9.5, 1), func(i int) float64 { return math.Pow(0.5, float64(i)) }), nil},
+		{"while loop, seen converging in slow steps", &Config{Code: loop}, looked(silentRun(9.5, 1), func(i int) float64 { return math.Pow(0.5, float64(i/3)) }), nil},
+		{"while loop, seen stuck", &Config{Code: loop}, looked(silentRun(12, 1), func(int) float64 { return 1.1e-13 }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, seen cycling", &Config{Code: loop}, looked(silentRun(12, 1), func(i int) float64 { return []float64{882, 0.4, 882, 3}[i%4] }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, seen moving away", &Config{Code: loop}, looked(silentRun(12, 1), func(i int) float64 { return 0.1 * float64(i+1) }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
 		// Starved of CPU but runnable all along, it tries to run the whole silence: its own
 		// wall-clock guard does not wait for the CPU it did not get.
 		{"while loop, starved of CPU but runnable", &Config{Code: loop}, starved(12, true), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},

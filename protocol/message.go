@@ -410,6 +410,27 @@ type Resource struct {
 	// R), not sleeping on a lock, a pipe or a timer. On a crowded machine a loop that gets
 	// little CPU time is still runnable.
 	Runnable bool `json:"runnable,omitempty"`
+	// Loop: where the loop the program was running at the sample stands against its exits,
+	// read inside the interpreter (nil where the kernel cannot look: only the Python kernel
+	// samples its running frame).
+	Loop *Loop `json:"loop,omitempty"`
+}
+
+// Loop is a while loop a program is running, seen from inside: its line and, for each
+// comparison that ends it (its condition, or an `if … : break` in its body), how far the
+// compared values are from each other (left − right) — the loop's distance to that exit. A
+// loop that nears an exit makes progress however silent it is; one whose distances stay put,
+// cycle or grow does not. Comparisons of two integers (a counter and its cap) and of
+// wall-clock times (a guard) are left out: they say nothing about the computation.
+type Loop struct {
+	Line  int        `json:"line"`
+	Exits []LoopExit `json:"exits"`
+}
+
+// LoopExit is one exit of a Loop: the line of its comparison and its distance (finite).
+type LoopExit struct {
+	Line     int     `json:"line"`
+	Distance float64 `json:"distance"`
 }
 
 // EventName names a kernel event.

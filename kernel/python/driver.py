@@ -7,6 +7,7 @@ Every cell ends with <tag> alone on a line on stdout and stderr and an end recor
 KeyboardInterrupt only while a cell runs; between cells it is ignored so framing never breaks.
 """
 import builtins
+import numbers
 import os
 import signal
 import sys
@@ -36,6 +37,9 @@ def _esc(s):
     return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
+_side_lock = threading.Lock()
+
+
 def log(name, value, t=None):
     """Record a telemetry sample: value is a number or a sequence/array of numbers,
     t an optional simulation time. Samples go to labmate's side channel, never to stdout."""
@@ -49,7 +53,8 @@ def log(name, value, t=None):
         raise ValueError("labmate.log: value of %r is empty" % name)
     text = " ".join(repr(float(v)) for v in vals)
     ts = "" if t is None else repr(float(t))
-    _side.write("S\t%s\t%s\t%s\n" % ("_".join(name.split()), ts, text))
+    with _side_lock:
+        _side.write("S\t%s\t%s\t%s\n" % ("_".join(name.split()), ts, text))
 
 
 _MAGIC = b"labmate python snapshot 1\n"
@@ -247,6 +252,115 @@ def _error_line(exc, path):
     return line
 
 
+# Loop sampling. A cell silent in a while loop may be converging slowly or spinning without
+# ever meeting its exit; from outside the two look alike. While a cell runs, a thread looks at
+# its frame every _LOOK_EVERY seconds and, when it is inside a while loop of the cell, reports
+# each exit's distance: left - right of every comparison in the loop's condition or in an
+# `if ...: break/return` of its body. Only expressions that read values are evaluated (names,
+# attributes, subscripts, arithmetic, abs/min/max/norm...): nothing the cell's code calls.
+# Comparisons of two integers (a counter and its cap) and of wall-clock times (a guard) are
+# left out. Record: "L\t<loop line>\t<comparison line>:<distance> ...".
+_LOOK_EVERY = 0.25
+_PURE_CALLS = {"abs", "min", "max", "float", "len", "fabs", "norm", "sqrt", "hypot", "amax", "amin", "real", "imag", "absolute"}
+_CLOCK_WORDS = {"time", "elapsed", "deadline", "timeout", "clock", "wall", "walltime", "tic", "toc", "now", "timer"}
+
+
+def _clock(name):
+    import re
+
+    return any(w in _CLOCK_WORDS for w in re.split(r"[_\d]+", name.lower()))
+
+
+def _pure(node):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name not in _PURE_CALLS or n.keywords:
+                return False
+        elif isinstance(n, ast.Name) and _clock(n.id) or isinstance(n, ast.Attribute) and _clock(n.attr):
+            return False
+        elif not isinstance(n, (ast.expr, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)) or \
+                isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.ListComp,
+                               ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+    return True
+
+
+def _comparisons(test, out):
+    if isinstance(test, ast.BoolOp):
+        for v in test.values:
+            _comparisons(v, out)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _comparisons(test.operand, out)
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)):
+        left, right = test.left, test.comparators[0]
+        if _pure(left) and _pure(right):
+            pair = ast.Tuple([left, right], ast.Load())
+            code = compile(ast.fix_missing_locations(ast.copy_location(ast.Expression(pair), pair)), "<labmate loop>", "eval")
+            out.append((test.lineno, code))
+
+
+def _exits(body, out):
+    """The comparisons of `if ...: break/return` in a loop body (not in nested loops)."""
+    for st in body:
+        if isinstance(st, ast.If):
+            if any(isinstance(b, (ast.Break, ast.Return)) for b in st.body):
+                _comparisons(st.test, out)
+            _exits(st.body, out)
+            _exits(st.orelse, out)
+        elif isinstance(st, (ast.With, ast.Try)):
+            _exits(st.body, out)
+
+
+def _loops(tree):
+    loops = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.While):
+            ex = []
+            _comparisons(node.test, ex)
+            _exits(node.body, ex)
+            if ex:
+                loops.append((node.lineno, node.end_lineno, ex))
+    loops.sort(key=lambda l: l[1] - l[0])  # innermost (shortest) first
+    return loops
+
+
+def _distance(pair):
+    a, b = pair
+    if isinstance(a, numbers.Integral) and isinstance(b, numbers.Integral):
+        return None  # a counter and its cap
+    d = float(a) - float(b)
+    return d if d == d and d not in (float("inf"), float("-inf")) else None
+
+
+def _look(path, loops, main, done):
+    """Report the exits of every loop of the cell the main thread is in, innermost first
+    (an open search whose every step runs a counted inner loop is judged by its own exits)."""
+    while not done.wait(_LOOK_EVERY):
+        frame = sys._current_frames().get(main)
+        first, parts = 0, []
+        while frame is not None:
+            if frame.f_code.co_filename == path:
+                at = frame.f_lineno
+                for start, end, exits in loops:
+                    if not start <= at <= end:
+                        continue
+                    for line, code in exits:
+                        try:
+                            d = _distance(eval(code, frame.f_globals, frame.f_locals))
+                        except Exception:
+                            continue
+                        if d is not None:
+                            first = first or start
+                            parts.append("%d:%r" % (line, d))
+            frame = frame.f_back
+        if parts:
+            with _side_lock:
+                _side.write("L\t%d\t%s\n" % (first, " ".join(parts)))
+
+
 def _run(path):
     """Run the cell; return (status, line, message)."""
     global _in_cell
@@ -259,6 +373,7 @@ def _run(path):
     # Warnings are shown once per location and the registry lives in the shared namespace:
     # forget it, so that a warning the previous cell showed is seen (and judged) again.
     ns.pop("__warningregistry__", None)
+    done = threading.Event()
     try:
         _in_cell = True
         try:
@@ -266,6 +381,13 @@ def _run(path):
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
                 last = ast.Expression(tree.body.pop().value)
+            try:
+                loops = _loops(tree)
+            except Exception:  # looking is an aid: never the cell's failure
+                loops = None
+            if loops:
+                looking = threading.Thread(target=_look, args=(path, loops, threading.get_ident(), done), daemon=True)
+                looking.start()
             exec(compile(tree, path, "exec"), ns)
             if last is not None:
                 value = eval(compile(last, path, "eval"), ns)
@@ -274,6 +396,7 @@ def _run(path):
                     print(repr(value))
         finally:
             _in_cell = False
+            done.set()
     except KeyboardInterrupt:
         print("KeyboardInterrupt", file=sys.__stderr__)
         return "interrupted", 0, "KeyboardInterrupt"

@@ -43,6 +43,7 @@ type run struct {
 	cellEnd *mark  // the cell's own end record, when it arrived while recovering
 	budget0 int    // the sandbox's budget overruns of this interpreter reported by earlier cells
 	over    []error
+	looked  *protocol.Loop // the driver's latest look at the running loop, for the next resource sample
 }
 
 // Exec runs one cell; see kernel.Kernel.
@@ -200,8 +201,9 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 			cpu, rss, runnable := usage(p.pid)
 			r.emit(&protocol.Observation{Kind: protocol.ObsResource, Time: time.Now(), Resource: &protocol.Resource{
 				CPUSeconds: cpu, RSSBytes: rss, WallSeconds: time.Since(r.start).Seconds(), Runnable: runnable,
-				OutputBytes: r.out, OutputLimit: k.opts.MaxOutput, MemoryLimit: k.opts.Sandbox.MemoryLimit(),
+				OutputBytes: r.out, OutputLimit: k.opts.MaxOutput, MemoryLimit: k.opts.Sandbox.MemoryLimit(), Loop: r.looked,
 			}})
+			r.looked = nil
 		case <-p.exited:
 			r.drainExited(cellTag)
 			r.crashed("the interpreter exited (" + p.exitDetail() + ")")
@@ -216,6 +218,10 @@ func (r *run) loop(ctx context.Context, c *kernel.Cell, path string, rehash bool
 
 // take handles one item from the readers.
 func (r *run) take(it item, cellTag string) {
+	if it.loop != nil {
+		r.looked = it.loop // goes out with the next resource sample
+		return
+	}
 	if m := it.mark; m != nil {
 		switch {
 		case m.tag == r.want:

@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -27,6 +28,7 @@ const (
 type item struct {
 	obs  *protocol.Observation
 	mark *mark
+	loop *protocol.Loop // the driver's latest look at the loop the cell runs
 }
 
 // mark is a driver's end-of-cell marker seen on one stream; status, line and msg come
@@ -220,7 +222,8 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// readSide reads the telemetry side channel: "S\tname\tt\tv1 v2 …" samples and
+// readSide reads the telemetry side channel: "S\tname\tt\tv1 v2 …" samples,
+// "L\tline\texitline:distance …" looks at the running loop (protocol.Loop) and
 // "E\ttag\tstatus\tline\tmessage" end records.
 func (p *proc) readSide(f *os.File, tags string) {
 	defer f.Close()
@@ -234,6 +237,10 @@ func (p *proc) readSide(f *os.File, tags string) {
 			case fields[0] == "E" && len(fields) == 5 && strings.HasPrefix(fields[1], tags):
 				n, _ := strconv.Atoi(fields[3])
 				p.send(item{mark: &mark{stream: onSide, tag: fields[1], status: fields[2], line: n, msg: unescape(fields[4])}})
+			case fields[0] == "L" && len(fields) == 3 && p.active.Load():
+				if l := parseSideLoop(fields[1], fields[2]); l != nil {
+					p.send(item{loop: l})
+				}
 			case fields[0] == "S" && len(fields) == 4 && p.active.Load():
 				if s, err := parseSideSample(fields[1], fields[2], fields[3]); err == nil {
 					p.send(item{obs: &protocol.Observation{Kind: protocol.ObsTelemetry, Time: now, Sample: s}})
@@ -246,6 +253,27 @@ func (p *proc) readSide(f *os.File, tags string) {
 			return
 		}
 	}
+}
+
+// parseSideLoop reads a loop record's line and exits; nil if it holds no finite distance.
+func parseSideLoop(line, exits string) *protocol.Loop {
+	n, err := strconv.Atoi(line)
+	if err != nil {
+		return nil
+	}
+	l := &protocol.Loop{Line: n}
+	for _, f := range strings.Fields(exits) {
+		at, d, ok := strings.Cut(f, ":")
+		x, err1 := strconv.Atoi(at)
+		v, err2 := strconv.ParseFloat(d, 64)
+		if ok && err1 == nil && err2 == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			l.Exits = append(l.Exits, protocol.LoopExit{Line: x, Distance: v})
+		}
+	}
+	if len(l.Exits) == 0 {
+		return nil
+	}
+	return l
 }
 
 func parseSideSample(name, t, values string) (*protocol.Sample, error) {

@@ -1,6 +1,6 @@
 % label: faulty
 % fault: solver
-% runtime: 12
+% runtime: 14
 % what: steady temperature in a square channel with a flow along x (convection-diffusion, cell Peclet number 0.24, central differences) solved by the hand-written conjugate-gradient loop from the lab's heat-conduction code, printing its relative residual every iteration; CG needs a symmetric positive definite matrix and the convection term makes it nonsymmetric, so the recurrences lose their meaning: the residual never falls below its start and grows almost linearly, about 0.54 per iteration (3 -> 84 over 150 iterations), while the printed max T climbs to 0.44, six times the peak of the diffusion-only plate, with no NaN, no message and no breakdown.
 n = 40; h = 1 / (n + 1);
 pe = 20;                                      % flow speed * L / diffusivity

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: divergence
-# runtime: 8
+# runtime: 9
 # what: Tikhonov deconvolution of a blurred two-peak spectrum by scipy.optimize.minimize (CG, analytic gradient), a callback printing each iteration's objective, |x| and |grad|; the smoothness penalty was carried over from a log-posterior with its sign (loss = misfit - lam*|D2 x|^2), so the objective is unbounded below along the rough modes the blur kernel cannot see: for 37 iterations CG creeps down like a healthy fit, then the objective of a sum of squares turns negative and falls a million-fold per iteration, |x| grows without bound, overflows and CG stops on "NaN result encountered".
 import time
 import numpy as np

@@ -2,8 +2,8 @@
 # fault: explosion
 # requires: lmp
 # onset-line: ^\s+1520\s
-# runtime: 5
-# what: LAMMPS aluminium (500 atoms, Zhou EAM) equilibrated at 300 K by NVT for 2 ps, then switched to NPT at 0 bar with a barostat damping time Pdamp = 0.02 ps, 10 timesteps (the manual recommends about 1000): the box answers the +36 kbar of the NVT stage with a violent expansion, the volume grows twelvefold within the first 20 steps, the crystal is torn into a gas (pe from -1768 eV to ~0) and the box keeps expanding (volume x1.8e5 by the end) while the pressure reads ~0 bar; LAMMPS says nothing.
+# runtime: 6
+# what: LAMMPS aluminium (500 atoms, Zhou EAM) equilibrated at 300 K by NVT for 3 ps, then switched to NPT at 0 bar with a barostat damping time Pdamp = 0.02 ps, 10 timesteps (the manual recommends about 1000): the box answers the +36 kbar of the NVT stage with a violent expansion, the volume grows twelvefold within the first 20 steps, the crystal is torn into a gas (pe from -1768 eV to ~0) and the box keeps expanding (volume x1.8e5 by the end) while the pressure reads ~0 bar; LAMMPS says nothing.
 cat > in.al_npt <<'IN'
 units metal
 atom_style atomic

@@ -1,7 +1,7 @@
 # label: faulty
 # fault: drift
 # requires: lmp
-# runtime: 6
+# runtime: 9
 # what: LAMMPS NVE molecular dynamics of nickel (500 atoms, Foiles EAM) started at 1600 K (equipartition brings it to ~800 K) with a timestep of 16 fs, about 16 times the usual 1 fs for a metal whose vibrations have periods near 100 fs: the total energy, which NVE conserves, jumps by 8 eV (15% of the kinetic energy) within the first 200 steps and then climbs steadily, by 69 eV over 8000 steps (128 ps), more than the whole kinetic energy, while the temperature creeps from 810 to 1190 K; LAMMPS says nothing.
 cat > in.ni_nve <<'IN'
 units metal

@@ -2,11 +2,11 @@
 # fault: oscillation
 # requires: pw.x
 # onset-line: SCF correction compared to forces is large
-# runtime: 12
+# runtime: 11
 # what: Quantum ESPRESSO BFGS relaxation of a distorted methane molecule in a 12 bohr box (ultrasoft C, gamma point) to forces below 1e-4 Ry/bohr, with an SCF threshold of conv_thr = 1e-3 Ry (and upscale = 1, so pw.x may not tighten it): the forces carry an SCF error (~0.01-0.02 Ry/bohr) as large as themselves, pw.x says "SCF correction compared to forces is large" at the first step, and after four good steps the total force stalls near 0.01 Ry/bohr while the energy goes up and down, the trust radius collapses and the BFGS history is reset again and again until nstep (25) ends the run.
 cat > ch4.relax.in <<'IN'
 &control
-  calculation = 'relax', prefix = 'ch4', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
+  calculation = 'relax', prefix = 'ch4f', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
   forc_conv_thr = 1e-4, etot_conv_thr = 1e-6, nstep = 25
 /
 &system

@@ -1,6 +1,6 @@
 # label: faulty
 # fault: solver
-# runtime: 13
+# runtime: 14
 # what: Robertson's autocatalytic kinetics (k1 = 0.04, k2 = 3e7, k3 = 1e4) integrated to t = 1e5 s with scipy's explicit RK45 stepper, one line of t, step, nfev and the concentrations every 1000 steps; once the fast transient of the intermediate B is over (t ~ 5e-3 s) the solution varies on the scale of t itself, but the fast eigenvalue (~ -1e3..-1e4 /s) pins RK45's step at its stability limit of ~1e-3 s: t creeps by 1.5 s per line at first while nfev grows by 7000, and when its 12 s wall-clock guard ends the run t has reached only ~135 s of 1e5 after 150,000 steps and a million evaluations.
 import time
 import numpy as np

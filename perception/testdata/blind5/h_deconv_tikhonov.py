@@ -1,6 +1,6 @@
 # label: healthy
 # fault: none
-# runtime: 8
+# runtime: 12
 # what: Tikhonov deconvolution of a blurred two-peak spectrum by scipy.optimize.minimize (CG, analytic gradient), a callback printing each iteration's objective, |x| and |grad|; loss = misfit + lam*|D2 x|^2 is a convex quadratic, so CG creeps down for about 100 iterations (|grad| wandering between 1e-2 and 1e-5 on the ill-conditioned blur) and stops at its gradient tolerance with the two peaks restored.
 import time
 import numpy as np

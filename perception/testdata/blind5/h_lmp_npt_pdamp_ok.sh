@@ -1,8 +1,8 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 9
-# what: LAMMPS aluminium (500 atoms, Zhou EAM) equilibrated at 300 K by NVT for 2 ps, then switched to NPT at 0 bar with a barostat damping time Pdamp = 1 ps (500 timesteps): the box expands by about 5% within 0.5 ps as the +36 kbar of the NVT stage relaxes (3% in the first 20 steps), after which the pressure fluctuates by a few kbar around zero (normal for a 500-atom cell) and the volume by about 0.5%.
+# runtime: 7
+# what: LAMMPS aluminium (500 atoms, Zhou EAM) equilibrated at 300 K by NVT for 3 ps, then switched to NPT at 0 bar with a barostat damping time Pdamp = 1 ps (500 timesteps): the box expands by about 5% within 0.5 ps as the +36 kbar of the NVT stage relaxes (3% in the first 20 steps), after which the pressure fluctuates by a few kbar around zero (normal for a 500-atom cell) and the volume by about 0.5%.
 cat > in.al_npt <<'IN'
 units metal
 atom_style atomic

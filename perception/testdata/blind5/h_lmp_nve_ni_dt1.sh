@@ -1,7 +1,7 @@
 # label: healthy
 # fault: none
 # requires: lmp
-# runtime: 6
+# runtime: 8
 # what: LAMMPS NVE molecular dynamics of nickel (500 atoms, Foiles EAM) started at 1600 K with a timestep of 1 fs: equipartition halves the temperature to ~800 K within 0.1 ps, after which it fluctuates by ±40 K while the total energy stays constant to 0.03 eV (5e-4 of the kinetic energy).
 cat > in.ni_nve <<'IN'
 units metal

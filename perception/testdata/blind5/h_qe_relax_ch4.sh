@@ -5,7 +5,7 @@
 # what: Quantum ESPRESSO BFGS relaxation of a distorted methane molecule in a 12 bohr box (ultrasoft C, gamma point) with conv_thr = 1e-9 Ry: the total force falls from 0.048 to 1e-4 Ry/bohr in ten BFGS steps while the energy decreases at every step, and pw.x reports "bfgs converged".
 cat > ch4.relax.in <<'IN'
 &control
-  calculation = 'relax', prefix = 'ch4', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
+  calculation = 'relax', prefix = 'ch4h', outdir = './qe_tmp', pseudo_dir = '/usr/share/espresso/pseudo'
   forc_conv_thr = 1e-4, etot_conv_thr = 1e-6, nstep = 25
 /
 &system

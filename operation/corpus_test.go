@@ -28,16 +28,17 @@ import (
 var (
 	compare   = flag.Bool("corpus.compare", false, "also run every faulty corpus program to completion (hot-fix off) and report the wall-time ratio")
 	corpusRun = flag.String("corpus.run", "", "run only the corpus programs whose file name matches this regular expression (the size checks are skipped)")
-	corpusDir = flag.String("corpus.dir", "corpus", "the corpus folder to run: corpus (what make test holds to the bar), blind, blind2, blind3, blind4, or all (the size checks apply to corpus only)")
+	corpusDir = flag.String("corpus.dir", "corpus", "the corpus folder to run: corpus (what make test holds to the bar), blind, blind2, blind3, blind4, blind5, or all (the size checks apply to corpus only)")
 )
 
 // corpusDirs are the labelled corpora TestCorpus can run: the one the detectors were built
 // with, which make test holds to the bar, and two written blind (from the physics, without
 // reading perception/) to check that they generalise, and one of real runs of the kinds
-// perception missed on hidden sets, each beside a healthy trap of the same shape, and one of
-// silent, CPU-busy loops, half healthy and half spinning forever (blind4), run on
-// demand (-corpus.dir blind, blind2, blind3, blind4 or all; see the READMEs). A missing folder is skipped.
-var corpusDirs = []string{"../perception/testdata/corpus", "../perception/testdata/blind", "../perception/testdata/blind2", "../perception/testdata/blind3", "../perception/testdata/blind4"}
+// perception missed on hidden sets, each beside a healthy trap of the same shape, one of
+// silent, CPU-busy loops, half healthy and half spinning forever (blind4), and one of real
+// Quantum ESPRESSO, LAMMPS, SciPy and Octave runs in healthy/faulty pairs (blind5), run on
+// demand (-corpus.dir blind, blind2, blind3, blind4, blind5 or all; see the READMEs). A missing folder is skipped.
+var corpusDirs = []string{"../perception/testdata/corpus", "../perception/testdata/blind", "../perception/testdata/blind2", "../perception/testdata/blind3", "../perception/testdata/blind4", "../perception/testdata/blind5"}
 
 // program is one labelled corpus program (see its README for the header format).
 type program struct {
@@ -426,7 +427,7 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	var total tally
-	for _, name := range []string{"corpus", "blind", "blind2", "blind3", "blind4"} {
+	for _, name := range []string{"corpus", "blind", "blind2", "blind3", "blind4", "blind5"} {
 		if c := scores[name]; c != nil {
 			t.Logf("%s: %d programs (%d run Quantum ESPRESSO or LAMMPS); %v", name, c.faulty+c.healthy, c.software, c)
 			total.add(c)

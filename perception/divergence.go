@@ -29,7 +29,9 @@ import (
 //
 // What the growth means depends on the series' role (see Role). A residual or a loss that
 // grows exponentially to 100 times the best value it reached (and over 12 samples or more)
-// has diverged: an Error. So has the norm of a simulation's state (`max|u|`, `||u||`) that
+// has diverged: an Error. So has one that rises at nine steps in ten, however slowly, from
+// its start (never having fallen below it) to ten times that start over 64 samples or more
+// (see steadyMin): it never converged. So has the norm of a simulation's state (`max|u|`, `||u||`) that
 // grows exponentially, along a straight line over 24 samples or more, to 1000 times its first
 // value: a stable scheme keeps it bounded (transient growth turns over). Any other series is an Error once |x| is also 10¹⁰ times its
 // initial scale (its first non-zero magnitude, or 1 if that was smaller — values that stay
@@ -108,6 +110,38 @@ func (st *divergenceState) record(lg float64) {
 	st.nLong++
 }
 
+// steadyMin samples, rising at steadyShare percent of the steps of the whole-run view, to
+// steadyRise decades above a start the series never fell far below: a residual or a loss
+// that rises from the first iteration on, however slowly (linearly, as the recurrences of
+// conjugate gradients on a nonsymmetric matrix, or a diverging training at a fixed rate),
+// is never converging. A converging solver's residual may rise for a few iterations, bump by
+// orders of magnitude and fall back, or grow for a few dozen iterations before it turns over
+// (a stable but non-normal iteration); it does not rise tenfold at nine steps in ten for
+// steadyMin samples.
+const (
+	steadyMin   = 64
+	steadyShare = 90
+	steadyRise  = 1.0
+)
+
+// risesSteadily: see steadyMin.
+func (st *divergenceState) risesSteadily() bool {
+	if st.n < steadyMin || st.nLong < 8 || st.best < st.first-0.3 {
+		return false
+	}
+	last := st.ring[(st.n-1)%divRing]
+	if last-st.first < steadyRise || last-st.best < steadyRise {
+		return false
+	}
+	up := 0
+	for i := 1; i < st.nLong; i++ {
+		if st.long[i] > st.long[i-1] {
+			up++
+		}
+	}
+	return up*100 >= steadyShare*(st.nLong-1)
+}
+
 // growth is what a window of log10|x| shows.
 type growth struct {
 	k      int     // points
@@ -139,6 +173,16 @@ func (d *divergence) sample(sr *series, mag float64) (finding, bool) {
 	}
 	falls := sr.role.role == RoleResidual || sr.role.role == RoleLoss
 	bounded := sr.role.role == RoleBounded
+	if falls && st.level < 2 && st.risesSteadily() {
+		st.level = 2
+		return finding{
+			state: protocol.Error,
+			message: fmt.Sprintf("%s rises steadily: |%s| has never fallen below its start and grew to %s, %s× its start, rising at %d%% or more of its steps over %d samples; it is a %s",
+				sr.label(), sr.name, num(mag), num(math.Pow(10, lg-st.first)), steadyShare, st.n, sr.role.describe()),
+			evidence: fmt.Sprintf("|%s| = %s, start %s", sr.label(), num(mag), num(math.Pow(10, st.first))),
+			severity: 0.9, role: sr.roleText(),
+		}, true
+	}
 	if lg-st.scale < divergenceRise && (!falls || lg-st.best < divergenceOverBest) && (!bounded || lg-st.first < divergenceRise) {
 		return finding{}, false // still near its initial scale and its best: nothing to judge
 	}

@@ -175,6 +175,25 @@ func TestDivergenceRoles(t *testing.T) {
 			}
 		})
 	}
+	// A residual that rises linearly from its start (conjugate gradients on a nonsymmetric
+	// matrix: 3 → 84 over 150 iterations) never converges: an Error once it has risen tenfold
+	// over 64 samples; the same numbers named y are not judged by a role.
+	linear := make([]float64, 150)
+	for i := range linear {
+		linear[i] = 3.1 + 0.54*float64(i)
+	}
+	for _, c := range []struct {
+		name string
+		want []emitted
+	}{
+		{"rel. residual", []emitted{{63, protocol.Error, DetectorDivergence}}},
+		{"loss", []emitted{{63, protocol.Error, DetectorDivergence}}},
+		{"y", nil},
+	} {
+		if diff := cmp.Diff(c.want, feed(newMonitor(t, nil), seriesObs(c.name, 0.05, linear))); diff != "" {
+			t.Errorf("linear rise named %s: verdicts mismatch (-want +got):\n%s", c.name, diff)
+		}
+	}
 	// Healthy: a loss that falls, rises briefly (a spike) and falls again; a residual whose
 	// transient growth (a non-normal system) turns over.
 	spike := make([]float64, 200)

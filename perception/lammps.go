@@ -25,6 +25,9 @@ func init() {
 	})
 }
 
+// boxRise is how many times its first volume a run's box may grow before it has exploded.
+const boxRise = 10
+
 // isLAMMPSCommand: lmp and the names Debian and LAMMPS' own builds give it, and Python's
 // `import lammps` / `from lammps import`.
 func isLAMMPSCommand(w string) bool {
@@ -56,13 +59,16 @@ func (lammpsReader) sample(m *Monitor, sr *series, s *protocol.Sample) { m.lammp
 //     the physics (no fixes defined during a setup run, neighbor settings reset for a
 //     minimization, the OpenMP thread count). `Dangerous builds = N` with N > 0 → Warning:
 //     the neighbor list may have missed interactions.
+//
 //   - the temperature exploding: within one run, Temp reaching TemperatureRise (100) times
 //     its start (the largest of its first three positive values) → Error. A heating ramp
 //     multiplies the temperature by a few or a few tens; a timestep far too large or
 //     overlapping atoms multiply it by hundreds within a few rows (30 fs for copper: 300 K
 //     to 3e5 K). A --watch bound on Temp replaces this rule.
+//
 //   - the energy exploding: TotEng rising by EnergyRise (10) times its scale (the larger of
 //     |TotEng| and the kinetic energy at the run's start) → Error.
+//
 //   - energy drift under NVE: when the cell declares `fix … nve` (in its code, or in echoed
 //     input) and no fix that adds or removes energy (thermostats, barostats, langevin,
 //     forces, walls, deformation…), |TotEng − TotEng₀| reaching NVEDrift (0.25) times the
@@ -78,7 +84,12 @@ func (lammpsReader) sample(m *Monitor, sr *series, s *protocol.Sample) { m.lammp
 //     of the run, or, from 2%, rising in 8 of the last 9 rows (a drift that keeps growing,
 //     not a shift that holds).
 //
-// Minimizations (`Setting up cg style minimization`) are judged by none of the three rules.
+//   - the box exploding: within one run, Volume reaching boxRise (10) times its first value →
+//     Error. Thermal expansion, melting and a barostat settling change a condensed system's
+//     volume by a few percent to a few tens; a tenfold volume is a solid torn into a gas (a
+//     barostat damping far too short, overlapping atoms, a timestep far too large).
+//
+// Minimizations (`Setting up cg style minimization`) are judged by none of these rules.
 type lammps struct {
 	nve      bool     // fix nve declared, and nothing that changes the energy
 	fixes    []string // "id style" of the fixes declared so far
@@ -101,7 +112,8 @@ type lammpsRun struct {
 	haveKin  bool
 	ePair    float64
 	eMol     float64
-	fired    [3]bool               // temperature, energy, drift Error reported
+	fired    [4]bool               // temperature, energy, drift, box Error reported
+	volRef   float64               // the run's first Volume
 	drifting bool                  // drift Warning reported
 	shares   thinned               // |TotEng − TotEng₀| / kinetic energy over the run
 	over     int                   // rows in a row with the share at NVEDrift/nveSecular or more
@@ -310,6 +322,22 @@ func (m *Monitor) lammpsSample(sr *series, s *protocol.Sample) {
 				message:  fmt.Sprintf("LAMMPS: temperature exploded: Temp %s is %s× its start (%s)", num(v), num(v/r.tempRef), num(r.tempRef)),
 				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.tempRef)), severity: 1,
 				role: sr.roleText(), correction: l.stepCorrection()})
+		}
+	case "Volume", "Vol":
+		if l.min || sr.bounded || r.fired[3] || v <= 0 {
+			return
+		}
+		if r.volRef == 0 {
+			r.volRef = v
+			return
+		}
+		if v >= boxRise*r.volRef {
+			r.fired[3] = true
+			m.raise(detProfile, finding{state: protocol.Error,
+				message: fmt.Sprintf("LAMMPS: the box exploded: Volume %s is %s× its start (%s): the density fell %s-fold, the system has come apart",
+					num(v), num(v/r.volRef), num(r.volRef), num(v/r.volRef)),
+				evidence: fmt.Sprintf("%s = %s, start %s", sr.label(), num(v), num(r.volRef)), severity: 1,
+				correction: "raise the barostat's damping time (Pdamp about 1000 timesteps, as the LAMMPS manual recommends), start the barostat from an equilibrated pressure, and check the timestep"})
 		}
 	case "TotEng":
 		if l.min {

@@ -1,6 +1,7 @@
 package perception
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -293,5 +294,62 @@ func TestLAMMPSHeating(t *testing.T) {
 	}
 	if v := m.Verdict(); v.State != protocol.Normal {
 		t.Errorf("a heating ramp: %+v", v)
+	}
+}
+
+// TestLAMMPSBox: under NPT a box that grows tenfold has come apart (an Error naming the
+// barostat); one that expands by a fifth as it melts is Normal.
+func TestLAMMPSBox(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		grow  float64 // the volume's growth per row
+		state protocol.VerdictState
+	}{
+		{"melting", 1.004, protocol.Normal},
+		{"torn apart", 1.15, protocol.Error},
+	} {
+		m := newMonitor(t, &Config{Profile: ProfileLAMMPS, Code: "fix 1 all npt temp 300 300 0.1 iso 0 0 0.02"})
+		m.Observe(stdout(0, "Step Temp PotEng Press Volume"))
+		vol := 16000.0
+		for i := range 50 {
+			m.Observe(stdout(0.1*float64(i), num(float64(i*100))+" 300 "+num(-1768+float64(i))+" 100 "+num(vol)))
+			vol *= c.grow
+		}
+		v := m.Verdict()
+		if v.State != c.state || c.state == protocol.Error && (!strings.Contains(v.Message, "box exploded") || !strings.Contains(v.Correction, "Pdamp")) {
+			t.Errorf("%s: %s %q (correction %q), want %s", c.name, v.State, v.Message, v.Correction, c.state)
+		}
+	}
+}
+
+// TestQEForcesNoise: a relaxation whose SCF correction is as large as its forces for three
+// ionic steps, the force not falling, follows noise (an Error naming conv_thr); one whose
+// correction is large while its forces still fall, and one whose correction is small, are
+// Normal.
+func TestQEForcesNoise(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		forces [][2]float64 // total force, SCF correction
+		state  protocol.VerdictState
+	}{
+		{"noise", [][2]float64{{0.0466, 0.0054}, {0.0310, 0.0290}, {0.0309, 0.0181}, {0.0131, 0.0123}, {0.0095, 0.0141}, {0.0085, 0.0127}, {0.0131, 0.0171}}, protocol.Error},
+		{"falling through noise", [][2]float64{{0.04, 0.03}, {0.018, 0.012}, {0.008, 0.006}, {0.003, 0.002}, {0.001, 0.0007}}, protocol.Normal},
+		{"sound", [][2]float64{{0.04, 0.0004}, {0.03, 0.0003}, {0.03, 0.0002}, {0.02, 0.0001}, {0.01, 0.0001}}, protocol.Normal},
+	} {
+		m := newMonitor(t, &Config{Profile: ProfileQE})
+		at := 0.0
+		for _, f := range c.forces {
+			for it := 1; it <= 3; it++ {
+				m.Observe(stdout(at, fmt.Sprintf("     iteration #  %d     ecut=    25.00 Ry     beta= 0.70", it)))
+				m.Observe(stdout(at+0.01, fmt.Sprintf("     estimated scf accuracy    <       %.8f Ry", 0.01/float64(it*it))))
+				at += 0.05
+			}
+			m.Observe(stdout(at, fmt.Sprintf("     Total force =     %.6f     Total SCF correction =     %.6f", f[0], f[1])))
+			at += 0.5
+		}
+		v := m.Verdict()
+		if v.State != c.state || c.state == protocol.Error && (!strings.Contains(v.Message, "forces are noise") || !strings.Contains(v.Correction, "conv_thr")) {
+			t.Errorf("%s: %s %q (correction %q), want %s", c.name, v.State, v.Message, v.Correction, c.state)
+		}
 	}
 }

@@ -50,6 +50,12 @@ func (qeReader) sample(*Monitor, *series, *protocol.Sample) {}
 //     `imaginary charge`, and `negative rho` or `negative starting charge` of 0.1 electrons or
 //     more → Warning: the density is suspect, and whether the run is still usable is a judge's
 //     call. (Small negative densities are routine with ultrasoft and PAW pseudopotentials.)
+//   - a relaxation (or dynamics) driven by noise: for forceNoiseSteps (3) ionic steps in a row,
+//     `Total SCF correction` half of `Total force` or more (pw.x's own warning, "SCF correction
+//     compared to forces is large", comes at a tenth), with the force not halving over them →
+//     Error: the forces are the SCF's error, and BFGS wanders, resets its history and runs
+//     out of steps. A sound relaxation's SCF error is a small part of its forces, and pw.x
+//     tightens conv_thr as they fall.
 //   - an SCF that diverges or stalls: within one SCF cycle (the iteration counter restarting
 //     at 1 starts a new one), the estimated scf accuracy reaching ScfRise (1e4) times the
 //     best it reached, from the third iteration on, or staying ScfSlosh (20) times above that
@@ -74,6 +80,44 @@ type qe struct {
 	reported bool // the SCF rule fired in this cycle
 	sig      float64
 	sigAt    int // the last accuracy 20% below the best before it (a real improvement)
+
+	relax qeRelax // across SCF cycles: the ionic steps' forces
+}
+
+// qeRelax follows the forces of a relaxation's (or dynamics') ionic steps: the last steps'
+// total forces in a row whose SCF correction is half the force or more.
+type qeRelax struct {
+	noisy    []float64
+	reported bool
+}
+
+// forceNoise is the share of the total force its SCF correction may reach before the force is
+// noise, and forceNoiseSteps how many ionic steps in a row, without the force halving, make
+// the relaxation one that follows noise.
+const (
+	forceNoise      = 0.5
+	forceNoiseSteps = 3
+)
+
+// qeForce judges an ionic step's total force and its SCF correction.
+func (m *Monitor) qeForce(q *qe, force, scf float64, kind protocol.ObservationKind, line string) {
+	r := &q.relax
+	if r.reported || force <= 0 {
+		return
+	}
+	if scf < forceNoise*force {
+		r.noisy = r.noisy[:0]
+		return
+	}
+	r.noisy = append(r.noisy, force)
+	if n := len(r.noisy); n < forceNoiseSteps || force < 0.5*r.noisy[n-forceNoiseSteps] {
+		return
+	}
+	r.reported = true
+	m.raise(detProfile, finding{state: protocol.Error,
+		message:  fmt.Sprintf("Quantum ESPRESSO: the forces are noise: for %d ionic steps in a row the SCF correction was half the total force or more, and the force is not falling (%s now): the ions follow the SCF error, not the energy surface", len(r.noisy), num(force)),
+		evidence: string(kind) + ": " + line, severity: 0.9,
+		correction: "tighten the SCF: conv_thr 1e-8 or lower (and leave upscale at its default, so pw.x may tighten it further as the forces fall)"})
 }
 
 // qeLine reads one line; samples go to emit, faults to report.
@@ -111,7 +155,7 @@ func (m *Monitor) qeLine(st *stream, kind protocol.ObservationKind, line string)
 			return
 		}
 		if n <= 1 || int(n) < q.iter || !q.cycle {
-			*q = qe{cycle: true}
+			*q = qe{cycle: true, relax: q.relax}
 		}
 		q.iter = int(n)
 		m.emit(st, "scf_iteration", n)
@@ -138,6 +182,11 @@ func (m *Monitor) qeLine(st *stream, kind protocol.ObservationKind, line string)
 	case strings.HasPrefix(t, "Total force ="):
 		if v, ok := firstNumber(t[len("Total force ="):]); ok {
 			m.emit(st, "total_force", v)
+			if i := strings.Index(t, "Total SCF correction ="); i >= 0 {
+				if c, ok := firstNumber(t[i+len("Total SCF correction ="):]); ok {
+					m.qeForce(q, v, c, kind, line)
+				}
+			}
 		}
 	case strings.HasPrefix(t, "total   stress"):
 		if i := strings.Index(t, "P="); i >= 0 {

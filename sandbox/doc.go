@@ -106,6 +106,12 @@
 //     only, without blocking (job/joblog); the operation's job follower opens the workspace
 //     without any symbolic link (operation.OpenRootNoLinks). Tests: job/local
 //     TestAttackFollowSymlinkFIFO; operation TestOpenRootNoLinks.
+//   - A job's log (DIR/jobs/ID/log, on the host's disk, outside the workspace quota): a record
+//     costs some 80 bytes more than its line, and a followed file truncated and rewritten is
+//     read again, so the log is bounded (job/joblog DefaultMaxBytes, 256 MiB; local
+//     Options.MaxLogBytes) and ends with a line saying it was cut; a Collect writes its
+//     records every MiB rather than holding them all. Test: job/local TestAttackLogFlood (512
+//     KiB of empty lines made a 56 MB log before).
 //   - .labmate: made by labmate before the first kernel of a workspace starts and before a job
 //     starts, so that it is mounted read-only inside the sandbox; opened without following a
 //     link, and used only when it is labmate's user's and writable by nobody else. Tests: server

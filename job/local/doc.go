@@ -80,7 +80,9 @@
 // 1, 2, … in the order read. The numbering is durable: every line read is appended, as one JSON
 // record with its stream, text, time and the offset it ends at in its stream, to DIR/jobs/ID/log,
 // under an flock, so that after= means the same lines in every process and after any restart
-// (job/joblog keeps it, as it does job/slurm's). An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
+// (job/joblog keeps it, as it does job/slurm's). The log is bounded (Options.MaxLogBytes,
+// joblog.DefaultMaxBytes): past it, its last line says it was cut, and the output goes on in
+// stdout, stderr and the followed files only. An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
 // different streams in the order they were written to that precision; a job's unfinished last
 // line is read when the job has ended.
 //

@@ -131,8 +131,11 @@
 //     Tests: server TestArtifactREST (a symlink to /etc/passwd, a symlinked /etc, a FIFO);
 //     operation TestFollower, TestExecArtifacts.
 //   - Kernel snapshots (.labmate/state, the agent's checkpoints): inside the workspace through
-//     an os.Root, the manifest written O_EXCL and renamed. Test: kernel/kerneltest Snapshot/
-//     SymlinkOutOfTheWorkspace (a .labmate symlinked out).
+//     an os.Root, the manifest written O_EXCL and renamed; the data file the save cell leaves
+//     (its function is the cell's to replace) is opened O_NONBLOCK and must be a regular file.
+//     Tests: kernel/kerneltest Snapshot/SymlinkOutOfTheWorkspace (a .labmate symlinked out);
+//     kernel/python TestAttackSnapshotFIFO, TestAttackRestoreFIFO (a FIFO, or a symlink to
+//     one, for the data file: Save and Restore blocked in open(2) for ever before).
 //   - Locks: a server session's lock is never held while a kernel starts or its bench is served
 //     (files in the workspace); reaping and evicting only TryLock a session, so the server's
 //     lock never waits for one; /healthz lists as stuck_sessions those whose host-side work on

@@ -62,7 +62,17 @@
 // size-capped private /tmp (Policy.TmpBytes) holding a private [Home], and a 64 MiB /dev/shm.
 // Each top-level dot-entry of the workspace (.git, .vscode, .envrc, …) is mounted read-only over
 // itself, so code cannot plant a git hook or edit a configuration that runs on the host; not
-// covered are dot-entries the code creates, symlinked ones and deeper ones (sub/.git).
+// covered are dot-entries the code creates, symlinked ones and deeper ones (sub/.git). Other
+// code in the same workspace (a job's, another kernel's) may swap a listed dot-entry for a
+// symbolic link before it is mounted, and bwrap binds by path (it calls realpath(3) even on
+// --ro-bind-fd's descriptor): a relative link climbing out of the workspace had it mount the
+// host's /proc, or any host directory whose path also exists in the sandbox, over the
+// sandbox's (21 of 40 starts beside a swapping process). As root the launcher mounts each
+// entry read-only itself, in the command's mount namespace, opened without following a link
+// and moved onto its own descriptor (open_tree, mount_setattr, move_mount), before the
+// workspace is bound; bwrap's recursive bind carries it, locked read-only. Test:
+// TestAttackDotEntrySwap. As an ordinary user only bwrap can mount, so that swap can still win
+// there: a hole, left open (the test is skipped).
 // Policy.Hide masks host paths even inside the workspace (labmate's data directory when the
 // workspace is the home directory). With Policy.Network the host's network namespace is shared,
 // and with it the host's abstract unix sockets.

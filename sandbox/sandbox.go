@@ -727,11 +727,19 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		for _, p := range ro {
 			mounts = append(mounts, mount{path: p, kind: mountReadOnly})
 		}
-		for _, p := range dotEntries(ws) {
-			if !skip[p] {
-				mounts = append(mounts, mount{path: p, kind: mountReadOnly})
-				skip[p] = true
+		for _, d := range dotEntries(ws) {
+			if skip[d] {
+				continue
 			}
+			skip[d] = true
+			if s.drop != nil {
+				// As root the launcher mounts it read-only by its descriptor (plan.dots).
+				p.ws = ws
+				p.dots = append(p.dots, filepath.Base(d))
+				continue
+			}
+			// As an ordinary user only bwrap can mount, by path: see "Rough edges".
+			mounts = append(mounts, mount{path: d, kind: mountReadOnly})
 		}
 		for _, h := range s.hide {
 			fi, err := os.Stat(h)

@@ -107,11 +107,17 @@
 //     inside the sandbox exports the job's. Tests: job/local TestAttackLDPreloadNotOnHost (a
 //     gcc-built library whose constructor records each process it loads in: none is in the
 //     host's mount namespace), TestHostEnvClean.
-//   - A job's workspace: resolved once at Submit (device and inode kept), opened again at start
-//     with openat2 RESOLVE_NO_SYMLINKS and refused unless it is the same directory, and checked
-//     once more as the job's first instruction inside the sandbox, so a swap after the check
-//     runs nothing. Tests: job/local TestAttackWorkspaceSwap, TestPreambleRefusesOtherDirectory;
-//     server TestJobHostileWorkspace; job/tools TestConfine.
+//   - A job's workspace: resolved once, by the caller that checks it (the CLI, the confined
+//     submit_job, the server's runner), which submits the path it checked; Submit opens that
+//     path with openat2 RESOLVE_NO_SYMLINKS (a path through a link is refused, never resolved
+//     a second time) and keeps its device and inode; start opens it again the same way and
+//     refuses another directory, and the job's first instruction inside the sandbox checks it
+//     once more, so a swap after the check runs nothing. Submit used to resolve the path again:
+//     a cell exchanging the checked directory with a link to /etc had jobs pinned to /etc,
+//     which labmate as root gave to the sandbox's account and ran the job in. Tests: job/tools
+//     TestAttackConfineSwap (10 jobs past the check beside a swapping process: several wrote
+//     in the host directory, given to the account, before), TestConfine; job/local
+//     TestAttackWorkspaceSwap, TestPreambleRefusesOtherDirectory; server TestJobHostileWorkspace.
 //   - A job's followed files: read through an os.Root on the pinned workspace, regular files
 //     only, without blocking (job/joblog); the operation's job follower opens the workspace
 //     without any symbolic link (operation.OpenRootNoLinks). Tests: job/local

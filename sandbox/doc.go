@@ -32,7 +32,13 @@
 // symlink and bound by its descriptor. The fork drops root for the account (setgroups, setgid,
 // setuid, no inheritable capability) and execs bwrap, whose user namespace maps [UID] to that
 // account: no program runs as root on the command's side, and [Sandbox.Start] is the only way
-// to start it (exec.Cmd's own Start refuses).
+// to start it (exec.Cmd's own Start refuses). A workspace path is taken once, when the
+// command is made, its symbolic links resolved only where the account could not have made
+// or replaced them (hostID.trusted: a link the account owns, or in a directory it may write,
+// is refused); the directory is then opened with no link followed, both to give it to the
+// account and to bind it. Resolving by path again let a job whose workspace was a/etc inside
+// a session's have the host's /etc given to the account, a cell's process having exchanged a
+// with a link to / after the job's own checks (job/tools TestAttackIntermediateSwap).
 // So what a cell writes is the account's, a set-ID bit it managed to set could only ever give
 // the account's identity, and the workspace is given to the account (its directory, and what
 // root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).

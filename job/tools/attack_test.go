@@ -109,3 +109,87 @@ while True:
 		t.Errorf("the host directory the link led to was given to uid %d", fi.Uid)
 	}
 }
+
+// TestAttackIntermediateSwap: the job's workspace is a/etc inside the session's, and the cell's
+// process exchanges a, not etc, with a link to a host directory that holds an etc of its own
+// (here outside, standing for /). Submit and start open the whole path with no link followed,
+// but the sandbox took the workspace by its path once more to give it to the account (chown,
+// the whole tree the first time) and to bind it, refusing only a link as the last component:
+// a start between start's check and that open gave the host's directory away.
+func TestAttackIntermediateSwap(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed:", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox gives a workspace to its account only as root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ws, outside := t.TempDir(), t.TempDir()
+	hostEtc := filepath.Join(outside, "etc")
+	if err := os.Mkdir(hostEtc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := local.Open(t.TempDir(), &local.Options{Mode: sandbox.ModeBubblewrap, Cores: 2, MemoryBytes: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	submit := tools.Tools(job.Schedulers{"local": s}, &tools.Options{Workspace: ws, Confine: true})[0]
+	a, link := filepath.Join(ws, "a"), filepath.Join(ws, "link")
+	if err := os.MkdirAll(filepath.Join(a, "etc"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	// A job holding every core first, so that the others start from the queue while the
+	// cell's process swaps.
+	var ids []job.ID
+	for i := 0; i < 41; i++ {
+		in := map[string]any{"script": "true", "workspace": "a/etc", "memory": "64M"}
+		if i == 0 {
+			in = map[string]any{"script": "sleep 2", "cores": 2, "memory": "64M"}
+		}
+		args, _ := json.Marshal(in)
+		res, err := submit.Call(ctx, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			ID string `json:"id"`
+		}
+		if res.IsError || json.Unmarshal([]byte(res.Content), &out) != nil || out.ID == "" {
+			t.Fatalf("submit: %s", res.Content)
+		}
+		ids = append(ids, job.ID(out.ID))
+	}
+	// The jobs are queued: now the cell's process swaps a.
+	swapper := exec.Command("python3", "-c", `import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+while True:
+    if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:  # RENAME_EXCHANGE
+        sys.exit("renameat2: errno %d" % ctypes.get_errno())
+`, a, link)
+	swapper.Stderr = os.Stderr
+	if err := swapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer swapper.Wait()
+	defer swapper.Process.Kill()
+	for _, id := range ids {
+		for st, err := range s.Watch(ctx, id) {
+			if err != nil || st.State.Terminal() {
+				break
+			}
+		}
+	}
+	swapper.Process.Kill()
+	var fi syscall.Stat_t
+	if err := syscall.Stat(hostEtc, &fi); err != nil {
+		t.Fatal(err)
+	}
+	if fi.Uid != 0 {
+		t.Errorf("the host's directory the swapped link led to was given to uid %d", fi.Uid)
+	}
+}

@@ -164,7 +164,7 @@ func (s *Runner) submitJob(ctx context.Context, kind string, spec *job.Spec, roo
 	if fresh {
 		ws, err = s.jobWorkspace(spec.Workspace)
 	} else {
-		err = s.inside(root, ws)
+		ws, err = s.inside(root, ws)
 	}
 	if err != nil {
 		return "", err
@@ -240,21 +240,27 @@ func (s *Runner) jobOptions() *operation.JobOptions {
 }
 
 // inside checks that ws is root or inside it, root being inside Config.Workspaces, with their
-// symbolic links resolved.
-func (s *Runner) inside(root, ws string) error {
-	within := func(dir, p string) bool {
+// symbolic links resolved, and returns ws resolved: the path it checked, which the scheduler
+// opens with no link followed (a link swapped in since has the job refused).
+func (s *Runner) inside(root, ws string) (string, error) {
+	within := func(dir, p string) (string, bool) {
 		rd, err1 := filepath.EvalSymlinks(dir)
 		rp, err2 := filepath.EvalSymlinks(p)
 		if err1 != nil || err2 != nil {
-			return false
+			return "", false
 		}
 		rel, err := filepath.Rel(rd, rp)
-		return err == nil && filepath.IsLocal(rel)
+		return rp, err == nil && filepath.IsLocal(rel)
 	}
-	if s.cfg.Workspaces == "" || !within(s.cfg.Workspaces, root) || !filepath.IsAbs(ws) || !within(root, ws) {
-		return specError{fmt.Errorf("job spec: workspace %q: not inside the caller's workspace %s", ws, root)}
+	_, ok := within(s.cfg.Workspaces, root)
+	real := ""
+	if ok = ok && filepath.IsAbs(ws); ok {
+		real, ok = within(root, ws)
 	}
-	return nil
+	if s.cfg.Workspaces == "" || !ok {
+		return "", specError{fmt.Errorf("job spec: workspace %q: not inside the caller's workspace %s", ws, root)}
+	}
+	return real, nil
 }
 
 // jobWorkspace makes the workspace of a job a client submits: a fresh directory under
@@ -295,7 +301,7 @@ func (s *Runner) jobWorkspace(rel string) (string, error) {
 		os.RemoveAll(dir)
 		return "", specError{fmt.Errorf("job spec: workspace: %q: leaves the job's workspace, which the server assigns", rel)}
 	}
-	return full, nil
+	return real, nil
 }
 
 // followJob runs the operation of job id in session in the background, unless it is

@@ -732,3 +732,110 @@ func TestQuotaEmptyFiles(t *testing.T) {
 	}
 	t.Logf("stopped after %v with %s charged (%d inodes' worth); host CPU %v (%.3f of a core); %v", wall.Round(time.Millisecond), FormatSize(grown), grown/InodeBytes, cpu.Round(time.Millisecond), float64(cpu)/float64(wall), over)
 }
+
+// TestAttackDotEntrySwap: code in a workspace (a job's, another kernel's) creates a top-level
+// dot-directory and keeps swapping it with a relative symbolic link that climbs to the root
+// and names /proc. A command started in that workspace lists the directory as a dot-entry to
+// mount read-only; bwrap used to bind it by its path, following the link by then, and mounted
+// the host's /proc (or the user's home, or any host directory whose path also exists in the
+// sandbox) over the sandbox's: the host's processes, their command lines and network state
+// were in view. The entry must be bound as it was listed (by a descriptor), or not at all.
+func TestAttackDotEntrySwap(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("hole: as an ordinary user only bwrap can mount, and it binds a dot-entry by its path (realpath(3), even for --ro-bind-fd): a swap can still win (package doc, on dot-entries)")
+	}
+	count := "ls /proc | grep -c '^[0-9]'"
+	s := newSandbox(t, ModeBubblewrap, &Policy{})
+	// hostProcs fails the test when argv's run in ws saw more processes than a sandbox has.
+	hostProcs := func(t *testing.T, lines []string) bool {
+		t.Helper()
+		if len(lines) == 0 {
+			return false
+		}
+		n, err := strconv.Atoi(lines[len(lines)-1])
+		if err != nil {
+			t.Fatalf("not a count: %q", lines)
+		}
+		return n > 20
+	}
+	t.Run("BetweenCommandAndStart", func(t *testing.T) {
+		ws := hostDir(t)
+		if err := os.Mkdir(filepath.Join(ws, ".x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd, err := s.Command([]string{"/bin/sh", "-c", count}, testEnv(), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The swap the racing code wins: after the listing, before the bind.
+		if err := os.Remove(filepath.Join(ws, ".x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(strings.Repeat("../", strings.Count(ws, "/"))+"proc", filepath.Join(ws, ".x")); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := s.Start(cmd); err != nil {
+			if !strings.Contains(err.Error(), ".x") {
+				t.Errorf("the refusal does not name the entry: %v", err)
+			}
+			s.Kill(cmd)
+			return
+		}
+		_ = cmd.Wait()
+		s.Kill(cmd)
+		if hostProcs(t, strings.Fields(out.String())) {
+			t.Errorf("the sandbox saw the host's /proc through the swapped dot-entry: %s processes", out.String())
+		}
+	})
+	t.Run("Race", func(t *testing.T) {
+		ws := hostDir(t)
+		swapper := fmt.Sprintf(`import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.mkdir(".x")
+os.symlink(%q, ".y")
+print("ready", flush=True)
+while True:
+    libc.renameat2(-100, b".x", -100, b".y", 2)  # RENAME_EXCHANGE
+`, strings.Repeat("../", strings.Count(ws, "/"))+"proc")
+		r := start(t, s, []string{python, "-c", swapper}, testEnv(), ws)
+		r.expect("ready", 10*time.Second)
+		leaks, refused := 0, 0
+		for i := 0; i < 40; i++ {
+			cmd, err := s.Command([]string{"/bin/sh", "-c", count}, testEnv(), ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			cmd.Stdout = &out
+			if err := s.Start(cmd); err != nil {
+				refused++
+				s.Kill(cmd)
+				continue
+			}
+			_ = cmd.Wait()
+			s.Kill(cmd)
+			if hostProcs(t, strings.Fields(out.String())) {
+				leaks++
+			}
+		}
+		t.Logf("40 starts beside the swapper: %d saw the host's /proc, %d refused", leaks, refused)
+		if leaks > 0 {
+			t.Errorf("%d of 40 commands saw the host's /proc through a dot-entry swapped for a symlink", leaks)
+		}
+	})
+	t.Run("StillReadOnlyBridged", func(t *testing.T) {
+		// A workspace below a directory only root may enter is bridged into the command's mount
+		// namespace: a dot-entry bound by a descriptor of the host's is still there, read-only.
+		ws := t.TempDir()
+		writeFile(t, filepath.Join(ws, ".envrc"), "export A=1\n")
+		lines, stderr, err := output(t, s, []string{"/bin/sh", "-c", "cat .envrc; echo evil >> .envrc || echo refused"}, testEnv(), ws)
+		if err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		if diff := cmp.Diff([]string{"export A=1", "refused"}, lines); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}

@@ -32,7 +32,13 @@
 // symlink and bound by its descriptor. The fork drops root for the account (setgroups, setgid,
 // setuid, no inheritable capability) and execs bwrap, whose user namespace maps [UID] to that
 // account: no program runs as root on the command's side, and [Sandbox.Start] is the only way
-// to start it (exec.Cmd's own Start refuses).
+// to start it (exec.Cmd's own Start refuses). A workspace path is taken once, when the
+// command is made, its symbolic links resolved only where the account could not have made
+// or replaced them (hostID.trusted: a link the account owns, or in a directory it may write,
+// is refused); the directory is then opened with no link followed, both to give it to the
+// account and to bind it. Resolving by path again let a job whose workspace was a/etc inside
+// a session's have the host's /etc given to the account, a cell's process having exchanged a
+// with a link to / after the job's own checks (job/tools TestAttackIntermediateSwap).
 // So what a cell writes is the account's, a set-ID bit it managed to set could only ever give
 // the account's identity, and the workspace is given to the account (its directory, and what
 // root owns in it, the top-level dot-entries excepted: they stay root's, read-only inside).
@@ -62,7 +68,17 @@
 // size-capped private /tmp (Policy.TmpBytes) holding a private [Home], and a 64 MiB /dev/shm.
 // Each top-level dot-entry of the workspace (.git, .vscode, .envrc, …) is mounted read-only over
 // itself, so code cannot plant a git hook or edit a configuration that runs on the host; not
-// covered are dot-entries the code creates, symlinked ones and deeper ones (sub/.git).
+// covered are dot-entries the code creates, symlinked ones and deeper ones (sub/.git). Other
+// code in the same workspace (a job's, another kernel's) may swap a listed dot-entry for a
+// symbolic link before it is mounted, and bwrap binds by path (it calls realpath(3) even on
+// --ro-bind-fd's descriptor): a relative link climbing out of the workspace had it mount the
+// host's /proc, or any host directory whose path also exists in the sandbox, over the
+// sandbox's (21 of 40 starts beside a swapping process). As root the launcher mounts each
+// entry read-only itself, in the command's mount namespace, opened without following a link
+// and moved onto its own descriptor (open_tree, mount_setattr, move_mount), before the
+// workspace is bound; bwrap's recursive bind carries it, locked read-only. Test:
+// TestAttackDotEntrySwap. As an ordinary user only bwrap can mount, so that swap can still win
+// there: a hole, left open (the test is skipped).
 // Policy.Hide masks host paths even inside the workspace (labmate's data directory when the
 // workspace is the home directory). With Policy.Network the host's network namespace is shared,
 // and with it the host's abstract unix sockets.
@@ -97,15 +113,27 @@
 //     inside the sandbox exports the job's. Tests: job/local TestAttackLDPreloadNotOnHost (a
 //     gcc-built library whose constructor records each process it loads in: none is in the
 //     host's mount namespace), TestHostEnvClean.
-//   - A job's workspace: resolved once at Submit (device and inode kept), opened again at start
-//     with openat2 RESOLVE_NO_SYMLINKS and refused unless it is the same directory, and checked
-//     once more as the job's first instruction inside the sandbox, so a swap after the check
-//     runs nothing. Tests: job/local TestAttackWorkspaceSwap, TestPreambleRefusesOtherDirectory;
-//     server TestJobHostileWorkspace; job/tools TestConfine.
+//   - A job's workspace: resolved once, by the caller that checks it (the CLI, the confined
+//     submit_job, the server's runner), which submits the path it checked; Submit opens that
+//     path with openat2 RESOLVE_NO_SYMLINKS (a path through a link is refused, never resolved
+//     a second time) and keeps its device and inode; start opens it again the same way and
+//     refuses another directory, and the job's first instruction inside the sandbox checks it
+//     once more, so a swap after the check runs nothing. Submit used to resolve the path again:
+//     a cell exchanging the checked directory with a link to /etc had jobs pinned to /etc,
+//     which labmate as root gave to the sandbox's account and ran the job in. Tests: job/tools
+//     TestAttackConfineSwap (10 jobs past the check beside a swapping process: several wrote
+//     in the host directory, given to the account, before), TestConfine; job/local
+//     TestAttackWorkspaceSwap, TestPreambleRefusesOtherDirectory; server TestJobHostileWorkspace.
 //   - A job's followed files: read through an os.Root on the pinned workspace, regular files
 //     only, without blocking (job/joblog); the operation's job follower opens the workspace
 //     without any symbolic link (operation.OpenRootNoLinks). Tests: job/local
 //     TestAttackFollowSymlinkFIFO; operation TestOpenRootNoLinks.
+//   - A job's log (DIR/jobs/ID/log, on the host's disk, outside the workspace quota): a record
+//     costs some 80 bytes more than its line, and a followed file truncated and rewritten is
+//     read again, so the log is bounded (job/joblog DefaultMaxBytes, 256 MiB; local
+//     Options.MaxLogBytes) and ends with a line saying it was cut; a Collect writes its
+//     records every MiB rather than holding them all. Test: job/local TestAttackLogFlood (512
+//     KiB of empty lines made a 56 MB log before).
 //   - .labmate: made by labmate before the first kernel of a workspace starts and before a job
 //     starts, so that it is mounted read-only inside the sandbox; opened without following a
 //     link, and used only when it is labmate's user's and writable by nobody else. Tests: server
@@ -125,8 +153,11 @@
 //     Tests: server TestArtifactREST (a symlink to /etc/passwd, a symlinked /etc, a FIFO);
 //     operation TestFollower, TestExecArtifacts.
 //   - Kernel snapshots (.labmate/state, the agent's checkpoints): inside the workspace through
-//     an os.Root, the manifest written O_EXCL and renamed. Test: kernel/kerneltest Snapshot/
-//     SymlinkOutOfTheWorkspace (a .labmate symlinked out).
+//     an os.Root, the manifest written O_EXCL and renamed; the data file the save cell leaves
+//     (its function is the cell's to replace) is opened O_NONBLOCK and must be a regular file.
+//     Tests: kernel/kerneltest Snapshot/SymlinkOutOfTheWorkspace (a .labmate symlinked out);
+//     kernel/python TestAttackSnapshotFIFO, TestAttackRestoreFIFO (a FIFO, or a symlink to
+//     one, for the data file: Save and Restore blocked in open(2) for ever before).
 //   - Locks: a server session's lock is never held while a kernel starts or its bench is served
 //     (files in the workspace); reaping and evicting only TryLock a session, so the server's
 //     lock never waits for one; /healthz lists as stuck_sessions those whose host-side work on

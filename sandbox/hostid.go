@@ -115,16 +115,76 @@ func makeBridge() error {
 	return nil
 }
 
+// trusted resolves the symbolic links in the absolute path p that the account cannot have made
+// or replaced, and refuses one it could: a link the account owns, or in a directory it owns or
+// may write to (without the sticky bit). A link above a workspace that the host's administrator
+// or labmate put there is part of its path; a link a cell made (a directory of its workspace
+// swapped for a link to /) is not.
+func (id hostID) trusted(p string) (string, error) {
+	parts := strings.Split(strings.Trim(filepath.Clean(p), "/"), "/")
+	cur := "/"
+	for i, links := 0, 0; i < len(parts); i++ {
+		if parts[i] == "" {
+			continue
+		}
+		next := filepath.Join(cur, parts[i])
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			return "", fmt.Errorf("sandbox: workspace %s: %w", p, &os.PathError{Op: "lstat", Path: next, Err: err})
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			cur = next
+			continue
+		}
+		var dir unix.Stat_t
+		if err := unix.Stat(cur, &dir); err != nil {
+			return "", fmt.Errorf("sandbox: workspace %s: %w", p, &os.PathError{Op: "stat", Path: cur, Err: err})
+		}
+		writable := dir.Uid == uint32(id.uid) || dir.Mode&0o002 != 0 && dir.Mode&unix.S_ISVTX == 0 ||
+			dir.Mode&0o020 != 0 && dir.Gid == uint32(id.gid)
+		if st.Uid == uint32(id.uid) || writable {
+			return "", fmt.Errorf("sandbox: workspace %s goes through the symbolic link %s, which sandboxed code (%s) could have made: give the workspace by its own path", p, next, id)
+		}
+		if links++; links > 40 {
+			return "", fmt.Errorf("sandbox: workspace %s: too many symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("sandbox: workspace %s: %w", p, err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(cur, target)
+		}
+		parts = append(strings.Split(strings.Trim(filepath.Clean(target), "/"), "/"), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur, nil
+}
+
 // adopt gives the workspace ws to the sandbox's uid, so that sandboxed code can write in it:
 // the directory itself and whatever root owns in it — the whole tree the first time (while
 // root still owns the directory), then its top-level entries (files the host's side added
 // since, such as uploads). Top-level dot-entries stay root's: they are mounted read-only. It
-// never follows a symlink, nor leaves ws.
+// never follows a symlink, nor leaves ws: not even one above it, since a directory above a
+// job's workspace may be the cell's (the job's workspace a/etc inside the session's, whose a a
+// process of the cell exchanged with a link to / after the job's own check: the host's /etc
+// was given to the account). A path through a link is refused; the caller resolves its own.
 func (id hostID) adopt(ws string) error {
-	f, err := os.OpenFile(ws, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	ws, err := id.trusted(ws)
 	if err != nil {
-		return fmt.Errorf("sandbox: workspace: %w", err)
+		return err
 	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, ws, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return fmt.Errorf("sandbox: workspace %s: a directory in its path was replaced by a symbolic link while the command was made", ws)
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox: workspace: %w", &os.PathError{Op: "open", Path: ws, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), ws)
 	defer f.Close()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {

@@ -43,6 +43,17 @@ type plan struct {
 	cgDir string   // v2: the cgroup the command is born in
 	// seccomp is the profile's file, opened for bwrap on seccompFd; "": none.
 	seccomp string
+	// ws and dots: as root, the workspace's top-level dot-entries (names in ws) are made
+	// read-only here, in the command's mount namespace, each opened without following a symbolic
+	// link and mounted by its descriptor, before the workspace is bound anywhere; bwrap's
+	// recursive bind of the workspace carries them, locked read-only in its user namespace.
+	// bwrap itself binds by path (it calls realpath(3) even on --ro-bind-fd's descriptor), so
+	// code in the workspace (a job's, another kernel's) that swapped a dot-entry for a symbolic
+	// link between the listing and the bind had it bind the link's target: a relative link
+	// climbing out of the workspace put the host's /proc, or any host directory whose path
+	// exists in the sandbox, in the sandbox's view.
+	ws   string
+	dots []string
 }
 
 // bind is one step of filling a command's mount namespace, as root.
@@ -139,9 +150,9 @@ func (p *plan) launch(start func() error) error {
 }
 
 func (l *launcher) launch(p *plan, start func() error) error {
-	if len(p.binds) > 0 {
+	if len(p.binds) > 0 || len(p.dots) > 0 {
 		defer l.home()
-		if err := l.enter(p.binds); err != nil {
+		if err := l.enter(p.ws, p.dots, p.binds); err != nil {
 			return err
 		}
 	}
@@ -166,8 +177,9 @@ func (l *launcher) launch(p *plan, start func() error) error {
 	return start()
 }
 
-// enter puts the thread in a new mount namespace, a private copy of the host's, and fills it.
-func (l *launcher) enter(binds []bind) error {
+// enter puts the thread in a new mount namespace, a private copy of the host's, makes the
+// dot-entries dots of workspace ws read-only there, and fills it with binds.
+func (l *launcher) enter(ws string, dots []string, binds []bind) error {
 	if l.hostNS < 0 {
 		return errors.New("sandbox: cannot make a mount namespace for the command: the host's is unknown (no /proc/thread-self/ns/mnt)")
 	}
@@ -177,6 +189,9 @@ func (l *launcher) enter(binds []bind) error {
 	l.away = true
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("sandbox: making the command's mount namespace private: %w", err)
+	}
+	if err := readOnlyEntries(ws, dots); err != nil {
+		return err
 	}
 	for _, b := range binds {
 		if err := b.do(); err != nil {
@@ -237,6 +252,59 @@ func (b bind) do() error {
 	}
 	if err := unix.Mount("/proc/thread-self/fd/"+strconv.Itoa(fd), b.dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return &os.PathError{Op: "bind " + b.src + " at", Path: b.dst, Err: err}
+	}
+	return nil
+}
+
+// readOnlyEntries mounts each of names, entries of directory ws, read-only over itself in the
+// current mount namespace: opened through ws's descriptor without following a symbolic link,
+// cloned, made read-only and moved back onto the same descriptor, so that no path is resolved
+// after the open. An entry that is no longer a directory or a regular file (swapped since it
+// was listed) is left alone: it is not bound anywhere either.
+func readOnlyEntries(ws string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	dir, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: ws, Err: err}
+	}
+	defer unix.Close(dir)
+	for _, name := range names {
+		if err := readOnlyEntry(dir, name); err != nil {
+			return fmt.Errorf("sandbox: making %s read-only: %w", filepath.Join(ws, name), err)
+		}
+	}
+	return nil
+}
+
+func readOnlyEntry(dir int, name string) error {
+	fd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		return nil
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %w", err)
+	}
+	defer unix.Close(tree)
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %w", err)
 	}
 	return nil
 }
@@ -322,5 +390,5 @@ func (s *Sandbox) StartWith(cmd, other *exec.Cmd) error {
 	if c == nil {
 		return errors.New("sandbox: StartWith: not a command of this sandbox's")
 	}
-	return (&plan{binds: c.plan.binds}).launch(other.Start)
+	return (&plan{binds: c.plan.binds, ws: c.plan.ws, dots: c.plan.dots}).launch(other.Start)
 }

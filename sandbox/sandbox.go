@@ -727,11 +727,19 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 		for _, p := range ro {
 			mounts = append(mounts, mount{path: p, kind: mountReadOnly})
 		}
-		for _, p := range dotEntries(ws) {
-			if !skip[p] {
-				mounts = append(mounts, mount{path: p, kind: mountReadOnly})
-				skip[p] = true
+		for _, d := range dotEntries(ws) {
+			if skip[d] {
+				continue
 			}
+			skip[d] = true
+			if s.drop != nil {
+				// As root the launcher mounts it read-only by its descriptor (plan.dots).
+				p.ws = ws
+				p.dots = append(p.dots, filepath.Base(d))
+				continue
+			}
+			// As an ordinary user only bwrap can mount, by path: see "Rough edges".
+			mounts = append(mounts, mount{path: d, kind: mountReadOnly})
 		}
 		for _, h := range s.hide {
 			fi, err := os.Stat(h)
@@ -751,7 +759,11 @@ func (s *Sandbox) Command(argv, env []string, workspace string, readOnly ...stri
 			if err := s.drop.adopt(ws); err != nil {
 				return nil, err
 			}
-			p.bridge(ws, s.drop.closed(append([]string{ws}, ro...)), mounts)
+			real, err := s.drop.trusted(ws)
+			if err != nil {
+				return nil, err
+			}
+			p.bridge(ws, real, s.drop.closed(append([]string{ws}, ro...)), mounts)
 			cred = &syscall.Credential{Uid: uint32(s.drop.uid), Gid: uint32(s.drop.gid), Groups: []uint32{}}
 		}
 		p.seccomp = s.seccomp
@@ -855,17 +867,11 @@ func (p *plan) reveal(ws string, id hostID) {
 		return
 	}
 	via := filepath.Join(bridgeDir, "0")
-	p.binds = []bind{{dst: bridgeDir}, {src: resolved(ws), dst: via}, {dst: top}, {src: via, dst: ws, dir: true}}
-}
-
-// resolved is the workspace ws with its symlinks resolved now, when the command is made: what
-// the launcher binds when it starts, following no symlink then — one planted meanwhile (ws
-// swapped for a link to another directory) is refused, never bound writable.
-func resolved(ws string) string {
-	if r, err := filepath.EvalSymlinks(ws); err == nil {
-		return r
+	real, err := id.trusted(ws)
+	if err != nil {
+		real = ws // adopt refused it already; bound with no link followed, it fails to start
 	}
-	return ws
+	p.binds = []bind{{dst: bridgeDir}, {src: real, dst: via}, {dst: top}, {src: via, dst: ws, dir: true}}
 }
 
 // Adopt gives workspace to the host account sandboxed code runs as, when labmate runs as root
@@ -1103,7 +1109,7 @@ const seccompFd = 9
 // bridge plans the mounts of srcs (the workspace ws and the read-only paths the account cannot
 // reach, hostID.closed) into bridgeDir and points every mount under them at its bridged
 // source. None: the command runs in the host's mount namespace.
-func (p *plan) bridge(ws string, srcs []string, mounts []mount) {
+func (p *plan) bridge(ws, real string, srcs []string, mounts []mount) {
 	if len(srcs) == 0 {
 		return
 	}
@@ -1111,7 +1117,7 @@ func (p *plan) bridge(ws string, srcs []string, mounts []mount) {
 	for i, src := range srcs {
 		b := bind{src: src, dst: filepath.Join(bridgeDir, strconv.Itoa(i)), follow: true}
 		if src == ws {
-			b.src, b.follow = resolved(ws), false
+			b.src, b.follow = real, false // its links resolved by hostID.trusted, none followed now
 		}
 		p.binds = append(p.binds, b)
 	}

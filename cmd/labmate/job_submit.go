@@ -107,6 +107,11 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 		if fi, err := os.Stat(spec.Workspace); err != nil || !fi.IsDir() {
 			return fmt.Errorf("--workspace %s: not a directory", workspace)
 		}
+		// The scheduler follows no symbolic link in a job's workspace: the user's are
+		// resolved here, once.
+		if spec.Workspace, err = filepath.EvalSymlinks(spec.Workspace); err != nil {
+			return fmt.Errorf("--workspace %s: %w", workspace, err)
+		}
 		switch {
 		case cores < 0:
 			return fmt.Errorf("--cores %d: give a positive number of cores", cores)

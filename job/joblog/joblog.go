@@ -8,6 +8,14 @@
 // appended, cuts off a torn last record (a writer that died mid-write), then appends the lines
 // the streams gained since the offsets recorded. The file is not synced: a crash loses at most
 // the last records, and the next Collect reads their lines again from the streams.
+//
+// The streams are the job's, and the job may be hostile: a record costs some 80 bytes more
+// than its line, so a job printing empty lines would make the log a hundred times its output,
+// and one that truncates and rewrites a followed file has it read again from its start, for
+// ever. So the log is bounded (Options.MaxBytes, DefaultMaxBytes): the record that would take
+// it past its bound is replaced by one last line, marked cut, that says so and where the rest
+// of the output is, and from then on no Collect reads a stream. A Collect holds at most
+// flushEvery bytes of records in memory before it writes them.
 package joblog
 
 import (
@@ -37,6 +45,10 @@ const (
 	// MaxPass is the most a Collect that is not final reads of one stream; the rest is left to
 	// the next one, so that a poll holding the lock stays short. A final Collect reads to the end.
 	MaxPass = 4 << 20
+	// DefaultMaxBytes is a log's bound when Options.MaxBytes is 0.
+	DefaultMaxBytes = 256 << 20
+	// flushEvery is how many bytes of records a Collect gathers before it writes them.
+	flushEvery = 1 << 20
 )
 
 // A Stream is a file whose lines are part of a job's log.
@@ -68,25 +80,33 @@ type Options struct {
 	Log string
 	// Lock is the file flocked while the log is written; empty: the log file itself.
 	Lock string
+	// MaxBytes bounds the log file; 0: DefaultMaxBytes.
+	MaxBytes int64
 }
 
 // record is one line of the log file.
 type record struct {
 	job.Line
-	Off int64 `json:"off"` // its stream's file has been read up to the end of this line
+	Off int64 `json:"off"`           // its stream's file has been read up to the end of this line
+	Cut bool  `json:"cut,omitempty"` // the log's last record: it reached its bound here
 }
+
+// cutReserve is room kept below the bound for the cut record.
+const cutReserve = 512
 
 // An Index is a job's log as one process knows it. It is safe for concurrent use; several
 // Index values (in one process or several) over the same directory agree on every Seq.
 type Index struct {
 	log, lock string
 	streams   []Stream
+	max       int64
 
 	mu   sync.Mutex
 	size int64 // read so far of the log file
 	seq  int64
 	offs map[string]int64
 	last string
+	cut  bool // the log has reached its bound: it takes no more lines
 }
 
 // New returns the Index of the job directory dir, whose lines come from streams. It touches no
@@ -95,7 +115,10 @@ func New(dir string, streams []Stream, opts *Options) *Index {
 	if opts == nil {
 		opts = &Options{}
 	}
-	x := &Index{log: filepath.Join(dir, opts.Log), streams: streams, offs: map[string]int64{}}
+	x := &Index{log: filepath.Join(dir, opts.Log), streams: streams, offs: map[string]int64{}, max: opts.MaxBytes}
+	if x.max <= 0 {
+		x.max = DefaultMaxBytes
+	}
 	if opts.Log == "" {
 		x.log = filepath.Join(dir, "log.jsonl")
 	}
@@ -132,30 +155,59 @@ func (x *Index) Collect(final bool) error {
 		return fmt.Errorf("joblog: %s: %w", x.log, err)
 	}
 
+	if x.cut {
+		return nil
+	}
 	var out bytes.Buffer
+	var werr error
+	flush := func() {
+		if out.Len() == 0 || werr != nil {
+			return
+		}
+		if _, err := f.Write(out.Bytes()); err != nil {
+			// What this process knows is now ahead of the file: read it again next time (and
+			// cut off a torn record).
+			x.size, x.seq, x.offs, x.last, x.cut = 0, 0, map[string]int64{}, "", false
+			werr = fmt.Errorf("joblog: %s: %w", x.log, err)
+			return
+		}
+		x.size += int64(out.Len())
+		out.Reset()
+	}
 	now := time.Now().UTC()
 	for _, st := range x.streams {
-		x.read(st, final, func(text []byte, end int64) {
+		x.read(st, final, func(text []byte, end int64) bool {
+			if x.cut || werr != nil {
+				return false
+			}
 			x.seq++
 			t := strings.TrimSuffix(string(text), "\r")
 			b, _ := json.Marshal(&record{Line: job.Line{Seq: x.seq, Stream: st.Name, Text: t, Time: now}, Off: end})
+			if x.size+int64(out.Len()+len(b)+1) > x.max-cutReserve {
+				t = fmt.Sprintf("labmate: this log was cut here, at %s, its bound; the job's output goes on in its files (stdout, stderr, the files it follows) beside this log", humanBytes(x.max))
+				b, _ = json.Marshal(&record{Line: job.Line{Seq: x.seq, Stream: st.Name, Text: t, Time: now}, Off: end, Cut: true})
+				x.cut = true
+			}
 			out.Write(b)
 			out.WriteByte('\n')
 			x.offs[st.Name] = end
 			x.last = t
+			if out.Len() >= flushEvery {
+				flush()
+			}
+			return !x.cut
 		})
 	}
-	if out.Len() == 0 {
-		return nil
+	flush()
+	return werr
+}
+
+// humanBytes writes n bytes in MiB, or in bytes below one MiB.
+func humanBytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
 	}
-	if _, err := f.Write(out.Bytes()); err != nil {
-		// What this process knows is now ahead of the file: read it again next time (and cut
-		// off a torn record).
-		x.size, x.seq, x.offs, x.last = 0, 0, map[string]int64{}, ""
-		return fmt.Errorf("joblog: %s: %w", x.log, err)
-	}
-	x.size += int64(out.Len())
-	return nil
+	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 // flock locks or unlocks f, again when a signal interrupts the wait.
@@ -168,8 +220,9 @@ func flock(f *os.File, how int) error {
 }
 
 // read passes add the lines st gained since its recorded offset, each with the offset just
-// past it. A stream not there yet, unreadable, or not a regular file has none.
-func (x *Index) read(st Stream, final bool, add func(text []byte, end int64)) {
+// past it, until add returns false. A stream not there yet, unreadable, or not a regular file
+// has none.
+func (x *Index) read(st Stream, final bool, add func(text []byte, end int64) bool) {
 	f, err := open(st)
 	if err != nil {
 		return
@@ -199,12 +252,16 @@ func (x *Index) read(st Stream, final bool, add func(text []byte, end int64)) {
 				break
 			}
 			off += int64(i + 1)
-			add(data[:i], off)
+			if !add(data[:i], off) {
+				return
+			}
 			data = data[i+1:]
 		}
 		if len(data) == MaxLine || (final && off+int64(len(data)) == size && len(data) > 0) {
 			off += int64(len(data)) // a line too long to keep whole, or the last one
-			add(data, off)
+			if !add(data, off) {
+				return
+			}
 		} else if len(data) == n {
 			return // an unfinished line: wait for its end
 		}
@@ -245,7 +302,7 @@ func (x *Index) catchUp(f *os.File, repair bool) error {
 		return nil
 	}
 	if fi.Size() < x.size { // replaced: start over
-		x.size, x.seq, x.offs, x.last = 0, 0, map[string]int64{}, ""
+		x.size, x.seq, x.offs, x.last, x.cut = 0, 0, map[string]int64{}, "", false
 	}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, x.size, fi.Size()-x.size), 64<<10)
 	for {
@@ -267,6 +324,7 @@ func (x *Index) catchUp(f *os.File, repair bool) error {
 		x.seq = rec.Seq
 		x.offs[rec.Stream] = rec.Off
 		x.last = rec.Text
+		x.cut = x.cut || rec.Cut
 	}
 }
 

@@ -375,3 +375,34 @@ func combinedOutput(box *sandbox.Sandbox, cmd *exec.Cmd) ([]byte, error) {
 	err := cmd.Wait()
 	return out.Bytes(), err
 }
+
+// A job that prints empty lines makes its log (DIR/jobs/ID/log, on the host's disk, outside
+// any quota) a hundred times bigger than its output, and one that truncates and rewrites a
+// followed file has it read again and again: the log must stay within its bound however the
+// job writes, and say where it was cut.
+func TestAttackLogFlood(t *testing.T) {
+	dir, ws := t.TempDir(), t.TempDir()
+	const limit = 1 << 20
+	s := open(t, dir, &Options{MaxLogBytes: limit})
+	script := `head -c 524288 /dev/zero | tr '\0' '\n'
+i=0; while [ $i -lt 40 ]; do head -c 65536 /dev/zero | tr '\0' '\n' >out.log; sleep 0.02; : >out.log; i=$((i + 1)); done
+echo done`
+	id, err := s.Submit(ctx(t), &job.Spec{Script: script, Workspace: ws, Follow: []string{"out.log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, s, id, job.Completed, time.Minute)
+	lines := texts(t, s, id)
+	fi, err := os.Stat(filepath.Join(dir, "jobs", string(id), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.Stat(filepath.Join(dir, "jobs", string(id), "stdout"))
+	t.Logf("stdout %d bytes, log %d bytes, %d lines", out.Size(), fi.Size(), len(lines))
+	if fi.Size() > limit {
+		t.Errorf("the job's log is %d bytes, past its bound of %d", fi.Size(), limit)
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "cut") || !strings.Contains(last, "stdout") {
+		t.Errorf("the log's last line %q does not say it was cut and where the output is", last)
+	}
+}

@@ -54,8 +54,10 @@
 // environment is exported inside the sandbox by a preamble, the job's first instruction; the
 // recorder, the sandbox's wrapper shell and bwrap run with labmate's own variables only, so a
 // job's LD_PRELOAD (refused at Submit anyway, with every name sandbox.RefusedEnv names) could
-// never load into a host process. The workspace is pinned at Submit: its path resolved, its
-// device and inode kept in status.json. At start it is opened again without following any
+// never load into a host process. The workspace is pinned at Submit: its path, which must hold
+// no symbolic link (the caller resolves and checks it once; a path through a link is refused,
+// not resolved again), opened with RESOLVE_NO_SYMLINKS, its device and inode kept in
+// status.json. At start it is opened again without following any
 // symbolic link (openat2 RESOLVE_NO_SYMLINKS) and must be the same directory, or the job
 // fails saying so; the preamble checks the directory mounted in the sandbox once more, and
 // runs nothing (exit 125) if it is not that one. labmate makes .labmate in the workspace
@@ -80,7 +82,9 @@
 // 1, 2, … in the order read. The numbering is durable: every line read is appended, as one JSON
 // record with its stream, text, time and the offset it ends at in its stream, to DIR/jobs/ID/log,
 // under an flock, so that after= means the same lines in every process and after any restart
-// (job/joblog keeps it, as it does job/slurm's). An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
+// (job/joblog keeps it, as it does job/slurm's). The log is bounded (Options.MaxLogBytes,
+// joblog.DefaultMaxBytes): past it, its last line says it was cut, and the output goes on in
+// stdout, stderr and the followed files only. An open Scheduler reads its running jobs' files every Options.Poll, which keeps lines of
 // different streams in the order they were written to that precision; a job's unfinished last
 // line is read when the job has ended.
 //

@@ -61,6 +61,8 @@ type Options struct {
 	// that works here and readies a sandbox for the usual job): for a process that mostly
 	// watches, such as a supervisor.
 	Lazy bool
+	// MaxLogBytes bounds each job's log (DIR/jobs/ID/log): 0 means joblog.DefaultMaxBytes.
+	MaxLogBytes int64
 }
 
 // Scheduler runs jobs on this machine; see the package documentation. It is safe for concurrent
@@ -144,7 +146,7 @@ func Open(dir string, opts *Options) (*Scheduler, error) {
 		poll:     opts.Poll,
 		boxes:    map[boxKey]*sandbox.Sandbox{},
 		specs:    map[job.ID]*job.Spec{},
-		logs:     joblog.NewCache(logOptions),
+		logs:     joblog.NewCache(&joblog.Options{Log: logName, MaxBytes: opts.MaxLogBytes}),
 		terminal: map[job.ID]bool{},
 		changed:  make(chan struct{}),
 		wake:     make(chan struct{}, 1),

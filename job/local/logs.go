@@ -8,8 +8,8 @@ import (
 	"github.com/labmate/labmate/job/joblog"
 )
 
-// logOptions keep the log where job/local has always kept it: DIR/jobs/ID/log, flocked itself.
-var logOptions = &joblog.Options{Log: "log"}
+// logName keeps the log where job/local has always kept it: DIR/jobs/ID/log, flocked itself.
+const logName = "log"
 
 // logIndex is id's log: its stdout, stderr and followed files, read in the workspace p pins
 // (when p is set: a workspace replaced since the job was submitted is not read).

@@ -34,14 +34,22 @@ func openDir(path string) (int, error) {
 	return fd, nil
 }
 
-// pinWorkspace resolves ws (the symbolic links it holds now are taken as the submitter meant
-// them) and records the directory it is.
+// pinWorkspace records the directory ws is, opened without following a symbolic link
+// anywhere in its path: a path that goes through one is refused, not resolved. Resolving here
+// would be a second look after the caller's: a confined submit_job checks that the directory
+// it names lies inside the session's workspace, and a cell exchanging that directory with a
+// link to /etc between the two looks had the job pinned to /etc, which labmate as root then
+// gave to the sandbox's account and ran the job in. A caller resolves the path once, checks
+// that, and submits the resolved path (the CLI resolves its user's).
 func pinWorkspace(ws string) (*pin, error) {
-	real, err := filepath.EvalSymlinks(ws)
-	if err != nil {
-		return nil, err
+	if !filepath.IsAbs(ws) {
+		return nil, fmt.Errorf("%q is not an absolute path", ws)
 	}
-	fd, err := openDir(real)
+	ws = filepath.Clean(ws)
+	fd, err := openDir(ws)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return nil, fmt.Errorf("%s goes through a symbolic link: name the directory by its own path, with no link in it", ws)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +58,7 @@ func pinWorkspace(ws string) (*pin, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	return &pin{Path: real, Dev: st.Dev, Ino: st.Ino}, nil
+	return &pin{Path: ws, Dev: st.Dev, Ino: st.Ino}, nil
 }
 
 // errReplaced says that a job's workspace is no longer the directory submitted.

@@ -209,9 +209,14 @@ func submit(ctx context.Context, s job.Schedulers, o *Options, in *SubmitIn) (*j
 	}
 	spec.Workspace = filepath.Clean(ws)
 	if o.Confine && o.Workspace != "" {
-		if err := linkedOut(o.Workspace, in.Workspace, spec.Workspace); err != nil {
+		// Checked once, resolved, and submitted as checked: the scheduler opens that path with
+		// no link followed, so a cell swapping a directory for a link after this look has the
+		// job refused, not moved out of the workspace.
+		real, err := linkedOut(o.Workspace, in.Workspace, spec.Workspace)
+		if err != nil {
 			return nil, err
 		}
+		spec.Workspace = real
 	} else if o.Confine {
 		spec.Workspace = in.Workspace // placed by the scheduler's face
 	}
@@ -259,17 +264,18 @@ func ConfinedPath(ws string) error {
 }
 
 // linkedOut checks that ws, inside root as named (asked), is not reached through a symbolic
-// link out of root.
-func linkedOut(root, asked, ws string) error {
+// link out of root, and returns ws resolved: the path it checked.
+func linkedOut(root, asked, ws string) (string, error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
+		return "", fmt.Errorf("workspace: %w", err)
 	}
-	rel, err := filepath.Rel(realRoot, resolve(ws))
+	real := resolve(ws)
+	rel, err := filepath.Rel(realRoot, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("workspace %q: a link out of the workspace jobs run inside", asked)
+		return "", fmt.Errorf("workspace %q: a link out of the workspace jobs run inside", asked)
 	}
-	return nil
+	return real, nil
 }
 
 // resolve is p with the symbolic links of its longest existing prefix resolved.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/labmate/labmate/kernel"
@@ -220,9 +221,12 @@ func (k *Kernel) internal(ctx context.Context, code string) (report []reportLine
 	return report, failed, nil
 }
 
-// checksum returns the length and CRC-32C of the regular file at path in root.
+// checksum returns the length and CRC-32C of the regular file at path in root. The file is
+// the sandboxed code's to make: it is opened without blocking (a FIFO with no writer, or a
+// symbolic link to one, would hold open(2) for ever, past any context) and refused unless it
+// is a regular file.
 func checksum(root *os.Root, path string) (int64, uint32, error) {
-	f, err := root.Open(path)
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return 0, 0, err
 	}

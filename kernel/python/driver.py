@@ -37,7 +37,15 @@ def _esc(s):
     return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
-_side_lock = threading.Lock()
+_side_lock = threading.Lock()  # the cell and the loop looks (below) write records whole
+
+
+def _fresh_lock():
+    global _side_lock
+    _side_lock = threading.Lock()  # a child forked while the looks held it would never get it
+
+
+os.register_at_fork(after_in_child=_fresh_lock)
 
 
 def log(name, value, t=None):
@@ -227,7 +235,8 @@ def _mark(tag, status, line, msg):
             stream.flush()
         except Exception:
             pass
-    _side.write("E\t%s\t%s\t%d\t%s\n" % (tag, status, line, _esc(msg)))
+    with _side_lock:
+        _side.write("E\t%s\t%s\t%d\t%s\n" % (tag, status, line, _esc(msg)))
 
 
 def _warm_up():
@@ -260,7 +269,7 @@ def _error_line(exc, path):
 # attributes, subscripts, arithmetic, abs/min/max/norm...): nothing the cell's code calls.
 # Comparisons of two integers (a counter and its cap) and of wall-clock times (a guard) are
 # left out. Record: "L\t<loop line>\t<comparison line>:<distance> ...".
-_LOOK_EVERY = 0.25
+_LOOK_EVERY = 0.5  # labmate samples resources every 0.5 s and sends the latest look with each
 _PURE_CALLS = {"abs", "min", "max", "float", "len", "fabs", "norm", "sqrt", "hypot", "amax", "amin", "real", "imag", "absolute"}
 _CLOCK_WORDS = {"time", "elapsed", "deadline", "timeout", "clock", "wall", "walltime", "tic", "toc", "now", "timer"}
 

@@ -18,7 +18,7 @@ import (
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/agent/learn"
 	"github.com/labmate/labmate/eval"
-	"github.com/labmate/labmate/internal/progress"
+	"github.com/labmate/labmate/internal/tty"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
 )
@@ -125,7 +125,7 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 		defer ms.Close()
 		o.Memory = learn.New(ms, &learn.Options{Model: model.Name()})
 	}
-	if progress.IsTerminal(stderr) {
+	if tty.IsTerminal(stderr) {
 		o.Progress = stderr
 		o.OnTrial = func(t *eval.Trial) { // above the bar, which redraws on the next trial
 			if t.Error != "" {

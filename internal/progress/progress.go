@@ -6,12 +6,11 @@ package progress
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/labmate/labmate/internal/tty"
 )
 
 // Bar draws a one-line progress bar.
@@ -30,10 +29,10 @@ type Bar struct {
 // OnTerminal draws a bar of total steps on w (stderr) when w is a terminal; on a file or a
 // pipe, where a bar redrawn in place is noise, it draws nothing.
 func OnTerminal(w io.Writer, label string, total int) *Bar {
-	if !IsTerminal(w) {
+	if !tty.IsTerminal(w) {
 		w = io.Discard
 	}
-	return Resume(w, label, 0, total, -1)
+	return Resume(tty.Raw(w), label, 0, total, -1)
 }
 
 // Resume draws a bar of total steps of which done were done before it started (a job that
@@ -91,25 +90,14 @@ func Count(n int64) string {
 	return fmt.Sprint(n)
 }
 
-// IsTerminal reports whether w is a terminal, where a bar redrawn in place reads well (a
-// file or a pipe gets none).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
 // Working shows, on a terminal, that a step of unknown length is under way: "label… 7s",
 // redrawn every second until done is called, which ends the line. On a file or a pipe it
 // draws nothing. interval is how often it redraws (0: a second).
 func Working(w io.Writer, label string, interval time.Duration) (done func()) {
-	if !IsTerminal(w) {
+	if !tty.IsTerminal(w) {
 		return func() {}
 	}
-	return working(w, label, interval)
+	return working(tty.Raw(w), label, interval)
 }
 
 func working(w io.Writer, label string, interval time.Duration) (done func()) {
@@ -155,7 +143,7 @@ type Status struct {
 
 // NewStatus starts a status line on w showing label (interval as for Working).
 func NewStatus(w io.Writer, label string, interval time.Duration) *Status {
-	s := &Status{w: w, tty: IsTerminal(w), label: label, start: time.Now()}
+	s := &Status{w: tty.Raw(w), tty: tty.IsTerminal(w), label: label, start: time.Now()}
 	if !s.tty {
 		return s
 	}

@@ -2,7 +2,6 @@ package progress
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -32,23 +31,6 @@ func TestCount(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 950: "950", 9999: "9999", 12_345: "12.3k", 4_560_000: "4.56M"} {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-func TestIsTerminal(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if IsTerminal(f) || IsTerminal(&bytes.Buffer{}) {
-		t.Error("a file or a buffer is taken for a terminal")
-	}
-	if tty, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0); err == nil {
-		defer tty.Close()
-		if !IsTerminal(tty) {
-			t.Error("a pseudo-terminal is not taken for one")
 		}
 	}
 }

@@ -16,13 +16,53 @@ import (
 	"github.com/labmate/labmate/sandbox"
 )
 
+// cellAccount makes ws the sandbox account's, as a session's workspace is once a cell has run
+// in it, and gives it the paths a cell made there; it returns the credential a cell's process
+// runs with. Without root (no account of the sandbox's own) it changes nothing: the cell runs
+// as labmate's user.
+func cellAccount(t *testing.T, ws string, made ...string) *syscall.Credential {
+	t.Helper()
+	uid, gid, ok := sandbox.HostIdentity()
+	if !ok || os.Geteuid() != 0 {
+		return nil
+	}
+	if err := os.Chmod(filepath.Dir(ws), 0o755); err != nil { // the test's own temporary directory: let the account reach ws
+		t.Fatal(err)
+	}
+	for _, p := range append([]string{ws}, made...) {
+		if err := os.Lchown(p, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+}
+
+// swapper starts a process of the cell's that exchanges a and b without pause.
+func swapper(t *testing.T, cred *syscall.Credential, a, b string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/usr/bin/python3", "-c", `import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+while True:
+    if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:  # RENAME_EXCHANGE
+        sys.exit("renameat2: errno %d" % ctypes.get_errno())
+`, a, b)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
 // TestAttackConfineSwap: a cell leaves a process in its session's workspace that keeps
 // exchanging a directory, sub, with a symbolic link to a host directory (here outside, a
 // root-owned directory standing for /etc), and the model submits jobs in "sub". The confined
 // submit_job checked where sub led, then the scheduler resolved the path again when it pinned
 // the workspace: a job that won the race was pinned to the host directory, which labmate, as
 // root, gave to the sandbox's account (chown -R) and ran the job in, writable — root on the
-// host in a few tool calls. The path checked must be the path pinned, with no link followed.
+// host in a few tool calls. The path checked must be the path pinned, with no link followed;
+// the cell's process runs as the sandbox's account, in a workspace that is the account's.
 func TestAttackConfineSwap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap is not installed:", err)
@@ -49,18 +89,7 @@ func TestAttackConfineSwap(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	swapper := exec.Command("python3", "-c", `import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-while True:
-    if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:  # RENAME_EXCHANGE
-        sys.exit("renameat2: errno %d" % ctypes.get_errno())
-`, sub, link)
-	swapper.Stderr = os.Stderr
-	if err := swapper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer swapper.Wait()
-	defer swapper.Process.Kill()
+	swap := swapper(t, cellAccount(t, ws, sub, link), sub, link)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if fi, err := os.Lstat(sub); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			break // the swapper is at work
@@ -88,7 +117,7 @@ while True:
 			ids = append(ids, job.ID(out.ID))
 		}
 	}
-	swapper.Process.Kill()
+	swap.Process.Kill()
 	for _, id := range ids {
 		for st, err := range s.Watch(ctx, id) {
 			if err != nil || st.State.Terminal() {
@@ -165,18 +194,7 @@ func TestAttackIntermediateSwap(t *testing.T) {
 		ids = append(ids, job.ID(out.ID))
 	}
 	// The jobs are queued: now the cell's process swaps a.
-	swapper := exec.Command("python3", "-c", `import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-while True:
-    if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:  # RENAME_EXCHANGE
-        sys.exit("renameat2: errno %d" % ctypes.get_errno())
-`, a, link)
-	swapper.Stderr = os.Stderr
-	if err := swapper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer swapper.Wait()
-	defer swapper.Process.Kill()
+	swap := swapper(t, cellAccount(t, ws, a, filepath.Join(a, "etc"), link), a, link)
 	for _, id := range ids {
 		for st, err := range s.Watch(ctx, id) {
 			if err != nil || st.State.Terminal() {
@@ -184,7 +202,7 @@ while True:
 			}
 		}
 	}
-	swapper.Process.Kill()
+	swap.Process.Kill()
 	var fi syscall.Stat_t
 	if err := syscall.Stat(hostEtc, &fi); err != nil {
 		t.Fatal(err)

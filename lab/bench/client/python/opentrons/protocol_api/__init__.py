@@ -768,6 +768,8 @@ class InstrumentContext:
                   % (_caller_line(), name, ", ".join(k + "=" for k in sorted(unknown))), file=sys.stderr)
         new_tip = kw.get("new_tip", "once")
         src, dst = _flat(source, name), _flat(dest, name)
+        if self.channels > 1:
+            src, dst = self._first_rows(src, "source"), self._first_rows(dst, "target")
         args = {"source": [w._ref for w in src], "dest": [w._ref for w in dst], "new_tip": str(new_tip).lower()}
         n = max(len(src), len(dst))
         if isinstance(volume, tuple) and len(volume) == 2 and n > 1 and name != "consolidate":
@@ -803,6 +805,22 @@ class InstrumentContext:
         if dst:
             self._where = dst[-1]
         return self
+
+    def _first_rows(self, wells, what):
+        """The wells a multi-channel pipette's first channel addresses, as the Opentrons API
+        plans its transfers: those in the first row of their labware (the first two of a
+        384-well plate from API level 2.2), the other channels reaching the rest of each
+        column. From 2.2 on, none left is the API's error."""
+        level = self._ctx._level
+        kept = []
+        for w in wells:
+            rows = w.parent._rows
+            n = 2 if level >= APIVersion(2, 2) and w.parent.parameters.get("format") == "384Standard" else 1
+            if any(w.well_name == r.well_name for row in rows[:n] for r in row):
+                kept.append(w)
+        if not kept and level >= APIVersion(2, 2):
+            raise RuntimeError("line %d: Invalid %s for multichannel transfer: %s" % (_caller_line(), what, wells))
+        return kept
 
     def transfer(self, volume, source, dest, **kw):
         return self._plan("transfer", volume, source, dest, kw)

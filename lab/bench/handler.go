@@ -358,7 +358,8 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 	if lw.tips != nil {
 		return fail(ErrBadArgs, "%s is a tip rack", lw.describe())
 	}
-	if err := volume(a.Volume, false); err != nil {
+	// The Opentrons API loads 0 µL as well (a well declared empty); the bench alone wants liquid.
+	if err := volume(a.Volume, d.lenient()); err != nil {
 		return err
 	}
 	for s, c := range a.Concentrations {

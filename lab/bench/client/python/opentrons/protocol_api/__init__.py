@@ -270,6 +270,11 @@ class Well:
         half = Point((self.diameter or self.length or 0) / 2, (self.diameter or self.width or 0) / 2, self.depth / 2)
         return self.center().point + Point(x * half.x, y * half.y, z * half.z)
 
+    def _from_center_cartesian(self, x, y, z):
+        # The Opentrons API keeps the private name for protocols written before 2.8 (the
+        # Labware Creator's test protocol calls it).
+        return self.from_center_cartesian(x, y, z)
+
     def load_liquid(self, liquid, volume):
         if not isinstance(liquid, Liquid):
             raise TypeError("load_liquid: %r is not a Liquid from protocol.define_liquid" % (liquid,))
@@ -975,6 +980,8 @@ class ProtocolContext:
         self._labware, self._modules, self._instruments = {}, {}, {}
         self._wells_by_ref = {}
         self._labels = set()
+        self._liquids = 0
+        self._params = Parameters()
         self._synced = False
         self._level = APIVersion.from_string(api_level)
         self._minor = self._level.minor
@@ -1095,8 +1102,10 @@ class ProtocolContext:
         return lw
 
     def load_labware(self, load_name, location, label=None, namespace=None, version=None, adapter=None):
+        if isinstance(location, _Adapter):
+            return location.load_labware(load_name, label, namespace, version)
         if adapter is not None:
-            _unsupported("load_labware(adapter=%r)" % (adapter,))
+            return self.load_adapter(adapter, location, namespace).load_labware(load_name, label, namespace, version)
         slot = str(location)
         args = {"load_name": str(load_name).lower(), "slot": slot}
         if version is not None:
@@ -1119,10 +1128,38 @@ class ProtocolContext:
         self._instruments[mount] = pip = InstrumentContext(self, name, mount, racks)
         return pip
 
+    def _add_parameters(self, add_parameters):
+        """Run the protocol's add_parameters, as the Opentrons API does before run: params
+        holds each parameter's value (its default, or as --param gives it)."""
+        given = self._bench.do("params", {})["event"].get("params") or {}
+        pc = ParameterContext(self._level, given)
+        add_parameters(pc)
+        self._params = Parameters(pc._values)
+
+    @property
+    def params(self):
+        if self._level < APIVersion(2, 18):
+            raise APIVersionError("line %d: params requires API level 2.18 (the protocol declares %s)"
+                                  % (_caller_line(), self._level))
+        return self._params
+
+    def load_adapter(self, load_name, location, namespace=None, version=None):
+        """An adapter in a slot or on a module (API level 2.15): what load_labware puts the
+        labware on. The twin does not model its height; the labware takes the slot."""
+        if self._level < APIVersion(2, 15):
+            raise APIVersionError("line %d: load_adapter requires API level 2.15 (the protocol declares %s)"
+                                  % (_caller_line(), self._level))
+        if str(load_name) not in _ADAPTERS:
+            raise KeyError("line %d: load_adapter: %r is not an OT-2 adapter (%s)"
+                           % (_caller_line(), load_name, ", ".join(sorted(_ADAPTERS))))
+        return _Adapter(self, str(load_name), location)
+
     def define_liquid(self, name, description=None, display_color=None, concentrations=None):
         """A liquid: by default its name is one species at 1 mol/L; concentrations (species →
         mol/L, {} for a pure solvent) say what it is made of."""
-        return Liquid(name, description, display_color, {name: 1.0} if concentrations is None else dict(concentrations))
+        self._liquids += 1
+        species = str(name) if name else "liquid %d" % self._liquids  # the API takes a name of ""
+        return Liquid(name, description, display_color, {species: 1.0} if concentrations is None else dict(concentrations))
 
     def comment(self, msg):
         print(msg)
@@ -1152,6 +1189,138 @@ class ProtocolContext:
         _refuse("ProtocolContext", name)
 
 
+class APIVersionError(Exception):
+    """A call the protocol's declared API level does not have yet (as Opentrons raises)."""
+
+
+class Parameters:
+    """The runtime parameters' values (protocol.params), by variable name."""
+
+    def __init__(self, values=None):
+        object.__setattr__(self, "_values", dict(values or {}))
+        for k, v in self._values.items():
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, key, value):
+        if key in self._values:
+            raise AttributeError("Cannot overwrite protocol defined parameter %s" % key)
+        object.__setattr__(self, key, value)
+
+    def get_all(self):
+        return dict(self._values)
+
+
+class _CSVParameter:
+    """A CSV runtime parameter's file (add_csv_file), its text from --param NAME=TEXT."""
+
+    def __init__(self, contents):
+        self.contents = contents
+
+    @property
+    def file(self):
+        import io
+        return io.StringIO(self.contents)
+
+    def parse_as_csv(self, detect_dialect=True):
+        import csv
+        import io
+        return [row for row in csv.reader(io.StringIO(self.contents))]
+
+
+class ParameterContext:
+    """What add_parameters(parameters) declares the protocol's runtime parameters with: each
+    takes its default, or the value --param VARIABLE_NAME=VALUE (or a fields.json) gives."""
+
+    def __init__(self, api_version, given=None):
+        self._api_version, self._given, self._values = api_version, dict(given or {}), {}
+
+    def _add(self, kind, variable_name, default, minimum=None, maximum=None, choices=None):
+        name = str(variable_name)
+        if not name.isidentifier() or name in self._values:
+            raise ValueError("line %d: %r is not a new Python identifier for a parameter" % (_caller_line(), name))
+        value = self._given.get(name, default)
+        try:
+            value = kind(value) if kind is not bool or isinstance(value, bool) else str(value).lower() in ("true", "1", "on", "yes")
+        except (TypeError, ValueError):
+            raise ValueError("line %d: parameter %s: %r is not a %s" % (_caller_line(), name, value, kind.__name__))
+        if choices:
+            allowed = [c["value"] if isinstance(c, dict) else c for c in choices]
+            if value not in allowed:
+                raise ValueError("line %d: parameter %s: %r is not one of its choices %r" % (_caller_line(), name, value, allowed))
+        if minimum is not None and value < minimum or maximum is not None and value > maximum:
+            raise ValueError("line %d: parameter %s: %r is outside %s..%s" % (_caller_line(), name, value, minimum, maximum))
+        self._values[name] = value
+
+    def add_int(self, display_name, variable_name, default, minimum=None, maximum=None, choices=None,
+                description=None, unit=None):
+        self._add(int, variable_name, default, minimum, maximum, choices)
+
+    def add_float(self, display_name, variable_name, default, minimum=None, maximum=None, choices=None,
+                  description=None, unit=None):
+        self._add(float, variable_name, default, minimum, maximum, choices)
+
+    def add_bool(self, display_name, variable_name, default, description=None):
+        self._add(bool, variable_name, default)
+
+    def add_str(self, display_name, variable_name, default, choices=None, description=None):
+        self._add(str, variable_name, default, choices=choices)
+
+    def add_csv_file(self, display_name, variable_name, description=None):
+        if self._api_version < APIVersion(2, 20):
+            raise APIVersionError("line %d: add_csv_file requires API level 2.20" % _caller_line())
+        name = str(variable_name)
+        text = self._given.get(name)
+        self._values[name] = None if text is None else _CSVParameter(str(text))
+
+
+# Opentrons' OT-2 adapter definitions (shared-data labware, Apache-2.0): load_adapter's names.
+_ADAPTERS = frozenset((
+    "opentrons_96_deep_well_adapter", "opentrons_96_deep_well_temp_mod_adapter", "opentrons_96_flat_bottom_adapter",
+    "opentrons_96_pcr_adapter", "opentrons_96_well_aluminum_block", "opentrons_aluminum_flat_bottom_plate",
+    "opentrons_universal_flat_adapter"))
+
+
+class _Adapter:
+    """An adapter (load_adapter): a slot's or module's place for one labware."""
+
+    def __init__(self, ctx, load_name, location):
+        self._ctx, self.load_name, self._location = ctx, load_name, location
+        self.child = None
+
+    @property
+    def name(self):
+        return self.load_name
+
+    @property
+    def parent(self):
+        return self._location
+
+    @property
+    def api_version(self):
+        return self._ctx.api_version
+
+    def load_labware(self, name, label=None, namespace=None, version=None):
+        if self.child is not None:
+            raise RuntimeError("line %d: %s already holds %s" % (_caller_line(), self.load_name, self.child))
+        where = self._location
+        if isinstance(where, _Module):
+            self.child = where.load_labware(name, label, namespace, version)
+        else:
+            self.child = self._ctx.load_labware(name, where, label, namespace, version)
+        return self.child
+
+    def load_labware_from_definition(self, definition, label=None):
+        where = self._location._slot if isinstance(self._location, _Module) else self._location
+        self.child = self._ctx.load_labware_from_definition(definition, where, label)
+        return self.child
+
+    def __repr__(self):
+        return "%s on %s" % (self.load_name, self._location)
+
+    def __getattr__(self, name):
+        _refuse("Labware (adapter)", name)
+
+
 class _Module:
     def __init__(self, ctx, slot, model):
         self._ctx, self._slot, self._model = ctx, int(slot), model
@@ -1178,8 +1347,11 @@ class _Module:
 
     def load_labware(self, name, label=None, namespace=None, version=None, adapter=None):
         if adapter is not None:
-            _unsupported("load_labware(adapter=%r)" % (adapter,))
+            return self.load_adapter(adapter, namespace).load_labware(name, label, namespace, version)
         return self._ctx.load_labware(name, self._slot, label, namespace, version)
+
+    def load_adapter(self, name, namespace=None, version=None):
+        return self._ctx.load_adapter(name, self._slot, namespace, version)
 
     def load_labware_from_definition(self, definition, label=None):
         return self._ctx.load_labware_from_definition(definition, self._slot, label)

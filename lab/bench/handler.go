@@ -463,9 +463,17 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 		if i < 0 {
 			continue
 		}
-		if have := r.lw.wells[i].Volume; need > have+volTol && !d.assumeLoaded(ev, r.lw, i, need) && !d.overAspirate(ev, r.lw, i, need) {
-			return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
+		have := r.lw.wells[i].Volume
+		if need <= have+volTol || d.assumeLoaded(ev, r.lw, i, need) || d.overAspirate(ev, r.lw, i, need) {
+			continue
 		}
+		if d.lenient() {
+			// The Opentrons API does not track what a well holds: the robot aspirates, and
+			// the tip takes air for what the well lacks.
+			d.warnOnce(ev, "short "+r.lw.wellName(i), fmt.Sprintf("%s holds %s µL, less than the %s µL aspirated%s: the tip takes air for the rest", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v)))
+			continue
+		}
+		return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
 	}
 	var moved float64
 	for k, t := range p.tips {

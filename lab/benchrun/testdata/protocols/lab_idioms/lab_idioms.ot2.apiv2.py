@@ -2,11 +2,12 @@
 requirements dict without one, run-log imports of robot software before 7.3, a
 simulate.get_protocol_api context made beside the run's, runtime parameters (fields.json gives
 num_samples 3 over the default 2), an adapter on a module, a liquid without a name, 0 µL
-loaded, and the Labware Creator test protocol's _from_center_cartesian."""
+loaded, a Flex slot name (D2) and the Labware Creator test protocol's _from_center_cartesian."""
 from opentrons import protocol_api, simulate
 from opentrons.commands.commands import dispense, drop_tip  # noqa: F401
 from opentrons.commands.types import MoveToCommand  # noqa: F401
 from opentrons.protocols.types import APIVersion
+from opentrons.protocols.geometry.module_geometry import models_compatible  # noqa: F401
 from opentrons.types import Location
 
 metadata = {"protocolName": "Lab idioms", "apiLevel": "2.18"}
@@ -29,7 +30,7 @@ def run(ctx: protocol_api.ProtocolContext):
     hs = ctx.load_module("heaterShakerModuleV1", 1)
     adapter = hs.load_adapter("opentrons_96_flat_bottom_adapter")
     plate = adapter.load_labware("corning_96_wellplate_360ul_flat", "plate")
-    res = ctx.load_labware("nest_12_reservoir_15ml", 2, "res")
+    res = ctx.load_labware("nest_12_reservoir_15ml", "D2", "res")  # the Flex name of slot 2 (2.15)
     tips = ctx.load_labware("opentrons_96_tiprack_300ul", 3, "tips")
     p = ctx.load_instrument("p300_single_gen2", "left", tip_racks=[tips])
     buffer = ctx.define_liquid("", "unnamed, as the App lets one", "#0000ff")

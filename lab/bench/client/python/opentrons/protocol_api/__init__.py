@@ -921,6 +921,21 @@ class _MaxSpeeds(dict):
     """protocol.max_speeds: axis → mm/s; the twin's clock does not use them."""
 
 
+# The Flex's coordinate names of the OT-2's slots, which API level 2.15 accepts on an OT-2.
+_COORDINATES = {"D1": 1, "D2": 2, "D3": 3, "C1": 4, "C2": 5, "C3": 6, "B1": 7, "B2": 8, "B3": 9,
+                "A1": 10, "A2": 11, "A3": 12}
+
+
+def _slot(ctx, location):
+    """A deck location as the OT-2's slot ("5" for 5, "5", and from API level 2.15 "C2")."""
+    if isinstance(location, str) and location.strip().upper() in _COORDINATES:
+        if ctx._level < APIVersion(2, 15):
+            raise APIVersionError("line %d: deck slot %r: coordinate slot names require API level 2.15 (the protocol declares %s)"
+                                  % (_caller_line(), location, ctx._level))
+        return str(_COORDINATES[location.strip().upper()])
+    return str(location)
+
+
 class _Deck(dict):
     """protocol.deck: what is in each slot, by number (and by its string)."""
 
@@ -929,7 +944,7 @@ class _Deck(dict):
         self._ctx = ctx
 
     def __getitem__(self, slot):
-        n = int(str(slot))
+        n = int(_slot(self._ctx, slot))
         if n == 12:
             return self._ctx.fixed_trash
         return self._ctx._labware.get(n, self._ctx._modules.get(n))
@@ -938,18 +953,18 @@ class _Deck(dict):
         return self[slot] is not None
 
     def __delitem__(self, slot):
-        n = int(str(slot))
+        n = int(_slot(self._ctx, slot))
         if n not in self._ctx._labware:
             return  # deleting an empty slot does nothing, as on the robot
         self._ctx._bench.do("unload_labware", {"slot": str(n)})
         del self._ctx._labware[n]
 
     def position_for(self, slot):
-        x, y = _SLOTS[int(str(slot))]
+        x, y = _SLOTS[int(_slot(self._ctx, slot))]
         return Location(Point(x, y, 0), str(slot))
 
     def get_slot_center(self, slot):
-        x, y = _SLOTS[int(str(slot))]
+        x, y = _SLOTS[int(_slot(self._ctx, slot))]
         return Point(x + 63.88, y + 42.74, 0)
 
     @property
@@ -1081,7 +1096,7 @@ class ProtocolContext:
             if not model.startswith("thermocycler"):
                 raise TypeError("line %d: load_module(%r): a location (slot) is required" % (_caller_line(), module_name))
             location = 7
-        slot = int(str(location))
+        slot = int(_slot(self, location))
         self._bench.do("load_module", {"module": model, "slot": str(slot)})
         self._modules[slot] = m = _MODULES[model](self, slot, model)
         return m
@@ -1106,14 +1121,14 @@ class ProtocolContext:
             return location.load_labware(load_name, label, namespace, version)
         if adapter is not None:
             return self.load_adapter(adapter, location, namespace).load_labware(load_name, label, namespace, version)
-        slot = str(location)
+        slot = _slot(self, location)
         args = {"load_name": str(load_name).lower(), "slot": slot}
         if version is not None:
             args["version"] = int(version)
         return self._load(args, slot, label)
 
     def load_labware_from_definition(self, labware_def, location, label=None):
-        slot = str(location)
+        slot = _slot(self, location)
         return self._load({"slot": slot, "definition": labware_def}, slot, label)
 
     def load_instrument(self, instrument_name, mount, tip_racks=None, replace=False):

@@ -26,7 +26,9 @@ func TestProtocolAcceptsWhatTheAPIDoes(t *testing.T) {
 			if !errors.Is(err, bench.ErrWellShort) {
 				t.Errorf("bench: aspirating 150 µL of 100: %v, want ErrWellShort", err)
 			}
-		} else if err != nil || !slices.ContainsFunc(ev.Warnings, func(w string) bool { return strings.Contains(w, "plate/C1 holds 100 µL, less than the 150 µL aspirated") }) {
+		} else if err != nil || !slices.ContainsFunc(ev.Warnings, func(w string) bool {
+			return strings.Contains(w, "plate/C1 holds 100 µL, less than the 150 µL aspirated")
+		}) {
 			t.Errorf("protocol: aspirating 150 µL of 100: %v, warnings %q", err, ev.Warnings)
 		}
 		// load_liquid of 0 µL: a well declared empty.

@@ -111,6 +111,8 @@ type Args struct {
 	Height     *float64        `json:"height,omitempty"`
 	Profile    []ProfileStep   `json:"profile,omitempty"`
 	Wait       bool            `json:"wait,omitempty"`
+	Nozzles    int             `json:"nozzles,omitempty"` // configure_nozzle_layout: the active nozzles (0: all)
+	Start      string          `json:"start,omitempty"`   // configure_nozzle_layout: the primary nozzle, A1 or H1
 	// transfer, distribute and consolidate's options, as Opentrons' keywords.
 	MixBefore  []float64 `json:"mix_before,omitempty"` // repetitions, volume
 	MixAfter   []float64 `json:"mix_after,omitempty"`

@@ -33,7 +33,8 @@ from opentrons.protocols.api_support.types import APIVersion
 
 __all__ = ["ProtocolContext", "InstrumentContext", "Labware", "Well", "Liquid", "TemperatureModuleContext",
            "MagneticModuleContext", "ThermocyclerContext", "HeaterShakerContext", "AbsorbanceReaderContext",
-           "Analysis", "CommandError", "OutOfTipsError", "UnsupportedError", "APIVersion", "MAX_SUPPORTED_VERSION"]
+           "Analysis", "CommandError", "OutOfTipsError", "UnsupportedError", "APIVersion", "MAX_SUPPORTED_VERSION",
+           "APIVersionError", "Parameters", "ParameterContext", "ALL", "SINGLE", "COLUMN", "ROW", "PARTIAL_COLUMN", "QUADRANT"]
 
 MAX_SUPPORTED_VERSION = APIVersion(2, 15)
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -537,6 +538,10 @@ def _mix_option(opt, name):
     return [float(opt[0]), float(opt[1])]
 
 
+# configure_nozzle_layout's styles (Opentrons' NozzleLayout), importable from protocol_api.
+ALL, SINGLE, COLUMN, ROW, PARTIAL_COLUMN, QUADRANT = "ALL", "SINGLE", "COLUMN", "ROW", "PARTIAL_COLUMN", "QUADRANT"
+
+
 class InstrumentContext:
     """A pipette on a mount."""
 
@@ -553,6 +558,7 @@ class InstrumentContext:
         self._where = None  # the well the pipette is at, for a command without a location
         self._volume = 0.0  # what the tips hold, µL per channel (air included)
         self._tip = None  # the rack well of the attached tip
+        self._nozzles, self._primary = 0, "A1"  # configure_nozzle_layout: active channels (0: all)
         self.default_speed = 400.0
         self.trash_container = ctx.fixed_trash
         self.return_height = 0.5
@@ -645,7 +651,7 @@ class InstrumentContext:
     def pick_up_tip(self, location=None, presses=None, increment=None, prep_after=None):
         args = {}
         if isinstance(location, Labware):
-            w = location.next_tip(self.channels)
+            w = self._cluster(location) if self._nozzles else location.next_tip(self.channels)
             if w is None:
                 raise OutOfTipsError("line %d: no tip left in %s" % (_caller_line(), location), _caller_line())
             args["well"] = w._ref
@@ -653,6 +659,63 @@ class InstrumentContext:
             args["well"] = _well(location, "pick_up_tip")._ref
         self._do("pick_up_tip", args)
         return self
+
+    @property
+    def active_channels(self):
+        return self._nozzles or self.channels
+
+    def configure_nozzle_layout(self, style, start=None, end=None, front_right=None, back_left=None, tip_racks=None):
+        """Which nozzles take tips (API level 2.16; SINGLE and PARTIAL_COLUMN from 2.20), as
+        the Opentrons API checks them; the tip racks become tip_racks (none if not given)."""
+        level, line = self._ctx._level, _caller_line()
+        if level < APIVersion(2, 16):
+            raise APIVersionError("line %d: configure_nozzle_layout requires API level 2.16 (the protocol declares %s)" % (line, level))
+        style = str(getattr(style, "value", style)).upper()
+        if style == QUADRANT:
+            raise UnsupportedError("line %d: Nozzle layout configuration of style QUADRANT is currently unsupported." % line)
+        if style not in (ALL, SINGLE, COLUMN, ROW, PARTIAL_COLUMN):
+            raise ValueError("line %d: %r is not a nozzle layout" % (line, style))
+        if level < APIVersion(2, 20) and style not in (COLUMN, ALL):
+            raise APIVersionError("line %d: Nozzle layout configuration of style %s requires API level 2.20" % (line, style))
+        if style in (COLUMN, ROW) and self.channels != 96:
+            raise ValueError("line %d: %s configuration is only supported on 96-Channel pipettes." % (line, style))
+        if style == PARTIAL_COLUMN and self.channels != 8:
+            raise ValueError("line %d: Partial column configuration is only supported on 8-Channel pipettes." % line)
+        n = 0
+        if style != ALL:
+            if start is None:
+                raise ValueError("line %d: Cannot configure a nozzle layout of style %s without a starting nozzle." % (line, style))
+            if start not in ("A1", "H1") or start == "H1" and self.channels == 1:
+                raise ValueError("line %d: starting nozzle %r is not a nozzle of %s (A1 or H1)" % (line, start, self.name))
+            n = 1
+        if style == PARTIAL_COLUMN:
+            rows = "ABCDEFGH"
+            if end is None:
+                raise ValueError("line %d: Partial column configurations require the 'end' parameter." % line)
+            if end[:1] not in rows or end[1:] != "1" or end[0] == start[0]:
+                raise ValueError("line %d: end nozzle %r: not in column 1, or in the start's row" % (line, end))
+            if start == "H1" and end[0] == "A" or start == "A1" and end[0] == "H":
+                raise ValueError("line %d: A partial column configuration with 'start'=%s cannot have its 'end' in row %s. "
+                                 "Use `ALL` configuration to utilize all nozzles." % (line, start, end[0]))
+            n = abs(rows.index(end[0]) - rows.index(start[0])) + 1
+        if n == self.channels:
+            n = 0
+        self._do("configure_nozzle_layout", {"nozzles": n, "start": start or "A1"})
+        self._nozzles, self._primary = n, start or "A1"
+        self.tip_racks = list(tip_racks or [])
+
+    def _cluster(self, rack):
+        """The rack well a partial nozzle layout's primary nozzle takes its next tips at, as the
+        Opentrons API searches: primary H1 from the top of each column down, A1 from the
+        bottom up; None if no column has them."""
+        n = self._nozzles
+        for col in rack._columns:
+            starts = range(n - 1, len(col)) if self._primary == "H1" else range(len(col) - n, -1, -1)
+            for r in starts:
+                run = col[r - n + 1:r + 1] if self._primary == "H1" else col[r:r + n]
+                if all(x._has_tip for x in run):
+                    return col[r]
+        return None
 
     def _picked(self, step):
         w = self._ctx._wells_by_ref.get(step["well"])
@@ -669,7 +732,7 @@ class InstrumentContext:
     def _mark(self, w, n, present):
         col = next((c for c in w.parent._columns if w in c), [w])
         r = col.index(w)
-        for x in col[r:r + n]:
+        for x in (col[max(r - n + 1, 0):r + 1] if self._nozzles and self._primary == "H1" else col[r:r + n]):
             x._has_tip = present
 
     def drop_tip(self, location=None, home_after=None):
@@ -773,8 +836,10 @@ class InstrumentContext:
                   % (_caller_line(), name, ", ".join(k + "=" for k in sorted(unknown))), file=sys.stderr)
         new_tip = kw.get("new_tip", "once")
         src, dst = _flat(source, name), _flat(dest, name)
-        if self.channels > 1:
+        if self.channels > 1 and not self._nozzles:  # a full nozzle layout's plan
             src, dst = self._first_rows(src, "source"), self._first_rows(dst, "target")
+            if not src or not dst:
+                return self  # below API level 2.2, no first-row well: the plan moves nothing
         args = {"source": [w._ref for w in src], "dest": [w._ref for w in dst], "new_tip": str(new_tip).lower()}
         n = max(len(src), len(dst))
         if isinstance(volume, tuple) and len(volume) == 2 and n > 1 and name != "consolidate":

@@ -1291,10 +1291,18 @@ class Parameters:
 
 
 class _CSVParameter:
-    """A CSV runtime parameter's file (add_csv_file), its text from --param NAME=TEXT."""
+    """A CSV runtime parameter's file (add_csv_file), its text from --param NAME=TEXT; without
+    one, reading it is the error the Opentrons API gives a run with no file chosen."""
 
-    def __init__(self, contents):
-        self.contents = contents
+    def __init__(self, name, contents):
+        self._name, self._contents = name, contents
+
+    @property
+    def contents(self):
+        if self._contents is None:
+            raise ValueError("line %d: CSV parameter %s needs to be set to a file for full analysis or run "
+                             "(give --param %s=TEXT)" % (_caller_line(), self._name, self._name))
+        return self._contents
 
     @property
     def file(self):
@@ -1350,7 +1358,7 @@ class ParameterContext:
             raise APIVersionError("line %d: add_csv_file requires API level 2.20" % _caller_line())
         name = str(variable_name)
         text = self._given.get(name)
-        self._values[name] = None if text is None else _CSVParameter(str(text))
+        self._values[name] = _CSVParameter(name, None if text is None else str(text))
 
 
 # Opentrons' OT-2 adapter definitions (shared-data labware, Apache-2.0): load_adapter's names.

@@ -302,7 +302,7 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	}
 	for k := range r.n {
 		y := at.Y + step*float64(k)
-		if (y < 0 || y > def.Dimensions.Y) && p.lenient && lw.tips == nil {
+		if (y < 0 || y > def.Dimensions.Y) && p.lenient {
 			r.wells[k] = -1 // off the labware: what it holds goes nowhere
 			r.off++
 			all = false
@@ -334,6 +334,12 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	r.shared = all
 	if lw.tips != nil {
 		for k := range r.n {
+			if r.wells[k] < 0 && p.lenient && k > 0 {
+				// Opentrons' tip tracking (use_tips) takes the tips under the channels that
+				// are over the rack: min(rows left, channels).
+				r.n, r.off, r.shared = k, 0, false
+				break
+			}
 			if r.wells[k] < 0 {
 				return r, fail(ErrChannels, "%s has %d channels: channel %d finds no tip at %s", p.model.name, r.n, k+1, lw.wellName(i))
 			}
@@ -465,6 +471,16 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 			}
 		}
 		d.keepTips(p)
+		if extra := len(p.tips) - r.n; extra > 0 {
+			d.keepTrash()
+			warn(ev, fmt.Sprintf("%d of the %d tips fall beyond %s: counted as in the trash", extra, len(p.tips), r.lw.describe()))
+			for k := r.n; k < len(p.tips); k++ {
+				d.keepTip(p.tips[k])
+				move(&p.tips[k].c, &d.trash, p.tips[k].c.Volume)
+				d.tipsOut++
+			}
+			p.tips = p.tips[:r.n]
+		}
 		for k, t := range p.tips {
 			i := r.wells[k]
 			d.keepRack(r.lw, i)

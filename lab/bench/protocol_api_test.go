@@ -38,3 +38,37 @@ func TestProtocolAcceptsWhatTheAPIDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiChannelTipsBeyondRack: an 8-channel pipette dropping its tips into a rack at row C
+// (drop_tip(location)) puts 6 back, as the robot does; the 2 beyond the rack are lost.
+func TestMultiChannelTipsBeyondRack(t *testing.T) {
+	d := bench.NewDeck()
+	if err := d.LoadLabware("opentrons_96_tiprack_300ul", "1", "tips"); err != nil {
+		t.Fatal(err)
+	}
+	do(t, d, "protocol", bench.Args{APILevel: "2.13"})
+	if err := d.LoadInstrument("p300_multi_gen2", "left", "tips"); err != nil {
+		t.Fatal(err)
+	}
+	do(t, d, "pick_up_tip", bench.Args{Mount: "left", Well: "tips/A3"})
+	do(t, d, "drop_tip", bench.Args{Mount: "left"})
+	do(t, d, "pick_up_tip", bench.Args{Mount: "left", Well: "tips/A2"})
+	ev := do(t, d, "return_tip", bench.Args{Mount: "left", Well: "tips/C3"})
+	if want := "2 of the 8 tips fall beyond tips (opentrons_96_tiprack_300ul): counted as in the trash"; !slices.Contains(ev.Warnings, want) {
+		t.Errorf("warnings %q, want %q", ev.Warnings, want)
+	}
+	var fresh []string
+	for _, lw := range d.Snapshot().Labware {
+		if lw.Name == "tips" {
+			fresh = lw.Fresh
+		}
+	}
+	if strings.Contains(strings.Join(fresh, " "), "3") {
+		t.Errorf("put-back tips count as fresh: %v", fresh)
+	}
+	// The pipette is free again: a full column of the rack is taken next.
+	ev = do(t, d, "pick_up_tip", bench.Args{Mount: "left"})
+	if s := ev.Steps[len(ev.Steps)-1]; s.Well != "tips/A1" || s.Channels != 8 {
+		t.Errorf("next pick-up %+v, want tips/A1 with 8 channels", s)
+	}
+}

@@ -2,7 +2,8 @@
 requirements dict without one, run-log imports of robot software before 7.3, a
 simulate.get_protocol_api context made beside the run's, runtime parameters (fields.json gives
 num_samples 3 over the default 2), an adapter on a module, a liquid without a name, 0 µL
-loaded, a Flex slot name (D2) and the Labware Creator test protocol's _from_center_cartesian."""
+loaded, a Flex slot name (D2), the hardware pipette's config and the Labware Creator test
+protocol's _from_center_cartesian."""
 from opentrons import protocol_api, simulate
 from opentrons.commands.commands import dispense, drop_tip  # noqa: F401
 from opentrons.commands.types import MoveToCommand  # noqa: F401
@@ -33,6 +34,8 @@ def run(ctx: protocol_api.ProtocolContext):
     res = ctx.load_labware("nest_12_reservoir_15ml", "D2", "res")  # the Flex name of slot 2 (2.15)
     tips = ctx.load_labware("opentrons_96_tiprack_300ul", 3, "tips")
     p = ctx.load_instrument("p300_single_gen2", "left", tip_racks=[tips])
+    hw = ctx._hw_manager.hardware._attached_instruments[p._implementation.get_mount()]
+    assert hw.config.pick_up_current == 0.125  # the GEN2 P300's default, as labs read it before changing it
     buffer = ctx.define_liquid("", "unnamed, as the App lets one", "#0000ff")
     res["A1"].load_liquid(buffer, 10000)
     res["A2"].load_liquid(buffer, 0)

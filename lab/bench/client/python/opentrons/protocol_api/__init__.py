@@ -908,13 +908,52 @@ class InstrumentContext:
         _refuse("InstrumentContext", name)
 
 
+# The hardware's pipette configuration (Opentrons shared-data pipetteModelSpecs, Apache-2.0;
+# GEN1 v1.5, GEN2 v2.1): pick_up_current, pick_up_distance, pick_up_increment,
+# pick_up_presses, pick_up_speed, plunger_current, drop_tip_current, drop_tip_speed.
+_HW_CONFIG_FIELDS = ("pick_up_current", "pick_up_distance", "pick_up_increment", "pick_up_presses", "pick_up_speed",
+                     "plunger_current", "drop_tip_current", "drop_tip_speed")
+_HW_CONFIGS = {
+    "p10_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p10_multi": (0.55, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p50_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p50_multi": (0.8, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p300_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p300_multi": (0.9, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p1000_single": (0.15, 15, 1.0, 3, 30, 0.5, 0.7, 5),
+    "p20_single_gen2": (0.1, 14, 0.0, 1, 10, 1.0, 1.0, 15), "p20_multi_gen2": (0.6, 11, 0.0, 1, 10, 1.0, 1.25, 15),
+    "p300_single_gen2": (0.125, 17, 0.0, 1, 10, 1.0, 1.25, 7), "p300_multi_gen2": (0.8, 11, 0.0, 1, 10, 1.0, 1.25, 7.5),
+    "p1000_single_gen2": (0.17, 17, 0.0, 1, 10, 1.0, 1.25, 7),
+}
+
+
+class _HWConfig:
+    """A hardware pipette's config: its defaults, and what update_config_item set."""
+
+    def __init__(self, name, values):
+        self.name = name
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    def __getattr__(self, name):
+        _refuse("hardware pipette config", name)
+
+
 class _HWPipette:
     """A pipette of the hardware controller, as protocols reach it for its config."""
 
     def __init__(self, ctx, mount):
         self._ctx, self._mount = ctx, mount
 
+    @property
+    def config(self):
+        pip = self._ctx._instruments.get(self._mount)
+        name = getattr(pip, "name", "")
+        values = dict(zip(_HW_CONFIG_FIELDS, _HW_CONFIGS.get(name, ())))
+        values.update(self._ctx._hw_config.get(self._mount, {}))
+        values.update(max_volume=getattr(pip, "max_volume", None), min_volume=getattr(pip, "min_volume", None),
+                      channels=getattr(pip, "channels", None))
+        return _HWConfig(name, values)
+
     def update_config_item(self, key, value):
+        self._ctx._hw_config.setdefault(self._mount, {})[key] = value
         self._ctx._note("hardware: %s pipette %s = %r (no effect on the twin's liquid)" % (self._mount, key, value))
 
     def __getattr__(self, name):
@@ -1061,6 +1100,7 @@ class ProtocolContext:
         self._wells_by_ref = {}
         self._labels = set()
         self._liquids = 0
+        self._hw_config = {}  # mount → what update_config_item set
         self._params = Parameters()
         self._synced = False
         self._level = APIVersion.from_string(api_level)

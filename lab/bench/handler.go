@@ -535,10 +535,15 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 			return err
 		}
 	}
-	if !all {
+	// Below API level 2.14 the OT-2's hardware control dispenses at most what the tip holds:
+	// a volume over the pipette's maximum is clamped (warned about below), not refused.
+	clamped := d.lenient() && d.prun.minor < 14 && a.Volume > p.model.max
+	if !all && !clamped {
 		if err := d.inRange(ev, p, a.Volume); err != nil {
 			return err
 		}
+	}
+	if !all {
 		for _, t := range p.tips {
 			if a.Volume > t.c.Volume+t.air+volTol && d.lenient() {
 				warn(ev, fmt.Sprintf("dispensing %s µL from a tip (%s) holding %s µL: it dispenses what it holds", µl(a.Volume), t.origin(), µl(t.c.Volume+t.air)))

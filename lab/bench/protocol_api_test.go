@@ -72,3 +72,23 @@ func TestMultiChannelTipsBeyondRack(t *testing.T) {
 		t.Errorf("next pick-up %+v, want tips/A1 with 8 channels", s)
 	}
 }
+
+// TestDispenseOverMaximum: below API level 2.14 the OT-2 dispenses what the tip holds when a
+// protocol asks for more than the pipette's maximum; from 2.14 the API refuses it.
+func TestDispenseOverMaximum(t *testing.T) {
+	for _, level := range []string{"2.13", "2.14"} {
+		d := testDeck(t)
+		do(t, d, "protocol", bench.Args{APILevel: level})
+		do(t, d, "pick_up_tip", bench.Args{Mount: "left"})
+		do(t, d, "aspirate", bench.Args{Mount: "left", Volume: 100, Well: "res/A1"})
+		_, err := d.Do(bench.Command{Name: "dispense", Args: bench.Args{Mount: "left", Volume: 1000, Well: "plate/B1"}})
+		if level == "2.13" {
+			c, _ := d.Well("plate/B1")
+			if err != nil || c.Volume != 100 {
+				t.Errorf("%s: dispense 1000 µL holding 100: %v, plate/B1 holds %v µL", level, err, c.Volume)
+			}
+		} else if !errors.Is(err, bench.ErrPipetteRange) {
+			t.Errorf("%s: dispense 1000 µL: %v, want ErrPipetteRange", level, err)
+		}
+	}
+}

@@ -22,7 +22,8 @@ import (
 //	note             text, seconds: a command with no liquid (comment, pause, home, move_to,
 //	                 touch_tip, set_rail_lights, …), logged and timed
 //	air_gap          mount, volume: air into the tip; a dispense expels it first
-//	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again
+//	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again;
+//	                 label: every well of that rack (Labware.reset)
 //	configure_nozzle_layout mount, nozzles, start: the active channels (0: all) and the primary nozzle (A1, H1)
 //	starting_tip     mount, well: where the pipette's next tip is looked for from
 //	set_tip_racks    mount, tip_racks: the pipette's tip racks from now on
@@ -126,6 +127,20 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 	case "air_gap":
 		return true, d.airGap(ev, a)
 	case "reset_tipracks":
+		if a.Label != "" { // one rack: Labware.reset()
+			lw, err := d.labware(a.Label)
+			if err != nil {
+				return true, err
+			}
+			if lw.tips == nil {
+				return true, fail(ErrBadArgs, "%s is not a tip rack", lw.describe())
+			}
+			for i := range lw.tips {
+				d.keepRack(lw, i)
+				lw.tips[i] = &tip{rack: lw, well: i, volume: lw.def.lw.Wells[lw.def.names[i]].TotalLiquidVolume}
+			}
+			return true, nil
+		}
 		p, err := d.pipette(a.Mount)
 		if err != nil {
 			return true, err

@@ -92,3 +92,20 @@ func TestDispenseOverMaximum(t *testing.T) {
 		}
 	}
 }
+
+// TestResetOneRack: Labware.reset() on a tip rack (reset_tipracks with its label) makes its
+// every tip fresh again, so pick_up_tip takes its first one.
+func TestResetOneRack(t *testing.T) {
+	d := testDeck(t)
+	do(t, d, "protocol", bench.Args{APILevel: "2.12"})
+	do(t, d, "pick_up_tip", bench.Args{Mount: "left"})
+	do(t, d, "drop_tip", bench.Args{Mount: "left"})
+	do(t, d, "reset_tipracks", bench.Args{Label: "tips"})
+	ev := do(t, d, "pick_up_tip", bench.Args{Mount: "left"})
+	if s := ev.Steps[len(ev.Steps)-1]; s.Well != "tips/A1" {
+		t.Errorf("after the rack's reset the pipette takes %s, want tips/A1", s.Well)
+	}
+	if _, err := d.Do(bench.Command{Name: "reset_tipracks", Args: bench.Args{Label: "plate"}}); !errors.Is(err, bench.ErrBadArgs) {
+		t.Errorf("resetting a plate's tips: %v, want ErrBadArgs", err)
+	}
+}

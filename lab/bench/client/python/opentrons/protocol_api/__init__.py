@@ -429,6 +429,12 @@ class Labware:
             w._has_tip = True
 
     def reset(self):
+        """A tip rack's every well holds a fresh tip again, for the twin too."""
+        if self.is_tiprack:
+            self._ctx._bench.do("reset_tipracks", {"label": self._name})
+        self._reset_local()
+
+    def _reset_local(self):
         for w in self._wells:
             w._has_tip = bool(self.is_tiprack)
 
@@ -752,7 +758,7 @@ class InstrumentContext:
     def reset_tipracks(self):
         self._do("reset_tipracks", {})
         for r in self._tip_racks:
-            r.reset()
+            r._reset_local()
 
     def _flow(self, kind, rate):
         return float(getattr(self.flow_rate, kind)) * float(rate)

@@ -197,8 +197,11 @@ def bench():
 def _run_protocol():
     """Run the Opentrons protocol the cell defined (metadata or requirements with apiLevel
     2.x, and run(protocol)) on the session's bench."""
-    meta = ns.get("requirements") or ns.get("metadata") or {}
-    level = str(meta.get("apiLevel", "")) if isinstance(meta, dict) else ""
+    level = ""
+    for meta in (ns.get("requirements"), ns.get("metadata")):  # apiLevel may be in either
+        if isinstance(meta, dict) and meta.get("apiLevel") is not None:
+            level = str(meta["apiLevel"])
+            break
     if not level.startswith("2."):
         raise ValueError("an Opentrons protocol declares metadata = {'apiLevel': '2.x'} (found %r)" % (level or None))
     run = ns.get("run")
@@ -206,6 +209,9 @@ def _run_protocol():
         raise ValueError("an Opentrons protocol defines run(protocol)")
     ctx = bench()
     ctx._set_level(level)
+    add = ns.get("add_parameters")
+    if callable(add):  # runtime parameters, declared before run as the Opentrons API does
+        ctx._add_parameters(add)
     run(ctx)
 
 

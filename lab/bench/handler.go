@@ -111,6 +111,8 @@ type Args struct {
 	Height     *float64        `json:"height,omitempty"`
 	Profile    []ProfileStep   `json:"profile,omitempty"`
 	Wait       bool            `json:"wait,omitempty"`
+	Nozzles    int             `json:"nozzles,omitempty"` // configure_nozzle_layout: the active nozzles (0: all)
+	Start      string          `json:"start,omitempty"`   // configure_nozzle_layout: the primary nozzle, A1 or H1
 	// transfer, distribute and consolidate's options, as Opentrons' keywords.
 	MixBefore  []float64 `json:"mix_before,omitempty"` // repetitions, volume
 	MixAfter   []float64 `json:"mix_after,omitempty"`
@@ -358,7 +360,8 @@ func (d *Deck) loadLiquid(ev *Event, a *Args) error {
 	if lw.tips != nil {
 		return fail(ErrBadArgs, "%s is a tip rack", lw.describe())
 	}
-	if err := volume(a.Volume, false); err != nil {
+	// The Opentrons API loads 0 µL as well (a well declared empty); the bench alone wants liquid.
+	if err := volume(a.Volume, d.lenient()); err != nil {
 		return err
 	}
 	for s, c := range a.Concentrations {
@@ -462,9 +465,17 @@ func (d *Deck) aspirate(ev *Event, a *Args) error {
 		if i < 0 {
 			continue
 		}
-		if have := r.lw.wells[i].Volume; need > have+volTol && !d.assumeLoaded(ev, r.lw, i, need) && !d.overAspirate(ev, r.lw, i, need) {
-			return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
+		have := r.lw.wells[i].Volume
+		if need <= have+volTol || d.assumeLoaded(ev, r.lw, i, need) || d.overAspirate(ev, r.lw, i, need) {
+			continue
 		}
+		if d.lenient() {
+			// The Opentrons API does not track what a well holds: the robot aspirates, and
+			// the tip takes air for what the well lacks.
+			d.warnOnce(ev, "short "+r.lw.wellName(i), fmt.Sprintf("%s holds %s µL, less than the %s µL aspirated%s: the tip takes air for the rest", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v)))
+			continue
+		}
+		return fail(ErrWellShort, "%s holds %s µL, less than the %s µL to aspirate%s", r.lw.wellName(i), µl(have), µl(need), r.channelsNote(v))
 	}
 	var moved float64
 	for k, t := range p.tips {
@@ -524,10 +535,15 @@ func (d *Deck) dispense(ev *Event, a *Args, blowOut bool) error {
 			return err
 		}
 	}
-	if !all {
+	// Below API level 2.14 the OT-2's hardware control dispenses at most what the tip holds:
+	// a volume over the pipette's maximum is clamped (warned about below), not refused.
+	clamped := d.lenient() && d.prun.minor < 14 && a.Volume > p.model.max
+	if !all && !clamped {
 		if err := d.inRange(ev, p, a.Volume); err != nil {
 			return err
 		}
+	}
+	if !all {
 		for _, t := range p.tips {
 			if a.Volume > t.c.Volume+t.air+volTol && d.lenient() {
 				warn(ev, fmt.Sprintf("dispensing %s µL from a tip (%s) holding %s µL: it dispenses what it holds", µl(a.Volume), t.origin(), µl(t.c.Volume+t.air)))

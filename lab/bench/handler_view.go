@@ -274,7 +274,7 @@ func (d *Deck) Clone() *Deck {
 		if p == nil {
 			continue
 		}
-		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips)), lenient: p.lenient}
+		n := &pipette{model: p.model, mount: p.mount, tips: make([]*tip, len(p.tips)), lenient: p.lenient, reuse: p.reuse, nozzles: p.nozzles, back: p.back}
 		for _, lw := range p.racks {
 			n.racks = append(n.racks, m[lw])
 		}

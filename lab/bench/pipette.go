@@ -53,6 +53,19 @@ type pipette struct {
 	reuse   bool       // a protocol's below API 2.2: a tip put back in a rack is unused again
 	racks   []*labware // where pick_up_tip takes the next unused tip
 	tips    []*tip     // by channel; all nil without tips
+	// A protocol's configure_nozzle_layout (API level 2.16): nozzles is how many channels are
+	// active (0: all of them); back is a primary nozzle H1, the others behind it (toward row
+	// A), else the primary nozzle is A1 and the others in front of it.
+	nozzles int
+	back    bool
+}
+
+// active is how many channels take tips: all, or those a nozzle layout leaves.
+func (p *pipette) active() int {
+	if p.nozzles > 0 {
+		return p.nozzles
+	}
+	return p.model.channels
 }
 
 func (p *pipette) describe() string { return "the " + p.mount + " pipette (" + p.model.name + ")" }
@@ -181,7 +194,7 @@ func (p *pipette) reach(d *Deck, ref string) (reach, error) {
 }
 
 func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
-	r := reach{lw: lw, at: i, n: p.model.channels}
+	r := reach{lw: lw, at: i, n: p.active()}
 	if r.n == 1 {
 		r.wells[0] = i
 		return r, nil
@@ -190,6 +203,16 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 		r.n = len(p.tips) // fewer tips than channels: the channels with tips
 	}
 	col := lw.def.cols[lw.def.col[i]]
+	if p.nozzles > 0 {
+		if len(col) == 1 {
+			r.shared = true
+			for k := range r.n {
+				r.wells[k] = i
+			}
+			return r, nil
+		}
+		return p.reachByGeometry(lw, i, r)
+	}
 	switch {
 	case p.lenient && lw.tips != nil && len(col) == r.n && lw.def.row[i] != 0:
 		r.n = len(col) - lw.def.row[i] // a partial pick-up: the channels over the rack
@@ -216,8 +239,13 @@ func (p *pipette) reachWell(lw *labware, i int) (reach, error) {
 // the pipette's tip racks.
 func (p *pipette) nextTips(from *spot) (reach, error) {
 	started := from == nil
+	var partial *reach
 	for _, lw := range p.racks {
 		for _, col := range lw.def.cols {
+			if p.nozzles > 0 && !p.back {
+				col = slices.Clone(col) // a primary nozzle A1 takes tips from the front of a column
+				slices.Reverse(col)
+			}
 			for _, i := range col {
 				if !started && lw == from.lw && i == from.w {
 					started = true
@@ -232,9 +260,20 @@ func (p *pipette) nextTips(from *spot) (reach, error) {
 				if err != nil || !fresh(lw, r, p.lenient) {
 					continue
 				}
+				if r.n < p.active() {
+					// The Opentrons API takes a full cluster of tips (a column with used
+					// ones is passed over); the twin falls back on the first partial one.
+					if partial == nil {
+						partial = &r
+					}
+					continue
+				}
 				return r, nil
 			}
 		}
+	}
+	if partial != nil {
+		return *partial, nil
 	}
 	if len(p.racks) == 0 {
 		return reach{}, fail(ErrNoTipLeft, "%s has no tip racks: name a tip (tips/A1) or load it with tip racks", p.describe())
@@ -244,8 +283,8 @@ func (p *pipette) nextTips(from *spot) (reach, error) {
 		names = append(names, lw.name)
 	}
 	what := "unused tip"
-	if p.model.channels > 1 {
-		what = "column of 8 unused tips"
+	if n := p.active(); n > 1 {
+		what = fmt.Sprintf("column of %d unused tips", n)
 	}
 	return reach{}, fail(ErrNoTipLeft, "no %s left in the tip racks (%s) of %s", what, strings.Join(names, ", "), p.describe())
 }
@@ -257,9 +296,13 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	def := lw.def.lw
 	at := def.Wells[lw.def.names[i]]
 	all := true
+	step := -9.0 // channel k+1 is 9 mm in front of channel k
+	if p.back {
+		step = 9 // a primary nozzle H1: the other active channels are behind it
+	}
 	for k := range r.n {
-		y := at.Y - 9*float64(k)
-		if (y < 0 || y > def.Dimensions.Y) && p.lenient && lw.tips == nil {
+		y := at.Y + step*float64(k)
+		if (y < 0 || y > def.Dimensions.Y) && p.lenient {
 			r.wells[k] = -1 // off the labware: what it holds goes nowhere
 			r.off++
 			all = false
@@ -291,6 +334,12 @@ func (p *pipette) reachByGeometry(lw *labware, i int, r reach) (reach, error) {
 	r.shared = all
 	if lw.tips != nil {
 		for k := range r.n {
+			if r.wells[k] < 0 && p.lenient && k > 0 {
+				// Opentrons' tip tracking (use_tips) takes the tips under the channels that
+				// are over the rack: min(rows left, channels).
+				r.n, r.off, r.shared = k, 0, false
+				break
+			}
 			if r.wells[k] < 0 {
 				return r, fail(ErrChannels, "%s has %d channels: channel %d finds no tip at %s", p.model.name, r.n, k+1, lw.wellName(i))
 			}
@@ -389,7 +438,7 @@ func (d *Deck) dropTip(ev *Event, a *Args) error {
 		d.tipsOut++
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "drop_tip", Mount: p.mount, Well: trashName, Channels: len(p.tips), Volume: v})
-	p.tips = make([]*tip, p.model.channels)
+	p.tips = make([]*tip, p.active())
 	return nil
 }
 
@@ -422,6 +471,16 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 			}
 		}
 		d.keepTips(p)
+		if extra := len(p.tips) - r.n; extra > 0 {
+			d.keepTrash()
+			warn(ev, fmt.Sprintf("%d of the %d tips fall beyond %s: counted as in the trash", extra, len(p.tips), r.lw.describe()))
+			for k := r.n; k < len(p.tips); k++ {
+				d.keepTip(p.tips[k])
+				move(&p.tips[k].c, &d.trash, p.tips[k].c.Volume)
+				d.tipsOut++
+			}
+			p.tips = p.tips[:r.n]
+		}
 		for k, t := range p.tips {
 			i := r.wells[k]
 			d.keepRack(r.lw, i)
@@ -430,7 +489,7 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 			r.lw.tips[i], p.tips[k] = t, nil
 		}
 		ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: r.lw.wellName(r.at), Channels: len(p.tips)})
-		p.tips = make([]*tip, p.model.channels)
+		p.tips = make([]*tip, p.active())
 		return nil
 	}
 	d.keepTips(p)
@@ -439,6 +498,6 @@ func (d *Deck) returnTip(ev *Event, a *Args) error {
 		t.rack.tips[t.well], p.tips[k] = t, nil
 	}
 	ev.Steps = append(ev.Steps, Step{Action: "return_tip", Mount: p.mount, Well: at, Channels: len(p.tips)})
-	p.tips = make([]*tip, p.model.channels)
+	p.tips = make([]*tip, p.active())
 	return nil
 }

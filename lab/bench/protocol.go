@@ -22,7 +22,9 @@ import (
 //	note             text, seconds: a command with no liquid (comment, pause, home, move_to,
 //	                 touch_tip, set_rail_lights, …), logged and timed
 //	air_gap          mount, volume: air into the tip; a dispense expels it first
-//	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again
+//	reset_tipracks   mount: every well of the pipette's tip racks holds a fresh tip again;
+//	                 label: every well of that rack (Labware.reset)
+//	configure_nozzle_layout mount, nozzles, start: the active channels (0: all) and the primary nozzle (A1, H1)
 //	starting_tip     mount, well: where the pipette's next tip is looked for from
 //	set_tip_racks    mount, tip_racks: the pipette's tip racks from now on
 //	unload_labware   slot: the labware taken off the deck (del protocol.deck[slot])
@@ -89,7 +91,7 @@ type ModuleEvent struct {
 	Seconds float64 `json:"seconds,omitempty"` // how long it took (a ramp, a hold, a profile)
 }
 
-var protocolCommands = []string{"air_gap", "note", "params", "protocol", "reset_tipracks", "set_tip_racks", "starting_tip", "unload_labware"}
+var protocolCommands = []string{"air_gap", "configure_nozzle_layout", "note", "params", "protocol", "reset_tipracks", "set_tip_racks", "starting_tip", "unload_labware"}
 
 // doProtocol carries out a protocol command; ok is false for a name that is none.
 func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) {
@@ -125,6 +127,20 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 	case "air_gap":
 		return true, d.airGap(ev, a)
 	case "reset_tipracks":
+		if a.Label != "" { // one rack: Labware.reset()
+			lw, err := d.labware(a.Label)
+			if err != nil {
+				return true, err
+			}
+			if lw.tips == nil {
+				return true, fail(ErrBadArgs, "%s is not a tip rack", lw.describe())
+			}
+			for i := range lw.tips {
+				d.keepRack(lw, i)
+				lw.tips[i] = &tip{rack: lw, well: i, volume: lw.def.lw.Wells[lw.def.names[i]].TotalLiquidVolume}
+			}
+			return true, nil
+		}
 		p, err := d.pipette(a.Mount)
 		if err != nil {
 			return true, err
@@ -169,6 +185,27 @@ func (d *Deck) doProtocol(ev *Event, name string, a *Args) (ok bool, err error) 
 			racks = append(racks, lw)
 		}
 		p.racks = racks
+		return true, nil
+	case "configure_nozzle_layout":
+		p, err := d.pipette(a.Mount)
+		if err != nil {
+			return true, err
+		}
+		switch {
+		case a.Nozzles < 0 || a.Nozzles > p.model.channels:
+			return true, fail(ErrBadArgs, "%d nozzles: %s has %d", a.Nozzles, p.model.name, p.model.channels)
+		case a.Start != "" && a.Start != "A1" && a.Start != "H1":
+			return true, fail(ErrBadArgs, "primary nozzle %q is not A1 or H1", a.Start)
+		}
+		p.nozzles, p.back = a.Nozzles, a.Start == "H1"
+		if p.nozzles == p.model.channels {
+			p.nozzles = 0
+		}
+		if p.tips[0] != nil {
+			warn(ev, fmt.Sprintf("%s configures its nozzles with tips on: they stay on until dropped", p.describe()))
+			return true, nil
+		}
+		p.tips = make([]*tip, p.active())
 		return true, nil
 	case "starting_tip":
 		p, err := d.pipette(a.Mount)

@@ -63,10 +63,11 @@ func TestSimulateProtocolTool(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, benchrun.Dir, benchrun.Journal)); !os.IsNotExist(err) {
 		t.Errorf("the simulation left a journal in the workspace: %v", err)
 	}
-	bad, _ := json.Marshal(strings.Replace(rows, "transfer(100", "transfer(1000", 1))
+	// A transfer without a tip, which the Opentrons API refuses too.
+	bad, _ := json.Marshal(strings.Replace(rows, "plate.rows()[0])", "plate.rows()[0], new_tip=\"never\")", 1))
 	res = call(t, ts[0], `{"code": `+string(bad)+`}`)
 	if s := res.Data.(*benchrun.Summary); s.OK || !strings.Contains(s.Failure, "line 9: ") {
-		t.Errorf("an over-full transfer: %+v", s)
+		t.Errorf("a transfer with no tip: %+v", s)
 	}
 	if res = call(t, ts[1], `{}`); !strings.Contains(res.Content, "the bench is empty") {
 		t.Errorf("bench_state after a simulation: %s", res.Content)

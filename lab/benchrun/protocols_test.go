@@ -112,10 +112,17 @@ func libraryStyleProtocols() []libraryStyle {
 		// 30 µL first, then 10 µL more): 240 + 40 µL assumed.
 		{"gen1_mix", wellsOf(wellsOf(nil, "plate", 10, columnOrder(8, 24)...), "plate", 40, "A4"), map[string]int{"t10": 24, "t300": 1}, 280, 0},
 		{"housekeeping", wellsOf(nil, "plate", 100, "A1"), map[string]int{"tips": 1}, 100, 95},
+		// 3 columns × 10 µL into column 1 by 8 channels: one transfer (8 tips) per column.
+		// 3 samples (fields.json over add_parameters' 2) × 50 µL from a declared 10 mL.
+		{"lab_idioms", wellsOf(wellsOf(nil, "plate", 50, "A1", "B1", "C1"), "res", 9850, "A1"), map[string]int{"tips": 1}, 0, 0},
+		// 3 single-nozzle × 10 µL, 4 nozzles × 10 µL into E2–H2, 8 × 5 µL into column 3.
+		{"partial_tips", wellsOf(wellsOf(nil, "plate", 10, "A1", "B1", "C1", "E2", "F2", "G2", "H2"), "plate", 5, columnOrder(8, 24)[16:]...),
+			map[string]int{"tips": 15}, 110, 0},
+		{"multi_columns", wellsOf(nil, "dst", 30, columnOrder(8, 8)...), map[string]int{"tips": 24}, 240, 0},
 	}
 }
 
-// TestLibraryStyleProtocols runs the 22 protocols of testdata/protocols as the Protocol
+// TestLibraryStyleProtocols runs the 25 protocols of testdata/protocols as the Protocol
 // Library's are run (fields.json defaults, labware/ beside them) and checks each against its
 // hand calculation. The Library's own files are not redistributed (its repository has no
 // licence); TestProtocolLibrary runs them from a checkout.

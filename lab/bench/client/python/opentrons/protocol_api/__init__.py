@@ -33,7 +33,8 @@ from opentrons.protocols.api_support.types import APIVersion
 
 __all__ = ["ProtocolContext", "InstrumentContext", "Labware", "Well", "Liquid", "TemperatureModuleContext",
            "MagneticModuleContext", "ThermocyclerContext", "HeaterShakerContext", "AbsorbanceReaderContext",
-           "Analysis", "CommandError", "OutOfTipsError", "UnsupportedError", "APIVersion", "MAX_SUPPORTED_VERSION"]
+           "Analysis", "CommandError", "OutOfTipsError", "UnsupportedError", "APIVersion", "MAX_SUPPORTED_VERSION",
+           "APIVersionError", "Parameters", "ParameterContext", "ALL", "SINGLE", "COLUMN", "ROW", "PARTIAL_COLUMN", "QUADRANT"]
 
 MAX_SUPPORTED_VERSION = APIVersion(2, 15)
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -270,6 +271,11 @@ class Well:
         half = Point((self.diameter or self.length or 0) / 2, (self.diameter or self.width or 0) / 2, self.depth / 2)
         return self.center().point + Point(x * half.x, y * half.y, z * half.z)
 
+    def _from_center_cartesian(self, x, y, z):
+        # The Opentrons API keeps the private name for protocols written before 2.8 (the
+        # Labware Creator's test protocol calls it).
+        return self.from_center_cartesian(x, y, z)
+
     def load_liquid(self, liquid, volume):
         if not isinstance(liquid, Liquid):
             raise TypeError("load_liquid: %r is not a Liquid from protocol.define_liquid" % (liquid,))
@@ -423,6 +429,12 @@ class Labware:
             w._has_tip = True
 
     def reset(self):
+        """A tip rack's every well holds a fresh tip again, for the twin too."""
+        if self.is_tiprack:
+            self._ctx._bench.do("reset_tipracks", {"label": self._name})
+        self._reset_local()
+
+    def _reset_local(self):
         for w in self._wells:
             w._has_tip = bool(self.is_tiprack)
 
@@ -532,6 +544,10 @@ def _mix_option(opt, name):
     return [float(opt[0]), float(opt[1])]
 
 
+# configure_nozzle_layout's styles (Opentrons' NozzleLayout), importable from protocol_api.
+ALL, SINGLE, COLUMN, ROW, PARTIAL_COLUMN, QUADRANT = "ALL", "SINGLE", "COLUMN", "ROW", "PARTIAL_COLUMN", "QUADRANT"
+
+
 class InstrumentContext:
     """A pipette on a mount."""
 
@@ -548,6 +564,7 @@ class InstrumentContext:
         self._where = None  # the well the pipette is at, for a command without a location
         self._volume = 0.0  # what the tips hold, µL per channel (air included)
         self._tip = None  # the rack well of the attached tip
+        self._nozzles, self._primary = 0, "A1"  # configure_nozzle_layout: active channels (0: all)
         self.default_speed = 400.0
         self.trash_container = ctx.fixed_trash
         self.return_height = 0.5
@@ -640,7 +657,7 @@ class InstrumentContext:
     def pick_up_tip(self, location=None, presses=None, increment=None, prep_after=None):
         args = {}
         if isinstance(location, Labware):
-            w = location.next_tip(self.channels)
+            w = self._cluster(location) if self._nozzles else location.next_tip(self.channels)
             if w is None:
                 raise OutOfTipsError("line %d: no tip left in %s" % (_caller_line(), location), _caller_line())
             args["well"] = w._ref
@@ -648,6 +665,63 @@ class InstrumentContext:
             args["well"] = _well(location, "pick_up_tip")._ref
         self._do("pick_up_tip", args)
         return self
+
+    @property
+    def active_channels(self):
+        return self._nozzles or self.channels
+
+    def configure_nozzle_layout(self, style, start=None, end=None, front_right=None, back_left=None, tip_racks=None):
+        """Which nozzles take tips (API level 2.16; SINGLE and PARTIAL_COLUMN from 2.20), as
+        the Opentrons API checks them; the tip racks become tip_racks (none if not given)."""
+        level, line = self._ctx._level, _caller_line()
+        if level < APIVersion(2, 16):
+            raise APIVersionError("line %d: configure_nozzle_layout requires API level 2.16 (the protocol declares %s)" % (line, level))
+        style = str(getattr(style, "value", style)).upper()
+        if style == QUADRANT:
+            raise UnsupportedError("line %d: Nozzle layout configuration of style QUADRANT is currently unsupported." % line)
+        if style not in (ALL, SINGLE, COLUMN, ROW, PARTIAL_COLUMN):
+            raise ValueError("line %d: %r is not a nozzle layout" % (line, style))
+        if level < APIVersion(2, 20) and style not in (COLUMN, ALL):
+            raise APIVersionError("line %d: Nozzle layout configuration of style %s requires API level 2.20" % (line, style))
+        if style in (COLUMN, ROW) and self.channels != 96:
+            raise ValueError("line %d: %s configuration is only supported on 96-Channel pipettes." % (line, style))
+        if style == PARTIAL_COLUMN and self.channels != 8:
+            raise ValueError("line %d: Partial column configuration is only supported on 8-Channel pipettes." % line)
+        n = 0
+        if style != ALL:
+            if start is None:
+                raise ValueError("line %d: Cannot configure a nozzle layout of style %s without a starting nozzle." % (line, style))
+            if start not in ("A1", "H1") or start == "H1" and self.channels == 1:
+                raise ValueError("line %d: starting nozzle %r is not a nozzle of %s (A1 or H1)" % (line, start, self.name))
+            n = 1
+        if style == PARTIAL_COLUMN:
+            rows = "ABCDEFGH"
+            if end is None:
+                raise ValueError("line %d: Partial column configurations require the 'end' parameter." % line)
+            if end[:1] not in rows or end[1:] != "1" or end[0] == start[0]:
+                raise ValueError("line %d: end nozzle %r: not in column 1, or in the start's row" % (line, end))
+            if start == "H1" and end[0] == "A" or start == "A1" and end[0] == "H":
+                raise ValueError("line %d: A partial column configuration with 'start'=%s cannot have its 'end' in row %s. "
+                                 "Use `ALL` configuration to utilize all nozzles." % (line, start, end[0]))
+            n = abs(rows.index(end[0]) - rows.index(start[0])) + 1
+        if n == self.channels:
+            n = 0
+        self._do("configure_nozzle_layout", {"nozzles": n, "start": start or "A1"})
+        self._nozzles, self._primary = n, start or "A1"
+        self.tip_racks = list(tip_racks or [])
+
+    def _cluster(self, rack):
+        """The rack well a partial nozzle layout's primary nozzle takes its next tips at, as the
+        Opentrons API searches: primary H1 from the top of each column down, A1 from the
+        bottom up; None if no column has them."""
+        n = self._nozzles
+        for col in rack._columns:
+            starts = range(n - 1, len(col)) if self._primary == "H1" else range(len(col) - n, -1, -1)
+            for r in starts:
+                run = col[r - n + 1:r + 1] if self._primary == "H1" else col[r:r + n]
+                if all(x._has_tip for x in run):
+                    return col[r]
+        return None
 
     def _picked(self, step):
         w = self._ctx._wells_by_ref.get(step["well"])
@@ -664,7 +738,7 @@ class InstrumentContext:
     def _mark(self, w, n, present):
         col = next((c for c in w.parent._columns if w in c), [w])
         r = col.index(w)
-        for x in col[r:r + n]:
+        for x in (col[max(r - n + 1, 0):r + 1] if self._nozzles and self._primary == "H1" else col[r:r + n]):
             x._has_tip = present
 
     def drop_tip(self, location=None, home_after=None):
@@ -684,7 +758,7 @@ class InstrumentContext:
     def reset_tipracks(self):
         self._do("reset_tipracks", {})
         for r in self._tip_racks:
-            r.reset()
+            r._reset_local()
 
     def _flow(self, kind, rate):
         return float(getattr(self.flow_rate, kind)) * float(rate)
@@ -768,6 +842,10 @@ class InstrumentContext:
                   % (_caller_line(), name, ", ".join(k + "=" for k in sorted(unknown))), file=sys.stderr)
         new_tip = kw.get("new_tip", "once")
         src, dst = _flat(source, name), _flat(dest, name)
+        if self.channels > 1 and not self._nozzles:  # a full nozzle layout's plan
+            src, dst = self._first_rows(src, "source"), self._first_rows(dst, "target")
+            if not src or not dst:
+                return self  # below API level 2.2, no first-row well: the plan moves nothing
         args = {"source": [w._ref for w in src], "dest": [w._ref for w in dst], "new_tip": str(new_tip).lower()}
         n = max(len(src), len(dst))
         if isinstance(volume, tuple) and len(volume) == 2 and n > 1 and name != "consolidate":
@@ -804,6 +882,22 @@ class InstrumentContext:
             self._where = dst[-1]
         return self
 
+    def _first_rows(self, wells, what):
+        """The wells a multi-channel pipette's first channel addresses, as the Opentrons API
+        plans its transfers: those in the first row of their labware (the first two of a
+        384-well plate from API level 2.2), the other channels reaching the rest of each
+        column. From 2.2 on, none left is the API's error."""
+        level = self._ctx._level
+        kept = []
+        for w in wells:
+            rows = w.parent._rows
+            n = 2 if level >= APIVersion(2, 2) and w.parent.parameters.get("format") == "384Standard" else 1
+            if any(w.well_name == r.well_name for row in rows[:n] for r in row):
+                kept.append(w)
+        if not kept and level >= APIVersion(2, 2):
+            raise RuntimeError("line %d: Invalid %s for multichannel transfer: %s" % (_caller_line(), what, wells))
+        return kept
+
     def transfer(self, volume, source, dest, **kw):
         return self._plan("transfer", volume, source, dest, kw)
 
@@ -820,13 +914,52 @@ class InstrumentContext:
         _refuse("InstrumentContext", name)
 
 
+# The hardware's pipette configuration (Opentrons shared-data pipetteModelSpecs, Apache-2.0;
+# GEN1 v1.5, GEN2 v2.1): pick_up_current, pick_up_distance, pick_up_increment,
+# pick_up_presses, pick_up_speed, plunger_current, drop_tip_current, drop_tip_speed.
+_HW_CONFIG_FIELDS = ("pick_up_current", "pick_up_distance", "pick_up_increment", "pick_up_presses", "pick_up_speed",
+                     "plunger_current", "drop_tip_current", "drop_tip_speed")
+_HW_CONFIGS = {
+    "p10_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p10_multi": (0.55, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p50_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p50_multi": (0.8, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p300_single": (0.1, 10, 1.0, 3, 30, 0.3, 0.5, 5), "p300_multi": (0.9, 10, 3.0, 3, 30, 0.5, 0.5, 5),
+    "p1000_single": (0.15, 15, 1.0, 3, 30, 0.5, 0.7, 5),
+    "p20_single_gen2": (0.1, 14, 0.0, 1, 10, 1.0, 1.0, 15), "p20_multi_gen2": (0.6, 11, 0.0, 1, 10, 1.0, 1.25, 15),
+    "p300_single_gen2": (0.125, 17, 0.0, 1, 10, 1.0, 1.25, 7), "p300_multi_gen2": (0.8, 11, 0.0, 1, 10, 1.0, 1.25, 7.5),
+    "p1000_single_gen2": (0.17, 17, 0.0, 1, 10, 1.0, 1.25, 7),
+}
+
+
+class _HWConfig:
+    """A hardware pipette's config: its defaults, and what update_config_item set."""
+
+    def __init__(self, name, values):
+        self.name = name
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    def __getattr__(self, name):
+        _refuse("hardware pipette config", name)
+
+
 class _HWPipette:
     """A pipette of the hardware controller, as protocols reach it for its config."""
 
     def __init__(self, ctx, mount):
         self._ctx, self._mount = ctx, mount
 
+    @property
+    def config(self):
+        pip = self._ctx._instruments.get(self._mount)
+        name = getattr(pip, "name", "")
+        values = dict(zip(_HW_CONFIG_FIELDS, _HW_CONFIGS.get(name, ())))
+        values.update(self._ctx._hw_config.get(self._mount, {}))
+        values.update(max_volume=getattr(pip, "max_volume", None), min_volume=getattr(pip, "min_volume", None),
+                      channels=getattr(pip, "channels", None))
+        return _HWConfig(name, values)
+
     def update_config_item(self, key, value):
+        self._ctx._hw_config.setdefault(self._mount, {})[key] = value
         self._ctx._note("hardware: %s pipette %s = %r (no effect on the twin's liquid)" % (self._mount, key, value))
 
     def __getattr__(self, name):
@@ -898,6 +1031,21 @@ class _MaxSpeeds(dict):
     """protocol.max_speeds: axis → mm/s; the twin's clock does not use them."""
 
 
+# The Flex's coordinate names of the OT-2's slots, which API level 2.15 accepts on an OT-2.
+_COORDINATES = {"D1": 1, "D2": 2, "D3": 3, "C1": 4, "C2": 5, "C3": 6, "B1": 7, "B2": 8, "B3": 9,
+                "A1": 10, "A2": 11, "A3": 12}
+
+
+def _slot(ctx, location):
+    """A deck location as the OT-2's slot ("5" for 5, "5", and from API level 2.15 "C2")."""
+    if isinstance(location, str) and location.strip().upper() in _COORDINATES:
+        if ctx._level < APIVersion(2, 15):
+            raise APIVersionError("line %d: deck slot %r: coordinate slot names require API level 2.15 (the protocol declares %s)"
+                                  % (_caller_line(), location, ctx._level))
+        return str(_COORDINATES[location.strip().upper()])
+    return str(location)
+
+
 class _Deck(dict):
     """protocol.deck: what is in each slot, by number (and by its string)."""
 
@@ -906,7 +1054,7 @@ class _Deck(dict):
         self._ctx = ctx
 
     def __getitem__(self, slot):
-        n = int(str(slot))
+        n = int(_slot(self._ctx, slot))
         if n == 12:
             return self._ctx.fixed_trash
         return self._ctx._labware.get(n, self._ctx._modules.get(n))
@@ -915,18 +1063,18 @@ class _Deck(dict):
         return self[slot] is not None
 
     def __delitem__(self, slot):
-        n = int(str(slot))
+        n = int(_slot(self._ctx, slot))
         if n not in self._ctx._labware:
             return  # deleting an empty slot does nothing, as on the robot
         self._ctx._bench.do("unload_labware", {"slot": str(n)})
         del self._ctx._labware[n]
 
     def position_for(self, slot):
-        x, y = _SLOTS[int(str(slot))]
+        x, y = _SLOTS[int(_slot(self._ctx, slot))]
         return Location(Point(x, y, 0), str(slot))
 
     def get_slot_center(self, slot):
-        x, y = _SLOTS[int(str(slot))]
+        x, y = _SLOTS[int(_slot(self._ctx, slot))]
         return Point(x + 63.88, y + 42.74, 0)
 
     @property
@@ -957,6 +1105,9 @@ class ProtocolContext:
         self._labware, self._modules, self._instruments = {}, {}, {}
         self._wells_by_ref = {}
         self._labels = set()
+        self._liquids = 0
+        self._hw_config = {}  # mount → what update_config_item set
+        self._params = Parameters()
         self._synced = False
         self._level = APIVersion.from_string(api_level)
         self._minor = self._level.minor
@@ -1056,7 +1207,7 @@ class ProtocolContext:
             if not model.startswith("thermocycler"):
                 raise TypeError("line %d: load_module(%r): a location (slot) is required" % (_caller_line(), module_name))
             location = 7
-        slot = int(str(location))
+        slot = int(_slot(self, location))
         self._bench.do("load_module", {"module": model, "slot": str(slot)})
         self._modules[slot] = m = _MODULES[model](self, slot, model)
         return m
@@ -1077,16 +1228,18 @@ class ProtocolContext:
         return lw
 
     def load_labware(self, load_name, location, label=None, namespace=None, version=None, adapter=None):
+        if isinstance(location, _Adapter):
+            return location.load_labware(load_name, label, namespace, version)
         if adapter is not None:
-            _unsupported("load_labware(adapter=%r)" % (adapter,))
-        slot = str(location)
+            return self.load_adapter(adapter, location, namespace).load_labware(load_name, label, namespace, version)
+        slot = _slot(self, location)
         args = {"load_name": str(load_name).lower(), "slot": slot}
         if version is not None:
             args["version"] = int(version)
         return self._load(args, slot, label)
 
     def load_labware_from_definition(self, labware_def, location, label=None):
-        slot = str(location)
+        slot = _slot(self, location)
         return self._load({"slot": slot, "definition": labware_def}, slot, label)
 
     def load_instrument(self, instrument_name, mount, tip_racks=None, replace=False):
@@ -1101,10 +1254,38 @@ class ProtocolContext:
         self._instruments[mount] = pip = InstrumentContext(self, name, mount, racks)
         return pip
 
+    def _add_parameters(self, add_parameters):
+        """Run the protocol's add_parameters, as the Opentrons API does before run: params
+        holds each parameter's value (its default, or as --param gives it)."""
+        given = self._bench.do("params", {})["event"].get("params") or {}
+        pc = ParameterContext(self._level, given)
+        add_parameters(pc)
+        self._params = Parameters(pc._values)
+
+    @property
+    def params(self):
+        if self._level < APIVersion(2, 18):
+            raise APIVersionError("line %d: params requires API level 2.18 (the protocol declares %s)"
+                                  % (_caller_line(), self._level))
+        return self._params
+
+    def load_adapter(self, load_name, location, namespace=None, version=None):
+        """An adapter in a slot or on a module (API level 2.15): what load_labware puts the
+        labware on. The twin does not model its height; the labware takes the slot."""
+        if self._level < APIVersion(2, 15):
+            raise APIVersionError("line %d: load_adapter requires API level 2.15 (the protocol declares %s)"
+                                  % (_caller_line(), self._level))
+        if str(load_name) not in _ADAPTERS:
+            raise KeyError("line %d: load_adapter: %r is not an OT-2 adapter (%s)"
+                           % (_caller_line(), load_name, ", ".join(sorted(_ADAPTERS))))
+        return _Adapter(self, str(load_name), location)
+
     def define_liquid(self, name, description=None, display_color=None, concentrations=None):
         """A liquid: by default its name is one species at 1 mol/L; concentrations (species →
         mol/L, {} for a pure solvent) say what it is made of."""
-        return Liquid(name, description, display_color, {name: 1.0} if concentrations is None else dict(concentrations))
+        self._liquids += 1
+        species = str(name) if name else "liquid %d" % self._liquids  # the API takes a name of ""
+        return Liquid(name, description, display_color, {species: 1.0} if concentrations is None else dict(concentrations))
 
     def comment(self, msg):
         print(msg)
@@ -1134,6 +1315,146 @@ class ProtocolContext:
         _refuse("ProtocolContext", name)
 
 
+class APIVersionError(Exception):
+    """A call the protocol's declared API level does not have yet (as Opentrons raises)."""
+
+
+class Parameters:
+    """The runtime parameters' values (protocol.params), by variable name."""
+
+    def __init__(self, values=None):
+        object.__setattr__(self, "_values", dict(values or {}))
+        for k, v in self._values.items():
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, key, value):
+        if key in self._values:
+            raise AttributeError("Cannot overwrite protocol defined parameter %s" % key)
+        object.__setattr__(self, key, value)
+
+    def get_all(self):
+        return dict(self._values)
+
+
+class _CSVParameter:
+    """A CSV runtime parameter's file (add_csv_file), its text from --param NAME=TEXT; without
+    one, reading it is the error the Opentrons API gives a run with no file chosen."""
+
+    def __init__(self, name, contents):
+        self._name, self._contents = name, contents
+
+    @property
+    def contents(self):
+        if self._contents is None:
+            raise ValueError("line %d: CSV parameter %s needs to be set to a file for full analysis or run "
+                             "(give --param %s=TEXT)" % (_caller_line(), self._name, self._name))
+        return self._contents
+
+    @property
+    def file(self):
+        import io
+        return io.StringIO(self.contents)
+
+    def parse_as_csv(self, detect_dialect=True):
+        import csv
+        import io
+        return [row for row in csv.reader(io.StringIO(self.contents))]
+
+
+class ParameterContext:
+    """What add_parameters(parameters) declares the protocol's runtime parameters with: each
+    takes its default, or the value --param VARIABLE_NAME=VALUE (or a fields.json) gives."""
+
+    def __init__(self, api_version, given=None):
+        self._api_version, self._given, self._values = api_version, dict(given or {}), {}
+
+    def _add(self, kind, variable_name, default, minimum=None, maximum=None, choices=None):
+        name = str(variable_name)
+        if not name.isidentifier() or name in self._values:
+            raise ValueError("line %d: %r is not a new Python identifier for a parameter" % (_caller_line(), name))
+        value = self._given.get(name, default)
+        try:
+            value = kind(value) if kind is not bool or isinstance(value, bool) else str(value).lower() in ("true", "1", "on", "yes")
+        except (TypeError, ValueError):
+            raise ValueError("line %d: parameter %s: %r is not a %s" % (_caller_line(), name, value, kind.__name__))
+        if choices:
+            allowed = [c["value"] if isinstance(c, dict) else c for c in choices]
+            if value not in allowed:
+                raise ValueError("line %d: parameter %s: %r is not one of its choices %r" % (_caller_line(), name, value, allowed))
+        if minimum is not None and value < minimum or maximum is not None and value > maximum:
+            raise ValueError("line %d: parameter %s: %r is outside %s..%s" % (_caller_line(), name, value, minimum, maximum))
+        self._values[name] = value
+
+    def add_int(self, display_name, variable_name, default, minimum=None, maximum=None, choices=None,
+                description=None, unit=None):
+        self._add(int, variable_name, default, minimum, maximum, choices)
+
+    def add_float(self, display_name, variable_name, default, minimum=None, maximum=None, choices=None,
+                  description=None, unit=None):
+        self._add(float, variable_name, default, minimum, maximum, choices)
+
+    def add_bool(self, display_name, variable_name, default, description=None):
+        self._add(bool, variable_name, default)
+
+    def add_str(self, display_name, variable_name, default, choices=None, description=None):
+        self._add(str, variable_name, default, choices=choices)
+
+    def add_csv_file(self, display_name, variable_name, description=None):
+        if self._api_version < APIVersion(2, 20):
+            raise APIVersionError("line %d: add_csv_file requires API level 2.20" % _caller_line())
+        name = str(variable_name)
+        text = self._given.get(name)
+        self._values[name] = _CSVParameter(name, None if text is None else str(text))
+
+
+# Opentrons' OT-2 adapter definitions (shared-data labware, Apache-2.0): load_adapter's names.
+_ADAPTERS = frozenset((
+    "opentrons_96_deep_well_adapter", "opentrons_96_deep_well_temp_mod_adapter", "opentrons_96_flat_bottom_adapter",
+    "opentrons_96_pcr_adapter", "opentrons_96_well_aluminum_block", "opentrons_aluminum_flat_bottom_plate",
+    "opentrons_universal_flat_adapter"))
+
+
+class _Adapter:
+    """An adapter (load_adapter): a slot's or module's place for one labware."""
+
+    def __init__(self, ctx, load_name, location):
+        self._ctx, self.load_name, self._location = ctx, load_name, location
+        self.child = None
+
+    @property
+    def name(self):
+        return self.load_name
+
+    @property
+    def parent(self):
+        return self._location
+
+    @property
+    def api_version(self):
+        return self._ctx.api_version
+
+    def load_labware(self, name, label=None, namespace=None, version=None):
+        if self.child is not None:
+            raise RuntimeError("line %d: %s already holds %s" % (_caller_line(), self.load_name, self.child))
+        where = self._location
+        if isinstance(where, _Module):
+            self.child = where.load_labware(name, label, namespace, version)
+        else:
+            self.child = self._ctx.load_labware(name, where, label, namespace, version)
+        return self.child
+
+    def load_labware_from_definition(self, definition, label=None):
+        where = self._location._slot if isinstance(self._location, _Module) else self._location
+        self.child = self._ctx.load_labware_from_definition(definition, where, label)
+        return self.child
+
+    def __repr__(self):
+        return "%s on %s" % (self.load_name, self._location)
+
+    def __getattr__(self, name):
+        _refuse("Labware (adapter)", name)
+
+
 class _Module:
     def __init__(self, ctx, slot, model):
         self._ctx, self._slot, self._model = ctx, int(slot), model
@@ -1160,8 +1481,11 @@ class _Module:
 
     def load_labware(self, name, label=None, namespace=None, version=None, adapter=None):
         if adapter is not None:
-            _unsupported("load_labware(adapter=%r)" % (adapter,))
+            return self.load_adapter(adapter, namespace).load_labware(name, label, namespace, version)
         return self._ctx.load_labware(name, self._slot, label, namespace, version)
+
+    def load_adapter(self, name, namespace=None, version=None):
+        return self._ctx.load_adapter(name, self._slot, namespace, version)
 
     def load_labware_from_definition(self, definition, label=None):
         return self._ctx.load_labware_from_definition(definition, self._slot, label)

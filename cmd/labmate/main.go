@@ -11,17 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
-	"github.com/labmate/labmate/internal/tty"
 )
 
 func main() {
-	root := newRoot()
-	// What labmate prints on a terminal is mostly others' text — cells', jobs', models' — which
-	// must not command the terminal.
-	root.SetOut(tty.Safe(os.Stdout))
-	root.SetErr(tty.Safe(os.Stderr))
-	if err := root.Execute(); err != nil {
+	if err := newRoot().Execute(); err != nil {
 		var ex exitError
 		if errors.As(err, &ex) {
 			os.Exit(ex.code)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labmate/labmate/internal/tty"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/octave"
 	"github.com/labmate/labmate/kernel/python"
@@ -85,6 +86,15 @@ Start with: labmate kernels, labmate software, labmate exec FILE, labmate model 
 labmate run "TASK", or labmate serve and open http://127.0.0.1:7878/.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// What a command prints on a terminal is mostly others' text — cells', jobs',
+		// models' — which must not command the terminal (tty.Safe). Set once the flags are
+		// parsed: cobra prints a deprecated flag's notice to the output writer when one is
+		// set, and it belongs on stderr.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			root := cmd.Root()
+			root.SetOut(tty.Safe(root.OutOrStdout()))
+			root.SetErr(tty.Safe(root.ErrOrStderr()))
+		},
 	}
 	root.AddCommand(newVersionCmd(), newKernelsCmd(), newSoftwareCmd(), newExecCmd(), newServeCmd(), newMCPCmd())
 	root.AddCommand(newCampaignCmd(), newEvalCmd(), newDocsCmd(), newMemoryCmd(), newModelCmd(), newRunCmd(), newJobCmd(), newSessionCmd(), newLabCmd())

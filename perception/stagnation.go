@@ -406,20 +406,29 @@ const (
 	loopGain  = 0.9
 )
 
-// converging: seen from inside, the loop nears one of its exits: the lowest distance to it
-// over the second half of the silence's looks is below loopGain times the lowest over the
+// converging: seen from inside, the loop nears one of its exits: the median distance to it
+// over the second half of the silence's looks is below loopGain times the median over the
 // first half — a slow solver quietly closing in on its tolerance, a bisection halving its
 // bracket, however long each of its steps takes. A loop spinning without meeting its exit
-// sets no new low: its distances stay put (a residual at its floor, a bracket one ulp wide),
-// cycle (a map on a 2-cycle, Newton's iterates flipping) or grow (a float stepped past the
-// value it was to equal). Without looks (an Octave or shell kernel), false.
+// does not: its distances stay put (a residual at its floor, a bracket one ulp wide), cycle
+// (a map on a 2-cycle, Newton's iterates flipping) or grow (a float stepped past the value it
+// was to equal). Medians, not lows: a look lands anywhere in the loop's body, and one taken
+// between `x = x_new` and the next `x_new = f(x)` finds a spinning map's |x_new − x| at 0.
+// Without looks (an Octave or shell kernel), false.
 func (d *stagnation) converging() bool {
 	for _, ds := range d.loopDist {
-		if len(ds) >= loopLooks && slices.Min(ds[len(ds)/2:]) < loopGain*slices.Min(ds[:len(ds)/2]) {
+		if n := len(ds); n >= loopLooks && median(ds[n/2:]) < loopGain*median(ds[:n/2]) {
 			return true
 		}
 	}
 	return false
+}
+
+// median of xs (not modified).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // flatMemory: resident memory moved by less than spinRSS (and 2%) over the silence.

@@ -386,6 +386,12 @@ func TestSilenceSpin(t *testing.T) {
 		{"while loop, seen converging in slow steps", &Config{Code: loop}, looked(silentRun(9.5, 1), func(i int) float64 { return math.Pow(0.5, float64(i/3)) }), nil},
 		{"while loop, seen stuck", &Config{Code: loop}, looked(silentRun(12, 1), func(int) float64 { return 1.1e-13 }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
 		{"while loop, seen cycling", &Config{Code: loop}, looked(silentRun(12, 1), func(i int) float64 { return []float64{882, 0.4, 882, 3}[i%4] }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
+		{"while loop, seen cycling, a look between two statements", &Config{Code: loop}, looked(silentRun(12, 1), func(i int) float64 {
+			if i == 6 || i == 15 {
+				return 1e-12 // x = x_new done, the next x_new not yet computed
+			}
+			return 0.2859
+		}), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
 		{"while loop, seen moving away", &Config{Code: loop}, looked(silentRun(12, 1), func(i int) float64 { return 0.1 * float64(i+1) }), []emitted{{lastAt(4), protocol.Error, DetectorStagnation}}},
 		// Starved of CPU but runnable all along, it tries to run the whole silence: its own
 		// wall-clock guard does not wait for the CPU it did not get.

@@ -286,17 +286,17 @@ func (s *Store) init(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil { // see checkpointer
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return err
-	}
-	if err := migrate(ctx, s.w); err != nil {
-		s.w.ExecContext(ctx, "ROLLBACK")
-		return err
-	}
-	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
 	if err := s.takeLock(); err != nil {
+		return err
+	}
+	// The migration's write transaction waits for the writers' turn like any other: SQLite's
+	// busy handler alone loses the write lock, for ever, to a writer that appends all the time.
+	if err := s.takeTurn(); err != nil {
+		return err
+	}
+	err = s.migrateInTx(ctx)
+	s.endTurn()
+	if err != nil {
 		return err
 	}
 	if s.version, err = dataVersion(ctx, s.w); err != nil {
@@ -314,6 +314,19 @@ func (s *Store) init(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// migrateInTx creates or migrates the schema in a write transaction of its own.
+func (s *Store) migrateInTx(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if err := migrate(ctx, s.w); err != nil {
+		s.w.ExecContext(ctx, "ROLLBACK")
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, "COMMIT")
+	return err
 }
 
 // takeLock creates and locks this Store's writer lock file, and removes those of writers that

@@ -215,6 +215,10 @@ def _run_protocol():
     run(ctx)
 
 
+# The statement lab/benchrun ends a protocol's cell with.
+_PROTOCOL_RUN = "__import__('labmate')._run_protocol()"
+
+
 def _get_values(*names):
     """The Protocol Library's get_values: the protocol's parameters from the bench (a
     fields.json beside the protocol, or --param NAME=VALUE)."""
@@ -403,6 +407,10 @@ def _run(path):
             if loops:
                 looking = threading.Thread(target=_look, args=(path, loops, threading.get_ident(), done), daemon=True)
                 looking.start()
+            if last is not None and ast.dump(last.body) == ast.dump(ast.parse(_PROTOCOL_RUN, mode="eval").body):
+                # An Opentrons protocol is not the main program on the robot, which runs it
+                # in globals of its own: its `if __name__ == "__main__":` block never runs.
+                ns["__name__"] = "builtins"
             exec(compile(tree, path, "exec"), ns)
             if last is not None:
                 value = eval(compile(last, path, "eval"), ns)
@@ -411,6 +419,7 @@ def _run(path):
                     print(repr(value))
         finally:
             _in_cell = False
+            ns["__name__"] = "__main__"
             done.set()
     except KeyboardInterrupt:
         print("KeyboardInterrupt", file=sys.__stderr__)

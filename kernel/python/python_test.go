@@ -2,6 +2,7 @@ package python_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +61,29 @@ func TestWarningsRepeatAcrossCells(t *testing.T) {
 		r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "import numpy as np\nnp.float64(1e308) * 10"})
 		if !strings.Contains(strings.Join(r.Stderr, "\n"), "RuntimeWarning: overflow") {
 			t.Errorf("cell %d: the overflow warning was not shown:\n%s", i+1, r.Output())
+		}
+	}
+}
+
+// A cell is the main program (__name__ is "__main__"), but an Opentrons protocol's cell, the
+// one lab/benchrun ends with labmate._run_protocol(), is not, as on the robot; the next cell is
+// the main program again.
+func TestMainName(t *testing.T) {
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	for i, tc := range []struct{ code, want string }{
+		{"print('name', __name__)", "name __main__"},
+		{"print('name', __name__)\n__import__('labmate')._run_protocol()", "name builtins"},
+		{"print('name', __name__)", "name __main__"},
+	} {
+		r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: tc.code})
+		if r.Err != nil || !slices.Contains(r.Stdout, tc.want) {
+			t.Errorf("cell %d: %v, want %q in:\n%s", i+1, r.Err, tc.want, r.Output())
 		}
 	}
 }

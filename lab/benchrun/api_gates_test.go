@@ -31,6 +31,7 @@ def run(ctx):
 		{"API v1 beside v2", "2.3", "    from opentrons import robot, labware  # noqa: F401\n    assert robot.commands() == []", ""},
 		{"API v1 used", "2.3", "    from opentrons import instruments\n    instruments.P300_Single(mount='left')",
 			"line 8: opentrons.protocol_api.UnsupportedError: line 8: opentrons.instruments.P300_Single is the Opentrons API v1"},
+		{"main block", "2.13", "    pass\nif __name__ == \"__main__\":  # the robot never runs it\n    simulate.simulate(open(\"protocol.py\"))", ""},
 		{"separate simulation", "2.13", `    simulate.get_protocol_api("2.13").home()`, "line 7: opentrons.protocol_api.UnsupportedError: line 7: .home on simulate.get_protocol_api('2.13')'s context"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -318,11 +318,6 @@ func (s *Runner) followJob(id job.ID, session string, run func(ctx context.Conte
 	}
 	s.jobs.follows[id] = true
 	s.jobs.mu.Unlock()
-	unfollow := func() {
-		s.jobs.mu.Lock()
-		delete(s.jobs.follows, id)
-		s.jobs.mu.Unlock()
-	}
 	var log operation.Log = s.store
 	ss, err := s.Open(session)
 	if err == nil {
@@ -333,7 +328,9 @@ func (s *Runner) followJob(id job.ID, session string, run func(ctx context.Conte
 		if ss != nil {
 			s.Release(ss)
 		}
-		unfollow()
+		s.jobs.mu.Lock()
+		delete(s.jobs.follows, id)
+		s.jobs.mu.Unlock()
 	}
 	f := func() {
 		defer done()
@@ -543,5 +540,3 @@ func (s *Runner) adoptJob(ctx context.Context, sched job.Scheduler, st *job.Stat
 		s.Logf("job %s: adopted (submitted outside the server): following it with perception", jid)
 	}
 }
-
-// REST.

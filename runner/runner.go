@@ -187,16 +187,13 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Limits.Idle <= 0 {
 		cfg.Limits.Idle = 15 * time.Minute
 	}
-	if cfg.Limits.SubscriberBuffer <= 0 {
-		cfg.Limits.SubscriberBuffer = 8192
-	}
 	if cfg.Log == nil {
 		cfg.Log = log.Default()
 	}
 	for _, d := range []struct {
 		v   *int
 		def int
-	}{{&cfg.Limits.Sessions, 256}, {&cfg.Limits.Kernels, 16}, {&cfg.Limits.Queue, 64}, {&cfg.Limits.Operations, 1024}, {&cfg.Limits.Runs, 4}} {
+	}{{&cfg.Limits.Sessions, 256}, {&cfg.Limits.Kernels, 16}, {&cfg.Limits.Queue, 64}, {&cfg.Limits.Operations, 1024}, {&cfg.Limits.Runs, 4}, {&cfg.Limits.SubscriberBuffer, 8192}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}

@@ -172,12 +172,14 @@ func (s *Runner) endRun(id string) {
 	s.mu.Unlock()
 }
 
-// runAndWatch runs record, which logs run id, then lets the run go; when it parked on a job,
-// it watches the job and resumes the run when the job ends (watchParked).
+// runAndWatch runs record, which logs run id, then lets the run go and closes its session's
+// kernels unless an operation of the session runs (a resumed run restores its variables from
+// its snapshots); when it parked on a job, it watches the job and resumes the run when the
+// job ends (watchParked).
 func (s *Runner) runAndWatch(ss *Session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
 	jobID := func() string {
 		defer s.Release(ss)
-		defer ss.closeRunKernels()
+		defer ss.closeKernels(-1)
 		defer s.endRun(id)
 		defer cancel()
 		return record()

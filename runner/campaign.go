@@ -219,9 +219,6 @@ func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	next, stop := iter.Pull2(lab.Run(s.ctx, setup.Instrument, setup.Planner, c, nil))
 	cp := &campaign{id: c.ID, budget: c.Budget, scale: setup.Scale, next: next, stop: stop, last: time.Now()}
 	s.camps.mu.Lock()
-	if s.camps.byID == nil {
-		s.camps.byID = map[string]*campaign{}
-	}
 	if s.camps.byID[c.ID] != nil {
 		s.camps.mu.Unlock()
 		stop()
@@ -262,15 +259,9 @@ func (s *Runner) appendCampaign(id string, t protocol.Type, payload any) error {
 
 // settingUp waits for one of maxSettingUp slots to set a campaign up in; release frees it.
 func (s *Runner) settingUp(ctx context.Context) (release func(), err error) {
-	s.camps.mu.Lock()
-	if s.camps.setting == nil {
-		s.camps.setting = make(chan struct{}, maxSettingUp)
-	}
-	slots := s.camps.setting
-	s.camps.mu.Unlock()
 	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
+	case s.camps.setting <- struct{}{}:
+		return func() { <-s.camps.setting }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

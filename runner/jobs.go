@@ -309,9 +309,6 @@ func (s *Runner) jobWorkspace(rel string) (string, error) {
 // session, so that its subscribers see them at once.
 func (s *Runner) followJob(id job.ID, session string, run func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error]) bool {
 	s.jobs.mu.Lock()
-	if s.jobs.follows == nil {
-		s.jobs.follows = map[job.ID]bool{}
-	}
 	if s.jobs.follows[id] {
 		s.jobs.mu.Unlock()
 		return false
@@ -379,9 +376,6 @@ func (s *Runner) settled(id job.ID) bool {
 func (s *Runner) settle(id job.ID) {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
-	if s.jobs.settled == nil {
-		s.jobs.settled = map[job.ID]bool{}
-	}
 	s.jobs.settled[id] = true
 }
 

@@ -123,9 +123,6 @@ func (s *Runner) adoptLocal(id string, pid int) error {
 	}
 	lr := &LocalRun{pid: pid, Session: ss, done: make(chan struct{})}
 	s.mu.Lock()
-	if s.local == nil {
-		s.local = map[string]*LocalRun{}
-	}
 	s.local[id] = lr
 	s.mu.Unlock()
 	s.goWorker(func() { s.watchLocal(id, lr) })

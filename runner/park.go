@@ -58,9 +58,6 @@ func (s *Runner) watchParked(id, jobID string) {
 		p.mu.Unlock()
 		return
 	}
-	if p.run == nil {
-		p.run = map[string]string{}
-	}
 	p.run[id] = jobID
 	p.mu.Unlock()
 	defer func() {

@@ -206,7 +206,12 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			return nil, err
 		}
 	}
-	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations)}
+	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations),
+		runs: map[string]context.CancelFunc{}, local: map[string]*LocalRun{}}
+	s.camps.byID, s.camps.setting = map[string]*campaign{}, make(chan struct{}, maxSettingUp)
+	s.jobs.follows, s.jobs.settled = map[job.ID]bool{}, map[job.ID]bool{}
+	s.parks.run, s.runsSeen.byID = map[string]string{}, map[string]*runRead{}
+	s.shown.idle = sync.NewCond(&s.shown.mu)
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	var start func(context.Context, string, string) (kernel.Kernel, error)

@@ -159,9 +159,6 @@ func (s *Runner) claimRun(id string, cancel context.CancelFunc) error {
 	if len(s.runs) >= s.cfg.Limits.Runs {
 		return busy(false, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
-	if s.runs == nil {
-		s.runs = map[string]context.CancelFunc{}
-	}
 	s.runs[id] = cancel
 	return nil
 }
@@ -365,9 +362,6 @@ type runRead struct {
 func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (RunRow, error) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	if rr.byID == nil {
-		rr.byID = map[string]*runRead{}
-	}
 	rd := rr.byID[id]
 	if rd == nil {
 		rd = &runRead{row: RunRow{ID: id}}

@@ -117,17 +117,12 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 			say("kept %d artifacts of its workspace", len(arts))
 		}
 	}
-	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil {
-		say("ended %s%s", st.State, prefixed(": ", st.Reason))
+	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil && st.Reason != "" {
+		say("ended %s: %s", st.State, st.Reason)
+	} else if err == nil {
+		say("ended %s", st.State)
 	}
 	return s.Dispatch() // the jobs queued behind this one start now, labmate open or not
 }
 
 var _ job.Supervised = (*local.Scheduler)(nil)
-
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
-}

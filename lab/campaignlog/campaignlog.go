@@ -266,13 +266,12 @@ func Import(ctx context.Context, log ImportLog, c *lab.Campaign, steps []lab.Ste
 	if _, err := log.Operations(ctx, c.ID); !errors.Is(err, protocol.ErrUnknownSession) {
 		return false, err
 	}
-	at := func(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 	add := func(t protocol.Type, payload any, when time.Time) error {
 		m, err := protocol.NewMessage(t, c.ID, c.ID, payload)
 		if err != nil {
 			return err
 		}
-		m.Timestamp = at(when)
+		m.Timestamp = float64(when.UnixNano()) / 1e9
 		if _, err := log.Append(ctx, m); err != nil {
 			return fmt.Errorf("campaignlog: importing campaign %s: %w", c.ID, err)
 		}

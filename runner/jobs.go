@@ -220,6 +220,7 @@ func (s *Runner) submitJob(ctx context.Context, kind string, spec *job.Spec, roo
 	return id, s.durable(ctx) // the caller tells its client: the log has it for good first
 }
 
+// JobKinds are the kinds of Config.Jobs the runner has a scheduler for, sorted.
 func (s *Runner) JobKinds() []string {
 	ks := make([]string, 0, len(s.cfg.Jobs))
 	for k, v := range s.cfg.Jobs {

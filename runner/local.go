@@ -169,11 +169,7 @@ func (s *Runner) watchLocal(id string, lr *LocalRun) {
 					s.Logf("run %s: ending its cells after its process %d stopped: %v", id, lr.pid, err)
 				}
 			}
-			hint := ""
-			if h := resumeHint(&s.cfg); h != nil {
-				hint = h(id)
-			}
-			if _, err := agent.AppendRun(s.ctx, lr.Session, protocol.TypeRunEnd, id, locallog.Died(lr.pid, hint)); err != nil &&
+			if _, err := agent.AppendRun(s.ctx, lr.Session, protocol.TypeRunEnd, id, locallog.Died(lr.pid, resumeHint(&s.cfg, id))); err != nil &&
 				!errors.Is(err, protocol.ErrIllegalTransition) {
 				s.Logf("run %s: ending it after its process %d stopped: %v", id, lr.pid, err)
 			}

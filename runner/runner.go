@@ -246,7 +246,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 // recoverLog closes what a previous server left open in cfg.Store (closeRuns, Recover), but
 // the runs other processes run: those it returns in local, by id, with their pids.
 func recoverLog(ctx context.Context, cfg *Config) (runs []string, local map[string]int, err error) {
-	runs, local, err = closeRuns(ctx, cfg.Store, resumeHint(cfg), cfg.LocalRuns)
+	runs, local, err = closeRuns(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server: closing runs left open: %w", err)
 	}

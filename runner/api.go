@@ -29,19 +29,6 @@ func (ss *Session) ID() string { return ss.id }
 // ErrBadTask is wrapped by the error of a task StartRun refuses as written.
 var ErrBadTask = errors.New("run task")
 
-// CheckTask checks task as StartRun takes it: a goal, and a mode agent, direct or codeact
-// (empty: agent).
-func CheckTask(task *Task) error {
-	if strings.TrimSpace(task.Goal) == "" {
-		return fmt.Errorf("%w: goal: missing", ErrBadTask)
-	}
-	switch task.Mode {
-	case "", agent.ModeAgent, agent.ModeDirect, agent.ModeCodeAct:
-		return nil
-	}
-	return fmt.Errorf("%w: mode %q: choose agent, direct or codeact", ErrBadTask, task.Mode)
-}
-
 // StopEvent says whether m is an agent run's stop event (which says all its run_end would).
 func StopEvent(m *protocol.EnhancedMessage) bool {
 	var ev struct{ Type agent.EventType }
@@ -49,14 +36,20 @@ func StopEvent(m *protocol.EnhancedMessage) bool {
 }
 
 // StartRun starts an agent run of task (Config.Agents) in a new session named by the run's
-// new id, which it returns; its events stream into that session's log. The run is refused
-// with an error wrapping ErrBusy at Limits.Runs.
+// new id, which it returns; its events stream into that session's log. A task without a goal,
+// or with a mode other than agent, direct or codeact (empty: agent), is refused with an error
+// wrapping ErrBadTask; a run beyond Limits.Runs with one wrapping ErrBusy.
 func (s *Runner) StartRun(task *Task) (string, error) {
 	if s.cfg.Agents == nil {
 		return "", &Refusal{kind: ErrUnsupported, msg: "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)"}
 	}
-	if err := CheckTask(task); err != nil {
-		return "", &Refusal{kind: ErrBadTask, msg: err.Error()}
+	if strings.TrimSpace(task.Goal) == "" {
+		return "", refuse(ErrBadTask, "%v: goal: missing", ErrBadTask)
+	}
+	switch task.Mode {
+	case "", agent.ModeAgent, agent.ModeDirect, agent.ModeCodeAct:
+	default:
+		return "", refuse(ErrBadTask, "%v: mode %q: choose agent, direct or codeact", ErrBadTask, task.Mode)
 	}
 	t := *task
 	t.ID = uuid.NewString()

@@ -84,35 +84,31 @@ func (s *Runner) reportedSum(session, rel string) string {
 // the session is.
 func Reported(ctx context.Context, store protocol.Store, session, rel string) iter.Seq[*protocol.Artifact] {
 	return func(yield func(*protocol.Artifact) bool) {
-		reported(ctx, store, session, rel, yield)
-	}
-}
-
-func reported(ctx context.Context, store protocol.Store, session, rel string, yield func(*protocol.Artifact) bool) {
-	quoted, _ := json.Marshal(rel)
-	if rel == "" {
-		quoted = []byte(`"artifact"`)
-	}
-	for m, err := range store.After(ctx, session, 0) {
-		if err != nil {
-			return
+		quoted, _ := json.Marshal(rel)
+		if rel == "" {
+			quoted = []byte(`"artifact"`)
 		}
-		if !bytes.Contains(m.Payload, quoted) { // most messages are not this artifact's
-			continue
-		}
-		if m.Type == protocol.TypeRunEvent {
-			var ev struct{ Message *protocol.EnhancedMessage }
-			if json.Unmarshal(m.Payload, &ev) != nil || ev.Message == nil {
+		for m, err := range store.After(ctx, session, 0) {
+			if err != nil {
+				return
+			}
+			if !bytes.Contains(m.Payload, quoted) { // most messages are not this artifact's
 				continue
 			}
-			m = ev.Message
-		}
-		var p protocol.Progress
-		if m.Type != protocol.TypeProgress || m.Decode(&p) != nil || p.Observation == nil {
-			continue
-		}
-		if a := p.Observation.Artifact; a != nil && (rel == "" || a.Path == rel) && !yield(a) {
-			return
+			if m.Type == protocol.TypeRunEvent {
+				var ev struct{ Message *protocol.EnhancedMessage }
+				if json.Unmarshal(m.Payload, &ev) != nil || ev.Message == nil {
+					continue
+				}
+				m = ev.Message
+			}
+			var p protocol.Progress
+			if m.Type != protocol.TypeProgress || m.Decode(&p) != nil || p.Observation == nil {
+				continue
+			}
+			if a := p.Observation.Artifact; a != nil && (rel == "" || a.Path == rel) && !yield(a) {
+				return
+			}
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/labmate/labmate/lab"
+	"github.com/labmate/labmate/lab/campaignlog"
 	"github.com/labmate/labmate/lab/dataset"
 	"github.com/labmate/labmate/lab/game"
 	"github.com/labmate/labmate/protocol"
@@ -65,32 +66,25 @@ type CampaignSetup struct {
 // keeps in memory only the campaigns it is playing (their dataset group and planner); the log
 // is also what memory-informed planners learn from (campaignlog.Steps).
 
-// CampaignEvent is the payload of a campaign's run_event: its start or one turn.
-type CampaignEvent struct {
-	Kind      string        `json:"kind"` // protocol.KindCampaign
-	Type      string        `json:"type"` // CampaignStart or CampaignStep
-	Campaign  *lab.Campaign `json:"campaign,omitempty"`
-	Scale     *lab.Scale    `json:"scale,omitempty"`
-	Step      *lab.Step     `json:"step,omitempty"`
-	Advantage *float64      `json:"advantage,omitempty"` // of the turn's measurement
-	NMA       *float64      `json:"nma,omitempty"`       // of the best measurement so far
-}
+// CampaignEvent is the payload of a campaign's run_event: its start (CampaignStart) or one
+// turn (CampaignStep), as labmate campaign run logs it too.
+type CampaignEvent = campaignlog.Event
 
 // The types of a CampaignEvent.
 const (
-	CampaignStart = "start"
-	CampaignStep  = "step"
+	CampaignStart = campaignlog.Start
+	CampaignStep  = campaignlog.Step
 )
 
 // How a campaign ended: the reason of its run_end. A campaign is never resumable: its
 // planner's state lives in memory only, so one stopped by the server cannot be continued.
 const (
 	// CampaignEndBudget: every turn of the budget was played.
-	CampaignEndBudget protocol.Reason = "budget_spent"
+	CampaignEndBudget = campaignlog.EndBudget
 	// CampaignEndExhausted: the planner had nothing left to try before the budget was spent.
-	CampaignEndExhausted protocol.Reason = "exhausted"
+	CampaignEndExhausted = campaignlog.EndExhausted
 	// CampaignEndError (protocol.ReasonError): the planner or a store failed; the error says how.
-	CampaignEndError = protocol.ReasonError
+	CampaignEndError = campaignlog.EndError
 	// CampaignEndIdle: stopped after campaignIdle without a turn, to make room for a new campaign.
 	CampaignEndIdle protocol.Reason = "idle"
 	// CampaignEndShutdown: the server shut down (Close) before the campaign finished.
@@ -225,9 +219,6 @@ func (s *Runner) StartCampaign(ctx context.Context, spec *CampaignSpec) (*Campai
 	next, stop := iter.Pull2(lab.Run(s.ctx, setup.Instrument, setup.Planner, c, nil))
 	cp := &campaign{id: c.ID, budget: c.Budget, scale: setup.Scale, next: next, stop: stop, last: time.Now()}
 	s.camps.mu.Lock()
-	if s.camps.byID == nil {
-		s.camps.byID = map[string]*campaign{}
-	}
 	if s.camps.byID[c.ID] != nil {
 		s.camps.mu.Unlock()
 		stop()
@@ -268,15 +259,9 @@ func (s *Runner) appendCampaign(id string, t protocol.Type, payload any) error {
 
 // settingUp waits for one of maxSettingUp slots to set a campaign up in; release frees it.
 func (s *Runner) settingUp(ctx context.Context) (release func(), err error) {
-	s.camps.mu.Lock()
-	if s.camps.setting == nil {
-		s.camps.setting = make(chan struct{}, maxSettingUp)
-	}
-	slots := s.camps.setting
-	s.camps.mu.Unlock()
 	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
+	case s.camps.setting <- struct{}{}:
+		return func() { <-s.camps.setting }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -38,10 +38,6 @@ func (c runCells) Kernel(ctx context.Context, session, workspace, name string) (
 	return k, err
 }
 
-// closeRunKernels closes the kernels of an agent run's session when the run has stopped and
-// no operation of the session runs: a resumed run restores its variables from its snapshots.
-func (ss *Session) closeRunKernels() { ss.closeKernels(-1) }
-
 // runLog is the log of an agent run's stream in its session (agent.LogRun), beside the
 // operations of its cells: a run_event's payload says the seq the message gets, which the
 // session knows once it has appended a message — the cells' make the run's own guess late.
@@ -71,7 +67,8 @@ func (l runLog) Append(ctx context.Context, m *protocol.EnhancedMessage) (*proto
 // agent itself, its Options.Cells this runner's Cells), as the runner holds the runs it starts:
 // the run's session stays live, its kernels kept however long the model thinks, and cancel
 // stops the run (Running). The log returned is the session's, for the run's own stream
-// (agent.LogRun) beside its cells. release lets the run go and closes its kernels.
+// (agent.LogRun) beside its cells. release lets the run go and closes its kernels (as
+// runAndWatch does).
 func (s *Runner) HoldRun(id string, cancel context.CancelFunc) (l operation.Log, release func(), err error) {
 	if err := s.claimRun(id, cancel); err != nil {
 		return nil, nil, err
@@ -84,7 +81,7 @@ func (s *Runner) HoldRun(id string, cancel context.CancelFunc) (l operation.Log,
 	var once sync.Once
 	return runLog{ss}, func() {
 		once.Do(func() {
-			ss.closeRunKernels()
+			ss.closeKernels(-1)
 			s.endRun(id)
 			s.Release(ss)
 		})

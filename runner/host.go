@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/labmate/labmate/operation"
 	"github.com/labmate/labmate/protocol"
@@ -59,26 +58,16 @@ func NewHost(log operation.Log) *Host {
 	}
 	go func() {
 		defer close(h.done)
-		for ctx.Err() == nil {
-			for m, err := range t.Tail(ctx) {
-				if err != nil {
-					break
-				}
-				if m.Type == protocol.TypeInterrupt {
-					h.interrupt(m)
-				}
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
+		follow(ctx, t, h.interrupt, func(error) {})
 	}()
 	return h
 }
 
-// interrupt cancels the held stream m, an operation_interrupt, is for.
+// interrupt cancels the held stream m is for when m is an operation_interrupt.
 func (h *Host) interrupt(m *protocol.EnhancedMessage) {
+	if m.Type != protocol.TypeInterrupt {
+		return
+	}
 	h.mu.Lock()
 	cancel := h.held[stream{m.SessionID, m.OperationID}]
 	h.mu.Unlock()
@@ -102,9 +91,7 @@ func (h *Host) Hold(ctx context.Context, session, id string) (context.Context, f
 	h.mu.Unlock()
 	return hctx, func() {
 		h.mu.Lock()
-		if h.held[k] != nil {
-			delete(h.held, k)
-		}
+		delete(h.held, k)
 		h.mu.Unlock()
 		cancel(nil)
 	}

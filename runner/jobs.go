@@ -220,6 +220,7 @@ func (s *Runner) submitJob(ctx context.Context, kind string, spec *job.Spec, roo
 	return id, s.durable(ctx) // the caller tells its client: the log has it for good first
 }
 
+// JobKinds are the kinds of Config.Jobs the runner has a scheduler for, sorted.
 func (s *Runner) JobKinds() []string {
 	ks := make([]string, 0, len(s.cfg.Jobs))
 	for k, v := range s.cfg.Jobs {
@@ -309,20 +310,12 @@ func (s *Runner) jobWorkspace(rel string) (string, error) {
 // session, so that its subscribers see them at once.
 func (s *Runner) followJob(id job.ID, session string, run func(ctx context.Context, log operation.Log) iter.Seq2[*operation.Message, error]) bool {
 	s.jobs.mu.Lock()
-	if s.jobs.follows == nil {
-		s.jobs.follows = map[job.ID]bool{}
-	}
 	if s.jobs.follows[id] {
 		s.jobs.mu.Unlock()
 		return false
 	}
 	s.jobs.follows[id] = true
 	s.jobs.mu.Unlock()
-	unfollow := func() {
-		s.jobs.mu.Lock()
-		delete(s.jobs.follows, id)
-		s.jobs.mu.Unlock()
-	}
 	var log operation.Log = s.store
 	ss, err := s.Open(session)
 	if err == nil {
@@ -333,7 +326,9 @@ func (s *Runner) followJob(id job.ID, session string, run func(ctx context.Conte
 		if ss != nil {
 			s.Release(ss)
 		}
-		unfollow()
+		s.jobs.mu.Lock()
+		delete(s.jobs.follows, id)
+		s.jobs.mu.Unlock()
 	}
 	f := func() {
 		defer done()
@@ -382,9 +377,6 @@ func (s *Runner) settled(id job.ID) bool {
 func (s *Runner) settle(id job.ID) {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
-	if s.jobs.settled == nil {
-		s.jobs.settled = map[job.ID]bool{}
-	}
 	s.jobs.settled[id] = true
 }
 
@@ -543,5 +535,3 @@ func (s *Runner) adoptJob(ctx context.Context, sched job.Scheduler, st *job.Stat
 		s.Logf("job %s: adopted (submitted outside the server): following it with perception", jid)
 	}
 }
-
-// REST.

@@ -34,20 +34,24 @@ type LocalRun struct {
 
 // tailLog follows what other processes append to the log until the runner closes.
 func (s *Runner) tailLog() {
-	t, ok := s.store.(tailer)
-	if !ok {
-		return
+	if t, ok := s.store.(tailer); ok {
+		follow(s.ctx, t, s.foreign, func(err error) { s.Logf("following what other processes append to the log: %v", err) })
 	}
-	for s.ctx.Err() == nil {
-		for m, err := range t.Tail(s.ctx) {
+}
+
+// follow hands handle each message other processes append to t until ctx ends; a Tail that
+// fails is said to failed, and taken up again a second later.
+func follow(ctx context.Context, t tailer, handle func(*protocol.EnhancedMessage), failed func(error)) {
+	for ctx.Err() == nil {
+		for m, err := range t.Tail(ctx) {
 			if err != nil {
-				s.Logf("following what other processes append to the log: %v", err)
+				failed(err)
 				break
 			}
-			s.foreign(m)
+			handle(m)
 		}
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
 	}
@@ -119,9 +123,6 @@ func (s *Runner) adoptLocal(id string, pid int) error {
 	}
 	lr := &LocalRun{pid: pid, Session: ss, done: make(chan struct{})}
 	s.mu.Lock()
-	if s.local == nil {
-		s.local = map[string]*LocalRun{}
-	}
 	s.local[id] = lr
 	s.mu.Unlock()
 	s.goWorker(func() { s.watchLocal(id, lr) })
@@ -164,15 +165,11 @@ func (s *Runner) watchLocal(id string, lr *LocalRun) {
 		if op, err := s.RunInfo(s.ctx, id); err == nil && op.State.Live() {
 			// Its cells cut short by the stop end first (elsewhere.go), then the run.
 			if st, ok := s.store.(*sqlite.Store); ok {
-				if _, err := locallog.Orphaned(s.ctx, st, lr.Session, id); err != nil {
+				if err := locallog.Orphaned(s.ctx, st, lr.Session, id); err != nil {
 					s.Logf("run %s: ending its cells after its process %d stopped: %v", id, lr.pid, err)
 				}
 			}
-			hint := ""
-			if h := resumeHint(&s.cfg); h != nil {
-				hint = h(id)
-			}
-			if _, err := agent.AppendRun(s.ctx, lr.Session, protocol.TypeRunEnd, id, locallog.Died(lr.pid, hint)); err != nil &&
+			if _, err := agent.AppendRun(s.ctx, lr.Session, protocol.TypeRunEnd, id, locallog.Died(lr.pid, resumeHint(&s.cfg, id))); err != nil &&
 				!errors.Is(err, protocol.ErrIllegalTransition) {
 				s.Logf("run %s: ending it after its process %d stopped: %v", id, lr.pid, err)
 			}

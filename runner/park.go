@@ -35,8 +35,8 @@ func (s *Runner) parkedEnd(end *protocol.RunEnd, id, jobID string) {
 		return
 	}
 	end.Resume = fmt.Sprintf("once job %s has ended: labmate run --resume %s (it waits for the job)", jobID, id)
-	if hint := resumeHint(&s.cfg); hint != nil {
-		end.Resume = fmt.Sprintf("once job %s has ended: %s", jobID, hint(id))
+	if hint := resumeHint(&s.cfg, id); hint != "" {
+		end.Resume = fmt.Sprintf("once job %s has ended: %s", jobID, hint)
 	}
 }
 
@@ -57,9 +57,6 @@ func (s *Runner) watchParked(id, jobID string) {
 	if p.run[id] == jobID {
 		p.mu.Unlock()
 		return
-	}
-	if p.run == nil {
-		p.run = map[string]string{}
 	}
 	p.run[id] = jobID
 	p.mu.Unlock()

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,10 +97,7 @@ func (p *pool) refill(name string) {
 // refillAll refills every pre-warmed kind that has none ready.
 func (p *pool) refillAll() {
 	p.mu.Lock()
-	var kinds []string
-	for name := range p.ready {
-		kinds = append(kinds, name)
-	}
+	kinds := slices.Collect(maps.Keys(p.ready))
 	p.mu.Unlock()
 	for _, name := range kinds {
 		p.refill(name)

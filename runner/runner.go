@@ -187,16 +187,13 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.Limits.Idle <= 0 {
 		cfg.Limits.Idle = 15 * time.Minute
 	}
-	if cfg.Limits.SubscriberBuffer <= 0 {
-		cfg.Limits.SubscriberBuffer = 8192
-	}
 	if cfg.Log == nil {
 		cfg.Log = log.Default()
 	}
 	for _, d := range []struct {
 		v   *int
 		def int
-	}{{&cfg.Limits.Sessions, 256}, {&cfg.Limits.Kernels, 16}, {&cfg.Limits.Queue, 64}, {&cfg.Limits.Operations, 1024}, {&cfg.Limits.Runs, 4}} {
+	}{{&cfg.Limits.Sessions, 256}, {&cfg.Limits.Kernels, 16}, {&cfg.Limits.Queue, 64}, {&cfg.Limits.Operations, 1024}, {&cfg.Limits.Runs, 4}, {&cfg.Limits.SubscriberBuffer, 8192}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -209,7 +206,12 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 			return nil, err
 		}
 	}
-	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations)}
+	s := &Runner{cfg: cfg, store: cfg.Store, sessions: map[string]*Session{}, ops: newCounter(cfg.Limits.Operations),
+		runs: map[string]context.CancelFunc{}, local: map[string]*LocalRun{}}
+	s.camps.byID, s.camps.setting = map[string]*campaign{}, make(chan struct{}, maxSettingUp)
+	s.jobs.follows, s.jobs.settled = map[job.ID]bool{}, map[job.ID]bool{}
+	s.parks.run, s.runsSeen.byID = map[string]string{}, map[string]*runRead{}
+	s.shown.idle = sync.NewCond(&s.shown.mu)
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	var start func(context.Context, string, string) (kernel.Kernel, error)
@@ -244,7 +246,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 // recoverLog closes what a previous server left open in cfg.Store (closeRuns, Recover), but
 // the runs other processes run: those it returns in local, by id, with their pids.
 func recoverLog(ctx context.Context, cfg *Config) (runs []string, local map[string]int, err error) {
-	runs, local, err = closeRuns(ctx, cfg.Store, resumeHint(cfg), cfg.LocalRuns)
+	runs, local, err = closeRuns(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server: closing runs left open: %w", err)
 	}

@@ -159,9 +159,6 @@ func (s *Runner) claimRun(id string, cancel context.CancelFunc) error {
 	if len(s.runs) >= s.cfg.Limits.Runs {
 		return busy(false, "%d agent runs are running, the server's limit (labmate serve --max-runs): wait for one to end or cancel one (POST /v1/runs/ID/cancel)", len(s.runs))
 	}
-	if s.runs == nil {
-		s.runs = map[string]context.CancelFunc{}
-	}
 	s.runs[id] = cancel
 	return nil
 }
@@ -172,12 +169,14 @@ func (s *Runner) endRun(id string) {
 	s.mu.Unlock()
 }
 
-// runAndWatch runs record, which logs run id, then lets the run go; when it parked on a job,
-// it watches the job and resumes the run when the job ends (watchParked).
+// runAndWatch runs record, which logs run id, then lets the run go and closes its session's
+// kernels unless an operation of the session runs (a resumed run restores its variables from
+// its snapshots); when it parked on a job, it watches the job and resumes the run when the
+// job ends (watchParked).
 func (s *Runner) runAndWatch(ss *Session, id string, cancel context.CancelFunc, record func() (parkedOn string)) {
 	jobID := func() string {
 		defer s.Release(ss)
-		defer ss.closeRunKernels()
+		defer ss.closeKernels(-1)
 		defer s.endRun(id)
 		defer cancel()
 		return record()
@@ -191,7 +190,6 @@ func (s *Runner) runAndWatch(ss *Session, id string, cancel context.CancelFunc, 
 // run_end (agent.LogRun): how the agent stopped, with how to resume it, or the error that
 // ended the run. It returns the job the run parked on, if it did.
 func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter.Seq2[*agent.Event, error], next int64) (parkedOn string) {
-	hint := resumeHint(&s.cfg)
 	endOf := func(stop *agent.Stop) *protocol.RunEnd {
 		end := agent.RunEndOf(stop)
 		parkedOn = ""
@@ -199,8 +197,8 @@ func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter
 		case stop.Reason == agent.StopParked && end.Resumable:
 			parkedOn = stop.Job
 			s.parkedEnd(end, id, parkedOn)
-		case end.Resumable && hint != nil:
-			end.Resume = hint(id)
+		case end.Resumable:
+			end.Resume = resumeHint(&s.cfg, id)
 		}
 		return end
 	}
@@ -213,31 +211,30 @@ func (s *Runner) record(ctx context.Context, ss *Session, id string, events iter
 	return parkedOn
 }
 
-// resumeHint says how a resumable run is continued: POST /v1/runs/ID/resume on a server that
+// resumeHint says how resumable run id is continued: POST /v1/runs/ID/resume on a server that
 // resumes runs (Config.Agents) — or on one started with a model, when this one has none —
-// or LocalRuns.ResumeCommand without the server. Nil when the server can say neither.
-func resumeHint(cfg *Config) func(id string) string {
+// or LocalRuns.ResumeCommand without the server. "" when the server can say neither.
+func resumeHint(cfg *Config, id string) string {
 	if cfg.Agents == nil && cfg.LocalRuns == nil {
-		return nil
+		return ""
 	}
-	return func(id string) string {
-		post := "POST /v1/runs/" + id + "/resume (or the dashboard's Resume)"
-		if cfg.Agents == nil {
-			post += " once labmate serve runs with --model"
-		}
-		if cfg.LocalRuns == nil {
-			return post
-		}
-		return post + ", or " + cfg.LocalRuns.ResumeCommand(id) + " while labmate serve is not running"
+	post := "POST /v1/runs/" + id + "/resume (or the dashboard's Resume)"
+	if cfg.Agents == nil {
+		post += " once labmate serve runs with --model"
 	}
+	if cfg.LocalRuns == nil {
+		return post
+	}
+	return post + ", or " + cfg.LocalRuns.ResumeCommand(id) + " while labmate serve is not running"
 }
 
 // closeRuns ends the runs a previous server left running (killed, or the machine went down)
 // with a run_end of reason server_restart that says how to resume them from their checkpoints
-// (resume, see resumeHint), or that this server cannot. It returns the runs it closed so.
-// A run another process runs (local: labmate run) is left open while that process lives
+// (resumeHint), or that this server cannot. It returns the runs it closed so. A run another
+// process runs (local: labmate run, Config.LocalRuns) is left open while that process lives
 // (returned in local, by id, with its pid) and ended as process_died when it does not.
-func closeRuns(ctx context.Context, store protocol.Store, resume func(id string) string, owner LocalRuns) (closed []string, local map[string]int, err error) {
+func closeRuns(ctx context.Context, cfg *Config) (closed []string, local map[string]int, err error) {
+	store, owner := cfg.Store, cfg.LocalRuns
 	sessions, err := store.Sessions(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -261,10 +258,7 @@ func closeRuns(ctx context.Context, store protocol.Store, resume func(id string)
 				local[op.ID] = pid
 				continue
 			}
-			hint := ""
-			if resume != nil {
-				hint = resume(op.ID)
-			}
+			hint := resumeHint(cfg, op.ID)
 			end := locallog.Died(pid, hint) // labmate run was killed
 			if !found {
 				end = &protocol.RunEnd{Reason: protocol.ReasonServerRestart,
@@ -363,9 +357,6 @@ type runRead struct {
 func (rr *runRows) read(ctx context.Context, store protocol.Store, id string) (RunRow, error) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	if rr.byID == nil {
-		rr.byID = map[string]*runRead{}
-	}
 	rd := rr.byID[id]
 	if rd == nil {
 		rd = &runRead{row: RunRow{ID: id}}

@@ -108,12 +108,8 @@ func listSession(ctx context.Context, store protocol.Store, si protocol.SessionI
 	return row, nil
 }
 
-// LatestUpdate reads session id's latest session_update from the log; the zero value when it
+// latestUpdate reads session id's latest session_update from store; the zero value when it
 // has none.
-func (s *Runner) LatestUpdate(ctx context.Context, id string) (protocol.SessionUpdate, error) {
-	return latestUpdate(ctx, s.store, id)
-}
-
 func latestUpdate(ctx context.Context, store protocol.Store, id string) (protocol.SessionUpdate, error) {
 	var u protocol.SessionUpdate
 	for m, err := range store.Operation(ctx, id, protocol.SessionStream) {
@@ -165,10 +161,11 @@ func CheckSessionName(name string) (string, error) {
 	return n, nil
 }
 
-// meta returns the session's latest update, read from the log on first use. ss.metaMu is held.
+// metaLocked returns the session's latest update, read from the log on first use. ss.metaMu
+// is held.
 func (ss *Session) metaLocked(ctx context.Context) (protocol.SessionUpdate, error) {
 	if ss.meta == nil {
-		u, err := ss.s.LatestUpdate(ctx, ss.id)
+		u, err := latestUpdate(ctx, ss.s.store, ss.id)
 		if err != nil {
 			return u, err
 		}

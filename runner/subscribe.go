@@ -380,9 +380,7 @@ func (s *Runner) showQueue() {
 		batch, sh.queue = sh.queue, batch[:0]
 		if len(batch) == 0 {
 			sh.running = false
-			if sh.idle != nil {
-				sh.idle.Broadcast()
-			}
+			sh.idle.Broadcast()
 			sh.mu.Unlock()
 			return
 		}
@@ -420,9 +418,6 @@ func (s *Runner) shownAll(ctx context.Context) {
 	sh := &s.shown
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.idle == nil {
-		sh.idle = sync.NewCond(&sh.mu)
-	}
 	for sh.running {
 		sh.idle.Wait()
 	}

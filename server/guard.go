@@ -174,13 +174,11 @@ func isUpgrade(r *http.Request) bool {
 // whose host:port is not the request's Host. Clients that are not browsers send neither.
 func sameOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !changesState(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err := checkOrigin(r); err != nil {
-			httpError(w, http.StatusForbidden, err.Error())
-			return
+		if changesState(r) {
+			if err := checkOrigin(r); err != nil {
+				httpError(w, http.StatusForbidden, err.Error())
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -218,18 +216,11 @@ func checkOrigin(r *http.Request) error {
 // form-urlencoded or multipart bodies across sites.
 func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength == 0 || isUpgrade(r) || !changesState(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ct := r.Header.Get("Content-Type")
-		if ct == "application/json" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			httpError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q: a request body must be application/json", r.Method, r.URL.Path, ct))
-			return
+		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && !isUpgrade(r) && changesState(r) && ct != "application/json" {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				httpError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q: a request body must be application/json", r.Method, r.URL.Path, ct))
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

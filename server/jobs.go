@@ -48,10 +48,8 @@ func (s *Server) postJob(w http.ResponseWriter, r *http.Request) {
 	if s.noJobs(w) {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var b jobBody
-	if err := decodeStrict(r, &b); err != nil {
-		httpError(w, http.StatusBadRequest, "job spec: "+err.Error())
+	if !s.decode(w, r, "job spec", &b) {
 		return
 	}
 	kind := b.Scheduler
@@ -188,12 +186,8 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Why string `json:"why"`
 	}
-	if r.ContentLength != 0 {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
-		if err := decodeStrict(r, &in); err != nil {
-			httpError(w, http.StatusBadRequest, "cancel: "+err.Error())
-			return
-		}
+	if r.ContentLength != 0 && !s.decode(w, r, "cancel", &in) {
+		return
 	}
 	sched, st, ok := s.jobStatus(w, r)
 	if !ok {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"archive/zip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -150,15 +149,11 @@ func (s *Server) memoryEntry(w http.ResponseWriter, r *http.Request) {
 
 // memoryFreeze serves POST /v1/memory/freeze {"namespace": NS, "frozen": BOOL}.
 func (s *Server) memoryFreeze(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var p struct {
 		Namespace string `json:"namespace"`
 		Frozen    *bool  `json:"frozen"`
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		httpError(w, http.StatusBadRequest, "freeze: "+err.Error())
+	if !s.decode(w, r, "freeze", &p) {
 		return
 	}
 	if p.Frozen == nil {
@@ -175,18 +170,6 @@ func (s *Server) memoryFreeze(w http.ResponseWriter, r *http.Request) {
 // memoryActor is who the history says made a change from the dashboard or REST.
 const memoryActor = "dashboard"
 
-// decodeMemory reads a memory request's JSON body into v: unknown fields are refused.
-func (s *Server) decodeMemory(w http.ResponseWriter, r *http.Request, what string, v any) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		httpError(w, http.StatusBadRequest, what+": "+err.Error())
-		return false
-	}
-	return true
-}
-
 // memoryAddFact serves POST /v1/memory/facts {"namespace", "text", "kind", "tags",
 // "evidence", "confidence", "source"}: a fact as a person wrote it, through consolidation
 // (labmate memory add): an exact or near duplicate in the namespace is merged into the fact
@@ -202,7 +185,7 @@ func (s *Server) memoryAddFact(w http.ResponseWriter, r *http.Request) {
 		Confidence float64  `json:"confidence"`
 		Source     string   `json:"source"`
 	}
-	if !s.decodeMemory(w, r, "add fact", &p) {
+	if !s.decode(w, r, "add fact", &p) {
 		return
 	}
 	if p.Namespace == "" {
@@ -239,7 +222,7 @@ func (s *Server) memoryEditFact(w http.ResponseWriter, r *http.Request) {
 		Confidence float64   `json:"confidence"`
 		Reason     string    `json:"reason"`
 	}
-	if !s.decodeMemory(w, r, "edit", &p) {
+	if !s.decode(w, r, "edit", &p) {
 		return
 	}
 	id := r.PathValue("id")
@@ -281,7 +264,7 @@ func (s *Server) memoryInvalidate(w http.ResponseWriter, r *http.Request) {
 	var p struct {
 		Reason string `json:"reason"`
 	}
-	if !s.decodeMemory(w, r, "invalidate", &p) {
+	if !s.decode(w, r, "invalidate", &p) {
 		return
 	}
 	id := r.PathValue("id")

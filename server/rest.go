@@ -45,7 +45,14 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/artifacts/{sum}/{path...}", s.storedArtifact)
 	s.mux.HandleFunc("POST /v1/artifacts/{sum}/pin", s.pinArtifact)
 	s.mux.HandleFunc("DELETE /v1/artifacts/{sum}/pin", s.pinArtifact)
-	s.mux.HandleFunc("GET /v1/sessions/{id}/bench", s.sessionBench)
+	s.mux.HandleFunc("GET /v1/sessions/{id}/bench", func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.BenchView(r.Context(), r.PathValue("id"))
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	})
 	s.runRoutes()
 	s.jobRoutes()
 }
@@ -114,12 +121,8 @@ func (s *Server) collectAfter(w http.ResponseWriter, r *http.Request, after int6
 // (operation.Check, in submit): what the exec tools' cells (operation.Cell) may not do, it may
 // not do either, and it is refused with the same words.
 func (s *Server) postOperation(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var req protocol.Request
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		httpError(w, http.StatusBadRequest, "operation_request payload: "+err.Error())
+	if !s.decode(w, r, "operation_request payload", &req) {
 		return
 	}
 	ss, err := s.Open(r.PathValue("id"))
@@ -170,6 +173,17 @@ func afterError(w http.ResponseWriter, err error) {
 		return
 	}
 	storeError(w, err)
+}
+
+// decode reads a request's JSON body, of at most Config.MaxMessageBytes, into v, refusing
+// unknown fields; false when it could not, answered 400 with the error after what.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, what string, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
+	if err := decodeStrict(r, v); err != nil {
+		httpError(w, http.StatusBadRequest, what+": "+err.Error())
+		return false
+	}
+	return true
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {

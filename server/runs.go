@@ -27,19 +27,11 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotImplemented, "this server runs no agent: start labmate serve with --model (or $LABMATE_MODEL)")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var task runner.Task
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&task); err != nil {
-		httpError(w, http.StatusBadRequest, "run task: "+err.Error())
+	if !s.decode(w, r, "run task", &task) {
 		return
 	}
-	if err := runner.CheckTask(&task); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	id, err := s.StartRun(&task)
+	id, err := s.StartRun(&task) // a task it refuses as written is a 400 (runner.ErrBadTask)
 	if err != nil {
 		errorStatus(w, err, http.StatusServiceUnavailable)
 		return

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/labmate/labmate/protocol"
@@ -25,14 +24,10 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 // patchSession serves PATCH /v1/sessions/ID {"name": NAME}: it logs a session_update with the
 // new name (closed as it was) and replies with the update.
 func (s *Server) patchSession(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxMessageBytes)
 	var in struct {
 		Name *string `json:"name"`
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		httpError(w, http.StatusBadRequest, "session update: "+err.Error())
+	if !s.decode(w, r, "session update", &in) {
 		return
 	}
 	if in.Name == nil {

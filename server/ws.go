@@ -160,11 +160,13 @@ func decodeClient(data []byte, session string) (*clientMessage, error) {
 	}
 	switch m.Type {
 	case protocol.TypeRequest:
-		req, err := decodeRequest(m.Payload)
-		if err != nil {
-			return cm, err
+		if len(m.Payload) == 0 {
+			return cm, errors.New("operation_request payload: missing")
 		}
-		cm.req = req
+		cm.req = &protocol.Request{}
+		if err := json.Unmarshal(m.Payload, cm.req); err != nil {
+			return cm, fmt.Errorf("operation_request payload: %w", err)
+		}
 	case protocol.TypeInterrupt:
 		cm.intr = &protocol.Interrupt{}
 		if len(m.Payload) > 0 && string(m.Payload) != "null" {
@@ -193,16 +195,4 @@ func afterParam(r *http.Request) (int64, error) {
 		return 0, fmt.Errorf("after=%q: want a sequence number ≥ 0", v)
 	}
 	return n, nil
-}
-
-// decodeRequest reads an operation_request payload.
-func decodeRequest(raw json.RawMessage) (*protocol.Request, error) {
-	var req protocol.Request
-	if len(raw) == 0 {
-		return nil, errors.New("operation_request payload: missing")
-	}
-	if err := json.Unmarshal(raw, &req); err != nil {
-		return nil, fmt.Errorf("operation_request payload: %w", err)
-	}
-	return &req, nil
 }

@@ -31,8 +31,6 @@ import (
 
 // Options are the optional parts of Run; nil means none.
 type Options struct {
-	// Job tunes the perception loop (operation.JobOptions: a judge, the poll).
-	Job *operation.JobOptions
 	// Log receives a line for each thing the supervisor does (its verdicts, a stop); nil: none.
 	Log io.Writer
 	// Artifacts, when set, keeps the job's artifacts when it ends (DATA/artifacts), and they
@@ -82,13 +80,7 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 		}
 		return s.Dispatch()
 	}
-	jo := operation.JobOptions{}
-	if opts.Job != nil {
-		jo = *opts.Job
-	}
-	if opts.Artifacts != nil {
-		jo.Artifacts = opts.Artifacts
-	}
+	jo := operation.JobOptions{Artifacts: opts.Artifacts}
 	var arts []*protocol.Artifact
 	var last *protocol.Verdict
 	record := func(v *protocol.Verdict) {
@@ -125,17 +117,12 @@ func Run(ctx context.Context, s *local.Scheduler, sup *local.Supervision, opts *
 			say("kept %d artifacts of its workspace", len(arts))
 		}
 	}
-	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil {
-		say("ended %s%s", st.State, prefixed(": ", st.Reason))
+	if st, err := s.Status(context.WithoutCancel(ctx), id); err == nil && st.Reason != "" {
+		say("ended %s: %s", st.State, st.Reason)
+	} else if err == nil {
+		say("ended %s", st.State)
 	}
 	return s.Dispatch() // the jobs queued behind this one start now, labmate open or not
 }
 
 var _ job.Supervised = (*local.Scheduler)(nil)
-
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
-}

@@ -37,13 +37,19 @@ type Log interface {
 // CampaignEvent).
 type Event struct {
 	Kind      string        `json:"kind"` // protocol.KindCampaign
-	Type      string        `json:"type"` // "start" or "step"
+	Type      string        `json:"type"` // Start or Step
 	Campaign  *lab.Campaign `json:"campaign,omitempty"`
 	Scale     *lab.Scale    `json:"scale,omitempty"`
 	Step      *lab.Step     `json:"step,omitempty"`
-	Advantage *float64      `json:"advantage,omitempty"`
-	NMA       *float64      `json:"nma,omitempty"`
+	Advantage *float64      `json:"advantage,omitempty"` // of the turn's measurement
+	NMA       *float64      `json:"nma,omitempty"`       // of the best measurement so far
 }
+
+// The types of an Event.
+const (
+	Start = "start"
+	Step  = "step"
+)
 
 // The reasons of a campaign's run_end.
 const (
@@ -99,7 +105,7 @@ func (s *Store) Begin(ctx context.Context, c *lab.Campaign) error {
 	s.mu.Lock()
 	s.camps[c.ID] = p
 	s.mu.Unlock()
-	return s.appendEvent(ctx, c.ID, protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: "start", Campaign: c, Scale: &p.scale})
+	return s.appendEvent(ctx, c.ID, protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: Start, Campaign: c, Scale: &p.scale})
 }
 
 // Record implements lab.Store: it logs the turn, with its advantage and the NMA so far.
@@ -118,7 +124,7 @@ func (s *Store) Record(ctx context.Context, st *lab.Step) error {
 	p.steps = append(p.steps, *st)
 	curves := lab.Score(p.steps, p.scale, len(p.steps))
 	i := len(p.steps) - 1
-	ev := &Event{Kind: protocol.KindCampaign, Type: "step", Step: st, Advantage: finite(curves.Advantage[i]), NMA: finite(curves.NMA[i])}
+	ev := &Event{Kind: protocol.KindCampaign, Type: Step, Step: st, Advantage: finite(curves.Advantage[i]), NMA: finite(curves.NMA[i])}
 	s.mu.Unlock()
 	return s.appendEvent(ctx, st.Campaign, protocol.TypeRunEvent, ev)
 }
@@ -230,9 +236,9 @@ func campaigns(ctx context.Context, log Reader, q *lab.Query) ([]logged, error) 
 				return nil, fmt.Errorf("campaign %s, seq %d: %w", si.ID, m.Seq, err)
 			}
 			switch {
-			case ev.Type == "start" && ev.Campaign != nil:
+			case ev.Type == Start && ev.Campaign != nil:
 				c.Campaign = ev.Campaign
-			case ev.Type == "step" && ev.Step != nil && c.Campaign != nil:
+			case ev.Type == Step && ev.Step != nil && c.Campaign != nil:
 				c.steps = append(c.steps, ev.Step)
 			}
 		}
@@ -260,24 +266,23 @@ func Import(ctx context.Context, log ImportLog, c *lab.Campaign, steps []lab.Ste
 	if _, err := log.Operations(ctx, c.ID); !errors.Is(err, protocol.ErrUnknownSession) {
 		return false, err
 	}
-	at := func(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 	add := func(t protocol.Type, payload any, when time.Time) error {
 		m, err := protocol.NewMessage(t, c.ID, c.ID, payload)
 		if err != nil {
 			return err
 		}
-		m.Timestamp = at(when)
+		m.Timestamp = float64(when.UnixNano()) / 1e9
 		if _, err := log.Append(ctx, m); err != nil {
 			return fmt.Errorf("campaignlog: importing campaign %s: %w", c.ID, err)
 		}
 		return nil
 	}
-	if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: "start", Campaign: c}, c.Started); err != nil {
+	if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: Start, Campaign: c}, c.Started); err != nil {
 		return false, err
 	}
 	last := c.Started
 	for i := range steps {
-		if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: "step", Step: &steps[i]}, steps[i].Time); err != nil {
+		if err := add(protocol.TypeRunEvent, &Event{Kind: protocol.KindCampaign, Type: Step, Step: &steps[i]}, steps[i].Time); err != nil {
 			return true, err
 		}
 		last = steps[i].Time

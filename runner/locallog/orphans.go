@@ -10,28 +10,20 @@ import (
 	"github.com/labmate/labmate/protocol/sqlite"
 )
 
-// Orphan is an operation whose process stopped (was killed) while it ran: its stream is open
-// in the log, and the Store that wrote it last is closed.
-type Orphan struct {
-	ID     string
-	Writer sqlite.Writer // the process that ran it (Role, Pid)
-}
-
 // Orphaned ends as failed (reason process_died) every operation of session that is open in
 // st while the process that wrote it last no longer runs — a cell of a labmate run killed
-// while its cell ran — and returns them; the ends are appended to l (nil: st), the session's
+// while its cell ran; the ends are appended to l (nil: st), the session's
 // log in a runner that shows them to its subscribers. A run's own stream, jobs (they outlive
 // the process that started them) and streams written by a live process or by st itself are
 // left alone.
-func Orphaned(ctx context.Context, st *sqlite.Store, l operation.Log, session string) ([]Orphan, error) {
+func Orphaned(ctx context.Context, st *sqlite.Store, l operation.Log, session string) error {
 	ops, err := st.Operations(ctx, session)
 	if errors.Is(err, protocol.ErrUnknownSession) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var closed []Orphan
 	for _, op := range ops {
 		if !op.State.Live() || op.Kind == protocol.KindAgentRun || op.Kind == protocol.KindJob || op.ID == session {
 			continue
@@ -41,11 +33,10 @@ func Orphaned(ctx context.Context, st *sqlite.Store, l operation.Log, session st
 			continue
 		}
 		if err := endOrphan(ctx, l, st, session, op.ID, w); err != nil {
-			return closed, err
+			return err
 		}
-		closed = append(closed, Orphan{ID: op.ID, Writer: w})
 	}
-	return closed, nil
+	return nil
 }
 
 // endOrphan ends operation op of session, whose process w stopped while it ran, as failed with

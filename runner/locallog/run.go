@@ -111,7 +111,7 @@ func (r *Run) Logged(ctx context.Context, events iter.Seq2[*agent.Event, error],
 		next := int64(1)
 		if resumed {
 			// The cells a killed process left running end first, then the run.
-			if _, err := Orphaned(ctx, r.log, r.through, r.id); err != nil {
+			if err := Orphaned(ctx, r.log, r.through, r.id); err != nil {
 				warn(err)
 			}
 			var err error

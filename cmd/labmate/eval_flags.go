@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +65,7 @@ var notInName = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
 
 // run runs benchmark s as the flags say, prints the summary and exits as evalExit says.
 func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
 	mode := agent.Mode(f.mode)

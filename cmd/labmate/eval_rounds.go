@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -69,7 +67,7 @@ func suiteNames() []string {
 }
 
 func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []string) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
 	if f.mode != string(agent.ModeAgent) || f.noMemory {

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,7 +136,7 @@ timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			var where func(rel string) string // where an artifact is: its path, or the server's URL for it
 			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr(), plan.Hotfix, func(rel string) string { return where(rel) })

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,7 +106,7 @@ Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 			}
 			defer closeS()
 			id := job.ID(args[0])
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			st, err := s.Status(ctx, id)
 			if err != nil {

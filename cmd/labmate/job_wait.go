@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +34,7 @@ Exit status: ` + jobExitHelp + `.`,
 				return err
 			}
 			defer closeS()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			id := job.ID(args[0])
 			st, err := s.Status(ctx, id)

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,7 +102,7 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: lang, Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
 		Timeout: f.timeout, Log: cmd.ErrOrStderr(), Params: params, Labware: defs}

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -75,7 +73,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 				}
 				defer os.RemoveAll(workspaces)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			if data, err = dataDir(data); err != nil {
 				return err

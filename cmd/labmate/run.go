@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +57,7 @@ func newRunCmd() *cobra.Command {
 			if _, err := findKernel(kernelName); err != nil {
 				return fmt.Errorf("--kernel: %w", err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			dir, err := dataDir(data)
 			if err != nil {

@@ -7,10 +7,8 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,7 +135,7 @@ it cannot open.`,
 				return err
 			}
 			defer store.Close()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			importOld(ctx, data, store, cmd.ErrOrStderr())
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)

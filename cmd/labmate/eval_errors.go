@@ -29,18 +29,25 @@ func trialErrors(w io.Writer, out string, sum *eval.Summary) (allErrored bool) {
 			count[firstLine(t.Error)]++
 		}
 	}
+	fmt.Fprintf(w, "labmate eval: %d of %d trials errored:\n", sum.All.Errors, sum.All.Trials)
+	writeReasons(w, count, 10, fmt.Sprintf(" (see %s/%s)", out, eval.TrialsFile))
+	return sum.All.Trials > 0 && sum.All.Errors == sum.All.Trials
+}
+
+// writeReasons prints on w the distinct reasons of count, the most frequent first, each with
+// its count ("  3× REASON"); past max of them (0: no bound), a line says how many others
+// there are, followed by more.
+func writeReasons(w io.Writer, count map[string]int, max int, more string) {
 	reasons := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
 		return cmp.Or(count[b]-count[a], strings.Compare(a, b))
 	})
-	fmt.Fprintf(w, "labmate eval: %d of %d trials errored:\n", sum.All.Errors, sum.All.Trials)
 	for i, r := range reasons {
-		if i == 10 {
-			fmt.Fprintf(w, "  … and %d other reasons (see %s/%s)\n", len(reasons)-i, out, eval.TrialsFile)
-			break
+		if i == max && max > 0 {
+			fmt.Fprintf(w, "  … and %d other reasons%s\n", len(reasons)-i, more)
+			return
 		}
 		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
 	}
-	return sum.All.Trials > 0 && sum.All.Errors == sum.All.Trials
 }
 
 // firstLine is s up to its first newline, at most 300 bytes.

@@ -166,9 +166,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 	switch {
 	case err == nil && ran > 0 && errored == ran:
 		fmt.Fprintf(stderr, "labmate eval rounds: every one of the %d trials errored, so it measured nothing:\n", ran)
-		for r, n := range reasons {
-			fmt.Fprintf(stderr, "  %d× %s\n", n, r)
-		}
+		writeReasons(stderr, reasons, 0, "")
 		return exitError{1}
 	case err == nil:
 		return nil

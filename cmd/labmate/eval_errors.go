@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/labmate/labmate/eval"
+	"github.com/labmate/labmate/internal/textcut"
 )
 
 // trialErrors prints, on w, the distinct reasons the eval's trials in out (of its model and
@@ -50,11 +51,7 @@ func writeReasons(w io.Writer, count map[string]int, max int, more string) {
 	}
 }
 
-// firstLine is s up to its first newline, at most 300 bytes.
+// firstLine is s up to its first newline, at most 300 bytes (cut on a character's boundary).
 func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return textcut.Head(textcut.FirstLine(strings.TrimSpace(s)), 300)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -96,14 +95,8 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 			spec.Script = code
 		}
 		var err error
-		if workspace == "" {
-			workspace = "."
-		}
-		if spec.Workspace, err = filepath.Abs(workspace); err != nil {
-			return fmt.Errorf("--workspace %s: %w", workspace, err)
-		}
-		if fi, err := os.Stat(spec.Workspace); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--workspace %s: not a directory", workspace)
+		if spec.Workspace, err = workspaceDir(workspace); err != nil {
+			return err
 		}
 		// The scheduler follows no symbolic link in a job's workspace: the user's are
 		// resolved here, once.

@@ -124,6 +124,8 @@ func newLabShowCmd() *cobra.Command {
 	return cmd
 }
 
+// workspaceDir is --workspace dir made absolute, which must be a directory; the current
+// directory when dir is empty.
 func workspaceDir(dir string) (string, error) {
 	if dir == "" {
 		return os.Getwd()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/eval"
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
 )
 
@@ -83,10 +82,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		return err
 	}
 	specs := strings.Split(f.model, ",")
-	o := &eval.RoundsOptions{Out: f.out, Base: eval.Options{NoPerception: f.noPerception, NoReflect: f.noReflect,
-		MaxTurns: f.maxTurns, MaxRepairs: f.maxRepairs, MaxReplans: f.maxReplans, TrialBudget: f.trialBudget,
-		TrialTimeout: f.trialTimeout, CellTimeout: f.cellTimeout, K: f.k, Set: f.set, IDs: nilIfEmpty(f.ids), Limit: f.limit,
-		Parallel: f.parallel, BudgetTokens: f.budgetTokens, Log: stderr}}
+	o := &eval.RoundsOptions{Out: f.out, Base: f.options(stderr)}
 	for _, spec := range specs {
 		m, err := providers.NewModel(ctx, strings.TrimSpace(spec))
 		if err != nil {
@@ -131,13 +127,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 			return nil, err
 		}
 		ro.Store, ro.RunLog = runs, runLog
-		ro.StartKernel = func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
-			ws, err := runWorkspace(ro.Out, runID)
-			if err != nil {
-				return nil, err
-			}
-			return startKernel(ctx, name, sb, ws)
-		}
+		ro.StartKernel = kernelsIn(ro.Out, sb)
 		return closeRuns, nil
 	}
 	var ran int

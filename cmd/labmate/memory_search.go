@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,13 +41,7 @@ that cannot be read writes nothing.`,
 			in := &consolidate.Input{Namespace: ns, Actor: actorName()}
 			opts := &consolidate.Options{}
 			if trace != "" {
-				var b []byte
-				var err error
-				if trace == "-" {
-					b, err = io.ReadAll(cmd.InOrStdin())
-				} else {
-					b, err = os.ReadFile(trace)
-				}
+				b, err := readInput(cmd.InOrStdin(), trace)
 				if err != nil {
 					return fmt.Errorf("--trace: %w", err)
 				}
@@ -73,7 +65,7 @@ that cannot be read writes nothing.`,
 				}
 				if in.Infer {
 					if f.asJSON {
-						return f.json(cmd.OutOrStdout(), rep)
+						return writeJSON(cmd.OutOrStdout(), rep)
 					}
 					return memtable.Actions(cmd.OutOrStdout(), rep.Actions)
 				}
@@ -83,7 +75,7 @@ that cannot be read writes nothing.`,
 					if err != nil {
 						return err
 					}
-					return f.json(cmd.OutOrStdout(), map[string]any{"action": a.Event, "fact": e.Fact})
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"action": a.Event, "fact": e.Fact})
 				}
 				if a.Event == memory.EventMerge {
 					old := textcut.FirstLine(a.Old)
@@ -138,7 +130,7 @@ func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				if len(res) == 0 {
 					fmt.Fprintln(cmd.ErrOrStderr(), "no matches")
@@ -175,7 +167,7 @@ func newMemoryListCmd(f *memoryFlags) *cobra.Command {
 						nss = []memory.Namespace{}
 					}
 					if f.asJSON {
-						return f.json(cmd.OutOrStdout(), nss)
+						return writeJSON(cmd.OutOrStdout(), nss)
 					}
 					return memtable.Namespaces(cmd.OutOrStdout(), nss)
 				}
@@ -184,7 +176,7 @@ func newMemoryListCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				return memtable.Results(cmd.OutOrStdout(), res, false)
 			})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,9 +107,7 @@ first); 2 when it could not start: a bad flag or value, an address in use, a dat
 it cannot open.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if token == "" {
-				token = os.Getenv("LABMATE_TOKEN")
-			}
+			token = cmp.Or(token, os.Getenv("LABMATE_TOKEN"))
 			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}

@@ -26,14 +26,12 @@ type memoryFlags struct {
 	embedder string
 }
 
+// defaultMemoryStore is the memory labmate memory and labmate run use unless told: the one
+// labmate serve and labmate mcp use in the default data directory (memoryPath), memory.db
+// here when there is no home directory.
 func defaultMemoryStore() string {
-	if v := os.Getenv("LABMATE_MEMORY"); v != "" {
-		return v
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "labmate", "memory.db")
-	}
-	return "memory.db"
+	dir, _ := defaultDataDir()
+	return memoryPath(dir)
 }
 
 // open opens the store named by --store: a postgres:// URL or a SQLite file path. With an

@@ -56,6 +56,9 @@ under --workspaces (default: a temporary directory removed on exit). Kernels run
 unless --no-sandbox. stdout carries only the protocol; information goes to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPrewarm(prewarm); err != nil {
+				return err
+			}
 			sb, err := sf.open()
 			if err != nil {
 				return err

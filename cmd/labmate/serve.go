@@ -111,10 +111,8 @@ it cannot open.`,
 			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}
-			for _, k := range prewarm {
-				if _, err := findKernel(k); err != nil {
-					return fmt.Errorf("--prewarm: %w", err)
-				}
+			if err := checkPrewarm(prewarm); err != nil {
+				return err
 			}
 			data, err := dataDir(data)
 			if err != nil {

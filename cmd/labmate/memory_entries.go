@@ -71,12 +71,9 @@ func newMemoryHistoryCmd(f *memoryFlags) *cobra.Command {
 						return err
 					}
 				}
-				changes := []*memory.Change{}
-				for c, err := range s.History(ctx, p) {
-					if err != nil {
-						return err
-					}
-					changes = append(changes, c)
+				changes, err := collect(s.History(ctx, p))
+				if err != nil {
+					return err
 				}
 				if f.asJSON {
 					return writeJSON(cmd.OutOrStdout(), changes)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,15 +103,16 @@ that cannot be read writes nothing.`,
 	return cmd
 }
 
-func collectResults(ctx context.Context, s memory.Reader, q *memory.Query) ([]*memory.Result, error) {
-	res := []*memory.Result{}
-	for r, err := range s.Search(ctx, q) {
+// collect gathers the values of seq up to its first error; none is an empty slice (JSON []).
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	out := []T{}
+	for v, err := range seq {
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, r)
+		out = append(out, v)
 	}
-	return res, nil
+	return out, nil
 }
 
 func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
@@ -125,7 +127,7 @@ func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
 				return err
 			}
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
-				res, err := collectResults(ctx, s, query)
+				res, err := collect(s.Search(ctx, query))
 				if err != nil {
 					return err
 				}
@@ -171,7 +173,7 @@ func newMemoryListCmd(f *memoryFlags) *cobra.Command {
 					}
 					return memtable.Namespaces(cmd.OutOrStdout(), nss)
 				}
-				res, err := collectResults(ctx, s, query)
+				res, err := collect(s.Search(ctx, query))
 				if err != nil {
 					return err
 				}

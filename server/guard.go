@@ -55,7 +55,7 @@ func newHostPolicy(addr string, allow []string) (*hostPolicy, error) {
 		if host == "" || (err == nil && ip.IsUnspecified()) {
 			p.anyIP = true
 			shown = append(shown, "any IP address")
-		} else if host != "" && !loopbackHost(host) {
+		} else if host != "" && !LoopbackHost(host) {
 			p.names[canonicalHost(host)] = true
 			shown = append(shown, host)
 		}
@@ -91,8 +91,9 @@ func canonicalHost(host string) string {
 	return host
 }
 
-// loopbackHost reports whether host (without port) always means this machine.
-func loopbackHost(host string) bool {
+// LoopbackHost reports whether host (a URL's or a Host header's, without port) always means
+// this machine.
+func LoopbackHost(host string) bool {
 	host = canonicalHost(host)
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return ip.IsLoopback()
@@ -113,7 +114,7 @@ func (p *hostPolicy) allows(hostport string) bool {
 	case "127.0.0.1", "localhost", "::1": // the usual ones, without normalising
 		return true
 	}
-	if loopbackHost(host) {
+	if LoopbackHost(host) {
 		return true
 	}
 	host = canonicalHost(host)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -213,9 +212,7 @@ Example:
 				fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"dataset": t.Name, "groups": len(gs), "seeds": seeds, "budget": budget, "planners": ss})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"dataset": t.Name, "groups": len(gs), "seeds": seeds, "budget": budget, "planners": ss})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d groups × %d seeds, budget %d\n", t.Name, len(gs), seeds, budget)
 			game.WriteSummaries(cmd.OutOrStdout(), ss, budget)

@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/labmate/labmate/lab/game"
 )
@@ -29,17 +26,8 @@ func invalidTurns(w io.Writer, planner string, rs []*game.Result) (all bool) {
 	if bad == 0 {
 		return false
 	}
-	reasons := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
-		return cmp.Or(count[b]-count[a], strings.Compare(a, b))
-	})
 	fmt.Fprintf(w, "labmate campaign: %d of %d turns of the %s planner measured nothing:\n", bad, turns, planner)
-	for i, r := range reasons {
-		if i == 10 {
-			fmt.Fprintf(w, "  … and %d other reasons\n", len(reasons)-i)
-			break
-		}
-		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
-	}
+	writeReasons(w, count, 10, "")
 	return bad == turns
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,10 +120,7 @@ func newDocsToolCmd(use, toolName, short string) *cobra.Command {
 
 // docsPath is the documentation index file: flag, else $LABMATE_DOCS_DB, else the default.
 func docsPath(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if p := os.Getenv("LABMATE_DOCS_DB"); p != "" {
+	if p := cmp.Or(flag, os.Getenv("LABMATE_DOCS_DB")); p != "" {
 		return p, nil
 	}
 	return sqlite.DefaultPath()

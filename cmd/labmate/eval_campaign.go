@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -52,9 +51,7 @@ was invalid (every answer of --model's, say); 2 could not start.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(map[string]any{"seeds": seeds, "budget": budget, "rows": all}); err != nil {
+				if err := writeJSON(cmd.OutOrStdout(), map[string]any{"seeds": seeds, "budget": budget, "rows": all}); err != nil {
 					return err
 				}
 				return failedPlanners(cmd, all)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/labmate/labmate/eval"
+	"github.com/labmate/labmate/internal/textcut"
 )
 
 // trialErrors prints, on w, the distinct reasons the eval's trials in out (of its model and
@@ -29,25 +30,28 @@ func trialErrors(w io.Writer, out string, sum *eval.Summary) (allErrored bool) {
 			count[firstLine(t.Error)]++
 		}
 	}
-	reasons := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
-		return cmp.Or(count[b]-count[a], strings.Compare(a, b))
-	})
 	fmt.Fprintf(w, "labmate eval: %d of %d trials errored:\n", sum.All.Errors, sum.All.Trials)
-	for i, r := range reasons {
-		if i == 10 {
-			fmt.Fprintf(w, "  … and %d other reasons (see %s/%s)\n", len(reasons)-i, out, eval.TrialsFile)
-			break
-		}
-		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
-	}
+	writeReasons(w, count, 10, fmt.Sprintf(" (see %s/%s)", out, eval.TrialsFile))
 	return sum.All.Trials > 0 && sum.All.Errors == sum.All.Trials
 }
 
-// firstLine is s up to its first newline, at most 300 bytes.
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+// writeReasons prints on w the distinct reasons of count, the most frequent first, each with
+// its count ("  3× REASON"); past max of them (0: no bound), a line says how many others
+// there are, followed by more.
+func writeReasons(w io.Writer, count map[string]int, max int, more string) {
+	reasons := slices.SortedFunc(maps.Keys(count), func(a, b string) int {
+		return cmp.Or(count[b]-count[a], strings.Compare(a, b))
+	})
+	for i, r := range reasons {
+		if i == max && max > 0 {
+			fmt.Fprintf(w, "  … and %d other reasons%s\n", len(reasons)-i, more)
+			return
+		}
+		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
 	}
-	return s
+}
+
+// firstLine is s up to its first newline, at most 300 bytes (cut on a character's boundary).
+func firstLine(s string) string {
+	return textcut.Head(textcut.FirstLine(strings.TrimSpace(s)), 300)
 }

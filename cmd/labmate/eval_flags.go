@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +64,7 @@ var notInName = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
 
 // run runs benchmark s as the flags say, prints the summary and exits as evalExit says.
 func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
 	mode := agent.Mode(f.mode)
@@ -85,10 +81,8 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	if err != nil {
 		return err
 	}
-	o := &eval.Options{Model: model, Mode: mode, NoPerception: f.noPerception, NoReflect: f.noReflect, NoMemory: f.noMemory,
-		MaxTurns: f.maxTurns, MaxRepairs: f.maxRepairs, MaxReplans: f.maxReplans, TrialBudget: f.trialBudget,
-		TrialTimeout: f.trialTimeout, CellTimeout: f.cellTimeout, K: f.k, Set: f.set, IDs: nilIfEmpty(f.ids), Limit: f.limit,
-		Parallel: f.parallel, BudgetTokens: f.budgetTokens, Out: f.out, Log: stderr}
+	o := f.options(stderr)
+	o.Model, o.Mode, o.Out = model, mode, f.out
 	if o.Out == "" {
 		o.Out = filepath.Join("labmate-eval", s.name, notInName.ReplaceAllString(model.Name(), "_"), o.Variant())
 	}
@@ -105,13 +99,7 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 		if err != nil {
 			return err
 		}
-		o.StartKernel = func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
-			ws, err := runWorkspace(o.Out, runID)
-			if err != nil {
-				return nil, err
-			}
-			return startKernel(ctx, name, sb, ws)
-		}
+		o.StartKernel = kernelsIn(o.Out, sb)
 	}
 	if mode == agent.ModeAgent && !f.noMemory {
 		path := f.memoryStore
@@ -144,7 +132,7 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 			fmt.Fprintf(stderr, "labmate eval: %s trial %d: %s, score %.0f, %d tokens, %.1f s\n", t.Task, t.Trial, verdict, t.Score, t.Tokens, t.WallS)
 		}
 	}
-	sum, err := eval.Run(ctx, b, o)
+	sum, err := eval.Run(ctx, b, &o)
 	if sum == nil {
 		return err
 	}
@@ -170,6 +158,26 @@ func (f *evalFlags) run(cmd *cobra.Command, s suite) error {
 	return exitError{1}
 }
 
+// options are the eval's options the flags set, shared by a benchmark's eval and the rounds.
+func (f *evalFlags) options(log io.Writer) eval.Options {
+	return eval.Options{NoPerception: f.noPerception, NoReflect: f.noReflect, NoMemory: f.noMemory,
+		MaxTurns: f.maxTurns, MaxRepairs: f.maxRepairs, MaxReplans: f.maxReplans, TrialBudget: f.trialBudget,
+		TrialTimeout: f.trialTimeout, CellTimeout: f.cellTimeout, K: f.k, Set: f.set, IDs: nilIfEmpty(f.ids), Limit: f.limit,
+		Parallel: f.parallel, BudgetTokens: f.budgetTokens, Log: log}
+}
+
+// kernelsIn starts the kernels of an eval's agent runs in sb, each run's in its workspace in
+// the result folder out (OUT/workspaces/run-ID).
+func kernelsIn(out string, sb kernel.Sandbox) func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
+	return func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
+		ws, err := runWorkspace(out, runID)
+		if err != nil {
+			return nil, err
+		}
+		return startKernel(ctx, name, sb, ws)
+	}
+}
+
 // load opens the suite's benchmark from data (--dataset), else from its folder under shared/.
 func (s suite) load(data string) (eval.Benchmark, error) {
 	switch {
@@ -190,7 +198,5 @@ func writeResult(w io.Writer, asJSON bool, v interface{ WriteText(io.Writer) err
 	if !asJSON {
 		return v.WriteText(w)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return writeJSON(w, v)
 }

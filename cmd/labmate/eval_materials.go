@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -175,8 +173,6 @@ func allScansFailed(w io.Writer, results []*materials.Result) error {
 		return nil
 	}
 	fmt.Fprintf(w, "labmate eval materials: every one of the %d scans failed, so it measured nothing:\n", len(results))
-	for _, r := range slices.SortedFunc(maps.Keys(count), func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) }) {
-		fmt.Fprintf(w, "  %d× %s\n", count[r], r)
-	}
+	writeReasons(w, count, 0, "")
 	return exitError{1}
 }

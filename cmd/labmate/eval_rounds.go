@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labmate/labmate/agent"
 	"github.com/labmate/labmate/eval"
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/llm/providers"
 )
 
@@ -69,7 +66,7 @@ func suiteNames() []string {
 }
 
 func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []string) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	stderr := cmd.ErrOrStderr()
 	if f.mode != string(agent.ModeAgent) || f.noMemory {
@@ -85,10 +82,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 		return err
 	}
 	specs := strings.Split(f.model, ",")
-	o := &eval.RoundsOptions{Out: f.out, Base: eval.Options{NoPerception: f.noPerception, NoReflect: f.noReflect,
-		MaxTurns: f.maxTurns, MaxRepairs: f.maxRepairs, MaxReplans: f.maxReplans, TrialBudget: f.trialBudget,
-		TrialTimeout: f.trialTimeout, CellTimeout: f.cellTimeout, K: f.k, Set: f.set, IDs: nilIfEmpty(f.ids), Limit: f.limit,
-		Parallel: f.parallel, BudgetTokens: f.budgetTokens, Log: stderr}}
+	o := &eval.RoundsOptions{Out: f.out, Base: f.options(stderr)}
 	for _, spec := range specs {
 		m, err := providers.NewModel(ctx, strings.TrimSpace(spec))
 		if err != nil {
@@ -133,13 +127,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 			return nil, err
 		}
 		ro.Store, ro.RunLog = runs, runLog
-		ro.StartKernel = func(ctx context.Context, runID, name string) (kernel.Kernel, error) {
-			ws, err := runWorkspace(ro.Out, runID)
-			if err != nil {
-				return nil, err
-			}
-			return startKernel(ctx, name, sb, ws)
-		}
+		ro.StartKernel = kernelsIn(ro.Out, sb)
 		return closeRuns, nil
 	}
 	var ran int
@@ -168,9 +156,7 @@ func runEvalRounds(cmd *cobra.Command, f *evalFlags, bench string, transfer []st
 	switch {
 	case err == nil && ran > 0 && errored == ran:
 		fmt.Fprintf(stderr, "labmate eval rounds: every one of the %d trials errored, so it measured nothing:\n", ran)
-		for r, n := range reasons {
-			fmt.Fprintf(stderr, "  %d× %s\n", n, r)
-		}
+		writeReasons(stderr, reasons, 0, "")
 		return exitError{1}
 	case err == nil:
 		return nil

@@ -1,15 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -138,7 +137,7 @@ timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			var where func(rel string) string // where an artifact is: its path, or the server's URL for it
 			out := report.NewText(cmd.OutOrStdout(), cmd.ErrOrStderr(), plan.Hotfix, func(rel string) string { return where(rel) })
@@ -147,9 +146,7 @@ timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 				if asJSON {
 					raw = json.NewEncoder(cmd.OutOrStdout())
 				}
-				if token == "" {
-					token = os.Getenv("LABMATE_TOKEN")
-				}
+				token = cmp.Or(token, os.Getenv("LABMATE_TOKEN"))
 				if token == "" {
 					if token, err = serverToken(serverURL, data); err != nil {
 						return err
@@ -245,14 +242,17 @@ timeout, 130 when interrupted, 2 when labmate could not run it at all.`,
 	return cmd
 }
 
-func readCode(stdin io.Reader, arg string) (string, error) {
-	var b []byte
-	var err error
-	if arg == "-" {
-		b, err = io.ReadAll(stdin)
-	} else {
-		b, err = os.ReadFile(arg)
+// readInput reads the file name, or stdin when name is "-".
+func readInput(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
 	}
+	return os.ReadFile(name)
+}
+
+// readCode reads the code of a cell, a script or a protocol: the file arg, or stdin for "-".
+func readCode(stdin io.Reader, arg string) (string, error) {
+	b, err := readInput(stdin, arg)
 	if err != nil {
 		return "", fmt.Errorf("reading the cell: %w", err)
 	}

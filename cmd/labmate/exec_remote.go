@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -28,7 +27,7 @@ import (
 func serverToken(serverURL, data string) (string, error) {
 	if data == "" {
 		u, err := url.Parse(serverURL)
-		if err != nil || !loopbackURL(u) {
+		if err != nil || !server.LoopbackHost(u.Hostname()) {
 			return "", nil
 		}
 		if data, err = defaultDataDir(); err != nil {
@@ -36,15 +35,6 @@ func serverToken(serverURL, data string) (string, error) {
 		}
 	}
 	return client.ReadToken(filepath.Join(data, server.TokenFile))
-}
-
-func loopbackURL(u *url.URL) bool {
-	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // execRemote runs req on a server through the client package and reports its messages:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labmate/labmate/eval"
 	"github.com/labmate/labmate/llm/llmtest"
@@ -113,5 +114,17 @@ func TestClearErrors(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "nosuch")); err == nil {
 		t.Errorf("sync created the folder: %s", b)
+	}
+}
+
+// TestFirstLineCutsOnARune: a long reason is cut on a character's boundary; cut inside a UTF-8
+// sequence (an Å at byte 300), it printed half a character.
+func TestFirstLineCutsOnARune(t *testing.T) {
+	long := strings.Repeat("a", 299) + "Å and more\nsecond line"
+	if got, want := firstLine(long), strings.Repeat("a", 299)+"…"; got != want || !utf8.ValidString(got) {
+		t.Errorf("firstLine = %q, want %q", got, want)
+	}
+	if got := firstLine("  short reason\nmore"); got != "short reason" {
+		t.Errorf("firstLine = %q, want the first line", got)
 	}
 }

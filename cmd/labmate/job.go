@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -114,6 +115,20 @@ func (d *jobDirs) forID(id string) (job.Scheduler, func(), error) {
 		return nil, nil, fmt.Errorf("%w: %q: job ids start with local- or slurm- (labmate job list shows them)", job.ErrUnknownJob, id)
 	}
 	return d.open(kind)
+}
+
+// status opens the scheduler that holds job id and reads the job's status; close releases the
+// scheduler. An unknown job's error says where labmate looked (unknownJob).
+func (d *jobDirs) status(ctx context.Context, id string) (s job.Scheduler, st *job.Status, close func(), err error) {
+	s, close, err = d.forID(id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if st, err = s.Status(ctx, job.ID(id)); err != nil {
+		close()
+		return nil, nil, nil, d.unknownJob(err)
+	}
+	return s, st, close, nil
 }
 
 // all opens every scheduler with jobs here: local, and Slurm once a job went to it (with a

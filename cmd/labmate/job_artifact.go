@@ -25,7 +25,7 @@ type jobArtifacts interface {
 // writeJobArtifact writes --artifact of job st of s to w: as a server that followed the job
 // logged it (the job's session in DATA/labmate.db is its id), or as its supervisor recorded it
 // beside the job when no server did.
-func writeJobArtifact(ctx context.Context, w io.Writer, dir string, s job.Scheduler, st *job.Status, art *artifactFlag) error {
+func writeJobArtifact(ctx context.Context, w io.Writer, dirs *jobDirs, s job.Scheduler, st *job.Status, art *artifactFlag) error {
 	if !st.State.Terminal() {
 		return fmt.Errorf("--artifact %s: job %s is %s: its artifacts are kept when it ends (labmate job wait %s)", art.rel, st.ID, st.State, st.ID)
 	}
@@ -45,6 +45,10 @@ func writeJobArtifact(ctx context.Context, w io.Writer, dir string, s job.Schedu
 			return fmt.Errorf("--artifact %s: %w", art.rel, err)
 		}
 		more = slices.Values(arts)
+	}
+	dir, err := dirs.root()
+	if err != nil {
+		return err
 	}
 	return art.write(ctx, w, dir, string(st.ID), "job "+string(st.ID), more)
 }

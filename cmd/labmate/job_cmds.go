@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,21 +40,13 @@ Exit status: 0 when the job is known, whatever its state (labmate job wait exits
 it ended), 2 when it is not (or labmate cannot reach its scheduler).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, closeS, err := dirs.forID(args[0])
+			s, st, closeS, err := dirs.status(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			defer closeS()
-			st, err := s.Status(cmd.Context(), job.ID(args[0]))
-			if err != nil {
-				return dirs.unknownJob(err)
-			}
 			if art.set() {
-				dir, err := dirs.root()
-				if err != nil {
-					return err
-				}
-				return writeJobArtifact(cmd.Context(), cmd.OutOrStdout(), dir, s, st, &art)
+				return writeJobArtifact(cmd.Context(), cmd.OutOrStdout(), &dirs, s, st, &art)
 			}
 			return report.Status(cmd.OutOrStdout(), st, asJSON)
 		},
@@ -102,28 +92,19 @@ Exit status: 0 (with -f: ` + jobExitHelp + `).`,
 			if art.set() && (follow || after > 0 || asJSON) {
 				return fmt.Errorf("--artifact %s writes the file to standard output instead of the log: leave out -f, --after and --json", art.rel)
 			}
-			s, closeS, err := dirs.forID(args[0])
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			s, st, closeS, err := dirs.status(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer closeS()
-			id := job.ID(args[0])
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			st, err := s.Status(ctx, id)
-			if err != nil {
-				return dirs.unknownJob(err)
-			}
 			if art.set() {
-				dir, err := dirs.root()
-				if err != nil {
-					return err
-				}
-				return writeJobArtifact(ctx, cmd.OutOrStdout(), dir, s, st, &art)
+				return writeJobArtifact(ctx, cmd.OutOrStdout(), &dirs, s, st, &art)
 			}
 			out := report.NewLines(cmd.OutOrStdout(), asJSON)
 			if !follow {
-				for ln, err := range s.Logs(ctx, id, after, false) {
+				for ln, err := range s.Logs(ctx, job.ID(args[0]), after, false) {
 					if err != nil {
 						return dirs.unknownJob(err)
 					}
@@ -163,7 +144,7 @@ Exit status: 0 when the job was cancelled and has ended; 1 when it had already e
 (an unknown id, say).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, closeS, err := dirs.forID(args[0])
+			s, before, closeS, err := dirs.status(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -171,10 +152,6 @@ Exit status: 0 when the job was cancelled and has ended; 1 when it had already e
 			id := job.ID(args[0])
 			if why == "" {
 				why = "cancelled by " + userName()
-			}
-			before, err := s.Status(cmd.Context(), id)
-			if err != nil {
-				return dirs.unknownJob(err)
 			}
 			if before.State.Terminal() { // nothing to cancel: say so, and do not claim it was
 				if asJSON {

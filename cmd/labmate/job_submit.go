@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,14 +95,8 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 			spec.Script = code
 		}
 		var err error
-		if workspace == "" {
-			workspace = "."
-		}
-		if spec.Workspace, err = filepath.Abs(workspace); err != nil {
-			return fmt.Errorf("--workspace %s: %w", workspace, err)
-		}
-		if fi, err := os.Stat(spec.Workspace); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--workspace %s: not a directory", workspace)
+		if spec.Workspace, err = workspaceDir(workspace); err != nil {
+			return err
 		}
 		// The scheduler follows no symbolic link in a job's workspace: the user's are
 		// resolved here, once.
@@ -176,7 +167,7 @@ Exit status: 0 when submitted (with --wait: 0 COMPLETED, 1 FAILED, 3 CANCELLED, 
 			return err
 		}
 		defer closeS()
-		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := interruptible(cmd)
 		defer stop()
 		id, err := s.Submit(ctx, spec)
 		if err != nil {

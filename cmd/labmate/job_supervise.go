@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -48,7 +47,7 @@ func newJobSuperviseCmd() *cobra.Command {
 			if err != nil {
 				return dirs.unknownJob(err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			return supervise.Run(ctx, s, sup, &supervise.Options{Log: cmd.ErrOrStderr(),
 				Artifacts: dataArtifacts(cmd.ErrOrStderr(), dir, "job supervise")})

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -32,18 +29,13 @@ perception stopped it and why — unless the job was submitted with --hotfix off
 Exit status: ` + jobExitHelp + `.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, closeS, err := dirs.forID(args[0])
+			ctx, stop := interruptible(cmd)
+			defer stop()
+			s, st, closeS, err := dirs.status(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			defer closeS()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			id := job.ID(args[0])
-			st, err := s.Status(ctx, id)
-			if err != nil {
-				return dirs.unknownJob(err)
-			}
 			return followJob(ctx, cmd, s, st, 0, nil, asJSON)
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -100,10 +101,8 @@ labmate software.`,
 func kernelFor(path string) (string, error) {
 	ext := filepath.Ext(path)
 	for _, k := range kernels {
-		for _, e := range k.exts {
-			if e == ext {
-				return k.name, nil
-			}
+		if slices.Contains(k.exts, ext) {
+			return k.name, nil
 		}
 	}
 	if path == "-" {

@@ -45,10 +45,7 @@ Octave functions work on it too.`,
 }
 
 func newLabSimulateCmd() *cobra.Command {
-	var (
-		pf     protocolFlags
-		asJSON bool
-	)
+	var pf protocolFlags
 	cmd := &cobra.Command{
 		Use:   "simulate PROTOCOL.py|PROTOCOL.m|-",
 		Short: "Run a protocol on a fresh twin: its commands, the final plate maps and every error with its line",
@@ -59,18 +56,16 @@ line. Nothing persists. Exit status: 0 when the protocol ran, 1 when it failed (
 printed), 2 when it could not be run at all.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return pf.run(cmd, args[0], "", asJSON)
+			return pf.run(cmd, args[0], "")
 		},
 	}
 	pf.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
 	return cmd
 }
 
 func newLabRunCmd() *cobra.Command {
 	var (
 		pf        protocolFlags
-		asJSON    bool
 		workspace string
 	)
 	cmd := &cobra.Command{
@@ -88,11 +83,10 @@ directory's log (DATA/labmate.db), which labmate serve lists and its dashboard s
 			if err != nil {
 				return err
 			}
-			return pf.run(cmd, args[0], ws, asJSON)
+			return pf.run(cmd, args[0], ws)
 		},
 	}
 	pf.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "the workspace whose bench to use (default: the current directory)")
 	cmd.Flags().StringVar(&pf.data, "data", "", "the data directory DATA whose log (labmate.db) the run is written to, where labmate serve shows it (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
 	return cmd
@@ -124,6 +118,8 @@ func newLabShowCmd() *cobra.Command {
 	return cmd
 }
 
+// workspaceDir is --workspace dir made absolute, which must be a directory; the current
+// directory when dir is empty.
 func workspaceDir(dir string) (string, error) {
 	if dir == "" {
 		return os.Getwd()

@@ -3,18 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab/bench"
 	"github.com/labmate/labmate/lab/benchrun"
 	"github.com/labmate/labmate/protocol"
@@ -30,6 +25,7 @@ type protocolFlags struct {
 	approve  string
 	params   []string
 	labware  []string
+	asJSON   bool
 	data     string // lab run's data directory, whose log the run is written to
 	sf       sandboxFlags
 }
@@ -43,6 +39,7 @@ func (f *protocolFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.approve, "approve", "ask", "commands on a backend that moves a real instrument: ask (before each) or never (refuse them); the twin is never asked")
 	cmd.Flags().StringArrayVar(&f.params, "param", nil, "a value get_values returns, NAME=VALUE (JSON or text; repeatable; over a fields.json beside the protocol)")
 	cmd.Flags().StringArrayVar(&f.labware, "labware", nil, "a folder of custom labware definitions (*.json) load_labware knows by load name (repeatable; a labware/ folder beside the protocol is read too)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the commands, plate maps and errors as one JSON object")
 	f.sf.add(cmd)
 }
 
@@ -80,7 +77,7 @@ func (f *protocolFlags) beside(file string) (bench.Params, []*bench.Labware, err
 
 // run runs the protocol file on a fresh twin, or on the bench of workspace ws when ws is not
 // empty, and prints what it did.
-func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) error {
+func (f *protocolFlags) run(cmd *cobra.Command, file, ws string) error {
 	lang := f.language
 	switch lang {
 	case "":
@@ -105,9 +102,9 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd)
 	defer stop()
-	opts := &benchrun.Options{Start: protocolStart(sb), Kernel: lang, Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
+	opts := &benchrun.Options{Start: sandboxed{sb}.Start, Kernel: lang, Approve: approve, Watch: f.watch, Hotfix: f.hotfix,
 		Timeout: f.timeout, Log: cmd.ErrOrStderr(), Params: params, Labware: defs}
 	var rep *benchrun.Report
 	if ws == "" {
@@ -128,20 +125,13 @@ func (f *protocolFlags) run(cmd *cobra.Command, file, ws string, asJSON bool) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	if err := printBench(cmd.OutOrStdout(), rep, asJSON); err != nil {
+	if err := printBench(cmd.OutOrStdout(), rep, f.asJSON); err != nil {
 		return err
 	}
 	if rep.Failure != "" {
 		return exitError{1}
 	}
 	return nil
-}
-
-// protocolStart starts sandboxed Python and Octave kernels for protocols.
-func protocolStart(sb kernel.Sandbox) benchrun.StartFunc {
-	return func(ctx context.Context, name, ws string) (kernel.Kernel, error) {
-		return startKernel(ctx, name, sb, ws)
-	}
 }
 
 // printBench prints a report as text or JSON.
@@ -151,9 +141,7 @@ func printBench(w io.Writer, rep *benchrun.Report, asJSON bool) error {
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(w, s)
 	}
 	text, err := rep.Text()
 	if err != nil {

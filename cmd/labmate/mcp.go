@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -58,6 +56,9 @@ under --workspaces (default: a temporary directory removed on exit). Kernels run
 unless --no-sandbox. stdout carries only the protocol; information goes to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPrewarm(prewarm); err != nil {
+				return err
+			}
 			sb, err := sf.open()
 			if err != nil {
 				return err
@@ -75,7 +76,7 @@ unless --no-sandbox. stdout carries only the protocol; information goes to stder
 				}
 				defer os.RemoveAll(workspaces)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			if data, err = dataDir(data); err != nil {
 				return err

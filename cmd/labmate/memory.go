@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -28,27 +26,21 @@ type memoryFlags struct {
 	embedder string
 }
 
+// defaultMemoryStore is the memory labmate memory and labmate run use unless told: the one
+// labmate serve and labmate mcp use in the default data directory (memoryPath), memory.db
+// here when there is no home directory.
 func defaultMemoryStore() string {
-	if v := os.Getenv("LABMATE_MEMORY"); v != "" {
-		return v
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "labmate", "memory.db")
-	}
-	return "memory.db"
+	dir, _ := defaultDataDir()
+	return memoryPath(dir)
 }
 
 // open opens the store named by --store: a postgres:// URL or a SQLite file path. With an
 // embedder configured (--embedder, LABMATE_EMBEDDER or "embedder:" in the config file),
 // entries are embedded and search is hybrid.
 func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
-	var emb memory.Embedder
-	e, err := providers.OptionalEmbedder(ctx, f.embedder, os.Stderr)
+	emb, err := providers.OptionalEmbedder(ctx, f.embedder, os.Stderr)
 	if err != nil {
 		return nil, err
-	}
-	if e != nil {
-		emb = e
 	}
 	if strings.HasPrefix(f.store, "postgres://") || strings.HasPrefix(f.store, "postgresql://") {
 		return postgres.Open(ctx, f.store, &postgres.Options{Embedder: emb})
@@ -57,12 +49,6 @@ func (f *memoryFlags) open(ctx context.Context) (memory.Store, error) {
 		return nil, fmt.Errorf("memory store %s: %w", f.store, err)
 	}
 	return sqlite.Open(ctx, f.store, &sqlite.Options{Embedder: emb})
-}
-
-func (f *memoryFlags) json(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func actorName() string {
@@ -97,12 +83,9 @@ not be done: a bad flag or value, an unknown id, a frozen namespace, a store it 
 	return cmd
 }
 
-// withStore opens the store, runs fn and closes it.
+// with opens the store, runs fn and closes it.
 func (f *memoryFlags) with(cmd *cobra.Command, fn func(ctx context.Context, s memory.Store) error) error {
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	s, err := f.open(ctx)
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ func newMemoryShowCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), e)
+					return writeJSON(cmd.OutOrStdout(), e)
 				}
 				var b []byte
 				if e.Skill != nil {
@@ -71,15 +71,12 @@ func newMemoryHistoryCmd(f *memoryFlags) *cobra.Command {
 						return err
 					}
 				}
-				changes := []*memory.Change{}
-				for c, err := range s.History(ctx, p) {
-					if err != nil {
-						return err
-					}
-					changes = append(changes, c)
+				changes, err := collect(s.History(ctx, p))
+				if err != nil {
+					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), changes)
+					return writeJSON(cmd.OutOrStdout(), changes)
 				}
 				return memtable.History(cmd.OutOrStdout(), changes)
 			})
@@ -103,7 +100,7 @@ func newMemoryExportCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "exported %d facts and %d skills to %s\n", res.Facts, res.Skills, args[0])
 				return nil
@@ -147,7 +144,7 @@ and what the user's runs learn goes to the user's namespace, never into the libr
 						return err
 					}
 					if f.asJSON {
-						return f.json(cmd.OutOrStdout(), res)
+						return writeJSON(cmd.OutOrStdout(), res)
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "built-in skills in %s (frozen): %d created, %d updated, %d unchanged\n", builtin.Namespace, res.Created, res.Updated, res.Unchanged)
 					return nil
@@ -157,7 +154,7 @@ and what the user's runs learn goes to the user's namespace, never into the libr
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "imported %d facts and %d skills from %s\n", res.Facts, res.Skills, args[0])
 				return nil
@@ -184,7 +181,7 @@ func newMemorySyncCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), map[string]any{"created": res.Created, "updated": res.Updated, "unchanged": res.Unchanged, "skills": res.Skills})
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"created": res.Created, "updated": res.Updated, "unchanged": res.Unchanged, "skills": res.Skills})
 				}
 				if err := memtable.Skills(cmd.OutOrStdout(), res.Skills); err != nil {
 					return err
@@ -213,7 +210,7 @@ func newMemoryFreezeCmd(f *memoryFlags) *cobra.Command {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), map[string]any{"namespace": args[0], "frozen": !unfreeze})
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"namespace": args[0], "frozen": !unfreeze})
 				}
 				state := "frozen (read-only)"
 				if unfreeze {

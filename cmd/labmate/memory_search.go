@@ -4,8 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
-	"os"
+	"iter"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,13 +42,7 @@ that cannot be read writes nothing.`,
 			in := &consolidate.Input{Namespace: ns, Actor: actorName()}
 			opts := &consolidate.Options{}
 			if trace != "" {
-				var b []byte
-				var err error
-				if trace == "-" {
-					b, err = io.ReadAll(cmd.InOrStdin())
-				} else {
-					b, err = os.ReadFile(trace)
-				}
+				b, err := readInput(cmd.InOrStdin(), trace)
 				if err != nil {
 					return fmt.Errorf("--trace: %w", err)
 				}
@@ -73,7 +66,7 @@ that cannot be read writes nothing.`,
 				}
 				if in.Infer {
 					if f.asJSON {
-						return f.json(cmd.OutOrStdout(), rep)
+						return writeJSON(cmd.OutOrStdout(), rep)
 					}
 					return memtable.Actions(cmd.OutOrStdout(), rep.Actions)
 				}
@@ -83,7 +76,7 @@ that cannot be read writes nothing.`,
 					if err != nil {
 						return err
 					}
-					return f.json(cmd.OutOrStdout(), map[string]any{"action": a.Event, "fact": e.Fact})
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"action": a.Event, "fact": e.Fact})
 				}
 				if a.Event == memory.EventMerge {
 					old := textcut.FirstLine(a.Old)
@@ -110,15 +103,16 @@ that cannot be read writes nothing.`,
 	return cmd
 }
 
-func collectResults(ctx context.Context, s memory.Reader, q *memory.Query) ([]*memory.Result, error) {
-	res := []*memory.Result{}
-	for r, err := range s.Search(ctx, q) {
+// collect gathers the values of seq up to its first error; none is an empty slice (JSON []).
+func collect[T any](seq iter.Seq2[T, error]) ([]T, error) {
+	out := []T{}
+	for v, err := range seq {
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, r)
+		out = append(out, v)
 	}
-	return res, nil
+	return out, nil
 }
 
 func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
@@ -133,12 +127,12 @@ func newMemorySearchCmd(f *memoryFlags) *cobra.Command {
 				return err
 			}
 			return f.with(cmd, func(ctx context.Context, s memory.Store) error {
-				res, err := collectResults(ctx, s, query)
+				res, err := collect(s.Search(ctx, query))
 				if err != nil {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				if len(res) == 0 {
 					fmt.Fprintln(cmd.ErrOrStderr(), "no matches")
@@ -175,16 +169,16 @@ func newMemoryListCmd(f *memoryFlags) *cobra.Command {
 						nss = []memory.Namespace{}
 					}
 					if f.asJSON {
-						return f.json(cmd.OutOrStdout(), nss)
+						return writeJSON(cmd.OutOrStdout(), nss)
 					}
 					return memtable.Namespaces(cmd.OutOrStdout(), nss)
 				}
-				res, err := collectResults(ctx, s, query)
+				res, err := collect(s.Search(ctx, query))
 				if err != nil {
 					return err
 				}
 				if f.asJSON {
-					return f.json(cmd.OutOrStdout(), res)
+					return writeJSON(cmd.OutOrStdout(), res)
 				}
 				return memtable.Results(cmd.OutOrStdout(), res, false)
 			})

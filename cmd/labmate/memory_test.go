@@ -190,3 +190,22 @@ func TestMemoryInferAndEmbed(t *testing.T) {
 		t.Errorf("add --trace without a model: exit %d %q", code, errOut)
 	}
 }
+
+// TestMemoryDefaultStoreIsServes: with XDG_DATA_HOME set, labmate memory's default store is
+// DATA/memory.db, the one labmate serve and labmate mcp use. It was
+// ~/.local/share/labmate/memory.db whatever XDG_DATA_HOME said: the facts labmate memory and
+// labmate run wrote were not those the server and its dashboard showed.
+func TestMemoryDefaultStoreIsServes(t *testing.T) {
+	home, xdg := t.TempDir(), t.TempDir()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + xdg, "LABMATE_MEMORY="}
+	out, errOut, code := labmateEnv(t, env, t.TempDir(), "", "memory", "add", "the Si lattice constant is 5.431 Å")
+	if code != 0 {
+		t.Fatalf("memory add: exit %d: %s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(xdg, "labmate", "memory.db")); err != nil {
+		t.Errorf("the fact is not in DATA/memory.db, the store labmate serve uses: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "labmate", "memory.db")); err == nil {
+		t.Errorf("the fact went to ~/.local/share/labmate/memory.db although XDG_DATA_HOME is %s", xdg)
+	}
+}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +57,7 @@ func newRunCmd() *cobra.Command {
 			if _, err := findKernel(kernelName); err != nil {
 				return fmt.Errorf("--kernel: %w", err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			dir, err := dataDir(data)
 			if err != nil {
@@ -282,7 +279,7 @@ func newRunCmd() *cobra.Command {
 	f.BoolVar(&noMemory, "no-memory", false, "neither recall from nor write to memory")
 	f.StringSliceVar(&memoryRead, "memory-read", nil, "more memory namespaces to recall from (e.g. a frozen one another model wrote); repeatable")
 	f.BoolVar(&memoryInfer, "memory-infer", false, "consolidate what runs teach with the model deciding ADD, UPDATE, DELETE or NOOP (default: deterministic)")
-	f.StringVar(&data, "data", "", "data directory holding the log labmate.db (default $XDG_DATA_HOME/labmate or ~/.local/share/labmate)")
+	f.StringVar(&data, "data", "", logDataHelp)
 	sf.add(cmd)
 	cmd.AddCommand(newRunListCmd(), newRunShowCmd())
 	return cmd

@@ -12,20 +12,19 @@ import (
 	"github.com/labmate/labmate/runner/locallog"
 )
 
-// openRuns opens the log of the --data directory, where the agent runs' checkpoints are
+// openRuns opens the log of the --data directory (dir), where the agent runs' checkpoints are
 // events of their streams, for a command that reads them (role: what it is), importing first,
 // once, what an earlier labmate kept beside it (importOld).
-func openRuns(ctx context.Context, data, role string, stderr io.Writer) (*agent.Checkpoints, func(), error) {
-	dir, err := dataDir(data)
-	if err != nil {
-		return nil, nil, err
+func openRuns(ctx context.Context, data, role string, stderr io.Writer) (runs *agent.Checkpoints, dir string, done func(), err error) {
+	if dir, err = dataDir(data); err != nil {
+		return nil, "", nil, err
 	}
 	log, err := locallog.Open(dir, role)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	importOld(ctx, dir, log, stderr)
-	return agent.NewCheckpoints(log), func() { log.Close() }, nil
+	return agent.NewCheckpoints(log), dir, func() { log.Close() }, nil
 }
 
 func newRunListCmd() *cobra.Command {
@@ -41,7 +40,7 @@ func newRunListCmd() *cobra.Command {
 model, tokens spent, last update and task. --json prints one JSON array.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, done, err := openRuns(cmd.Context(), data, "runlist", cmd.ErrOrStderr())
+			store, _, done, err := openRuns(cmd.Context(), data, "runlist", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -78,12 +77,8 @@ standard output, from the data directory's artifact store (DATA/artifacts), wher
 by its digest after the workspace has changed or gone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := dataDir(data)
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			store, done, err := openRuns(ctx, dir, "runshow", cmd.ErrOrStderr())
+			store, dir, done, err := openRuns(ctx, data, "runshow", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -265,11 +265,3 @@ func noDoor(t *testing.T, data string) {
 		}
 	}
 }
-
-func mustMessage(t *testing.T, typ protocol.Type, session, op string, payload any) *protocol.EnhancedMessage {
-	m, err := protocol.NewMessage(typ, session, op, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}

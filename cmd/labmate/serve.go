@@ -1,16 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,16 +107,12 @@ first); 2 when it could not start: a bad flag or value, an address in use, a dat
 it cannot open.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if token == "" {
-				token = os.Getenv("LABMATE_TOKEN")
-			}
+			token = cmp.Or(token, os.Getenv("LABMATE_TOKEN"))
 			if err := checkExposure(addr, token, noToken); err != nil {
 				return err
 			}
-			for _, k := range prewarm {
-				if _, err := findKernel(k); err != nil {
-					return fmt.Errorf("--prewarm: %w", err)
-				}
+			if err := checkPrewarm(prewarm); err != nil {
+				return err
 			}
 			data, err := dataDir(data)
 			if err != nil {
@@ -137,7 +132,7 @@ it cannot open.`,
 				return err
 			}
 			defer store.Close()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			importOld(ctx, data, store, cmd.ErrOrStderr())
 			cfg := serverConfig(store, sb, filepath.Join(data, "workspaces"), prewarm)

@@ -31,6 +31,16 @@ func serverConfig(store protocol.Store, sb *sandbox.Sandbox, workspaces string, 
 		Kernels: sandboxed{sb}}}
 }
 
+// checkPrewarm refuses a --prewarm kernel labmate does not know, before the server starts.
+func checkPrewarm(prewarm []string) error {
+	for _, k := range prewarm {
+		if _, err := findKernel(k); err != nil {
+			return fmt.Errorf("--prewarm: %w", err)
+		}
+	}
+	return nil
+}
+
 // sandboxed are the kernels, started in a sandbox (runner.Kernels).
 type sandboxed struct{ sb kernel.Sandbox }
 

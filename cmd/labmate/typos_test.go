@@ -27,6 +27,9 @@ func TestTypos(t *testing.T) {
 		{[]string{"exec", "--server", other.URL, "--workspace", dir, "x.py"}, "labmate: --workspace is for a cell run here: with --server the cell runs in its session's workspace on the server (leave --workspace out)"},
 		{[]string{"exec", "--server", other.URL, "--token", "t", "--session", "nonexist", "x.py"}, "labmate: client: server refused: " + other.URL + " is not a labmate server: GET /v1/sessions answered application/json with something other than a list of sessions"},
 		{[]string{"serve", "--prewarm", "julia", "--addr", "127.0.0.1:0", "--data", dir}, `labmate: --prewarm: unknown kernel "julia" (choose octave, python or shell)`},
+		// labmate mcp took a mistyped --prewarm, served, and logged the unknown kernel as it
+		// tried to pre-warm it again and again.
+		{[]string{"mcp", "--prewarm", "pyhton", "--data", dir}, `labmate: --prewarm: unknown kernel "pyhton" (choose octave, python or shell)`},
 	} {
 		out, errOut, code := labmate(t, dir, "", tc.args...)
 		if code != 2 || strings.TrimSpace(errOut) != tc.want || strings.Contains(out, "ran") {

@@ -542,8 +542,33 @@ func (s *Store) checkpointer(done chan<- struct{}) {
 		if n := s.commits.Load(); n != last {
 			last = n
 			s.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)") // a failure: the next one copies it
+			if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > walLimit {
+				s.truncateWAL()
+			}
 		}
 	}
+}
+
+// walLimit is the size past which a Store's checkpointer empties the WAL (truncateWAL).
+var walLimit int64 = 16 << 20
+
+// truncateWAL copies the whole WAL into the file and empties it. A passive checkpoint never
+// does: SQLite starts the WAL over only at a write transaction that begins once every frame
+// was copied, and beside a writer that is never idle frames are always added meanwhile, so the
+// WAL grew without end (300 MB in 10 s). It holds the writers' turn, after committing what this
+// Store appended, and waits (the busy timeout) for the readers still reading the WAL.
+func (s *Store) truncateWAL() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.commit(); err != nil {
+		s.fail(err)
+		return
+	}
+	if s.failed.Load() != nil || s.takeTurn() != nil {
+		return
+	}
+	defer s.endTurn()
+	s.w.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)") // a failure: the next one empties it
 }
 
 // fail makes the store refuse every append from now on, with err.

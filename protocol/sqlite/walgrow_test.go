@@ -1,0 +1,72 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
+)
+
+// Beside a writer that is never idle (a cell printing without pause), the WAL stays bounded: a
+// passive checkpoint copies it, but SQLite starts it over only when a write transaction begins
+// with every frame copied, which never happens while frames keep coming — it grew without end,
+// past the size of the file itself.
+func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
+	const limit, written = 1 << 20, 24 << 20
+	defer sqlite.SetWALLimit(limit)()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	busy := open(t, path)
+	defer busy.Close()
+	reader := open(t, path) // another process following the log
+	defer reader.Close()
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for range reader.Tail(tctx) {
+		}
+	}()
+	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
+		m, _ := protocol.NewMessage(typ, "s", "op", protocol.Request{Kind: "exec"})
+		if _, err := busy.Append(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stop atomic.Bool
+	done := make(chan error)
+	go func() {
+		var err error
+		for i := 0; !stop.Load() && err == nil; i++ {
+			m, _ := protocol.NewMessage(protocol.TypeProgress, "s", "op", &protocol.Progress{
+				Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: fmt.Sprint("line ", i)}})
+			_, err = busy.Append(ctx, m)
+		}
+		done <- err
+	}()
+	var peak, size int64
+	for deadline := time.Now().Add(15 * time.Second); size < written && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			peak = max(peak, fi.Size())
+		}
+		if fi, err := os.Stat(path); err == nil {
+			size = fi.Size()
+		}
+	}
+	stop.Store(true)
+	if err := <-done; err != nil {
+		t.Fatalf("the busy writer: %v", err)
+	}
+	if size < written {
+		t.Logf("the writer wrote only %d MiB", size>>20)
+	}
+	if peak > 8*limit {
+		t.Errorf("the WAL grew to %d MiB (its limit %d MiB) while %d MiB were written", peak>>20, limit>>20, size>>20)
+	}
+}

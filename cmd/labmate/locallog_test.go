@@ -222,3 +222,34 @@ func TestLabRunInTheLog(t *testing.T) {
 		t.Fatalf("labmate lab run: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 }
+
+// A labmate exec killed -9 while its cell runs, beside a running labmate serve: the server
+// ends the stream the dead process left open (operation_failed, process_died) within seconds,
+// and its followers see that end after the lines the process showed, gap-free — not an
+// operation IN_PROGRESS on the dashboard until the server restarts.
+func TestExecKilledEndedByServer(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	ws := t.TempDir()
+	cell := write(t, t.TempDir(), "wait.py", waitLines)
+	cmd := exec.Command(bin, "exec", "--data", data, "--workspace", ws, cell)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, c := followNew(t, url)
+	var last int64
+	readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return line(m, "tick 1") })
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type.Terminal() })
+	end := rest[len(rest)-1]
+	var f protocol.Failed
+	if end.Type != protocol.TypeFailed || end.Decode(&f) != nil || f.Reason != protocol.ReasonProcessDied {
+		t.Errorf("the killed operation ended %s %s, want operation_failed (process_died)", end.Type, end.Payload)
+	}
+	if d := time.Since(killed); d > 10*time.Second {
+		t.Errorf("the server ended the killed operation %v after the kill", d.Round(time.Millisecond))
+	}
+}

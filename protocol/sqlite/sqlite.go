@@ -215,6 +215,9 @@ func OpenAs(path, role string) (*Store, error) {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if err := notDir(path); err != nil {
+		return nil, err
+	}
 	// temp_store(memory): a statement that inserts many rows keeps a statement journal (the
 	// pages it changed, to undo it alone), which SQLite otherwise spills to a temporary file
 	// past 64 KiB — a write system call per page, on every multi-row INSERT (insertRows).
@@ -249,6 +252,9 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if err := notDir(path); err != nil {
+		return nil, err
+	}
 	db, err := sqlitefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -264,6 +270,15 @@ func OpenReadOnly(path string) (*Store, error) {
 	s := &Store{path: path, db: db, stopped: make(chan struct{}), tailers: make(map[*tailer]struct{})}
 	close(s.stopped)
 	return s, nil
+}
+
+// notDir refuses a store path that is a directory, which SQLite calls only "unable to open
+// database file".
+func notDir(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: opening %s: it is a directory, not a store file (move it away)", path)
+	}
+	return nil
 }
 
 // writersDir is the directory of the writer locks of the store file at path.

@@ -179,7 +179,7 @@ func TestOpenBadInput(t *testing.T) {
 	}{
 		{"missing directory", filepath.Join(dir, "missing", "store.db"), fs.ErrNotExist, "no such file or directory"},
 		{"not SQLite", notDB, nil, "not a database"},
-		{"a directory", dir, nil, "unable to open"},
+		{"a directory", dir, nil, "is a directory"},
 		{"another SQLite database", foreign, nil, "not a labmate store"},
 		{"newer schema", newer, sqlite.ErrNewerSchema, "version 99"},
 	}
@@ -194,6 +194,12 @@ func TestOpenBadInput(t *testing.T) {
 			(tt.is != nil && !errors.Is(err, tt.is)) {
 			t.Errorf("%s: Open error %q does not name the file, say %q or wrap %v", tt.name, err, tt.want, tt.is)
 		}
+	}
+	if s, err := sqlite.OpenReadOnly(dir); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "is a directory") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("OpenReadOnly of a directory: %v, want an error naming it and saying it is a directory", err)
 	}
 }
 

@@ -571,7 +571,8 @@ var walLimit int64 = 16 << 20
 // does: SQLite starts the WAL over only at a write transaction that begins once every frame
 // was copied, and beside a writer that is never idle frames are always added meanwhile, so the
 // WAL grew without end (300 MB in 10 s). It holds the writers' turn, after committing what this
-// Store appended, and waits (the busy timeout) for the readers still reading the WAL.
+// Store appended, and waits for the readers still reading the WAL at most truncateWait (every
+// writer waits meanwhile): when one reads longer, the next one empties it.
 func (s *Store) truncateWAL() {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -583,8 +584,22 @@ func (s *Store) truncateWAL() {
 		return
 	}
 	defer s.endTurn()
-	s.w.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)") // a failure: the next one empties it
+	ctx := context.Background()
+	var busy int64
+	if s.w.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy) != nil {
+		return
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", truncateWait.Milliseconds())); err != nil {
+		return
+	}
+	s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)") // a failure: the next one empties it
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busy)); err != nil {
+		s.fail(fmt.Errorf("setting the busy timeout back: %w", err))
+	}
 }
+
+// truncateWait is how long truncateWAL waits for the readers of the WAL.
+const truncateWait = 200 * time.Millisecond
 
 // fail makes the store refuse every append from now on, with err.
 func (s *Store) fail(err error) {

@@ -24,12 +24,20 @@ func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "labmate.db")
 	busy := open(t, path)
 	defer busy.Close()
-	reader := open(t, path) // another process following the log
+	reader := open(t, path) // another process following the log and reading it
 	defer reader.Close()
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		for range reader.Tail(tctx) {
+		}
+	}()
+	go func() { // and one reading it all the time
+		for tctx.Err() == nil {
+			reader.Sessions(tctx)
+			for range reader.After(tctx, "s", 0) {
+				break
+			}
 		}
 	}()
 	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {

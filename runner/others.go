@@ -113,7 +113,7 @@ func (s *Runner) endOther(st *sqlite.Store, session, op string, w sqlite.Writer)
 	if info == nil || !info.State.Live() || info.Kind == protocol.KindJob || info.Kind == protocol.KindAgentRun {
 		return nil
 	}
-	why := fmt.Sprintf("labmate %s (pid %d) stopped (killed?) while the operation ran", w.Role, w.Pid)
+	why := fmt.Sprintf("labmate %s (pid %d) stopped (killed?) while it ran", w.Role, w.Pid)
 	typ, payload := protocol.TypeFailed, any(&protocol.Failed{Reason: protocol.ReasonProcessDied, Error: why})
 	if info.State == protocol.Running {
 		typ, payload = protocol.TypeRunEnd, &protocol.RunEnd{Reason: protocol.ReasonProcessDied, Error: why}

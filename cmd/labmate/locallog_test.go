@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +252,38 @@ func TestExecKilledEndedByServer(t *testing.T) {
 	}
 	if d := time.Since(killed); d > 10*time.Second {
 		t.Errorf("the server ended the killed operation %v after the kill", d.Round(time.Millisecond))
+	}
+}
+
+// A labmate campaign run killed -9 while it plays, beside a running labmate serve: the server
+// ends the campaign's stream (run_end, process_died).
+func TestCampaignKilledEndedByServer(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("sub,lig,base,solvent,yield\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, "A,L%d,B%d,S%d,%d\n", i/100, i/10%10, i%10, i*37%101)
+	}
+	csv := write(t, dir, "big.csv", b.String())
+	cmd := exec.Command(bin, "campaign", "run", "--dataset", csv, "--vars", "lig,base,solvent", "--group", "sub",
+		"--turns", "4000", "--seeds", "1", "--planner", "random", "--store", filepath.Join(dir, "c.db"), "--data-dir", data)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, c := followNew(t, url)
+	var last int64
+	readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type == protocol.TypeRunEvent })
+	cmd.Process.Kill()
+	cmd.Wait()
+	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type == protocol.TypeRunEnd })
+	var end protocol.RunEnd
+	if m := rest[len(rest)-1]; m.Decode(&end) != nil || end.Reason != protocol.ReasonProcessDied && end.Reason != "budget_spent" {
+		t.Errorf("the killed campaign ended %s, want process_died", m.Payload)
+	}
+	if end.Reason == "budget_spent" {
+		t.Log("the campaign ended before it was killed")
 	}
 }

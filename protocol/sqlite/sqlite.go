@@ -351,6 +351,17 @@ func (s *Store) takeLock() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// A lock file is created and locked while create is held shared, and the files of dead
+	// writers are removed while it is held exclusive: one created and not locked yet looked
+	// like a dead writer's, and was removed under its Store (which then looked dead to all).
+	create, err := os.OpenFile(filepath.Join(dir, "create"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	defer create.Close() // and with it the lock
+	if err := flock(create, syscall.LOCK_SH); err != nil {
+		return fmt.Errorf("locking %s: %w", create.Name(), err)
+	}
 	s.writer = s.role + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
 	f, err := os.OpenFile(filepath.Join(dir, s.writer+".lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
@@ -361,6 +372,7 @@ func (s *Store) takeLock() error {
 		return fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	s.lock = f
+	syscall.Flock(int(create.Fd()), syscall.LOCK_UN)
 	for _, t := range []struct {
 		f    **os.File
 		name string
@@ -368,6 +380,9 @@ func (s *Store) takeLock() error {
 		if *t.f, err = os.OpenFile(filepath.Join(dir, t.name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644); err != nil {
 			return err
 		}
+	}
+	if err := flock(create, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking %s: %w", create.Name(), err)
 	}
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {

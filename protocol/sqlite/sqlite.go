@@ -58,6 +58,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -217,6 +218,11 @@ func OpenAs(path, role string) (*Store, error) {
 	}
 	if err := notDir(path); err != nil {
 		return nil, err
+	}
+	// SQLite opens a file it may not write read-only, silently, and fails the first append.
+	// (Access, not a descriptor: closing one would drop this process's SQLite locks on it.)
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("sqlite: opening %s: this process may not write it (%w): a store it cannot append to", path, err)
 	}
 	// temp_store(memory): a statement that inserts many rows keeps a statement journal (the
 	// pages it changed, to undo it alone), which SQLite otherwise spills to a temporary file

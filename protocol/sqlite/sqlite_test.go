@@ -232,7 +232,7 @@ func TestOpenReadOnlyDirectory(t *testing.T) {
 	}
 }
 
-// readOnly makes dir read-only for this process until the test ends. Permissions do not bind
+// readOnly makes dir (a directory or a file) read-only for this process until the test ends. Permissions do not bind
 // root, so root makes it immutable.
 func readOnly(t *testing.T, dir string) {
 	if os.Geteuid() != 0 {
@@ -332,5 +332,35 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if err := r.Close(); err != nil {
 		t.Errorf("Close of the reader: %v", err)
+	}
+}
+
+// A store file this process may not write is refused by Open, naming it (SQLite opened it
+// read-only, silently, and the first append failed), and read by OpenReadOnly.
+func TestOpenReadOnlyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	s := open(t, path)
+	if _, err := s.Append(context.Background(), &protocol.EnhancedMessage{
+		Type: protocol.TypeRequest, SessionID: "s1", OperationID: "a", Payload: json.RawMessage(`{"kind":"exec"}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, path)
+	if s, err := sqlite.Open(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "may not write") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("Open of a read-only store: %v, want an error naming it and saying it cannot be written", err)
+	}
+	r, err := sqlite.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if ss, err := r.Sessions(context.Background()); err != nil || len(ss) != 1 {
+		t.Errorf("OpenReadOnly of a read-only store: %v %v", ss, err)
 	}
 }

@@ -28,8 +28,19 @@ func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
 	defer reader.Close()
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var tailed atomic.Int64 // the last seq the reader's Tail saw, gap-free
+	tailErr := make(chan error, 1)
 	go func() {
-		for range reader.Tail(tctx) {
+		for m, err := range reader.Tail(tctx) {
+			if err != nil {
+				tailErr <- err
+				return
+			}
+			if n := tailed.Load(); n > 0 && m.Seq != n+1 { // it may begin after the first appends
+				tailErr <- fmt.Errorf("Tail: seq %d after %d", m.Seq, tailed.Load())
+				return
+			}
+			tailed.Store(m.Seq)
 		}
 	}()
 	go func() { // and one reading it all the time
@@ -71,10 +82,32 @@ func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("the busy writer: %v", err)
 	}
+	last, err := busy.Append(ctx, mustMessage(protocol.TypeComplete, "s", "op", protocol.Complete{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); tailed.Load() < last.Seq; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-tailErr:
+			t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader's Tail saw up to seq %d of %d", tailed.Load(), last.Seq)
+		}
+	}
 	if size < written {
 		t.Logf("the writer wrote only %d MiB", size>>20)
 	}
 	if peak > 8*limit {
 		t.Errorf("the WAL grew to %d MiB (its limit %d MiB) while %d MiB were written", peak>>20, limit>>20, size>>20)
 	}
+}
+
+func mustMessage(typ protocol.Type, session, op string, payload any) *protocol.EnhancedMessage {
+	m, err := protocol.NewMessage(typ, session, op, payload)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -148,7 +148,9 @@ type Store struct {
 	// The writers' turn: turn is held (flock) from BEGIN IMMEDIATE to COMMIT, waiting (shared)
 	// by the writers waiting for turn (see takeTurn).
 	turn, waiting *os.File
-	writer        string // its name, recorded in the operations it appends to
+	// Open while a wait for turn (waiting) that took too long goes on (flockWait).
+	turnStuck, waitingStuck chan struct{}
+	writer                  string // its name, recorded in the operations it appends to
 	// The writer's statements; insertMsgs inserts rowBatch messages at once.
 	insertOp, updateOp, insertMsg, insertMsgs, opState *sql.Stmt
 
@@ -657,15 +659,66 @@ func (s *Store) takeTurn() error {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
-	if err := flock(s.waiting, syscall.LOCK_SH); err != nil {
+	waiting, err := flockWait(&s.waiting, &s.waitingStuck, syscall.LOCK_SH)
+	if err != nil {
 		return fmt.Errorf("waiting for the writers' turn: %w", err)
 	}
-	err := flock(s.turn, syscall.LOCK_EX)
-	syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	_, err = flockWait(&s.turn, &s.turnStuck, syscall.LOCK_EX)
+	if waiting {
+		syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	}
 	if err != nil {
 		return fmt.Errorf("taking the writers' turn: %w", err)
 	}
 	return nil
+}
+
+// turnWait is how long a writer waits for the writers' turn before it goes on without it.
+const turnWait = 2 * time.Second
+
+// flockWait takes lock how on *f, waiting at most turnWait: a writer holds the turn a few
+// milliseconds, but one stopped while it holds it (Ctrl-Z on labmate exec, SIGSTOP) holds it
+// until it is continued, and every other writer waited for it for ever — even SIGTERM did not
+// end a labmate exec waiting there. Past turnWait it goes on without the lock (held false):
+// SQLite's write lock still keeps writers apart, its busy timeout bounds the wait for it, and
+// the turn is fairness only. The abandoned wait goes on in the background on the descriptor
+// *f had, closed (its lock with it) once the wait ends, and until then (*stuck is open) the
+// next ones do not wait; *f becomes a new descriptor of the file.
+func flockWait(f **os.File, stuck *chan struct{}, how int) (held bool, err error) {
+	if syscall.Flock(int((*f).Fd()), how|syscall.LOCK_NB) == nil {
+		return true, nil
+	}
+	if *stuck != nil {
+		select {
+		case <-*stuck:
+			*stuck = nil
+		default:
+			return false, nil // the holder still holds it
+		}
+	}
+	old := *f
+	done := make(chan error, 1)
+	go func() { done <- flock(old, how) }()
+	t := time.NewTimer(turnWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil, err
+	case <-t.C:
+	}
+	nf, err := os.OpenFile(old.Name(), os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false, fmt.Errorf("%s held for %v, and opening it again: %w", old.Name(), turnWait, err)
+	}
+	*f = nf
+	over := make(chan struct{})
+	*stuck = over
+	go func() {
+		<-done
+		old.Close()
+		close(over)
+	}()
+	return false, nil
 }
 
 // endTurn hands the writers' turn on.

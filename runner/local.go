@@ -74,6 +74,7 @@ func (s *Runner) foreign(m *protocol.EnhancedMessage) {
 			}
 		}
 	}
+	s.others.note(m)
 	if ss := s.Lookup(m.SessionID); ss != nil {
 		ss.publish(m)
 		if m.Type == protocol.TypeInterrupt { // asked of another process for one of ours (elsewhere.go)

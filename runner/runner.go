@@ -33,6 +33,7 @@ import (
 	"github.com/labmate/labmate/memory"
 	"github.com/labmate/labmate/perception"
 	"github.com/labmate/labmate/protocol"
+	"github.com/labmate/labmate/protocol/sqlite"
 )
 
 // Config configures a Runner. Store is required.
@@ -173,7 +174,8 @@ type Runner struct {
 	runsSeen runRows
 	parks    parkWatch // the jobs parked runs wait for
 	jobs     jobTracker
-	shown    shown // what it appended, until the log has committed it (subscribe.go)
+	shown    shown  // what it appended, until the log has committed it (subscribe.go)
+	others   others // the operations of other processes it watches (others.go)
 }
 
 // New starts a server over cfg.Store. Operations a crash left open are closed first, FAILED
@@ -221,6 +223,9 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	s.pool = newPool(s.ctx, start, cfg.Workspaces, cfg.Prewarm, cfg.Limits.Kernels, cfg.Limits.Idle, cfg.Log.Printf)
 	s.wg.Go(s.janitor)
 	s.wg.Go(s.tailLog) // what other processes append (local.go)
+	if st, ok := s.store.(*sqlite.Store); ok && !cfg.Guest {
+		s.wg.Go(func() { s.watchOthers(st) }) // and what they leave open (others.go)
+	}
 	for id, pid := range local {
 		if err := s.adoptLocal(id, pid); err != nil {
 			s.Logf("run %s of labmate run (pid %d): not followed: %v", id, pid, err)

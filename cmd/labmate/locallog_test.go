@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,69 @@ func TestLabRunInTheLog(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("labmate lab run: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+}
+
+// A labmate exec killed -9 while its cell runs, beside a running labmate serve: the server
+// ends the stream the dead process left open (operation_failed, process_died) within seconds,
+// and its followers see that end after the lines the process showed, gap-free — not an
+// operation IN_PROGRESS on the dashboard until the server restarts.
+func TestExecKilledEndedByServer(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	ws := t.TempDir()
+	cell := write(t, t.TempDir(), "wait.py", waitLines)
+	cmd := exec.Command(bin, "exec", "--data", data, "--workspace", ws, cell)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, c := followNew(t, url)
+	var last int64
+	readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return line(m, "tick 1") })
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type.Terminal() })
+	end := rest[len(rest)-1]
+	var f protocol.Failed
+	if end.Type != protocol.TypeFailed || end.Decode(&f) != nil || f.Reason != protocol.ReasonProcessDied {
+		t.Errorf("the killed operation ended %s %s, want operation_failed (process_died)", end.Type, end.Payload)
+	}
+	if d := time.Since(killed); d > 10*time.Second {
+		t.Errorf("the server ended the killed operation %v after the kill", d.Round(time.Millisecond))
+	}
+}
+
+// A labmate campaign run killed -9 while it plays, beside a running labmate serve: the server
+// ends the campaign's stream (run_end, process_died).
+func TestCampaignKilledEndedByServer(t *testing.T) {
+	data := t.TempDir()
+	_, url := serve(t, data, "--no-token")
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("sub,lig,base,solvent,yield\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, "A,L%d,B%d,S%d,%d\n", i/100, i/10%10, i%10, i*37%101)
+	}
+	csv := write(t, dir, "big.csv", b.String())
+	cmd := exec.Command(bin, "campaign", "run", "--dataset", csv, "--vars", "lig,base,solvent", "--group", "sub",
+		"--turns", "4000", "--seeds", "1", "--planner", "random", "--store", filepath.Join(dir, "c.db"), "--data-dir", data)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	_, c := followNew(t, url)
+	var last int64
+	readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type == protocol.TypeRunEvent })
+	cmd.Process.Kill()
+	cmd.Wait()
+	rest := readUntil(t, c, &last, func(m *protocol.EnhancedMessage) bool { return m.Type == protocol.TypeRunEnd })
+	var end protocol.RunEnd
+	if m := rest[len(rest)-1]; m.Decode(&end) != nil || end.Reason != protocol.ReasonProcessDied && end.Reason != "budget_spent" {
+		t.Errorf("the killed campaign ended %s, want process_died", m.Payload)
+	}
+	if end.Reason == "budget_spent" {
+		t.Log("the campaign ended before it was killed")
 	}
 }

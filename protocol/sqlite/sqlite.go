@@ -58,6 +58,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
@@ -147,7 +148,9 @@ type Store struct {
 	// The writers' turn: turn is held (flock) from BEGIN IMMEDIATE to COMMIT, waiting (shared)
 	// by the writers waiting for turn (see takeTurn).
 	turn, waiting *os.File
-	writer        string // its name, recorded in the operations it appends to
+	// Open while a wait for turn (waiting) that took too long goes on (flockWait).
+	turnStuck, waitingStuck chan struct{}
+	writer                  string // its name, recorded in the operations it appends to
 	// The writer's statements; insertMsgs inserts rowBatch messages at once.
 	insertOp, updateOp, insertMsg, insertMsgs, opState *sql.Stmt
 
@@ -215,6 +218,14 @@ func OpenAs(path, role string) (*Store, error) {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if err := notDir(path); err != nil {
+		return nil, err
+	}
+	// SQLite opens a file it may not write read-only, silently, and fails the first append.
+	// (Access, not a descriptor: closing one would drop this process's SQLite locks on it.)
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("sqlite: opening %s: this process may not write it (%w): a store it cannot append to", path, err)
+	}
 	// temp_store(memory): a statement that inserts many rows keeps a statement journal (the
 	// pages it changed, to undo it alone), which SQLite otherwise spills to a temporary file
 	// past 64 KiB — a write system call per page, on every multi-row INSERT (insertRows).
@@ -249,6 +260,9 @@ func OpenReadOnly(path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
+	if err := notDir(path); err != nil {
+		return nil, err
+	}
 	db, err := sqlitefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -264,6 +278,15 @@ func OpenReadOnly(path string) (*Store, error) {
 	s := &Store{path: path, db: db, stopped: make(chan struct{}), tailers: make(map[*tailer]struct{})}
 	close(s.stopped)
 	return s, nil
+}
+
+// notDir refuses a store path that is a directory, which SQLite calls only "unable to open
+// database file".
+func notDir(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("sqlite: opening %s: it is a directory, not a store file (move it away)", path)
+	}
+	return nil
 }
 
 // writersDir is the directory of the writer locks of the store file at path.
@@ -336,6 +359,17 @@ func (s *Store) takeLock() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// A lock file is created and locked while create is held shared, and the files of dead
+	// writers are removed while it is held exclusive: one created and not locked yet looked
+	// like a dead writer's, and was removed under its Store (which then looked dead to all).
+	create, err := os.OpenFile(filepath.Join(dir, "create"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	defer create.Close() // and with it the lock
+	if err := flock(create, syscall.LOCK_SH); err != nil {
+		return fmt.Errorf("locking %s: %w", create.Name(), err)
+	}
 	s.writer = s.role + "-" + strconv.Itoa(os.Getpid()) + "-" + uuid.NewString()[:8]
 	f, err := os.OpenFile(filepath.Join(dir, s.writer+".lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
@@ -346,6 +380,7 @@ func (s *Store) takeLock() error {
 		return fmt.Errorf("locking %s: %w", f.Name(), err)
 	}
 	s.lock = f
+	syscall.Flock(int(create.Fd()), syscall.LOCK_UN)
 	for _, t := range []struct {
 		f    **os.File
 		name string
@@ -353,6 +388,9 @@ func (s *Store) takeLock() error {
 		if *t.f, err = os.OpenFile(filepath.Join(dir, t.name), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644); err != nil {
 			return err
 		}
+	}
+	if err := flock(create, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking %s: %w", create.Name(), err)
 	}
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {
@@ -542,9 +580,49 @@ func (s *Store) checkpointer(done chan<- struct{}) {
 		if n := s.commits.Load(); n != last {
 			last = n
 			s.db.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)") // a failure: the next one copies it
+			if fi, err := os.Stat(s.path + "-wal"); err == nil && fi.Size() > walLimit {
+				s.truncateWAL()
+			}
 		}
 	}
 }
+
+// walLimit is the size past which a Store's checkpointer empties the WAL (truncateWAL).
+var walLimit int64 = 16 << 20
+
+// truncateWAL copies the whole WAL into the file and empties it. A passive checkpoint never
+// does: SQLite starts the WAL over only at a write transaction that begins once every frame
+// was copied, and beside a writer that is never idle frames are always added meanwhile, so the
+// WAL grew without end (300 MB in 10 s). It holds the writers' turn, after committing what this
+// Store appended, and waits for the readers still reading the WAL at most truncateWait (every
+// writer waits meanwhile): when one reads longer, the next one empties it.
+func (s *Store) truncateWAL() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.commit(); err != nil {
+		s.fail(err)
+		return
+	}
+	if s.failed.Load() != nil || s.takeTurn() != nil {
+		return
+	}
+	defer s.endTurn()
+	ctx := context.Background()
+	var busy int64
+	if s.w.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy) != nil {
+		return
+	}
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", truncateWait.Milliseconds())); err != nil {
+		return
+	}
+	s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)") // a failure: the next one empties it
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busy)); err != nil {
+		s.fail(fmt.Errorf("setting the busy timeout back: %w", err))
+	}
+}
+
+// truncateWait is how long truncateWAL waits for the readers of the WAL.
+const truncateWait = 200 * time.Millisecond
 
 // fail makes the store refuse every append from now on, with err.
 func (s *Store) fail(err error) {
@@ -581,15 +659,66 @@ func (s *Store) takeTurn() error {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
-	if err := flock(s.waiting, syscall.LOCK_SH); err != nil {
+	waiting, err := flockWait(&s.waiting, &s.waitingStuck, syscall.LOCK_SH)
+	if err != nil {
 		return fmt.Errorf("waiting for the writers' turn: %w", err)
 	}
-	err := flock(s.turn, syscall.LOCK_EX)
-	syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	_, err = flockWait(&s.turn, &s.turnStuck, syscall.LOCK_EX)
+	if waiting {
+		syscall.Flock(int(s.waiting.Fd()), syscall.LOCK_UN)
+	}
 	if err != nil {
 		return fmt.Errorf("taking the writers' turn: %w", err)
 	}
 	return nil
+}
+
+// turnWait is how long a writer waits for the writers' turn before it goes on without it.
+const turnWait = 2 * time.Second
+
+// flockWait takes lock how on *f, waiting at most turnWait: a writer holds the turn a few
+// milliseconds, but one stopped while it holds it (Ctrl-Z on labmate exec, SIGSTOP) holds it
+// until it is continued, and every other writer waited for it for ever — even SIGTERM did not
+// end a labmate exec waiting there. Past turnWait it goes on without the lock (held false):
+// SQLite's write lock still keeps writers apart, its busy timeout bounds the wait for it, and
+// the turn is fairness only. The abandoned wait goes on in the background on the descriptor
+// *f had, closed (its lock with it) once the wait ends, and until then (*stuck is open) the
+// next ones do not wait; *f becomes a new descriptor of the file.
+func flockWait(f **os.File, stuck *chan struct{}, how int) (held bool, err error) {
+	if syscall.Flock(int((*f).Fd()), how|syscall.LOCK_NB) == nil {
+		return true, nil
+	}
+	if *stuck != nil {
+		select {
+		case <-*stuck:
+			*stuck = nil
+		default:
+			return false, nil // the holder still holds it
+		}
+	}
+	old := *f
+	done := make(chan error, 1)
+	go func() { done <- flock(old, how) }()
+	t := time.NewTimer(turnWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil, err
+	case <-t.C:
+	}
+	nf, err := os.OpenFile(old.Name(), os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false, fmt.Errorf("%s held for %v, and opening it again: %w", old.Name(), turnWait, err)
+	}
+	*f = nf
+	over := make(chan struct{})
+	*stuck = over
+	go func() {
+		<-done
+		old.Close()
+		close(over)
+	}()
+	return false, nil
 }
 
 // endTurn hands the writers' turn on.

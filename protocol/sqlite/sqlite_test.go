@@ -179,7 +179,7 @@ func TestOpenBadInput(t *testing.T) {
 	}{
 		{"missing directory", filepath.Join(dir, "missing", "store.db"), fs.ErrNotExist, "no such file or directory"},
 		{"not SQLite", notDB, nil, "not a database"},
-		{"a directory", dir, nil, "unable to open"},
+		{"a directory", dir, nil, "is a directory"},
 		{"another SQLite database", foreign, nil, "not a labmate store"},
 		{"newer schema", newer, sqlite.ErrNewerSchema, "version 99"},
 	}
@@ -194,6 +194,12 @@ func TestOpenBadInput(t *testing.T) {
 			(tt.is != nil && !errors.Is(err, tt.is)) {
 			t.Errorf("%s: Open error %q does not name the file, say %q or wrap %v", tt.name, err, tt.want, tt.is)
 		}
+	}
+	if s, err := sqlite.OpenReadOnly(dir); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "is a directory") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("OpenReadOnly of a directory: %v, want an error naming it and saying it is a directory", err)
 	}
 }
 
@@ -226,7 +232,7 @@ func TestOpenReadOnlyDirectory(t *testing.T) {
 	}
 }
 
-// readOnly makes dir read-only for this process until the test ends. Permissions do not bind
+// readOnly makes dir (a directory or a file) read-only for this process until the test ends. Permissions do not bind
 // root, so root makes it immutable.
 func readOnly(t *testing.T, dir string) {
 	if os.Geteuid() != 0 {
@@ -326,5 +332,35 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if err := r.Close(); err != nil {
 		t.Errorf("Close of the reader: %v", err)
+	}
+}
+
+// A store file this process may not write is refused by Open, naming it (SQLite opened it
+// read-only, silently, and the first append failed), and read by OpenReadOnly.
+func TestOpenReadOnlyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	s := open(t, path)
+	if _, err := s.Append(context.Background(), &protocol.EnhancedMessage{
+		Type: protocol.TypeRequest, SessionID: "s1", OperationID: "a", Payload: json.RawMessage(`{"kind":"exec"}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readOnly(t, path)
+	if s, err := sqlite.Open(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "may not write") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("Open of a read-only store: %v, want an error naming it and saying it cannot be written", err)
+	}
+	r, err := sqlite.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if ss, err := r.Sessions(context.Background()); err != nil || len(ss) != 1 {
+		t.Errorf("OpenReadOnly of a read-only store: %v %v", ss, err)
 	}
 }

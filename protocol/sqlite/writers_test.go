@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,5 +58,60 @@ func TestOpenBesideBusyWriter(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("opening and appending beside a busy writer took %v", d)
+	}
+}
+
+// A writer stopped while it holds the writers' turn (Ctrl-Z on a labmate exec that prints all
+// the time: it holds the turn most of the time) keeps it until it is continued: another
+// process opens and appends beside it all the same, after a while, rather than waiting for
+// ever (and not even SIGTERM ended a labmate exec waiting there).
+func TestWriterBesideStoppedTurnHolder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "labmate.db")
+	s := open(t, path)
+	s.Close()
+	// The turn held as a stopped process holds it: its flock, and nothing else.
+	stopped, err := os.OpenFile(filepath.Join(path+".writers", "turn"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopped.Close()
+	if err := syscall.Flock(int(stopped.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		s, err := sqlite.OpenAs(path, "exec")
+		if err != nil {
+			done <- err
+			return
+		}
+		defer s.Close()
+		for i := range 3 {
+			m, _ := protocol.NewMessage(protocol.TypeRunEvent, "r", "r", map[string]any{"type": "progress", "i": i})
+			if _, err := s.Append(ctx, m); err != nil {
+				done <- err
+				return
+			}
+			if err := s.Sync(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("opening and appending beside a stopped holder of the turn: %v", err)
+		}
+		d := time.Since(start)
+		t.Logf("opened and appended 3 transactions in %v", d.Round(time.Millisecond))
+		if d > 5*time.Second {
+			t.Errorf("opening and appending 3 transactions took %v: each waited for the stopped holder", d.Round(time.Millisecond))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("opening and appending beside a stopped holder of the turn waits for ever")
 	}
 }

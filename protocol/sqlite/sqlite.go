@@ -136,6 +136,8 @@ const (
 	TailPoll = 20 * time.Millisecond
 	tailGap  = 2 * time.Millisecond  // the least time between two looks of Tail woken by writes
 	ownGap   = 10 * time.Millisecond // the same, after a look that found only this Store's commits
+	// tailRetry is how long Tail tries again a file it cannot read before it ends with the error.
+	tailRetry = 10 * time.Second
 )
 
 // Store is a protocol.Store in one SQLite file. Create it with Open.
@@ -1255,7 +1257,8 @@ type tailer struct{ own [][2]int64 }
 // Tail yields, in commit order, every message another process (another Store) commits to the
 // file after the call, until ctx ends; it looks when a process writes the file (within tailGap
 // of a commit, on Linux) and every TailPoll, at the cost of one PRAGMA when nothing was
-// committed. It ends with an error when the file cannot be read.
+// committed. A look that fails is tried again, from the message it stopped at; Tail ends with
+// the error once the file cannot be read for tailRetry.
 func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
 		fail := func(err error) { yield(nil, fmt.Errorf("sqlite: following %s: %w", s.path, err)) }
@@ -1287,7 +1290,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 			delete(s.tailers, t)
 			s.tailMu.Unlock()
 		}()
-		pos, _, err := maxRowid()
+		pos, own, err := maxRowid()
 		if err != nil {
 			fail(err)
 			return
@@ -1308,7 +1311,7 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 		again := time.NewTimer(time.Hour)
 		again.Stop()
 		defer again.Stop()
-		var looked time.Time
+		var looked, failing time.Time // failing: since when every look failed
 		gap := tailGap
 		for {
 			woken := false
@@ -1326,74 +1329,88 @@ func (s *Store) Tail(ctx context.Context) iter.Seq2[*protocol.EnhancedMessage, e
 			}
 			looked = time.Now()
 			v, err := dataVersion(ctx, c)
-			if err != nil {
-				if ctx.Err() == nil {
-					fail(err)
-				}
-				return
-			}
-			if v == version {
+			if err == nil && v == version {
 				if woken {
 					again.Reset(tailGap)
 				}
 				continue
 			}
-			version = v
-			gap = ownGap // unless another process committed
-			end, own, err := maxRowid()
-			if err != nil {
-				if ctx.Err() == nil {
-					fail(err)
-				}
-				return
+			var end int64
+			if err == nil {
+				var more [][2]int64
+				end, more, err = maxRowid()
+				own = append(own, more...)
 			}
-			// Read (pos, end] but this Store's own ranges, which come in rowid order.
-			for from := pos; from < end; {
-				to := end
-				for len(own) > 0 && own[0][1] <= from {
+			gap = ownGap // unless another process committed
+			// Read (pos, end] but this Store's own ranges, which come in rowid order; pos
+			// moves with each message yielded, so that a look that fails is taken up where it
+			// stopped.
+			for err == nil && pos < end {
+				for len(own) > 0 && own[0][1] <= pos {
 					own = own[1:]
 				}
-				if len(own) > 0 && own[0][0] <= from+1 {
-					from = own[0][1]
+				if len(own) > 0 && own[0][0] <= pos+1 {
+					pos = own[0][1]
 					continue
 				}
+				to := end
 				if len(own) > 0 {
 					to = min(end, own[0][0]-1)
 				}
 				gap = tailGap // another process writes: look again as soon as it does
-				for m, err := range s.rowids(ctx, c, from, to) {
-					if err != nil {
-						if ctx.Err() == nil {
-							fail(err)
-						}
-						return
+				for m, rerr := range s.rowids(ctx, c, &pos, to) {
+					if rerr != nil {
+						err = rerr
+						break
 					}
 					if !yield(m, nil) {
 						return
 					}
 				}
-				from = to
 			}
-			pos = end
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err == nil:
+				version, failing = v, time.Time{}
+			case failing.IsZero():
+				failing = time.Now()
+			case time.Since(failing) > tailRetry:
+				fail(err)
+				return
+			} // a look that failed is tried again at the next tick, from pos
 		}
 	}
 }
 
-// rowids yields the messages with from < rowid <= to, in rowid order.
-func (s *Store) rowids(ctx context.Context, c *sql.Conn, from, to int64) iter.Seq2[*protocol.EnhancedMessage, error] {
+// readFault is a failure tests make Tail's reads meet (export_test.go).
+var readFault = func() error { return nil }
+
+// rowids yields the messages of rowids (*pos, to] in rowid order, with *pos the rowid of the
+// last one yielded (to once all are).
+func (s *Store) rowids(ctx context.Context, c *sql.Conn, pos *int64, to int64) iter.Seq2[*protocol.EnhancedMessage, error] {
 	return func(yield func(*protocol.EnhancedMessage, error) bool) {
-		for from < to {
+		type row struct {
+			rowid int64
+			m     *protocol.EnhancedMessage
+		}
+		for *pos < to {
+			if err := readFault(); err != nil {
+				yield(nil, err)
+				return
+			}
 			rows, err := c.QueryContext(ctx, "SELECT rowid, session_id, seq, id, type, operation_id, timestamp, payload FROM messages "+
-				"WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?", from, to, readChunk)
+				"WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?", *pos, to, readChunk)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			var chunk []*protocol.EnhancedMessage
+			var chunk []row
 			for rows.Next() {
 				var m protocol.EnhancedMessage
+				var rowid int64
 				var payload []byte
-				if err := rows.Scan(&from, &m.SessionID, &m.Seq, &m.ID, &m.Type, &m.OperationID, &m.Timestamp, &payload); err != nil {
+				if err := rows.Scan(&rowid, &m.SessionID, &m.Seq, &m.ID, &m.Type, &m.OperationID, &m.Timestamp, &payload); err != nil {
 					rows.Close()
 					yield(nil, err)
 					return
@@ -1401,7 +1418,7 @@ func (s *Store) rowids(ctx context.Context, c *sql.Conn, from, to int64) iter.Se
 				if len(payload) > 0 {
 					m.Payload = payload
 				}
-				chunk = append(chunk, &m)
+				chunk = append(chunk, row{rowid, &m})
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
@@ -1409,10 +1426,12 @@ func (s *Store) rowids(ctx context.Context, c *sql.Conn, from, to int64) iter.Se
 				return
 			}
 			if len(chunk) == 0 {
+				*pos = to
 				return
 			}
-			for _, m := range chunk {
-				if !yield(m, nil) {
+			for _, r := range chunk {
+				*pos = r.rowid
+				if !yield(r.m, nil) {
 					return
 				}
 			}

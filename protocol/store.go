@@ -77,9 +77,20 @@ type OperationInfo struct {
 // Restarted is the message Store.Recover appends to close a stream that was left in state s
 // when the server stopped: a run_end for a run, an operation_failed for an operation.
 func Restarted(sessionID, operationID string, s State) *EnhancedMessage {
-	t, payload := TypeFailed, any(Failed{Reason: ReasonServerRestart, Error: "the server stopped while the operation ran"})
+	what := "operation"
 	if s == Running {
-		t, payload = TypeRunEnd, RunEnd{Reason: ReasonServerRestart, Error: "the server stopped while the run ran"}
+		what = "run"
+	}
+	return Cut(sessionID, operationID, s, ReasonServerRestart, "the server stopped while the "+what+" ran")
+}
+
+// Cut is the message that ends a stream left in state s by a writer that stopped without
+// ending it, for reason (why says more): a run_end for a run (Running), an operation_failed
+// for an operation.
+func Cut(sessionID, operationID string, s State, reason Reason, why string) *EnhancedMessage {
+	t, payload := TypeFailed, any(Failed{Reason: reason, Error: why})
+	if s == Running {
+		t, payload = TypeRunEnd, RunEnd{Reason: reason, Error: why}
 	}
 	m, err := NewMessage(t, sessionID, operationID, payload)
 	if err != nil {

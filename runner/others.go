@@ -2,7 +2,6 @@ package runner
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -113,15 +112,7 @@ func (s *Runner) endOther(st *sqlite.Store, session, op string, w sqlite.Writer)
 	if info == nil || !info.State.Live() || info.Kind == protocol.KindJob || info.Kind == protocol.KindAgentRun {
 		return nil
 	}
-	why := fmt.Sprintf("labmate %s (pid %d) stopped (killed?) while it ran", w.Role, w.Pid)
-	typ, payload := protocol.TypeFailed, any(&protocol.Failed{Reason: protocol.ReasonProcessDied, Error: why})
-	if info.State == protocol.Running {
-		typ, payload = protocol.TypeRunEnd, &protocol.RunEnd{Reason: protocol.ReasonProcessDied, Error: why}
-	}
-	m, err := protocol.NewMessage(typ, session, op, payload)
-	if err != nil {
-		return err
-	}
+	m := w.Died(session, op, info.State)
 	var l operation.Log = st // the session's here, when it is live: its followers see the end
 	if ss := s.Lookup(session); ss != nil {
 		l = ss

@@ -379,7 +379,7 @@ func TestManyWriters(t *testing.T) {
 	if err := other.Sync(ctx); err != nil { // what other processes see is what is committed
 		t.Fatal(err)
 	}
-	if w, ok := s.Writer(ctx, "shared", "other-op"); !ok || !w.Live || w.Self || w.Pid != os.Getpid() || w.Role != "labmate" {
+	if w, ok := s.Writer(ctx, "shared", "other-op"); !ok || !w.Live || w.Self || w.Pid != os.Getpid() || w.Role != "serve" {
 		t.Errorf("Writer of a stream another open Store writes = %+v, %v; want this pid, live, not self", w, ok)
 	}
 	if w, ok := other.Writer(ctx, "shared", "other-op"); !ok || !w.Self {

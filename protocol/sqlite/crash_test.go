@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 	"github.com/labmate/labmate/protocol/sqlite"
 )
 
-// crashEnv names the store file of a test binary run as the crash child.
+// crashEnv names the role and store file (ROLE:PATH) of a test binary run as the crash child.
 const crashEnv = "LABMATE_SQLITE_CRASH_CHILD"
 
 const (
@@ -38,9 +39,9 @@ func crashLine(i, j int) *protocol.Progress {
 // crashChild is the process the crash test kills: it starts crashOps operations, completes
 // crashCompleted of them, says "completed", then streams progress to the others until it is
 // killed, saying "streaming" once it is well under way.
-func crashChild(path string) {
+func crashChild(role, path string) {
 	ctx := context.Background()
-	s, err := sqlite.Open(path)
+	s, err := sqlite.OpenAs(path, role)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -80,12 +81,17 @@ func crashChild(path string) {
 }
 
 // TestCrash kills a process with SIGKILL while it streams 15 operations, then reopens its store:
-// the file is sound, Recover fails the 15 with server_restart, the 5 completed before the kill
+// the file is sound, Recover fails the 15 with server_restart (process_died when the writer was not a server: labmate exec), the 5 completed before the kill
 // are intact, and every session's seq is gap-free.
 func TestCrash(t *testing.T) {
+	t.Run("serve", func(t *testing.T) { testCrash(t, "serve", protocol.ReasonServerRestart, "the server stopped") })
+	t.Run("exec", func(t *testing.T) { testCrash(t, "exec", protocol.ReasonProcessDied, "labmate exec (pid ") })
+}
+
+func testCrash(t *testing.T, role string, reason protocol.Reason, why string) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashEnv+"="+role+":"+path)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -179,8 +185,8 @@ func TestCrash(t *testing.T) {
 		}
 		if i >= crashCompleted {
 			var f protocol.Failed
-			if err := last.Decode(&f); err != nil || f.Reason != protocol.ReasonServerRestart {
-				t.Errorf("%s ended with %+v, %v; want reason server_restart", crashOp(i), f, err)
+			if err := last.Decode(&f); err != nil || f.Reason != reason || !strings.Contains(f.Error, why) {
+				t.Errorf("%s ended with %+v, %v; want reason %s, %q", crashOp(i), f, err, reason, why)
 			}
 		}
 	}

@@ -208,8 +208,9 @@ type write struct {
 }
 
 // Open opens the store in the SQLite file at path, creating the file if needed, to append and
-// read beside any other process that has it open. Its directory must exist.
-func Open(path string) (*Store, error) { return OpenAs(path, "labmate") }
+// read beside any other process that has it open, as a server does (OpenAs role "serve"). Its
+// directory must exist.
+func Open(path string) (*Store, error) { return OpenAs(path, "serve") }
 
 // OpenAs is Open for a process that says what it is (role: "serve", "run", "exec", …; letters
 // and digits), as Writer tells other processes.
@@ -1174,6 +1175,13 @@ type Writer struct {
 	Self bool // it is the Store asked
 }
 
+// Died is the message that ends stream operationID of sessionID, left in state st by writer
+// w, whose process stopped: reason process_died.
+func (w Writer) Died(sessionID, operationID string, st protocol.State) *protocol.EnhancedMessage {
+	return protocol.Cut(sessionID, operationID, st, protocol.ReasonProcessDied,
+		fmt.Sprintf("labmate %s (pid %d) stopped (killed?) while it ran", w.Role, w.Pid))
+}
+
 // Writer says which Store appended the last message of an operation, if any did since the
 // file had writers (schema version 2): a stream whose writer is Live and not Self is being
 // written by another process now; one whose writer is not Live was left by a process that
@@ -1233,12 +1241,15 @@ func (s *Store) Recover(ctx context.Context, keep func(sessionID, operationID st
 		if keep != nil && keep(k.session, k.op) {
 			continue
 		}
-		if k.writer != "" && k.writer != s.writer {
-			if writerOf(s.path, k.writer).Live {
-				continue
-			}
+		w := writerOf(s.path, k.writer) // none ("") for a stream written before writers were named
+		if w.Live && k.writer != s.writer {
+			continue
 		}
-		_, err := s.Append(ctx, protocol.Restarted(k.session, k.op, k.state))
+		m := protocol.Restarted(k.session, k.op, k.state)
+		if w.Role != "" && w.Role != "serve" {
+			m = w.Died(k.session, k.op, k.state) // not a server's: labmate exec, run, …
+		}
+		_, err := s.Append(ctx, m)
 		switch {
 		case err == nil:
 			closed = append(closed, k.op)

@@ -20,8 +20,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if path := os.Getenv(crashEnv); path != "" {
-		crashChild(path) // does not return
+	if role, path, ok := strings.Cut(os.Getenv(crashEnv), ":"); ok {
+		crashChild(role, path) // does not return
 	}
 	os.Exit(m.Run())
 }

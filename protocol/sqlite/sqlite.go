@@ -270,10 +270,17 @@ func OpenReadOnly(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	var version int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil || version < 1 || version > schemaVersion {
+	var version, tables int
+	err = db.QueryRow("PRAGMA user_version").Scan(&version)
+	if err == nil && version == 0 {
+		err = db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&tables)
+	}
+	if err != nil || version < 1 || version > schemaVersion {
 		db.Close()
-		if err == nil {
+		switch {
+		case err == nil && version == 0 && tables == 0: // a writer is creating it, or it was cut short
+			return nil, fmt.Errorf("sqlite: opening %s: an empty file, no store yet: %w", path, fs.ErrNotExist)
+		case err == nil:
 			err = fmt.Errorf("schema version %d, this labmate knows up to %d", version, schemaVersion)
 		}
 		return nil, fmt.Errorf("sqlite: opening %s: not a labmate store it can read: %w", path, err)

@@ -46,12 +46,11 @@ func Open(data, role string) (*sqlite.Store, error) {
 // session show, run show --artifact), beside whichever processes write it. A data directory
 // without a log is an error wrapping fs.ErrNotExist that names the directory.
 func OpenReadOnly(data string) (*sqlite.Store, error) {
-	path := filepath.Join(data, File)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	st, err := sqlite.OpenReadOnly(filepath.Join(data, File))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("the data directory %s has no log (%s): nothing ran there yet (--data names another): %w", data, File, err)
-	}
-	st, err := sqlite.OpenReadOnly(path)
-	if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("locallog: %w", err)
 	}
 	return st, nil

@@ -2,8 +2,11 @@ package locallog
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,5 +82,24 @@ func TestOwnRun(t *testing.T) {
 	}
 	if _, err := Resumed(ctx, second.log, "new", "test"); err != nil {
 		t.Errorf("resuming a run the log does not have: %v", err)
+	}
+}
+
+// A data directory whose log is missing or still empty (a writer is creating it) has had
+// nothing run there yet, and its reader says so; a file that is not a log is refused naming it.
+func TestOpenReadOnlyNothingYet(t *testing.T) {
+	data := t.TempDir()
+	for _, content := range []string{"", "-", "not a database, some text"} {
+		if content != "-" {
+			if err := os.WriteFile(filepath.Join(data, File), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := OpenReadOnly(data)
+		nothing := err != nil && strings.Contains(err.Error(), "nothing ran there yet") && errors.Is(err, fs.ErrNotExist)
+		if want := content != "not a database, some text"; nothing != want || err == nil || !strings.Contains(err.Error(), data) {
+			t.Errorf("log %q: %v; want an error naming %s, nothing ran there yet: %v", content, err, data, want)
+		}
+		os.Remove(filepath.Join(data, File))
 	}
 }

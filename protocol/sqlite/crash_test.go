@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,5 +223,80 @@ func testCrash(t *testing.T, role string, reason protocol.Reason, why string) {
 	defer s.Close()
 	if ids, err := s.Recover(ctx, nil); err != nil || len(ids) != 0 {
 		t.Errorf("Recover() after a restart following recovery = %v, %v; want nothing", ids, err)
+	}
+}
+
+// TestStopWhileWriting: a labmate process that streams into the log is stopped with Ctrl-Z
+// (SIGTSTP). Stopped inside its write transaction it would hold the file's write lock for as
+// long as it stays stopped, and every other writer (the server) would wait out its busy timeout
+// and fail; it commits first, so another process appends at once, and once continued it
+// appends again.
+func TestStopWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"=exec:"+path)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	lines := bufio.NewScanner(stdout)
+	for _, want := range []string{"completed", "streaming"} {
+		if !lines.Scan() || lines.Text() != want {
+			t.Fatalf("the child said %q, want %q", lines.Text(), want)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("the child did not stop: %v %q", err, b)
+		}
+		if _, after, _ := strings.Cut(string(b), ") "); strings.HasPrefix(after, "T") {
+			break
+		}
+	}
+	ctx := context.Background()
+	start := time.Now()
+	s := open(t, path)
+	defer s.Close()
+	m, _ := protocol.NewMessage(protocol.TypeRunEvent, "server", "server", map[string]any{"type": "progress"})
+	if _, err := s.Append(ctx, m); err != nil {
+		t.Fatalf("appending beside a stopped writer, after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("opening and appending beside a stopped writer took %v", d)
+	}
+	count := func() int {
+		n := 0
+		for _, err := range s.Operation(ctx, crashSession(crashOps-1), crashOp(crashOps-1)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	stopped := count()
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); count() == stopped; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child appended nothing once continued (%d messages)", stopped)
+		}
 	}
 }

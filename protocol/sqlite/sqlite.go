@@ -14,6 +14,9 @@
 // between transactions while PRAGMA data_version says no other process committed, and read
 // again from the file when one did.
 //
+// A process with a writing Store open that is stopped with Ctrl-Z (SIGTSTP) commits first and
+// stops between transactions (stop_unix.go), so that its stop keeps no other writer waiting.
+//
 // Tail follows, from any process, what the others append: every message committed after the call
 // by another Store, in commit order (rowid order: rowids are handed out under the write lock).
 //
@@ -253,6 +256,7 @@ func OpenAs(path, role string) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
 	}
 	go s.committer()
+	stopsCleanly(s)
 	return s, nil
 }
 
@@ -1467,6 +1471,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.closeMu.Unlock()
 	if s.w != nil {
+		stopsNoMore(s)
 		s.wmu.Lock()
 		if err := s.commit(); err != nil {
 			s.fail(err)

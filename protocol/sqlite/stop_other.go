@@ -1,0 +1,6 @@
+//go:build !unix
+
+package sqlite
+
+func stopsCleanly(*Store) {}
+func stopsNoMore(*Store)  {}

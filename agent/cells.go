@@ -58,12 +58,6 @@ const EventCell EventType = "cell"
 // as an EventCell, then perception's verdicts.
 func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operation.Collector, opts *operation.Options, blind bool) error {
 	c := &CellRun{Session: r.st.RunID, ID: out.OperationID, Workspace: r.st.Task.Workspace, Request: req, Options: opts}
-	if c.Options == nil {
-		c.Options = &operation.Options{} // no judge: not the runner's either
-	}
-	if c.Options.Artifacts == nil {
-		c.Options.Artifacts = r.a.opts.Artifacts
-	}
 	// Said before the cell is submitted: a reader of the session knows the step and the
 	// attempt of each of the cell's messages (Story).
 	if err := r.emit(ctx, &Event{Type: EventCell, Cell: &CellRef{ID: out.OperationID, Kernel: req.Kernel}}, false); err != nil {
@@ -77,13 +71,7 @@ func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operatio
 		if err != nil {
 			return err
 		}
-		out.Add(&operation.Message{Type: m.Type, Payload: payload})
-		if p, ok := payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
-			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
-				return err
-			}
-		}
-		if err := r.drainJudge(ctx); err != nil {
+		if err := r.collect(ctx, out, &operation.Message{Type: m.Type, Payload: payload}, blind); err != nil {
 			return err
 		}
 	}
@@ -119,7 +107,7 @@ func (s *Story) Cell(m *protocol.EnhancedMessage) *Event {
 func (s *Story) Event(m *protocol.EnhancedMessage) (*Event, error) {
 	ev, err := EventOf(m)
 	if err == nil {
-		s.note(ev)
+		s.Note(ev)
 	}
 	return ev, err
 }
@@ -136,9 +124,7 @@ func (s *Story) JSON(m *protocol.EnhancedMessage) ([]byte, error) {
 
 // Note notes ev, one of the run's events as it is emitted: an EventCell names the step and
 // the attempt of the cell's messages that follow (Cell).
-func (s *Story) Note(ev *Event) { s.note(ev) }
-
-func (s *Story) note(ev *Event) {
+func (s *Story) Note(ev *Event) {
 	if ev.Type == EventCell && ev.Cell != nil {
 		s.cells[ev.Cell.ID] = ev
 	}

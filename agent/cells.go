@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"iter"
+	"strconv"
 
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/operation"
@@ -89,9 +91,18 @@ type Story struct {
 // NewStory reads run id's session.
 func NewStory(id string) *Story { return &Story{id: id, cells: map[string]*Event{}} }
 
-// In says whether m is in the run's event stream: one of its run_events, or a message of one
-// of its cells.
-func (s *Story) In(m *protocol.EnhancedMessage) bool { return RunEvent(s.id, m) }
+// In says whether m, a message of the run's session, is in the run's event stream: one of
+// its run_events, or a message of one of its cells (CellEvent).
+func (s *Story) In(m *protocol.EnhancedMessage) bool {
+	if m.OperationID == s.id {
+		return m.Type == protocol.TypeRunEvent
+	}
+	switch m.Type {
+	case protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume, protocol.TypeSessionUpdate:
+		return false
+	}
+	return true
+}
 
 // Cell is the operation event of m, a message of one of the run's cells.
 func (s *Story) Cell(m *protocol.EnhancedMessage) *Event {
@@ -112,14 +123,25 @@ func (s *Story) Event(m *protocol.EnhancedMessage) (*Event, error) {
 	return ev, err
 }
 
-// JSON is EventJSON of run_event m, noting an EventCell as Event does.
+// JSON is the payload of run_event m with the event's seq the message's — the payload itself
+// when it says so already (the writer's expectation held), else re-encoded — noting an
+// EventCell as Event does.
 func (s *Story) JSON(m *protocol.EnhancedMessage) ([]byte, error) {
 	if bytes.Contains(m.Payload, []byte(`"type":"cell"`)) {
 		if _, err := s.Event(m); err != nil {
 			return nil, err
 		}
 	}
-	return EventJSON(m)
+	id, _ := json.Marshal(m.OperationID) // a string always encodes
+	prefix := `{"run_id":` + string(id) + `,"seq":` + strconv.FormatInt(m.Seq, 10) + `,`
+	if bytes.HasPrefix(m.Payload, []byte(prefix)) {
+		return m.Payload, nil
+	}
+	ev, err := EventOf(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ev)
 }
 
 // Note notes ev, one of the run's events as it is emitted: an EventCell names the step and

@@ -32,7 +32,7 @@ func TestAblations(t *testing.T) {
 			expect(t, "reflect", accept("x reached 1048576"), "done"),
 			agenttest.FinalAnswer("x grows without bound"),
 		)
-		a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), NoPerception: true, JudgeInterval: 1})
+		a, err := agent.New(openAIModel(srv), &agent.Options{StartKernel: testutil.Kernels(t), NoPerception: true})
 		if err != nil {
 			t.Fatal(err)
 		}

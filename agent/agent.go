@@ -13,7 +13,7 @@
 //     policy, run through package operation so perception judges it and the Hot-Fix stops it),
 //     final_answer, and whatever Options.Tools adds;
 //   - perceive: perception's escalation hook (perception.Judge): only ambiguous windows reach
-//     the model, at most one per operation per 30 s and Options.MaxJudgeCalls per run;
+//     the model, at most one per operation per 30 s and five per run;
 //   - reflect: accept, adjust locally, or re-plan globally, with reasons (JSON-schema output).
 //
 // An operation that fails or is interrupted goes back to the code module with its output, error
@@ -212,9 +212,7 @@ type Options struct {
 	CellTimeout time.Duration // default run_code timeout; default 5m
 	MaxTokens   int           // per model answer; 0: the adapter's default
 
-	NoJudge       bool          // do not escalate ambiguous windows to the model
-	JudgeInterval time.Duration // least time between two judge calls of a run; default 30s
-	MaxJudgeCalls int           // judge calls per run; default 5
+	NoJudge bool // do not escalate ambiguous windows to the model
 
 	// NoPerception runs every cell blind, as the codeact baseline does (an ablation): no
 	// verdicts, no Hot-Fix, no judge; the cell still runs, to its end or its timeout.
@@ -223,7 +221,6 @@ type Options struct {
 	// ablation); a failed cell still goes back to the code module for a repair.
 	NoReflect bool
 
-	OutputLines int // first and last output lines kept per operation; default 20
 	// Artifacts, when set, keeps a copy of every artifact a cell of the run reports (the
 	// server's artifact store), so its figures outlive the run's workspace.
 	Artifacts operation.Keeper
@@ -262,15 +259,6 @@ func New(model llm.Model, opts *Options) (*Agent, error) {
 	}
 	if o.CellTimeout <= 0 {
 		o.CellTimeout = 5 * time.Minute
-	}
-	if o.JudgeInterval <= 0 {
-		o.JudgeInterval = 30 * time.Second
-	}
-	if o.MaxJudgeCalls <= 0 {
-		o.MaxJudgeCalls = 5
-	}
-	if o.OutputLines <= 0 {
-		o.OutputLines = 20
 	}
 	entries, err := promptFS.ReadDir("prompts")
 	if err != nil {

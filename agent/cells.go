@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"iter"
+	"strconv"
 
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/operation"
@@ -58,12 +60,6 @@ const EventCell EventType = "cell"
 // as an EventCell, then perception's verdicts.
 func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operation.Collector, opts *operation.Options, blind bool) error {
 	c := &CellRun{Session: r.st.RunID, ID: out.OperationID, Workspace: r.st.Task.Workspace, Request: req, Options: opts}
-	if c.Options == nil {
-		c.Options = &operation.Options{} // no judge: not the runner's either
-	}
-	if c.Options.Artifacts == nil {
-		c.Options.Artifacts = r.a.opts.Artifacts
-	}
 	// Said before the cell is submitted: a reader of the session knows the step and the
 	// attempt of each of the cell's messages (Story).
 	if err := r.emit(ctx, &Event{Type: EventCell, Cell: &CellRef{ID: out.OperationID, Kernel: req.Kernel}}, false); err != nil {
@@ -77,13 +73,7 @@ func (r *run) execCell(ctx context.Context, req *protocol.Request, out *operatio
 		if err != nil {
 			return err
 		}
-		out.Add(&operation.Message{Type: m.Type, Payload: payload})
-		if p, ok := payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
-			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
-				return err
-			}
-		}
-		if err := r.drainJudge(ctx); err != nil {
+		if err := r.collect(ctx, out, &operation.Message{Type: m.Type, Payload: payload}, blind); err != nil {
 			return err
 		}
 	}
@@ -101,9 +91,18 @@ type Story struct {
 // NewStory reads run id's session.
 func NewStory(id string) *Story { return &Story{id: id, cells: map[string]*Event{}} }
 
-// In says whether m is in the run's event stream: one of its run_events, or a message of one
-// of its cells.
-func (s *Story) In(m *protocol.EnhancedMessage) bool { return RunEvent(s.id, m) }
+// In says whether m, a message of the run's session, is in the run's event stream: one of
+// its run_events, or a message of one of its cells (CellEvent).
+func (s *Story) In(m *protocol.EnhancedMessage) bool {
+	if m.OperationID == s.id {
+		return m.Type == protocol.TypeRunEvent
+	}
+	switch m.Type {
+	case protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume, protocol.TypeSessionUpdate:
+		return false
+	}
+	return true
+}
 
 // Cell is the operation event of m, a message of one of the run's cells.
 func (s *Story) Cell(m *protocol.EnhancedMessage) *Event {
@@ -119,26 +118,35 @@ func (s *Story) Cell(m *protocol.EnhancedMessage) *Event {
 func (s *Story) Event(m *protocol.EnhancedMessage) (*Event, error) {
 	ev, err := EventOf(m)
 	if err == nil {
-		s.note(ev)
+		s.Note(ev)
 	}
 	return ev, err
 }
 
-// JSON is EventJSON of run_event m, noting an EventCell as Event does.
+// JSON is the payload of run_event m with the event's seq the message's — the payload itself
+// when it says so already (the writer's expectation held), else re-encoded — noting an
+// EventCell as Event does.
 func (s *Story) JSON(m *protocol.EnhancedMessage) ([]byte, error) {
 	if bytes.Contains(m.Payload, []byte(`"type":"cell"`)) {
 		if _, err := s.Event(m); err != nil {
 			return nil, err
 		}
 	}
-	return EventJSON(m)
+	id, _ := json.Marshal(m.OperationID) // a string always encodes
+	prefix := `{"run_id":` + string(id) + `,"seq":` + strconv.FormatInt(m.Seq, 10) + `,`
+	if bytes.HasPrefix(m.Payload, []byte(prefix)) {
+		return m.Payload, nil
+	}
+	ev, err := EventOf(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ev)
 }
 
 // Note notes ev, one of the run's events as it is emitted: an EventCell names the step and
 // the attempt of the cell's messages that follow (Cell).
-func (s *Story) Note(ev *Event) { s.note(ev) }
-
-func (s *Story) note(ev *Event) {
+func (s *Story) Note(ev *Event) {
 	if ev.Type == EventCell && ev.Cell != nil {
 		s.cells[ev.Cell.ID] = ev
 	}

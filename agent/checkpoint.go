@@ -57,38 +57,28 @@ func (c *Checkpoints) save(ctx context.Context, st *State) (int64, error) {
 	return m.Seq, nil
 }
 
-// Load implements Store: the run's last checkpoint.
-func (c *Checkpoints) Load(ctx context.Context, runID string) (*State, error) {
-	st, _, err := c.last(ctx, runID)
-	return st, err
-}
-
-// last reads run id's stream: its last checkpoint and how many events it logged.
-func (c *Checkpoints) last(ctx context.Context, id string) (*State, int64, error) {
+// Load implements Store: the run's last checkpoint in its stream.
+func (c *Checkpoints) Load(ctx context.Context, id string) (*State, error) {
 	var last *protocol.EnhancedMessage
-	var events int64
 	for m, err := range c.log.Operation(ctx, id, id) {
 		if errors.Is(err, protocol.ErrUnknownSession) || errors.Is(err, protocol.ErrUnknownOperation) {
 			break
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("agent: reading run %s: %w", id, err)
+			return nil, fmt.Errorf("agent: reading run %s: %w", id, err)
 		}
-		switch m.Type {
-		case protocol.TypeRunCheckpoint:
+		if m.Type == protocol.TypeRunCheckpoint {
 			last = m
-		case protocol.TypeRunEvent:
-			events++
 		}
 	}
 	if last == nil {
-		return nil, 0, fmt.Errorf("%w: %q has no checkpoint in the log", ErrUnknownRun, id)
+		return nil, fmt.Errorf("%w: %q has no checkpoint in the log", ErrUnknownRun, id)
 	}
 	var st State
 	if err := last.Decode(&st); err != nil {
-		return nil, 0, fmt.Errorf("agent: the checkpoint of run %s (seq %d) is unreadable: %w", id, last.Seq, err)
+		return nil, fmt.Errorf("agent: the checkpoint of run %s (seq %d) is unreadable: %w", id, last.Seq, err)
 	}
-	return &st, events, nil
+	return &st, nil
 }
 
 // RunSummary is a run as a list shows it (Checkpoints.Runs).
@@ -138,7 +128,7 @@ func (c *Checkpoints) Runs(ctx context.Context) ([]RunSummary, error) {
 			if op.ID != si.ID || op.Kind != protocol.KindAgentRun {
 				continue
 			}
-			st, _, err := c.last(ctx, op.ID)
+			st, err := c.Load(ctx, op.ID)
 			if errors.Is(err, ErrUnknownRun) {
 				continue // a run that stopped before its first checkpoint
 			}
@@ -160,7 +150,7 @@ func unixTime(f float64) time.Time { return time.Unix(0, int64(f*1e9)) }
 // run stopped (RunEndOf), or, when it never did (its process was killed), resumable. The
 // times are the checkpoint's.
 func (c *Checkpoints) ImportRun(ctx context.Context, st *State, updated time.Time) (bool, error) {
-	if _, _, err := c.last(ctx, st.RunID); err == nil {
+	if _, err := c.Load(ctx, st.RunID); err == nil {
 		return false, nil
 	} else if !errors.Is(err, ErrUnknownRun) {
 		return false, err

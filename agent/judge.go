@@ -7,20 +7,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/protocol"
 )
 
+const (
+	judgeInterval = 30 * time.Second // least time between two judge calls of a run
+	maxJudgeCalls = 5                // judge calls per run
+)
+
 // judge is the perceive module's model side: perception escalates ambiguous windows to it
 // (at most one per operation per perception.DefaultEscalationInterval), and it adds its own
-// limits per run — a least interval between calls and a most calls — because every call costs
-// a model turn. It runs beside the operation, so its calls are recorded here and emitted by the
-// run's goroutine (drainJudge).
+// limits per run — at least judgeInterval between calls and at most maxJudgeCalls — because
+// every call costs a model turn. It runs beside the operation, so its calls are recorded here
+// and emitted by the run's goroutine (drainJudge).
 type judge struct {
-	model    llm.Model
-	system   string
-	interval time.Duration
-	max      int
+	model  llm.Model
+	system string
 
 	mu    sync.Mutex
 	last  time.Time
@@ -31,7 +35,7 @@ type judge struct {
 func (j *judge) Judge(ctx context.Context, window []*protocol.Observation, v *protocol.Verdict) (*protocol.Verdict, error) {
 	j.mu.Lock()
 	now := time.Now()
-	if j.n >= j.max || (j.n > 0 && now.Sub(j.last) < j.interval) {
+	if j.n >= maxJudgeCalls || (j.n > 0 && now.Sub(j.last) < judgeInterval) {
 		j.mu.Unlock()
 		return nil, nil // over the limit: the monitor's verdict stands
 	}
@@ -42,19 +46,19 @@ func (j *judge) Judge(ctx context.Context, window []*protocol.Observation, v *pr
 	var b strings.Builder
 	fmt.Fprintf(&b, "Perception reports a %s from the %s detector: %s\n", v.State, v.Detector, v.Message)
 	for _, e := range v.Evidence {
-		fmt.Fprintf(&b, "evidence: %s\n", head(e, 200))
+		fmt.Fprintf(&b, "evidence: %s\n", textcut.Head(e, 200))
 	}
 	b.WriteString("The most recent observations:\n")
 	var lines []string
 	for _, o := range window {
 		switch {
 		case o.Line != "":
-			lines = append(lines, fmt.Sprintf("%s: %s", o.Kind, head(o.Line, 200)))
+			lines = append(lines, fmt.Sprintf("%s: %s", o.Kind, textcut.Head(o.Line, 200)))
 		case o.Sample != nil:
 			lines = append(lines, fmt.Sprintf("telemetry %s = %g", o.Sample.Name, o.Sample.Value))
 		}
 	}
-	b.WriteString(headTail(strings.Join(lines, "\n"), 12, 3000))
+	b.WriteString(textcut.HeadTail(strings.Join(lines, "\n"), 12, 3000))
 	req := &llm.Request{Module: "perceive", System: j.system, Output: judgeSchema, MaxTokens: 300,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: b.String()}}}
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/protocol"
 )
@@ -135,7 +136,7 @@ func (got *KernelState) note(saved *KernelState) string {
 	if len(got.Skipped) > 0 {
 		b.WriteString("  NOT restored (define them again):")
 		for _, s := range got.Skipped {
-			fmt.Fprintf(&b, " %s (%s);", s.Name, head(s.Reason, 160))
+			fmt.Fprintf(&b, " %s (%s);", s.Name, textcut.Head(s.Reason, 160))
 		}
 		b.WriteByte('\n')
 	}
@@ -147,13 +148,13 @@ func (ks *KernelState) Summary() string {
 	if ks.Error != "" {
 		return fmt.Sprintf("%s: nothing restored: %s", ks.Kernel, ks.Error)
 	}
-	s := fmt.Sprintf("%s: %d variables restored (%s)", ks.Kernel, len(ks.Names), head(strings.Join(ks.Names, ", "), 200))
+	s := fmt.Sprintf("%s: %d variables restored (%s)", ks.Kernel, len(ks.Names), textcut.Head(strings.Join(ks.Names, ", "), 200))
 	if len(ks.Skipped) > 0 {
 		names := make([]string, len(ks.Skipped))
 		for i, x := range ks.Skipped {
 			names[i] = x.Name
 		}
-		s += "; not restored: " + head(strings.Join(names, ", "), 200)
+		s += "; not restored: " + textcut.Head(strings.Join(names, ", "), 200)
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 	"github.com/labmate/labmate/tool"
 )
@@ -34,7 +35,7 @@ func (r *run) plan(ctx context.Context) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task: %s\n", st.Task.Goal)
 	if st.Memory != "" {
-		fmt.Fprintf(&b, "\nFrom memory (facts and skills of earlier runs):\n%s\n", head(st.Memory, 3000))
+		fmt.Fprintf(&b, "\nFrom memory (facts and skills of earlier runs):\n%s\n", textcut.Head(st.Memory, 3000))
 	}
 	if st.Plan != nil && st.Reflection != nil {
 		fmt.Fprintf(&b, "\nThe previous plan failed at step %d (%s): %s\n", st.Step+1, st.Plan.Steps[min(st.Step, len(st.Plan.Steps)-1)].Title, st.Reflection.Reasons)
@@ -81,7 +82,7 @@ func (r *run) brief() string {
 	}
 	fmt.Fprintf(&b, "Checkpoint: %s\n", s.Checkpoint)
 	if st.StepMemory != "" {
-		fmt.Fprintf(&b, "\nFrom memory, for this step (earlier runs' guardrails, references and procedures; check them against this task):\n%s\n", head(st.StepMemory, 3000))
+		fmt.Fprintf(&b, "\nFrom memory, for this step (earlier runs' guardrails, references and procedures; check them against this task):\n%s\n", textcut.Head(st.StepMemory, 3000))
 	}
 	if f := st.Reflection; f != nil && f.Decision == Adjust {
 		fmt.Fprintf(&b, "\nThe reviewer asked for an adjustment of your last result: %s", f.Reasons)
@@ -118,7 +119,7 @@ func (r *run) messages() []llm.Message {
 	for _, m := range conv {
 		if m.Role == llm.RoleTool && r.st.Task.Mode == ModeAgent {
 			if results > keepFull {
-				m.Content = headTail(m.Content, 3, 400) + "\n[older result shortened]"
+				m.Content = textcut.HeadTail(m.Content, 3, 400) + "\n[older result shortened]"
 			}
 			results--
 		}
@@ -215,7 +216,7 @@ func (r *run) code(ctx context.Context) error {
 		if res.Untrusted {
 			content = quoteUntrusted(content)
 		}
-		ev := &ToolEvent{CallID: c.ID, Name: c.Name, Arguments: head(string(c.Arguments), 4000), IsError: res.IsError}
+		ev := &ToolEvent{CallID: c.ID, Name: c.Name, Arguments: textcut.Head(string(c.Arguments), 4000), IsError: res.IsError}
 		switch d := res.Data.(type) {
 		case *Answer:
 			answer = d
@@ -293,7 +294,7 @@ func unite(a []string, lists ...[]string) []string {
 // attempt is a failed or rejected operation as memory learns it.
 func (st *State) attempt(o *Outcome, review string) Attempt {
 	a := Attempt{OperationID: o.OperationID, Kernel: o.Kernel, Code: o.Code, HotFix: o.HotFix, Reason: string(o.Reason),
-		Error: head(o.Error, 600), Verdict: o.Verdict, Review: review}
+		Error: textcut.Head(o.Error, 600), Verdict: o.Verdict, Review: review}
 	if st.Plan != nil && st.Step < len(st.Plan.Steps) {
 		a.Step = st.Plan.Steps[st.Step].Title
 	}
@@ -321,7 +322,7 @@ func (r *run) decide(answer *Answer, last *Outcome) {
 		}
 		if st.Attempts > r.a.opts.MaxRepairs {
 			r.replan(&Reflection{Decision: Replan, Auto: true,
-				Reasons: fmt.Sprintf("step %d failed %d times; the last failure: %s", st.Step+1, st.Attempts, head(firstLine(last.Text()), 300))})
+				Reasons: fmt.Sprintf("step %d failed %d times; the last failure: %s", st.Step+1, st.Attempts, textcut.Head(firstLine(last.Text()), 300))})
 		}
 	}
 }
@@ -410,7 +411,7 @@ func (r *run) review() string {
 	fmt.Fprintf(&b, "Task: %s\n\nPlan:\n%s\nStep %d under review: %s\nAction: %s\nCheckpoint: %s\n", st.Task.Goal, st.outline(), st.Step+1, s.Title, s.Action, s.Checkpoint)
 	if o := st.Last; o != nil {
 		if o.Code != "" {
-			fmt.Fprintf(&b, "\nCode (%s):\n%s\n", o.Kernel, headTail(o.Code, 30, 3000))
+			fmt.Fprintf(&b, "\nCode (%s):\n%s\n", o.Kernel, textcut.HeadTail(o.Code, 30, 3000))
 		}
 		fmt.Fprintf(&b, "\nResult:\n%s", o.Text())
 	}
@@ -424,7 +425,7 @@ func (r *run) unreviewed() string {
 	if o == nil || strings.TrimSpace(o.Output) == "" {
 		return "ran without output"
 	}
-	return "its cell printed: " + strings.Join(strings.Fields(headTail(strings.TrimSpace(o.Output), 3, 400)), " ")
+	return "its cell printed: " + strings.Join(strings.Fields(textcut.HeadTail(strings.TrimSpace(o.Output), 3, 400)), " ")
 }
 
 // final gets the answer: in direct mode the one call; otherwise, every step accepted, the code

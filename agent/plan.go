@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/llm"
 )
 
@@ -95,7 +96,7 @@ func decodeOutput(text string, r *jsonschema.Resolved, v any) error {
 	}
 	var instance any
 	if err := json.Unmarshal([]byte(s), &instance); err != nil {
-		return fmt.Errorf("the answer is not valid JSON (%v); it began %q: answer with one JSON object and nothing else", jsonErr(err, s), head(s, 60))
+		return fmt.Errorf("the answer is not valid JSON (%v); it began %q: answer with one JSON object and nothing else", jsonErr(err, s), textcut.Head(s, 60))
 	}
 	if err := r.Validate(instance); err != nil {
 		return fmt.Errorf("the JSON does not match the schema: %v", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labmate/labmate/internal/textcut"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/lab/safety"
 	"github.com/labmate/labmate/llm"
@@ -67,7 +68,7 @@ func (a *Agent) run(ctx context.Context, st *State, resumed bool, yield func(*Ev
 			return
 		}
 	}
-	r.judge = &judge{model: r.meter, system: r.system["perceive"], interval: a.opts.JudgeInterval, max: a.opts.MaxJudgeCalls}
+	r.judge = &judge{model: r.meter, system: r.system["perceive"]}
 	st.Model = a.model.Name()
 
 	runCtx := ctx
@@ -161,7 +162,7 @@ func (r *run) partial() *Answer {
 		fmt.Fprintf(&b, "- %s\n", d)
 	}
 	if o := r.st.Last; o != nil {
-		fmt.Fprintf(&b, "Last operation (%s): %s", o.OperationID, headTail(o.Output, 5, 800))
+		fmt.Fprintf(&b, "Last operation (%s): %s", o.OperationID, textcut.HeadTail(o.Output, 5, 800))
 		a.Evidence = append(a.Evidence, o.OperationID)
 	}
 	if b.Len() == 0 {

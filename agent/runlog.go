@@ -1,12 +1,9 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
-	"strconv"
 	"time"
 
 	"github.com/labmate/labmate/operation"
@@ -74,42 +71,11 @@ func EventOf(m *protocol.EnhancedMessage) (*Event, error) {
 	return &ev, nil
 }
 
-// EventJSON is the payload of run_event m with the event's seq the message's: the payload
-// itself when it says so already (the writer's expectation held), else re-encoded.
-func EventJSON(m *protocol.EnhancedMessage) ([]byte, error) {
-	id, err := json.Marshal(m.OperationID)
-	if err != nil {
-		return nil, err
-	}
-	prefix := `{"run_id":` + string(id) + `,"seq":` + strconv.FormatInt(m.Seq, 10) + `,`
-	if bytes.HasPrefix(m.Payload, []byte(prefix)) {
-		return m.Payload, nil
-	}
-	ev, err := EventOf(m)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(ev)
-}
-
 // CellEvent is a message of one of run id's cells (an operation of the run's session, with
 // Options.Cells) as the run's event stream reports it: the operation event a run with kernels
 // of its own emits, its seq the message's.
 func CellEvent(id string, m *protocol.EnhancedMessage) *Event {
 	return &Event{RunID: id, Seq: m.Seq, Type: EventOperation, Time: time.Unix(0, int64(m.Timestamp*1e9)), Message: m}
-}
-
-// RunEvent says whether m, a message of run id's session, belongs to the run's event stream:
-// one of its run_events, or a message of one of its cells (CellEvent).
-func RunEvent(id string, m *protocol.EnhancedMessage) bool {
-	if m.OperationID == id {
-		return m.Type == protocol.TypeRunEvent
-	}
-	switch m.Type {
-	case protocol.TypeRunEvent, protocol.TypeRunEnd, protocol.TypeRunResume, protocol.TypeSessionUpdate:
-		return false
-	}
-	return true
 }
 
 // RunEndOf is the run_end of a run that stopped so: its reason, error and whether it can be

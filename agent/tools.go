@@ -24,6 +24,9 @@ const (
 	ToolFinalAnswer = "final_answer"
 )
 
+// outputLines is how many of the first and of the last output lines an outcome keeps.
+const outputLines = 20
+
 // RunCode is the input of the run_code tool: one cell in a live kernel, watched by
 // perception — the exec input every face of labmate shares (operation.Cell).
 type RunCode = operation.Cell
@@ -84,24 +87,19 @@ func (r *run) runCode(ctx context.Context, in RunCode) (*tool.Result, error) {
 	}
 	in.Kernel, in.TimeoutS = name, timeout
 	req := in.Request()
-	var opts *operation.Options
+	// Never nil: Cells would run a cell with nil Options under the runner's judge.
+	opts := &operation.Options{Artifacts: r.a.opts.Artifacts}
 	blind := r.st.Task.Mode == ModeCodeAct || r.a.opts.NoPerception
 	if blind {
 		req.Hotfix = protocol.HotfixOff // the baseline (or the ablation) runs blind: no perception, no hot-fix
 	} else if !r.a.opts.NoJudge {
-		opts = &operation.Options{Judge: r.judge}
-	}
-	if r.a.opts.Artifacts != nil {
-		if opts == nil {
-			opts = &operation.Options{}
-		}
-		opts.Artifacts = r.a.opts.Artifacts
+		opts.Judge = r.judge
 	}
 	caution, stop := r.guard(ctx, name, in.Code)
 	if stop != nil {
 		return stop, nil
 	}
-	out := operation.Collect(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: r.a.opts.OutputLines})
+	out := operation.Collect(uuid.NewString(), name, in.Code, &operation.OutputLimits{Lines: outputLines})
 	r.st.Operations++
 	if r.a.opts.Cells != nil {
 		if err := r.execCell(ctx, req, out, opts, blind); err != nil {
@@ -147,17 +145,23 @@ func (r *run) execOwn(ctx context.Context, req *protocol.Request, out *operation
 		if err != nil {
 			return err
 		}
-		out.Add(m)
-		if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
-			if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
-				return err
-			}
-		}
-		if err := r.drainJudge(ctx); err != nil {
+		if err := r.collect(ctx, out, m, blind); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// collect adds m, a message of the cell's operation, to out, then emits perception's verdict it
+// carries (unless the cell runs blind) and the judge's calls.
+func (r *run) collect(ctx context.Context, out *operation.Collector, m *operation.Message, blind bool) error {
+	out.Add(m)
+	if p, ok := m.Payload.(*protocol.Progress); ok && p.Verdict != nil && !blind {
+		if err := r.emit(ctx, &Event{Type: EventVerdict, Verdict: p.Verdict}, false); err != nil {
+			return err
+		}
+	}
+	return r.drainJudge(ctx)
 }
 
 // guard asks memory about a cell before it runs. A cell that repeats a setting memory records

@@ -191,13 +191,6 @@ func OpenWorkspaceFile(root *os.Root, name string) (*os.File, os.FileInfo, error
 	return f, info, nil
 }
 
-// reportArtifacts hands one observation per artifact to send.
-func reportArtifacts(s *snapshot, send func(*Message)) {
-	for _, a := range s.artifacts() {
-		send(artifactMessage(a))
-	}
-}
-
 // artifactMessage is the progress message that reports a.
 func artifactMessage(a *protocol.Artifact) *Message {
 	return &Message{protocol.TypeProgress, &protocol.Progress{Observation: &protocol.Observation{

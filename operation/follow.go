@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -183,6 +184,18 @@ func checkFollow(paths []string) error {
 
 func quote(s string) string { return "\"" + strings.ReplaceAll(s, "\"", "\\\"") + "\"" }
 
+// withTargets is a copy of follow with the files code visibly writes its progress to
+// (FollowTargets) added, up to maxFollowed files in all.
+func withTargets(follow []string, kernel, code string) []string {
+	follow = slices.Clone(follow)
+	for _, f := range FollowTargets(kernel, code) {
+		if !slices.Contains(follow, f) && len(follow) < maxFollowed {
+			follow = append(follow, f)
+		}
+	}
+	return follow
+}
+
 // FollowTargets are the files a cell visibly writes its progress to, which Check follows
 // without being asked: in a shell cell, the targets of output redirections (`pw.x < in >
 // scf.out`, `lmp -in in.cu > md.log 2>&1`, `python3 sim.py >> run.log`) and of tee, except
@@ -196,15 +209,9 @@ func FollowTargets(kernel, code string) []string {
 	var out []string
 	add := func(p string) {
 		p = strings.Trim(p, "'\"")
-		if p == "" || strings.ContainsAny(p, "$`*?&") || strings.HasPrefix(p, "/") || !filepath.IsLocal(p) {
-			return
+		if p != "" && !strings.ContainsAny(p, "$`*?&") && !strings.HasPrefix(p, "/") && filepath.IsLocal(p) && !slices.Contains(out, p) {
+			out = append(out, p)
 		}
-		for _, q := range out {
-			if q == p {
-				return
-			}
-		}
-		out = append(out, p)
 	}
 	heredoc := ""
 	for line := range strings.Lines(code) {

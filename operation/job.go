@@ -106,12 +106,7 @@ func CheckJob(req *protocol.Request) (*JobPlan, error) {
 	if len(spec.Follow) > maxFollowed {
 		return nil, fmt.Errorf("%w: job spec: follow: too many files: at most %d", ErrRejected, maxFollowed)
 	}
-	spec.Follow = slices.Clone(spec.Follow)
-	for _, f := range FollowTargets("shell", code) {
-		if !slices.Contains(spec.Follow, f) && len(spec.Follow) < maxFollowed {
-			spec.Follow = append(spec.Follow, f)
-		}
-	}
+	spec.Follow = withTargets(spec.Follow, "shell", code)
 	th, err := perception.ParseThresholds(req.Perception)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
@@ -264,15 +259,14 @@ func AttachJob(ctx context.Context, log Log, session, id string, sched job.Sched
 // itself, whatever supervision the scheduler reports.
 func attachJob(ctx context.Context, log Log, session, id string, sched job.Scheduler, at *JobAttachment, opts *JobOptions, passive bool) iter.Seq2[*Message, error] {
 	return func(yield func(*Message, error) bool) {
+		op := &Op{log: log, session: session, id: id, state: at.State}
 		plan, err := CheckJob(at.Request)
 		if err != nil { // it was accepted once: the rules changed under it
-			op := &Op{log: log, session: session, id: id, state: at.State}
 			if err := op.Fail(ctx, &protocol.Failed{Reason: protocol.ReasonError, Error: "reattaching: " + err.Error()}); err != nil {
 				yield(nil, err)
 			}
 			return
 		}
-		op := &Op{log: log, session: session, id: id, state: at.State}
 		f := newJobFollower(op, sched, at.Job, plan, opts)
 		if passive {
 			f.sv, _ = sched.(job.Supervised)
@@ -584,9 +578,7 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 	for {
 		select {
 		case <-ctx.Done():
-			if f.listening && !f.failed {
-				yield(nil, fmt.Errorf("%w: %w", ErrDetached, context.Cause(ctx)))
-			}
+			f.detach(context.Cause(ctx))
 			return
 		case le, ok := <-lines:
 			switch {
@@ -601,9 +593,7 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 					continue
 				}
 				if logErrs++; logErrs > 30 {
-					if f.listening && !f.failed {
-						yield(nil, fmt.Errorf("%w: reading the job's log: %w", ErrDetached, le.err))
-					}
+					f.detach(fmt.Errorf("reading the job's log: %w", le.err))
 					return
 				}
 				for range lines { // drain until readLogs closes it
@@ -616,9 +606,7 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 			// Every line is read and the job has ended.
 			st, err := f.final(ctx)
 			if err != nil {
-				if f.listening && !f.failed {
-					yield(nil, fmt.Errorf("%w: %w", ErrDetached, err))
-				}
+				f.detach(err)
 				return
 			}
 			f.finish(ctx, st)
@@ -642,6 +630,13 @@ func (f *jobFollower) run(ctx context.Context, after int64, at *JobAttachment, y
 		if !f.listening || f.failed {
 			return
 		}
+	}
+}
+
+// detach ends the iteration with ErrDetached for why, the job running on, unless it is over.
+func (f *jobFollower) detach(why error) {
+	if f.listening && !f.failed {
+		f.yield(nil, fmt.Errorf("%w: %w", ErrDetached, why))
 	}
 }
 
@@ -801,12 +796,9 @@ func describeJobEnd(st *job.Status) string {
 	if st.Reason != "" {
 		parts = append(parts, st.Reason)
 	}
-	return fmt.Sprintf("job %s %s", st.ID, strings.ToLower(string(st.State))) + prefixed(": ", strings.Join(parts, "; "))
-}
-
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
+	s := fmt.Sprintf("job %s %s", st.ID, strings.ToLower(string(st.State)))
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, "; ")
 	}
-	return p + s
+	return s
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,12 +81,7 @@ func Check(req *protocol.Request) (*Plan, error) {
 		Hotfix: req.Hotfix,
 		Watch: &perception.Config{Watch: req.Watch, Expect: perception.Expectation{Silence: seconds(req.ExpectSilenceS)},
 			Thresholds: th, Profile: profile, Code: req.Code},
-		Follow: append([]string(nil), req.Follow...),
-	}
-	for _, f := range FollowTargets(req.Kernel, req.Code) {
-		if !slices.Contains(p.Follow, f) && len(p.Follow) < maxFollowed {
-			p.Follow = append(p.Follow, f)
-		}
+		Follow: withTargets(req.Follow, req.Kernel, req.Code),
 	}
 	switch p.Hotfix {
 	case "":
@@ -182,7 +176,9 @@ func Exec(ctx context.Context, k kernel.Kernel, p *Plan, opts *Options) iter.Seq
 		}
 		fol.poll(time.Now(), true, observe) // what the files gained up to the cell's end
 		per.takeJudged()
-		reportArtifacts(snap, func(m *Message) { send(m) })
+		for _, a := range snap.artifacts() {
+			send(artifactMessage(a))
+		}
 		per.end()
 		if !listening {
 			return

@@ -126,7 +126,7 @@ func (o *Collector) Add(m *Message) {
 // verdict lists v unless the same verdict is listed; beyond maxVerdicts only a terminal one.
 func (o *Outcome) verdict(v *protocol.Verdict, terminal bool) {
 	for _, w := range o.Verdicts {
-		if w.State == v.State && w.Detector == v.Detector && w.Message == v.Message {
+		if sameVerdict(&w, v) {
 			return
 		}
 	}

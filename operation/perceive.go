@@ -57,7 +57,7 @@ func (p *perceiver) observe(o *protocol.Observation, log bool) bool {
 		v = nil
 	}
 	p.hotfix(v)
-	if p.esc.Should(v, o.Time) && !p.quiet {
+	if !p.quiet && p.esc.Should(v, o.Time) { // a replayed verdict takes no escalation slot
 		go judge(p.judgeCtx, p.judge, p.mon.Window(), v, p.judged)
 	}
 	if p.quiet {

@@ -51,23 +51,7 @@ func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
 			}
 		}
 	}()
-	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
-		m, _ := protocol.NewMessage(typ, "s", "op", protocol.Request{Kind: "exec"})
-		if _, err := busy.Append(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var stop atomic.Bool
-	done := make(chan error)
-	go func() {
-		var err error
-		for i := 0; !stop.Load() && err == nil; i++ {
-			m, _ := protocol.NewMessage(protocol.TypeProgress, "s", "op", &protocol.Progress{
-				Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: fmt.Sprint("line ", i)}})
-			_, err = busy.Append(ctx, m)
-		}
-		done <- err
-	}()
+	stop := busyWriter(t, busy)
 	var peak, size int64
 	for deadline := time.Now().Add(15 * time.Second); size < written && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
@@ -78,8 +62,7 @@ func TestWALBoundedBesideNeverIdleWriter(t *testing.T) {
 			size = fi.Size()
 		}
 	}
-	stop.Store(true)
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("the busy writer: %v", err)
 	}
 	last, err := busy.Append(ctx, mustMessage(protocol.TypeComplete, "s", "op", protocol.Complete{}))

@@ -22,26 +22,9 @@ func TestOpenBesideBusyWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "labmate.db")
 	busy := open(t, path)
 	defer busy.Close()
-	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
-		m, _ := protocol.NewMessage(typ, "s", "op", protocol.Request{Kind: "exec"})
-		if _, err := busy.Append(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var stop atomic.Bool
-	done := make(chan error)
-	go func() {
-		var err error
-		for i := 0; !stop.Load() && err == nil; i++ {
-			m, _ := protocol.NewMessage(protocol.TypeProgress, "s", "op", &protocol.Progress{
-				Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: fmt.Sprint("line ", i)}})
-			_, err = busy.Append(ctx, m)
-		}
-		done <- err
-	}()
+	stop := busyWriter(t, busy)
 	defer func() {
-		stop.Store(true)
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("the busy writer: %v", err)
 		}
 	}()
@@ -113,5 +96,33 @@ func TestWriterBesideStoppedTurnHolder(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("opening and appending beside a stopped holder of the turn waits for ever")
+	}
+}
+
+// busyWriter makes s append the lines of an exec operation (session s, operation op) as fast as
+// it can until stop is called, which returns the appends' error.
+func busyWriter(t *testing.T, s *sqlite.Store) (stop func() error) {
+	t.Helper()
+	ctx := context.Background()
+	for _, typ := range []protocol.Type{protocol.TypeRequest, protocol.TypeAck, protocol.TypeStart} {
+		m, _ := protocol.NewMessage(typ, "s", "op", protocol.Request{Kind: "exec"})
+		if _, err := s.Append(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stopped atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; !stopped.Load() && err == nil; i++ {
+			m, _ := protocol.NewMessage(protocol.TypeProgress, "s", "op", &protocol.Progress{
+				Observation: &protocol.Observation{Kind: protocol.ObsStdout, Line: fmt.Sprint("line ", i)}})
+			_, err = s.Append(ctx, m)
+		}
+		done <- err
+	}()
+	return func() error {
+		stopped.Store(true)
+		return <-done
 	}
 }

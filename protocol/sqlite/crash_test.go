@@ -91,24 +91,7 @@ func TestCrash(t *testing.T) {
 
 func testCrash(t *testing.T, role string, reason protocol.Reason, why string) {
 	path := filepath.Join(t.TempDir(), "store.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+role+":"+path)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
-	for _, want := range []string{"completed", "streaming"} {
-		if !lines.Scan() || lines.Text() != want {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the child said %q, want %q", lines.Text(), want)
-		}
-	}
+	cmd := startCrashChild(t, role, path)
 	time.Sleep(100 * time.Millisecond) // commits go on while the child streams
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -233,26 +216,11 @@ func testCrash(t *testing.T, role string, reason protocol.Reason, why string) {
 // appends again.
 func TestStopWhileWriting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"=exec:"+path)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startCrashChild(t, "exec", path)
 	defer func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	lines := bufio.NewScanner(stdout)
-	for _, want := range []string{"completed", "streaming"} {
-		if !lines.Scan() || lines.Text() != want {
-			t.Fatalf("the child said %q, want %q", lines.Text(), want)
-		}
-	}
 	if err := cmd.Process.Signal(syscall.SIGTSTP); err != nil {
 		t.Fatal(err)
 	}
@@ -299,4 +267,28 @@ func TestStopWhileWriting(t *testing.T) {
 			t.Fatalf("the child appended nothing once continued (%d messages)", stopped)
 		}
 	}
+}
+
+// startCrashChild starts crashChild as role on path and waits until it is streaming.
+func startCrashChild(t *testing.T, role, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+role+":"+path)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for _, want := range []string{"completed", "streaming"} {
+		if !lines.Scan() || lines.Text() != want {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the child said %q, want %q", lines.Text(), want)
+		}
+	}
+	return cmd
 }

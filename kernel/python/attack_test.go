@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/protocol"
 	"golang.org/x/sys/unix"
 )
@@ -27,31 +25,15 @@ func TestAttackSnapshotFIFO(t *testing.T) {
 		{"SymlinkToFIFO", `os.mkfifo("pipe"); os.symlink("pipe", path)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := testutil.KernelOptions(t)
-			opts.Workspace = t.TempDir()
-			k, err := python.Start(ctx, &opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { k.Close() })
+			k, ws := startKernel(t)
 			code := "import labmate, os\ndef _evil(path):\n    " + tc.evil + "\nlabmate._save_state = _evil\nx = 1"
 			if r := kerneltest.Exec(ctx, k, &kernel.Cell{Code: code}); r.Err != nil || r.Res.Status != protocol.StatusOK {
 				t.Fatalf("%v %+v\n%s", r.Err, r.Res, r.Output())
 			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := k.(kernel.Snapshotter).Save(ctx, filepath.Join(opts.Workspace, ".labmate", "state"))
-				done <- err
-			}()
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Error("Save took a FIFO for the snapshot's data file")
-				}
-				t.Logf("Save: %v", err)
-			case <-time.After(30 * time.Second):
-				t.Fatal("Save is blocked opening the FIFO the cell left for the data file")
-			}
+			noBlock(t, "Save", "a FIFO for the snapshot's data file", func() error {
+				_, err := k.(kernel.Snapshotter).Save(ctx, filepath.Join(ws, ".labmate", "state"))
+				return err
+			})
 		})
 	}
 }
@@ -60,17 +42,11 @@ func TestAttackSnapshotFIFO(t *testing.T) {
 // workspace is the cell's) is refused by Restore, which does not block opening it.
 func TestAttackRestoreFIFO(t *testing.T) {
 	ctx := context.Background()
-	opts := testutil.KernelOptions(t)
-	opts.Workspace = t.TempDir()
-	k, err := python.Start(ctx, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { k.Close() })
+	k, ws := startKernel(t)
 	if r := kerneltest.Exec(ctx, k, &kernel.Cell{Code: "x = 1"}); r.Err != nil || r.Res.Status != protocol.StatusOK {
 		t.Fatalf("%v %+v", r.Err, r.Res)
 	}
-	dir := filepath.Join(opts.Workspace, ".labmate", "state")
+	dir := filepath.Join(ws, ".labmate", "state")
 	snap, err := k.(kernel.Snapshotter).Save(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -82,20 +58,26 @@ func TestAttackRestoreFIFO(t *testing.T) {
 	if err := syscallMkfifo(data); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	noBlock(t, "Restore", "a FIFO planted as the snapshot's data file", func() error {
 		_, err := k.(kernel.Snapshotter).Restore(ctx, dir)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Error("Restore read a FIFO as the snapshot's data file")
-		}
-		t.Logf("Restore: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("Restore is blocked opening a FIFO planted as the data file")
-	}
+		return err
+	})
 }
 
 func syscallMkfifo(path string) error { return unix.Mkfifo(path, 0o644) }
+
+// noBlock fails the test unless f (what, given evil) returns an error within 30 s.
+func noBlock(t *testing.T, what, evil string, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("%s took %s", what, evil)
+		}
+		t.Logf("%s: %v", what, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s is blocked opening %s", what, evil)
+	}
+}

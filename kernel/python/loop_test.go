@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labmate/labmate/internal/testutil"
 	"github.com/labmate/labmate/kernel"
 	"github.com/labmate/labmate/kernel/kerneltest"
-	"github.com/labmate/labmate/kernel/python"
 	"github.com/labmate/labmate/protocol"
 )
 
@@ -18,13 +16,7 @@ import (
 // of integers, of wall-clock times and of anything that calls the cell's code are left out,
 // and looking never calls the cell's code.
 func TestLoopLooks(t *testing.T) {
-	opts := testutil.KernelOptions(t)
-	opts.Workspace = t.TempDir()
-	k, err := python.Start(context.Background(), &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k, _ := startKernel(t)
 
 	bisect := "import time\n" + // 1
 		"def solve(lo, hi):\n" + // 2

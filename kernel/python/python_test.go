@@ -36,6 +36,20 @@ var lang = kerneltest.Lang{
 	Flood:     "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(1 << 20):\n    sys.stdout.write(line)",
 }
 
+// startKernel starts a Python kernel as the suite does, in a fresh workspace (returned),
+// closed when the test ends.
+func startKernel(t *testing.T) (kernel.Kernel, string) {
+	t.Helper()
+	opts := testutil.KernelOptions(t)
+	opts.Workspace = t.TempDir()
+	k, err := python.Start(context.Background(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Close() })
+	return k, opts.Workspace
+}
+
 func TestKernel(t *testing.T) { kerneltest.Run(t, lang, testutil.KernelOptions(t)) }
 
 func BenchmarkKernel(b *testing.B) {
@@ -50,13 +64,7 @@ func BenchmarkKernel(b *testing.B) {
 }
 
 func TestWarningsRepeatAcrossCells(t *testing.T) {
-	opts := testutil.KernelOptions(t)
-	opts.Workspace = t.TempDir()
-	k, err := python.Start(context.Background(), &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k, _ := startKernel(t)
 	for i := 0; i < 2; i++ {
 		r := kerneltest.Exec(context.Background(), k, &kernel.Cell{Code: "import numpy as np\nnp.float64(1e308) * 10"})
 		if !strings.Contains(strings.Join(r.Stderr, "\n"), "RuntimeWarning: overflow") {
@@ -69,13 +77,7 @@ func TestWarningsRepeatAcrossCells(t *testing.T) {
 // one lab/benchrun ends with labmate._run_protocol(), is not, as on the robot; the next cell is
 // the main program again.
 func TestMainName(t *testing.T) {
-	opts := testutil.KernelOptions(t)
-	opts.Workspace = t.TempDir()
-	k, err := python.Start(context.Background(), &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k, _ := startKernel(t)
 	for i, tc := range []struct{ code, want string }{
 		{"print('name', __name__)", "name __main__"},
 		{"print('name', __name__)\n__import__('labmate')._run_protocol()", "name builtins"},

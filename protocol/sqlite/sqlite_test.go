@@ -207,15 +207,7 @@ func TestOpenBadInput(t *testing.T) {
 func TestOpenReadOnlyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "existing.db")
-	s := open(t, existing)
-	if _, err := s.Append(context.Background(), &protocol.EnhancedMessage{
-		Type: protocol.TypeRequest, SessionID: "s1", OperationID: "a", Payload: json.RawMessage(`{"kind":"exec"}`),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeOne(t, existing)
 	readOnly(t, dir)
 
 	for _, path := range []string{filepath.Join(dir, "new.db"), existing} {
@@ -339,15 +331,7 @@ func TestOpenReadOnly(t *testing.T) {
 // read-only, silently, and the first append failed), and read by OpenReadOnly.
 func TestOpenReadOnlyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "labmate.db")
-	s := open(t, path)
-	if _, err := s.Append(context.Background(), &protocol.EnhancedMessage{
-		Type: protocol.TypeRequest, SessionID: "s1", OperationID: "a", Payload: json.RawMessage(`{"kind":"exec"}`),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeOne(t, path)
 	readOnly(t, path)
 	if s, err := sqlite.Open(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "may not write") {
 		if s != nil {
@@ -362,5 +346,19 @@ func TestOpenReadOnlyFile(t *testing.T) {
 	defer r.Close()
 	if ss, err := r.Sessions(context.Background()); err != nil || len(ss) != 1 {
 		t.Errorf("OpenReadOnly of a read-only store: %v %v", ss, err)
+	}
+}
+
+// writeOne makes a store at path holding one operation_request (session s1, operation a).
+func writeOne(t *testing.T, path string) {
+	t.Helper()
+	s := open(t, path)
+	if _, err := s.Append(context.Background(), &protocol.EnhancedMessage{
+		Type: protocol.TypeRequest, SessionID: "s1", OperationID: "a", Payload: json.RawMessage(`{"kind":"exec"}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
